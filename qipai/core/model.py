@@ -1,0 +1,375 @@
+"""The data that crosses the engine's boundary, as msgspec Structs.
+
+Cards are kinds (ints, see :mod:`qipai.core.cards`); seats are ints in turn
+order.  Actions and events are frozen tagged unions (the tag is the pinyin
+id, field ``type``), so records and views encode to JSON or msgpack and
+decode back to the same values.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import msgspec
+from msgspec import Struct, field
+
+# --------------------------------------------------------------------------
+# Melds and payments
+
+
+class Meld(Struct, frozen=True):
+    """A group laid on the table.
+
+    Attributes:
+        kind: pinyin id — mahjong ``chi peng minggang jiagang angang``; zipai
+            ``chi peng sao guosao saochuan kaizhao``.
+        cards: the kinds in the meld (3 or 4 cards).
+        from_seat: the seat whose card was claimed into it (None if concealed).
+        claimed: the claimed card's kind (None if concealed).
+        hidden: how many of its cards lie face down; other seats see them as
+            ``?`` (Guilin 暗杠: 3; zipai 扫: all).
+    """
+
+    kind: str
+    cards: tuple[int, ...]
+    from_seat: int | None = None
+    claimed: int | None = None
+    hidden: int = 0
+
+
+class Payment(Struct, frozen=True):
+    """One transfer of ``amount`` 子 from ``payer`` to ``payee``, for ``reason``."""
+
+    payer: int
+    payee: int
+    amount: int
+    reason: str = ""
+
+
+def net_of(payments: list[Payment] | tuple[Payment, ...], n_players: int) -> list[int]:
+    """Net gain per seat (n_players ints, 子) of a list of payments; sums to 0."""
+    net = [0] * n_players
+    for p in payments:
+        net[p.payer] -= p.amount
+        net[p.payee] += p.amount
+    return net
+
+
+# --------------------------------------------------------------------------
+# Actions: what a seat decides.  Frozen so legal lists can be compared.
+
+
+class Discard(Struct, frozen=True, tag="discard"):
+    """Discard one card from the concealed hand."""
+
+    seat: int
+    card: int
+
+
+class Chi(Struct, frozen=True, tag="chi"):
+    """Claim the card in play into a run (``cards`` = the whole group, the
+    claimed card included).  ``extra``: further groups laid down with it
+    (zipai 下伙), each a tuple of kinds."""
+
+    seat: int
+    cards: tuple[int, ...]
+    extra: tuple[tuple[int, ...], ...] = ()
+
+
+class Peng(Struct, frozen=True, tag="peng"):
+    """Claim the card in play with a pair from the hand."""
+
+    seat: int
+
+
+class Minggang(Struct, frozen=True, tag="minggang"):
+    """Claim a discard with three concealed copies (点杠/明杠)."""
+
+    seat: int
+
+
+class Angang(Struct, frozen=True, tag="angang"):
+    """Declare a concealed kong of ``card`` (暗杠)."""
+
+    seat: int
+    card: int
+
+
+class Jiagang(Struct, frozen=True, tag="jiagang"):
+    """Add ``card`` to one's own peng (蓄杠/加杠)."""
+
+    seat: int
+    card: int
+
+
+class Hu(Struct, frozen=True, tag="hu"):
+    """Win on another seat's card (a discard, a robbed kong tile, a zipai draw)."""
+
+    seat: int
+
+
+class Zimo(Struct, frozen=True, tag="zimo"):
+    """Win on one's own draw (自摸)."""
+
+    seat: int
+
+
+class Pass(Struct, frozen=True, tag="pass"):
+    """Let a card go (过)."""
+
+    seat: int
+
+
+Action = Union[Discard, Chi, Peng, Minggang, Angang, Jiagang, Hu, Zimo, Pass]
+ACTION_TYPES: dict[str, type] = {
+    t.__struct_config__.tag: t  # type: ignore[attr-defined]
+    for t in (Discard, Chi, Peng, Minggang, Angang, Jiagang, Hu, Zimo, Pass)
+}
+
+# --------------------------------------------------------------------------
+# Events: what happened.  ``card`` fields are None in a view that may not see them.
+
+
+class Dealt(Struct, frozen=True, tag="dealt"):
+    """The deal: hand sizes by seat, the stock size, cards shown to all."""
+
+    dealer: int
+    hand_sizes: tuple[int, ...]
+    stock: int
+    shown: tuple[int, ...] = ()
+
+
+class Drew(Struct, frozen=True, tag="drew"):
+    """``seat`` drew a card (from the tail when ``tail``); ``shown`` when it is
+    turned face up for all (zipai 示众)."""
+
+    seat: int
+    card: int | None
+    tail: bool = False
+    shown: bool = False
+
+
+class Discarded(Struct, frozen=True, tag="discarded"):
+    seat: int
+    card: int
+
+
+class Melded(Struct, frozen=True, tag="melded"):
+    """``seat`` laid ``meld`` on the table (a claim, a kong, a zipai 扫 …)."""
+
+    seat: int
+    meld: Meld
+
+
+class Paid(Struct, frozen=True, tag="paid"):
+    """Instant payments (kong fees, 追牌), made at once and kept."""
+
+    payments: tuple[Payment, ...]
+
+
+class Marked(Struct, frozen=True, tag="marked"):
+    """A variant's notice: ``what`` happened (``"hubao"``, ``"zhuipai"`` …)
+    to ``seats``."""
+
+    what: str
+    seats: tuple[int, ...] = ()
+
+
+class Won(Struct, frozen=True, tag="won"):
+    """``seat`` won ``how`` on ``card`` from ``from_seat``."""
+
+    seat: int
+    how: str
+    card: int | None
+    from_seat: int | None
+    patterns: tuple[str, ...] = ()
+
+
+class Flipped(Struct, frozen=True, tag="flipped"):
+    """Bonus flip (翻醒/醒): the cards turned over, the 醒数 per winner."""
+
+    cards: tuple[int, ...]
+    xing: dict[int, int] = {}
+
+
+class Ended(Struct, frozen=True, tag="ended"):
+    """The hand is over: ``end`` is ``"hu"`` or ``"huangzhuang"``."""
+
+    end: str
+    winners: tuple[int, ...]
+    net: tuple[int, ...]
+    next_dealer: int
+
+
+Event = Union[Dealt, Drew, Discarded, Melded, Paid, Marked, Won, Flipped, Ended]
+
+# --------------------------------------------------------------------------
+# Wins and settlements, as the variant's scoring hooks see them
+
+
+class WinClaim(Struct, frozen=True):
+    """One winner's hand, as the win check and settlement see it.
+
+    Attributes:
+        seat: the winner.
+        hand: concealed kinds **before** the winning card.
+        melds: the winner's table melds.
+        tile: the winning card (None for wins without one, e.g. zipai 三笼五坎).
+        flags: context flags (``gangshanghua``, ``gangshangpao``, ``haidi`` …).
+        kong_chain: the winner's current kong chain (Guangxi 连杠), in order.
+    """
+
+    seat: int
+    hand: tuple[int, ...]
+    melds: tuple[Meld, ...] = ()
+    tile: int | None = None
+    flags: tuple[str, ...] = ()
+    kong_chain: tuple[Meld, ...] = ()
+
+
+class HandEnd(Struct, frozen=True):
+    """Everything settlement needs about a finished hand with winners.
+
+    Attributes:
+        dealer: the dealer's seat.
+        how: the variant's word for the win (mahjong ``zimo dianpao qianggang``).
+        from_seat: the discarder, kong maker or drawer.
+        winners: one :class:`WinClaim` per winner.
+        stock: the cards left to flip, head first.
+        relations: standing relations by name (``"hubao": [[0, 1]]``).
+        n_players: seats at the table.
+    """
+
+    dealer: int
+    how: str
+    from_seat: int | None
+    winners: tuple[WinClaim, ...]
+    stock: tuple[int, ...] = ()
+    relations: dict[str, list[list[int]]] = {}
+    n_players: int = 4
+
+
+class WinEval(Struct, frozen=True):
+    """The answer of a win check.
+
+    Attributes:
+        wins: whether the hand wins.
+        patterns: every pattern id the settlement applies (values and
+            multipliers).
+        hu: zipai 胡数 of the best split (None for mahjong).
+    """
+
+    wins: bool
+    patterns: tuple[str, ...] = ()
+    hu: int | None = None
+
+
+class Settlement(Struct, frozen=True):
+    """The settlement of a hand's wins (instant payments are separate).
+
+    Attributes:
+        payments: every transfer (子); net per seat sums to zero.
+        patterns: per winner seat, the pattern ids applied.
+        xing: per winner seat, the 醒数 counted.
+        flipped: the cards used as flipped cards, in order.
+    """
+
+    payments: tuple[Payment, ...] = ()
+    patterns: dict[int, tuple[str, ...]] = {}
+    xing: dict[int, int] = {}
+    flipped: tuple[int, ...] = ()
+
+
+class Flip(Struct, frozen=True):
+    """The outcome of a bonus flip: the cards used (head first) and the 醒数."""
+
+    flipped: tuple[int, ...]
+    xing: int
+
+
+# --------------------------------------------------------------------------
+# The table
+
+
+class Deal(Struct, frozen=True):
+    """A dealt order: hands by seat, the stock head first, the dealer."""
+
+    dealer: int
+    hands: tuple[tuple[int, ...], ...]
+    wall: tuple[int, ...]
+
+
+class SeatState(Struct):
+    """One seat: concealed hand (kinds, kept sorted), melds, discards."""
+
+    hand: list[int] = field(default_factory=list)
+    melds: list[Meld] = field(default_factory=list)
+    discards: list[int] = field(default_factory=list)
+
+
+class Window(Struct):
+    """A card entering play that other seats may claim.
+
+    Attributes:
+        card: the card.
+        owner: the seat it comes from (discarder, drawer, kong maker).
+        source: ``"discard"``, ``"draw"`` or ``"jiagang"``.
+        declared: what each seat asked for so far.
+    """
+
+    card: int
+    owner: int
+    source: str
+    declared: dict[int, Action] = {}
+
+
+class Result(Struct, frozen=True):
+    """How a hand ended and what everybody paid (子).
+
+    Attributes:
+        end: ``"hu"`` or ``"huangzhuang"``.
+        winners: winner seats.
+        net: gain per seat over the whole hand (instant payments included).
+        payments: every payment of the hand, instant ones first.
+        instant: the instant payments alone (kongs, 追牌 …).
+        patterns, xing, flipped: as in :class:`Settlement`.
+        next_dealer: who deals the next hand.
+    """
+
+    end: str
+    winners: tuple[int, ...]
+    net: tuple[int, ...]
+    payments: tuple[Payment, ...]
+    instant: tuple[Payment, ...]
+    patterns: dict[int, tuple[str, ...]]
+    xing: dict[int, int]
+    flipped: tuple[int, ...]
+    next_dealer: int
+
+
+class TableState(Struct):
+    """The whole mutable state of a table; a snapshot is this, msgpack-encoded.
+
+    ``extra`` is the variant's own state (its ``Manifest.state_type``).
+    """
+
+    variant: str
+    options: dict[str, Any]
+    n_players: int
+    deal: Deal
+    dealer: int
+    seats: list[SeatState]
+    wall: list[int]
+    turn: int | None = None
+    window: Window | None = None
+    pending: dict[int, list[Action]] = {}
+    instant: list[Payment] = []
+    events: list[Event] = []
+    actions: list[Action] = []
+    result: Result | None = None
+    extra: Any = None
+
+
+def encode_json(obj: Any) -> bytes:
+    """JSON bytes of any model value."""
+    return msgspec.json.encode(obj)
