@@ -367,6 +367,8 @@ class TableState(Struct):
     events: list[Event] = []
     actions: list[Action] = []
     result: Result | None = None
+    relations: dict[str, list[list[int]]] = {}
+    start_relations: dict[str, list[list[int]]] = {}
     extra: Any = None
 
 

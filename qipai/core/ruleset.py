@@ -1,0 +1,255 @@
+"""Rulesets: a variant found by name, its options validated, its hooks bound.
+
+``load("guilin-mahjong(hubao=false, max_flips=1)")`` or
+``load("guilin-mahjong", {"hubao": False})`` finds the variant through the
+entry-point group ``qipai.variants`` (our own variants are registered the
+same way as a third party's), builds a ``PluginManager`` holding it, its
+family defaults and any house-rule plugins, and converts the options into
+the variant's options Struct.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+from collections.abc import Iterable, Sequence
+from functools import cached_property
+from importlib.metadata import entry_points
+from typing import Any
+
+import msgspec
+import pluggy
+
+from qipai.core import hookspecs
+from qipai.core.cards import CardSystem
+from qipai.core.errors import BadOption, UnknownVariant
+from qipai.core.model import Flip, HandEnd, Meld, Settlement, WinClaim, WinEval
+
+ENTRY_POINT_GROUP = "qipai.variants"
+
+
+@dataclasses.dataclass(frozen=True)
+class Manifest:
+    """What a variant is.
+
+    Attributes:
+        name: registered name (``"guilin-mahjong"``).
+        title: human title (``"桂林麻将"``).
+        players: seats at the table.
+        cards: the card system (notation, kinds, copies).
+        options_type: msgspec Struct class of the options, with defaults; it
+            should set ``forbid_unknown_fields=True``.
+        family: ``"mahjong"`` or ``"zipai"`` (informative).
+        version: the variant's version, written into records.
+        state_type: msgspec Struct class of the variant's table state, or None.
+    """
+
+    name: str
+    title: str
+    players: int
+    cards: CardSystem
+    options_type: type
+    family: str = ""
+    version: str = "0"
+    state_type: type | None = None
+
+
+def available() -> dict[str, Any]:
+    """Registered variants: name → entry point (not loaded)."""
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+_SPEC = re.compile(r"^\s*([A-Za-z0-9_.-]+)\s*(?:\((.*)\))?\s*$", re.S)
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """Split ``"name(key=value, …)"`` into the name and an options dict.
+
+    Values are Python/TOML-like literals (``true``/``false``, numbers, quoted
+    or bare strings).
+
+    Raises:
+        BadOption: when the text is not of that form.
+    """
+    m = _SPEC.match(spec)
+    if not m:
+        raise BadOption(f"bad ruleset spec {spec!r}: expected name or name(key=value, …)")
+    name, inner = m.group(1), m.group(2)
+    opts: dict[str, Any] = {}
+    if inner and inner.strip():
+        for part in _split_args(inner):
+            if "=" not in part:
+                raise BadOption(f"bad option {part.strip()!r} in {spec!r}: expected key=value")
+            key, _, raw = part.partition("=")
+            opts[key.strip()] = _literal(raw.strip())
+    return name, opts
+
+
+def _split_args(inner: str) -> list[str]:
+    parts, depth, cur, quote = [], 0, [], ""
+    for ch in inner:
+        if quote:
+            cur.append(ch)
+            if ch == quote:
+                quote = ""
+            continue
+        if ch in "\"'":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+            continue
+        cur.append(ch)
+    if "".join(cur).strip():
+        parts.append("".join(cur))
+    return parts
+
+
+def _literal(raw: str) -> Any:
+    low = raw.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    try:
+        return ast.literal_eval(raw)
+    except (ValueError, SyntaxError):
+        return raw
+
+
+class Ruleset:
+    """A variant with its options and plugins, ready to make tables.
+
+    Build it with :func:`load`.  Attributes: ``name``, ``manifest``,
+    ``options`` (the options Struct), ``pm`` (the ``PluginManager``),
+    ``hook`` (its hook relay).
+    """
+
+    def __init__(self, plugin: Any, options: dict[str, Any] | None = None,
+                 plugins: Sequence[Any] = ()) -> None:
+        pm = pluggy.PluginManager(hookspecs.PROJECT)
+        pm.add_hookspecs(hookspecs)
+        for base in getattr(plugin, "QIPAI_BASE_PLUGINS", ()):
+            pm.register(base)
+        pm.register(plugin)
+        for extra in plugins:
+            pm.register(extra)
+        pm.check_pending()
+        manifest = pm.hook.qipai_manifest()
+        if manifest is None:
+            raise UnknownVariant(f"plugin {plugin!r} does not implement qipai_manifest")
+        self.pm = pm
+        self.hook = pm.hook
+        self.manifest: Manifest = manifest
+        self.name = manifest.name
+        self.cards = manifest.cards
+        self.options = convert_options(manifest, options or {})
+
+    # -- options --------------------------------------------------------------
+    def options_dict(self) -> dict[str, Any]:
+        """The options as a plain dict (every option, defaults included)."""
+        return msgspec.to_builtins(self.options)
+
+    @cached_property
+    def spec(self) -> str:
+        """``name(key=value, …)`` with the options that differ from the defaults."""
+        default = msgspec.to_builtins(self.manifest.options_type())
+        diff = {k: v for k, v in self.options_dict().items() if default.get(k) != v}
+        if not diff:
+            return self.name
+        return f"{self.name}({', '.join(f'{k}={v!r}' for k, v in diff.items())})"
+
+    def with_options(self, **changes: Any) -> Ruleset:
+        """A new ruleset with some options changed (same plugins)."""
+        opts = {**self.options_dict(), **changes}
+        rs = object.__new__(Ruleset)
+        rs.__dict__.update({k: v for k, v in self.__dict__.items() if k != "spec"})
+        rs.options = convert_options(self.manifest, opts)
+        return rs
+
+    # -- tables ---------------------------------------------------------------
+    def table(self, **kwargs: Any):
+        """A new :class:`~qipai.core.table.Table` (see its constructor)."""
+        from qipai.core.table import Table
+
+        return Table(self, **kwargs)
+
+    # -- scoring API (used by the conformance runner) -----------------------------
+    def parse(self, text: Any) -> list[int]:
+        """Cards in this variant's notation → kinds (raises BadNotation)."""
+        return self.cards.parse(text)
+
+    def win_check(self, claim: WinClaim, how: str, dealer: int,
+                  from_seat: int | None = None) -> WinEval:
+        """Is ``claim`` a win, and as what (hook ``qipai_win_check``)."""
+        return self.hook.qipai_win_check(claim=claim, how=how, dealer=dealer,
+                                         from_seat=from_seat, options=self.options)
+
+    def waits(self, hand: Sequence[int], melds: Sequence[Meld] = ()) -> list[int]:
+        """The kinds that complete ``hand`` (hook ``qipai_waits``)."""
+        return self.hook.qipai_waits(hand=list(hand), melds=list(melds), options=self.options)
+
+    def bonus_flip(self, holding: Sequence[int], tile: int | None,
+                   stock: Sequence[int]) -> Flip:
+        """One winner's bonus flip (hook ``qipai_bonus_flip``)."""
+        return self.hook.qipai_bonus_flip(holding=list(holding), tile=tile,
+                                          stock=list(stock), options=self.options)
+
+    def settle(self, end: HandEnd) -> Settlement:
+        """Who pays whom for the wins of ``end`` (hook ``qipai_settle``)."""
+        return self.hook.qipai_settle(end=end, options=self.options)
+
+    def deck(self) -> list[int]:
+        """The full deck, canonical order (hook ``qipai_deck``)."""
+        return self.hook.qipai_deck(options=self.options)
+
+    def __repr__(self) -> str:
+        return f"Ruleset({self.spec!r})"
+
+
+def convert_options(manifest: Manifest, options: dict[str, Any]) -> Any:
+    """Validate a dict of options into the variant's options Struct.
+
+    Raises:
+        BadOption: naming the unknown option or the bad value, and listing
+            the valid options.
+    """
+    try:
+        return msgspec.convert(options, manifest.options_type, strict=False)
+    except msgspec.ValidationError as exc:
+        valid = ", ".join(manifest.options_type.__struct_fields__)
+        msg = str(exc)
+        m = re.search(r"unknown field `([^`]+)`", msg)
+        if m:
+            raise BadOption(
+                f"unknown option {m.group(1)!r} for {manifest.name}; options are: {valid}"
+            ) from None
+        raise BadOption(f"bad option for {manifest.name}: {msg}") from None
+
+
+def load(spec: str, options: dict[str, Any] | None = None,
+         plugins: Iterable[Any] = ()) -> Ruleset:
+    """Load a ruleset by registered name.
+
+    Args:
+        spec: ``"name"`` or ``"name(key=value, …)"``.
+        options: more options (they win over those in ``spec``).
+        plugins: house-rule plugins registered over the variant (their hook
+            implementations are called first).
+
+    Raises:
+        UnknownVariant: no variant of that name; the message lists those there are.
+        BadOption: an unknown option or a bad value.
+    """
+    name, spec_opts = parse_spec(spec)
+    eps = available()
+    if name not in eps:
+        known = ", ".join(sorted(eps)) or "none"
+        raise UnknownVariant(f"unknown variant {name!r}; registered variants: {known}")
+    plugin = eps[name].load()
+    return Ruleset(plugin, {**spec_opts, **(options or {})}, plugins=list(plugins))

@@ -1,0 +1,444 @@
+"""The table: the generic engine every variant runs on.
+
+A :class:`Table` holds one hand's state (:class:`~qipai.core.model.TableState`)
+and drives it with the variant's hooks.  The protocol (see also
+:mod:`qipai.core.hookspecs`):
+
+1. Set-up: the deck (``qipai_deck``) is shuffled with the table's RNG, or an
+   explicit :class:`~qipai.core.model.Deal` is given; the dealer comes from
+   ``qipai_first_dealer`` when not given; ``qipai_deal`` deals.
+2. ``qipai_start`` opens the hand.
+3. Decisions are *pending* for some seats: either the seat holding the turn
+   (``qipai_turn_actions``) or every seat that may claim the card of an open
+   window (``qipai_claim_actions``).  :meth:`Table.legal_actions` lists them.
+4. :meth:`Table.apply` checks the action is one of them (else
+   :class:`~qipai.core.errors.IllegalAction`, table unchanged).  A turn action
+   goes to ``qipai_apply_turn``.  A claim is kept until every asked seat has
+   answered; then ``qipai_resolve_claims`` and ``qipai_apply_claims`` run.
+5. Variant hooks move the hand on with the primitives below
+   (:meth:`draw`, :meth:`give_turn`, :meth:`open_window`, :meth:`emit`,
+   :meth:`end_hand`) until some seat must decide again or the hand ends.
+
+Every event passes through ``qipai_instant_payments``.  A seat's view
+(:meth:`view`) never holds another seat's concealed cards, face-down meld
+cards or the stock order.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from qipai.core.cards import check_copies
+from qipai.core.errors import BadCards, IllegalAction
+from qipai.core.model import (
+    Action, Deal, Drew, Ended, Event, Flipped, Meld, Melded, Paid, Pass, Payment, Result,
+    SeatState, Settlement, TableState, Window, net_of,
+)
+from qipai.core.ruleset import Ruleset
+
+
+class MeldView(msgspec.Struct, frozen=True):
+    """A meld as one seat sees it: cards it may not see are None."""
+
+    kind: str
+    cards: tuple[int | None, ...]
+    from_seat: int | None = None
+
+
+class SeatView(msgspec.Struct, frozen=True):
+    """What one seat may know of the table.
+
+    Attributes:
+        seat: the viewer.  dealer, turn: seats.
+        hand: the viewer's concealed cards (sorted kinds).
+        hand_sizes: concealed cards by seat.
+        melds: by seat, each meld with hidden cards as None.
+        discards: by seat.
+        stock: cards left to draw.
+        window: the card in play, its owner and source, or None.
+        legal: the viewer's legal actions now.
+        instant: instant payments made so far.
+        events: the event stream as the viewer sees it.
+        result: the result once the hand is over.
+    """
+
+    seat: int
+    dealer: int
+    turn: int | None
+    hand: tuple[int, ...]
+    hand_sizes: tuple[int, ...]
+    melds: tuple[tuple[MeldView, ...], ...]
+    discards: tuple[tuple[int, ...], ...]
+    stock: int
+    window: tuple[int, int, str] | None
+    legal: tuple[Action, ...]
+    instant: tuple[Payment, ...]
+    events: tuple[Event, ...]
+    result: Result | None
+
+
+def meld_view(meld: Meld, visible: bool) -> MeldView:
+    """The meld with its first ``meld.hidden`` cards hidden unless ``visible``."""
+    if visible or not meld.hidden:
+        return MeldView(meld.kind, tuple(meld.cards), meld.from_seat)
+    cards = tuple(None if i < meld.hidden else c for i, c in enumerate(meld.cards))
+    return MeldView(meld.kind, cards, meld.from_seat)
+
+
+def redact(event: Event, viewer: int) -> Event:
+    """``event`` as ``viewer`` may see it (another's unshown draw → card None,
+    face-down meld cards → the meld's hidden cards replaced)."""
+    if isinstance(event, Drew) and event.seat != viewer and not event.shown:
+        return msgspec.structs.replace(event, card=None)
+    if isinstance(event, Melded) and event.seat != viewer and event.meld.hidden:
+        m = event.meld
+        cards = tuple(-1 if i < m.hidden else c for i, c in enumerate(m.cards))
+        claimed = None if m.claimed is not None and m.hidden >= len(m.cards) else m.claimed
+        return msgspec.structs.replace(event, meld=msgspec.structs.replace(
+            m, cards=cards, claimed=claimed))
+    return event
+
+
+_STATE_DECODERS: dict[Any, msgspec.msgpack.Decoder] = {}
+
+
+class Table:
+    """One hand of a variant, from the deal to the settlement.
+
+    Args:
+        ruleset: a loaded :class:`~qipai.core.ruleset.Ruleset`.
+        seed: seeds the RNG that shuffles and picks the first dealer; None
+            (and no ``deal``) uses the OS's cryptographic source.
+        deal: an explicit deal (hands by seat, stock head first); wins over
+            ``seed``.
+        dealer: the dealer's seat (default: the variant's first dealer).
+        relations: standing relations at the start (``{"hubao": [[0, 1]]}``).
+        rng: a ``random.Random`` to use instead of ``seed``.
+
+    Raises:
+        BadCards: a deal with a fifth copy of a kind or the wrong seat count.
+    """
+
+    def __init__(self, ruleset: Ruleset, *, seed: int | None = None, deal: Deal | None = None,
+                 dealer: int | None = None, relations: dict[str, list[list[int]]] | None = None,
+                 rng: random.Random | None = None, _state: TableState | None = None) -> None:
+        self.ruleset = ruleset
+        self.hook = ruleset.hook
+        self.options = ruleset.options
+        self.cards = ruleset.cards
+        self.n = ruleset.manifest.players
+        self.seed = seed
+        if _state is not None:
+            self.state = _state
+            return
+        if deal is None:
+            rng = rng or (random.Random(seed) if seed is not None else secrets.SystemRandom())
+            deck = list(self.hook.qipai_deck(options=self.options))
+            rng.shuffle(deck)
+            if dealer is None:
+                dealer = self.hook.qipai_first_dealer(options=self.options, rng=rng)
+            deal = self.hook.qipai_deal(deck=deck, dealer=dealer, options=self.options)
+        else:
+            if dealer is not None and dealer != deal.dealer:
+                deal = Deal(dealer, deal.hands, deal.wall)
+            self._check_deal(deal)
+        self.state = TableState(
+            variant=ruleset.name,
+            options=ruleset.options_dict(),
+            n_players=self.n,
+            deal=deal,
+            dealer=deal.dealer,
+            seats=[SeatState(hand=sorted(h)) for h in deal.hands],
+            wall=list(deal.wall),
+            pending={},
+            instant=[],
+            events=[],
+            actions=[],
+            relations={k: [list(g) for g in v] for k, v in (relations or {}).items()},
+            start_relations={k: [list(g) for g in v] for k, v in (relations or {}).items()},
+            extra=self.hook.qipai_new_state(options=self.options),
+        )
+        self.hook.qipai_start(table=self)
+
+    @classmethod
+    def from_position(cls, ruleset: Ruleset, *, dealer: int, hands: Sequence[Sequence[int]],
+                      wall: Sequence[int] = (), melds: Sequence[Sequence[Meld]] | None = None,
+                      discards: Sequence[Sequence[int]] | None = None,
+                      relations: dict[str, list[list[int]]] | None = None) -> Table:
+        """A table set up in the middle of a hand (for puzzles, tests, the
+        conformance runner's ``claim`` checks): hands, melds and discards by
+        seat, the stock.  The dealer then holds the turn; a caller may open a
+        window with :meth:`open_window`.
+
+        Raises:
+            BadCards: a fifth copy of a kind anywhere, or the wrong seat count.
+        """
+        n = ruleset.manifest.players
+        melds = melds or [[] for _ in range(n)]
+        discards = discards or [[] for _ in range(n)]
+        if len(melds) != n or len(discards) != n:
+            raise BadCards(f"{ruleset.name} seats {n} players: give melds and discards by seat")
+        every = [c for ms in melds for m in ms for c in m.cards] + [c for d in discards for c in d]
+        check_copies(every + [c for h in hands for c in h] + list(wall), ruleset.cards,
+                     "the position's cards")
+        deal = Deal(dealer, tuple(tuple(h) for h in hands), tuple(wall))
+        table = cls(ruleset, deal=deal, relations=relations)
+        for seat, (ms, ds) in enumerate(zip(melds, discards)):
+            table.seats[seat].melds = list(ms)
+            table.seats[seat].discards = list(ds)
+        table.give_turn(dealer)
+        return table
+
+    def _check_deal(self, deal: Deal) -> None:
+        if len(deal.hands) != self.n:
+            raise BadCards(f"{self.ruleset.name} seats {self.n} players; the deal has "
+                           f"{len(deal.hands)} hands")
+        if not 0 <= deal.dealer < self.n:
+            raise BadCards(f"dealer {deal.dealer} is not a seat (0..{self.n - 1})")
+        everything = [c for h in deal.hands for c in h] + list(deal.wall)
+        for c in everything:
+            if not isinstance(c, int) or not 0 <= c < self.cards.n_kinds:
+                raise BadCards(f"not a card kind: {c!r}")
+        check_copies(everything, self.cards, "the deal's hands and wall")
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def extra(self) -> Any:
+        """The variant's own state (``Manifest.state_type``)."""
+        return self.state.extra
+
+    @property
+    def relations(self) -> dict[str, list[list[int]]]:
+        """Standing relations by name (``{"hubao": [[0, 1]]}``), kept by the variant."""
+        return self.state.relations
+
+    @property
+    def seats(self) -> list[SeatState]:
+        return self.state.seats
+
+    @property
+    def over(self) -> bool:
+        """True once the hand has a result."""
+        return self.state.result is not None
+
+    @property
+    def result(self) -> Result | None:
+        return self.state.result
+
+    @property
+    def events(self) -> list[Event]:
+        return self.state.events
+
+    def to_decide(self) -> list[int]:
+        """Seats with a pending decision, in seat order."""
+        return sorted(self.state.pending)
+
+    def legal_actions(self, seat: int) -> list[Action]:
+        """Every legal action of ``seat`` now ([] if it has nothing to decide)."""
+        return list(self.state.pending.get(seat, ()))
+
+    def wall_left(self) -> int:
+        """Cards left in the stock."""
+        return len(self.state.wall)
+
+    # ------------------------------------------------------------------ acting
+    def apply(self, action: Action) -> list[Event]:
+        """Apply one seat's decision; return the events it caused.
+
+        Raises:
+            IllegalAction: the action is not legal now (wrong seat, wrong
+                time, cards not held, …); the table is unchanged.
+        """
+        st = self.state
+        if st.result is not None:
+            raise IllegalAction("the hand is over")
+        legal = st.pending.get(action.seat)
+        if legal is None or action not in legal:
+            raise IllegalAction(self._why_illegal(action))
+        start = len(st.events)
+        st.actions.append(action)
+        if st.window is not None:
+            st.window.declared[action.seat] = action
+            del st.pending[action.seat]
+            if not st.pending:
+                self._resolve_window()
+        else:
+            st.pending = {}
+            self.hook.qipai_apply_turn(table=self, action=action)
+        return st.events[start:]
+
+    def _why_illegal(self, action: Action) -> str:
+        seat = getattr(action, "seat", None)
+        if not isinstance(seat, int) or not 0 <= seat < self.n:
+            return f"seat {seat!r} is not a seat at this table (0..{self.n - 1})"
+        reason = self.hook.qipai_explain_illegal(table=self, action=action)
+        if reason:
+            return reason
+        tag = type(action).__struct_config__.tag
+        st = self.state
+        if seat not in st.pending:
+            waiting = ", ".join(str(s) for s in sorted(st.pending)) or "nobody"
+            return f"seat {seat} has nothing to decide now ({tag}); waiting for seat {waiting}"
+        legal = sorted({type(a).__struct_config__.tag for a in st.pending[seat]})
+        return f"{tag} {self._fmt_action(action)} is not legal for seat {seat} now; " \
+               f"legal: {', '.join(legal)}"
+
+    def _fmt_action(self, action: Action) -> str:
+        card = getattr(action, "card", None)
+        if card is not None:
+            return self.cards.token(card)
+        cards = getattr(action, "cards", None)
+        if cards:
+            return " ".join(self.cards.token(c) for c in cards)
+        return ""
+
+    def _resolve_window(self) -> None:
+        st = self.state
+        window = st.window
+        taken = self.hook.qipai_resolve_claims(table=self, window=window,
+                                               declared=dict(window.declared))
+        st.window = None
+        self.hook.qipai_apply_claims(table=self, window=window, taken=list(taken))
+
+    # ------------------------------------------------------------------ primitives for hooks
+    def emit(self, event: Event) -> None:
+        """Record ``event`` and make the instant payments it triggers."""
+        st = self.state
+        st.events.append(event)
+        due = [p for ps in self.hook.qipai_instant_payments(table=self, event=event) for p in ps]
+        if due:
+            st.instant.extend(due)
+            st.events.append(Paid(tuple(due)))
+
+    def draw(self, seat: int, tail: bool = False) -> int | None:
+        """Take the next stock card (head, or tail for a replacement) for
+        ``seat`` and hand it to ``qipai_after_draw``.  Returns the card, or
+        None if the stock is empty (nothing happens then)."""
+        wall = self.state.wall
+        if not wall:
+            return None
+        card = wall.pop() if tail else wall.pop(0)
+        self.hook.qipai_after_draw(table=self, seat=seat, card=card, tail=tail)
+        return card
+
+    def give_turn(self, seat: int) -> None:
+        """``seat`` holds the turn; its legal actions come from ``qipai_turn_actions``."""
+        st = self.state
+        st.turn = seat
+        st.window = None
+        st.pending = {seat: list(self.hook.qipai_turn_actions(table=self, seat=seat))}
+
+    def open_window(self, card: int, owner: int, source: str) -> None:
+        """Offer ``card`` (from ``owner``, by ``source``) to the seats.
+
+        Seats with nothing but a pass are not asked; a single compulsory
+        action is taken at once; if nobody is asked the window resolves now.
+        """
+        st = self.state
+        window = Window(card=card, owner=owner, source=source, declared={})
+        st.window = window
+        st.pending = {}
+        for seat in range(self.n):
+            acts = list(self.hook.qipai_claim_actions(table=self, seat=seat, window=window) or ())
+            has_pass = any(isinstance(a, Pass) for a in acts)
+            if not acts or (has_pass and len(acts) == 1):
+                continue
+            if not has_pass and len(acts) == 1:
+                window.declared[seat] = acts[0]
+                continue
+            st.pending[seat] = acts
+        if not st.pending:
+            self._resolve_window()
+
+    def claim_options(self, seat: int, card: int, owner: int, source: str) -> list[Action]:
+        """What ``seat`` could do if ``card`` entered play from ``owner`` by
+        ``source`` now (asks ``qipai_claim_actions``; changes nothing)."""
+        window = Window(card=card, owner=owner, source=source, declared={})
+        return list(self.hook.qipai_claim_actions(table=self, seat=seat, window=window) or ())
+
+    def pay(self, payments: Sequence[Payment]) -> None:
+        """Make instant payments now (recorded with a ``paid`` event)."""
+        if payments:
+            self.state.instant.extend(payments)
+            self.state.events.append(Paid(tuple(payments)))
+
+    def end_hand(self, end: str, winners: Sequence[int] = (), settlement: Settlement | None = None,
+                 from_seat: int | None = None) -> Result:
+        """Finish the hand: record the flips, settlement and next dealer.
+
+        Args:
+            end: ``"hu"`` or ``"huangzhuang"``.
+            winners: the winner seats.
+            settlement: the wins' settlement (None at 荒庄).
+            from_seat: the discarder / robbed kong maker (for the next dealer).
+        """
+        st = self.state
+        settlement = settlement or Settlement()
+        if settlement.flipped:
+            st.events.append(Flipped(tuple(settlement.flipped), dict(settlement.xing)))
+        payments = tuple(st.instant) + tuple(settlement.payments)
+        net = net_of(payments, self.n)
+        if sum(net) != 0:  # pragma: no cover - a variant bug, never a silent wrong answer
+            raise AssertionError(f"settlement does not sum to zero: {net}")
+        nxt = self.hook.qipai_next_dealer(table=self, end=end, winners=list(winners),
+                                          from_seat=from_seat)
+        result = Result(end=end, winners=tuple(winners), net=tuple(net), payments=payments,
+                        instant=tuple(st.instant), patterns=dict(settlement.patterns),
+                        xing=dict(settlement.xing), flipped=tuple(settlement.flipped),
+                        next_dealer=nxt)
+        st.result = result
+        st.pending = {}
+        st.window = None
+        st.turn = None
+        st.events.append(Ended(end, tuple(winners), tuple(net), nxt))
+        return result
+
+    # ------------------------------------------------------------------ views
+    def view(self, seat: int) -> SeatView:
+        """What ``seat`` may see: its own hand, others' sizes, visible melds,
+        discards, the stock size, its legal actions and its event stream."""
+        if not 0 <= seat < self.n:
+            raise IllegalAction(f"seat {seat} is not a seat at this table (0..{self.n - 1})")
+        st = self.state
+        w = st.window
+        return SeatView(
+            seat=seat,
+            dealer=st.dealer,
+            turn=st.turn,
+            hand=tuple(sorted(st.seats[seat].hand)),
+            hand_sizes=tuple(len(s.hand) for s in st.seats),
+            melds=tuple(tuple(meld_view(m, i == seat) for m in s.melds)
+                        for i, s in enumerate(st.seats)),
+            discards=tuple(tuple(s.discards) for s in st.seats),
+            stock=len(st.wall),
+            window=(w.card, w.owner, w.source) if w is not None else None,
+            legal=tuple(st.pending.get(seat, ())),
+            instant=tuple(st.instant),
+            events=tuple(redact(e, seat) for e in st.events),
+            result=st.result,
+        )
+
+    # ------------------------------------------------------------------ snapshots
+    def snapshot(self) -> bytes:
+        """The whole state, msgpack-encoded (restore with :meth:`restore`)."""
+        return msgspec.msgpack.encode([self.state, self.seed])
+
+    @classmethod
+    def restore(cls, ruleset: Ruleset, data: bytes) -> Table:
+        """A table equal to the one whose :meth:`snapshot` gave ``data``."""
+        state_type = ruleset.manifest.state_type
+        key = state_type
+        dec = _STATE_DECODERS.get(key)
+        if dec is None:
+            dec = msgspec.msgpack.Decoder(
+                tuple[TableState, int | None])
+            _STATE_DECODERS[key] = dec
+        state, seed = dec.decode(data)
+        if state_type is not None and state.extra is not None:
+            state.extra = msgspec.convert(state.extra, state_type)
+        return cls(ruleset, seed=seed, _state=state)

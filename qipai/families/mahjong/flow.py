@@ -1,0 +1,440 @@
+"""The common mahjong flow (mahjong-common.md), as a default plugin.
+
+:class:`MahjongFlow` implements the turn-protocol and claim hooks every
+mahjong variant shares — D-M1 dealing, draws from the head, the three kongs
+with replacements from the tail, robbing a 蓄杠, chi/peng/gang/hu claims with
+胡 > 碰/杠 > 吃, 一炮多响, 荒庄 and the last-discard rule (D-M5) — all
+``trylast``, so a variant overrides any of them by implementing the hook.
+The variant supplies what differs: ``qipai_win_check``, ``qipai_settle``,
+``qipai_bonus_flip``, ``qipai_instant_payments`` and, if it has any,
+``qipai_relations``.
+
+A variant lists an instance in its module's ``QIPAI_BASE_PLUGINS``.
+
+A card in an open claim window (a discard, a 蓄杠 tile that may be robbed)
+is in no hand and no discard pile until the window resolves: unclaimed
+discards then join their owner's discards.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import msgspec
+
+from qipai.core.cards import full_deck
+from qipai.core.hookspecs import hookimpl
+from qipai.core.model import (
+    Action, Angang, Chi, Deal, Discard, Discarded, Drew, HandEnd, Hu, Jiagang, Meld, Melded,
+    Minggang, Pass, Peng, WinClaim, Window, Won, Zimo,
+)
+from qipai.families.mahjong.tiles import TILES
+
+HU, PENG_GANG, CHI = 3, 2, 1
+
+
+class MahjongState(msgspec.Struct):
+    """The family's per-hand bookkeeping (``TableState.extra``).
+
+    Attributes:
+        drawn: the tile the turn holder just drew (None after a chi/peng).
+        after_kong: the turn holder's tile is a kong replacement (杠上花).
+        kong_discard: the seat whose current discard follows its own kong (杠上炮).
+        claims: ``claims[a][b]`` = discards of seat a claimed by seat b
+            (吃/碰/点杠), for 互包 and 封胡.
+        any_claim: a claim has been made this hand (地胡, D-GL5).
+        draws: draws per seat (地胡: the first).
+        discards_made: discards made this hand (天胡: none yet).
+        kongs: kongs made per seat this hand.
+    """
+
+    drawn: int | None = None
+    after_kong: bool = False
+    kong_discard: int | None = None
+    claims: list[list[int]] = msgspec.field(default_factory=lambda: [[0] * 4 for _ in range(4)])
+    any_claim: bool = False
+    draws: list[int] = msgspec.field(default_factory=lambda: [0, 0, 0, 0])
+    discards_made: int = 0
+    kongs: list[int] = msgspec.field(default_factory=lambda: [0, 0, 0, 0])
+
+
+def remove(hand: list[int], card: int, n: int = 1) -> None:
+    """Remove ``n`` copies of ``card`` from a hand (caller checked they are there)."""
+    for _ in range(n):
+        hand.remove(card)
+
+
+def chi_runs(hand: list[int], card: int) -> list[tuple[int, int, int]]:
+    """Every same-suit run of three containing ``card`` whose other two tiles
+    are in ``hand`` (honors never form runs)."""
+    if card >= 27:
+        return []
+    rank = card % 9
+    runs = []
+    for start in (card - 2, card - 1, card):
+        if start // 9 != card // 9 or start % 9 > 6 or start % 9 > rank or start < 0:
+            continue
+        run = (start, start + 1, start + 2)
+        others = list(run)
+        others.remove(card)
+        if others[0] in hand and others[1] in hand:
+            runs.append(run)
+    return runs
+
+
+class MahjongFlow:
+    """Default hook implementations of the common mahjong flow.
+
+    Args:
+        angang_hidden: how many tiles of a 暗杠 lie face down (Guilin 3: the
+            top one shown; 广西 4).
+        state_type: the variant's state Struct (a subclass of
+            :class:`MahjongState`).
+    """
+
+    def __init__(self, angang_hidden: int = 3, state_type: type = MahjongState) -> None:
+        self.angang_hidden = angang_hidden
+        self.state_type = state_type
+
+    # ------------------------------------------------------------- set-up
+    @hookimpl(trylast=True)
+    def qipai_deck(self, options: Any) -> list[int]:
+        """136 tiles, 34 kinds × 4 (mahjong-common.md, Components)."""
+        return full_deck(TILES)
+
+    @hookimpl(trylast=True)
+    def qipai_first_dealer(self, options: Any, rng: random.Random) -> int:
+        """Random first dealer (mahjong-common.md: a dice roll picks the dealer)."""
+        return rng.randrange(4)
+
+    @hookimpl(trylast=True)
+    def qipai_deal(self, deck: list[int], dealer: int, options: Any) -> Deal:
+        """D-M1: seat dealer+k gets w[13k:13k+13], the dealer also w[52];
+        the stock is w[53:] (head first, replacements from its end)."""
+        hands: list[tuple[int, ...]] = [()] * 4
+        for k in range(4):
+            seat = (dealer + k) % 4
+            hands[seat] = tuple(deck[13 * k: 13 * k + 13])
+        hands[dealer] = hands[dealer] + (deck[52],)
+        return Deal(dealer=dealer, hands=tuple(hands), wall=tuple(deck[53:]))
+
+    @hookimpl(trylast=True)
+    def qipai_new_state(self, options: Any) -> Any:
+        return self.state_type()
+
+    @hookimpl(trylast=True)
+    def qipai_start(self, table: Any) -> bool:
+        """The dealer holds 14 and acts first; his 14th dealt tile counts as
+        his drawn tile (天胡)."""
+        st = table.extra
+        dealt = table.state.deal.hands[table.state.dealer]
+        st.drawn = dealt[-1] if len(dealt) % 3 == 2 else None
+        table.give_turn(table.state.dealer)
+        return True
+
+    # ------------------------------------------------------------- helpers
+    @staticmethod
+    def reserve(table: Any) -> int:
+        return getattr(table.options, "reserve_tiles", 0)
+
+    def drawable(self, table: Any) -> int:
+        """Tiles that may still be drawn (the stock less the reserve)."""
+        return max(0, table.wall_left() - self.reserve(table))
+
+    def win_flags(self, table: Any, seat: int, how: str, owner: int | None) -> tuple[str, ...]:
+        st = table.extra
+        flags = []
+        empty = self.drawable(table) == 0
+        if how == "zimo":
+            if st.after_kong:
+                flags.append("gangshanghua")
+            if empty:
+                flags.append("haidi")
+            if seat == table.state.dealer and st.discards_made == 0 and st.kongs[seat] == 0 \
+                    and st.draws[seat] == 0:
+                flags.append("tianhu")
+            elif seat != table.state.dealer and st.draws[seat] == 1 and not st.any_claim \
+                    and st.kongs[seat] == 0:
+                flags.append("dihu")
+        elif how == "dianpao":
+            if owner is not None and st.kong_discard == owner:
+                flags.append("gangshangpao")
+            if empty:
+                flags.append("haidipao")
+        return tuple(flags)
+
+    def claim_for(self, table: Any, seat: int, tile: int, how: str,
+                  owner: int | None, hand: list[int] | None = None) -> WinClaim:
+        s = table.seats[seat]
+        h = list(s.hand if hand is None else hand)
+        return WinClaim(seat=seat, hand=tuple(sorted(h)), melds=tuple(s.melds), tile=tile,
+                        flags=self.win_flags(table, seat, how, owner))
+
+    def wins(self, table: Any, claim: WinClaim, how: str, owner: int | None) -> bool:
+        ev = table.hook.qipai_win_check(claim=claim, how=how, dealer=table.state.dealer,
+                                        from_seat=owner, options=table.options)
+        return bool(ev and ev.wins)
+
+    # ------------------------------------------------------------- turn
+    @hookimpl(trylast=True)
+    def qipai_after_draw(self, table: Any, seat: int, card: int, tail: bool) -> bool:
+        st = table.extra
+        table.seats[seat].hand.append(card)
+        table.seats[seat].hand.sort()
+        st.drawn = card
+        st.after_kong = tail
+        st.draws[seat] += 1
+        table.emit(Drew(seat=seat, card=card, tail=tail))
+        table.give_turn(seat)
+        return True
+
+    @hookimpl(trylast=True)
+    def qipai_turn_actions(self, table: Any, seat: int) -> list[Action]:
+        st = table.extra
+        s = table.seats[seat]
+        hand = s.hand
+        acts: list[Action] = []
+        if st.drawn is not None and st.drawn in hand:
+            rest = list(hand)
+            rest.remove(st.drawn)
+            if self.wins(table, self.claim_for(table, seat, st.drawn, "zimo", None, rest),
+                         "zimo", None):
+                acts.append(Zimo(seat))
+        if self.drawable(table) >= 1:
+            for kind in sorted(set(hand)):
+                if hand.count(kind) == 4:
+                    acts.append(Angang(seat, kind))
+            for m in s.melds:
+                if m.kind == "peng" and m.cards[0] in hand:
+                    acts.append(Jiagang(seat, m.cards[0]))
+        acts.extend(Discard(seat, kind) for kind in sorted(set(hand)))
+        return acts
+
+    @hookimpl(trylast=True)
+    def qipai_apply_turn(self, table: Any, action: Action) -> bool:
+        st = table.extra
+        seat = action.seat
+        s = table.seats[seat]
+        if isinstance(action, Zimo):
+            rest = list(s.hand)
+            rest.remove(st.drawn)
+            claim = self.claim_for(table, seat, st.drawn, "zimo", None, rest)
+            self.finish_win(table, "zimo", None, [claim])
+        elif isinstance(action, Discard):
+            remove(s.hand, action.card)
+            st.kong_discard = seat if st.after_kong else None
+            st.drawn = None
+            st.after_kong = False
+            st.discards_made += 1
+            table.emit(Discarded(seat, action.card))
+            table.open_window(action.card, seat, "discard")
+        elif isinstance(action, Angang):
+            remove(s.hand, action.card, 4)
+            meld = Meld("angang", (action.card,) * 4, hidden=self.angang_hidden)
+            s.melds.append(meld)
+            self.after_kong(table, seat, meld)
+        elif isinstance(action, Jiagang):
+            remove(s.hand, action.card)
+            st.drawn = None
+            table.open_window(action.card, seat, "jiagang")
+        else:  # pragma: no cover - legal lists hold nothing else
+            raise AssertionError(f"unexpected turn action {action!r}")
+        return True
+
+    def after_kong(self, table: Any, seat: int, meld: Meld) -> None:
+        """Record the kong, then draw its replacement from the tail."""
+        table.extra.kongs[seat] += 1
+        table.emit(Melded(seat, meld))
+        self.draw_replacement(table, seat)
+
+    def draw_replacement(self, table: Any, seat: int) -> None:
+        wall = table.state.wall
+        r = self.reserve(table)
+        if len(wall) - r <= 0:  # pragma: no cover - kongs need a tile left
+            self.huangzhuang(table)
+            return
+        card = wall.pop(len(wall) - 1 - r)
+        table.hook.qipai_after_draw(table=table, seat=seat, card=card, tail=True)
+
+    # ------------------------------------------------------------- claims
+    @hookimpl(trylast=True)
+    def qipai_claim_actions(self, table: Any, seat: int, window: Window) -> list[Action]:
+        if seat == window.owner:
+            return []
+        card = window.card
+        acts: list[Action] = []
+        how = "qianggang" if window.source == "jiagang" else "dianpao"
+        claim = self.claim_for(table, seat, card, "dianpao", window.owner)
+        if self.wins(table, claim, how, window.owner):
+            acts.append(Hu(seat))
+        if window.source == "discard" and self.drawable(table) > 0:
+            hand = table.seats[seat].hand
+            n = hand.count(card)
+            if n >= 2:
+                acts.append(Peng(seat))
+            if n == 3:
+                acts.append(Minggang(seat))
+            if seat == (window.owner + 1) % table.n:
+                acts.extend(Chi(seat, run) for run in chi_runs(hand, card))
+        if acts:
+            acts.append(Pass(seat))
+        return acts
+
+    @hookimpl(trylast=True)
+    def qipai_claim_priority(self, table: Any, window: Window, action: Action) -> int:
+        """胡 > 碰/杠 > 吃 (seed 000 动作术语: 胡>(碰|杠)>吃)."""
+        if isinstance(action, Hu):
+            return HU
+        if isinstance(action, (Peng, Minggang)):
+            return PENG_GANG
+        if isinstance(action, Chi):
+            return CHI
+        return 0
+
+    @hookimpl(trylast=True)
+    def qipai_resolve_claims(self, table: Any, window: Window,
+                             declared: dict[int, Action]) -> list[Action]:
+        """The highest claim takes effect; every 胡 at once (一炮多响)."""
+        ranked = [(table.hook.qipai_claim_priority(table=table, window=window, action=a), a)
+                  for a in declared.values() if not isinstance(a, Pass)]
+        if not ranked:
+            return []
+        top = max(r for r, _ in ranked)
+        best = [a for r, a in ranked if r == top]
+        if top == HU:
+            return sorted(best, key=lambda a: (a.seat - window.owner) % table.n)
+        return best[:1]
+
+    @hookimpl(trylast=True)
+    def qipai_apply_claims(self, table: Any, window: Window, taken: list[Action]) -> bool:
+        st = table.extra
+        owner, card = window.owner, window.card
+        if taken and isinstance(taken[0], Hu):
+            how = "qianggang" if window.source == "jiagang" else "dianpao"
+            claims = [self.claim_for(table, a.seat, card, "dianpao", owner) for a in taken]
+            self.finish_win(table, how, owner, claims, card=card)
+            return True
+        if window.source == "jiagang":
+            self.complete_jiagang(table, owner, card)
+            return True
+        if not taken:
+            table.seats[owner].discards.append(card)
+            st.kong_discard = None
+            nxt = (owner + 1) % table.n
+            if self.drawable(table) == 0:
+                self.huangzhuang(table)
+            else:
+                table.draw(nxt)
+            return True
+        action = taken[0]
+        seat = action.seat
+        s = table.seats[seat]
+        st.claims[owner][seat] += 1
+        st.any_claim = True
+        st.kong_discard = None
+        if isinstance(action, Peng):
+            remove(s.hand, card, 2)
+            meld = Meld("peng", (card,) * 3, from_seat=owner, claimed=card)
+        elif isinstance(action, Minggang):
+            remove(s.hand, card, 3)
+            meld = Meld("minggang", (card,) * 4, from_seat=owner, claimed=card)
+        else:
+            assert isinstance(action, Chi)
+            for c in action.cards:
+                if c != card:
+                    remove(s.hand, c)
+            meld = Meld("chi", tuple(action.cards), from_seat=owner, claimed=card)
+        s.melds.append(meld)
+        if isinstance(action, Minggang):
+            self.after_kong(table, seat, meld)
+        else:
+            table.emit(Melded(seat, meld))
+            st.drawn = None
+            st.after_kong = False
+            table.give_turn(seat)
+        return True
+
+    def complete_jiagang(self, table: Any, seat: int, card: int) -> None:
+        s = table.seats[seat]
+        for i, m in enumerate(s.melds):
+            if m.kind == "peng" and m.cards[0] == card:
+                meld = Meld("jiagang", (card,) * 4, from_seat=m.from_seat, claimed=m.claimed)
+                s.melds[i] = meld
+                break
+        else:  # pragma: no cover
+            raise AssertionError("jiagang without a peng")
+        self.after_kong(table, seat, meld)
+
+    @hookimpl(trylast=True)
+    def qipai_explain_illegal(self, table: Any, action: Action) -> str | None:
+        st = table.state
+        seat = action.seat
+        fmt = TILES.token
+        w = st.window
+        if w is None:
+            if st.turn is not None and seat != st.turn:
+                return f"it is seat {st.turn}'s turn, not seat {seat}'s"
+            hand = st.seats[seat].hand
+            if isinstance(action, Discard) and action.card not in hand:
+                return f"seat {seat} does not hold {fmt(action.card)}"
+            if isinstance(action, Angang) and hand.count(action.card) != 4:
+                return f"seat {seat} does not hold four {fmt(action.card)} for an angang"
+            if isinstance(action, (Hu, Peng, Minggang, Chi, Pass)):
+                return f"no card is in play to claim; it is seat {st.turn}'s turn to act"
+            if isinstance(action, Zimo):
+                return f"seat {seat}'s hand does not win by zimo now"
+            return None
+        if isinstance(action, Chi) and w.source == "discard" and seat != (w.owner + 1) % st.n_players:
+            return (f"chi only from the previous seat: {fmt(w.card)} was discarded by seat "
+                    f"{w.owner}, and seat {seat} is not its next seat")
+        if isinstance(action, (Discard, Angang, Jiagang, Zimo)):
+            return f"seat {seat} cannot {type(action).__struct_config__.tag} now: " \
+                   f"{fmt(w.card)} from seat {w.owner} is open to claims"
+        hand = st.seats[seat].hand
+        if isinstance(action, Peng) and hand.count(w.card) < 2:
+            return f"seat {seat} holds no pair of {fmt(w.card)} to peng"
+        if isinstance(action, Minggang) and hand.count(w.card) < 3:
+            return f"seat {seat} does not hold three {fmt(w.card)} for a minggang"
+        if isinstance(action, Chi):
+            return f"seat {seat} cannot chi {' '.join(fmt(c) for c in action.cards)} " \
+                   f"with {fmt(w.card)}"
+        if isinstance(action, Hu):
+            return f"seat {seat}'s hand does not win on {fmt(w.card)}"
+        if seat not in st.pending:
+            return f"seat {seat} has no claim on {fmt(w.card)}"
+        return None
+
+    # ------------------------------------------------------------- endings
+    def finish_win(self, table: Any, how: str, from_seat: int | None,
+                   claims: list[WinClaim], card: int | None = None) -> None:
+        end = HandEnd(dealer=table.state.dealer, how=how, from_seat=from_seat,
+                      winners=tuple(claims), stock=tuple(table.state.wall),
+                      relations=table.hook.qipai_relations(table=table) or {},
+                      n_players=table.n)
+        settlement = table.hook.qipai_settle(end=end, options=table.options)
+        for c in claims:
+            table.state.events.append(Won(c.seat, how, c.tile, from_seat,
+                                          tuple(settlement.patterns.get(c.seat, ()))))
+        table.end_hand("hu", [c.seat for c in claims], settlement, from_seat)
+
+    def huangzhuang(self, table: Any) -> None:
+        table.end_hand("huangzhuang")
+
+    @hookimpl(trylast=True)
+    def qipai_relations(self, table: Any) -> dict[str, list[list[int]]]:
+        return table.relations
+
+    @hookimpl(trylast=True)
+    def qipai_next_dealer(self, table: Any, end: str, winners: Any, from_seat: int | None) -> int:
+        """Winner deals; several winners → the discarder (D-M8: the robbed
+        kong maker); 荒庄 → the dealer again (seed 003, Guilin D-GL12)."""
+        if end != "hu":
+            return table.state.dealer
+        if len(winners) == 1:
+            return winners[0]
+        return from_seat if from_seat is not None else table.state.dealer
+
+    @hookimpl(trylast=True)
+    def qipai_instant_payments(self, table: Any, event: Any) -> list:
+        return []

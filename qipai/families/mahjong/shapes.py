@@ -1,0 +1,543 @@
+"""Hand shapes on count vectors: win checks, waits, shanten.
+
+Rule source: ``rules/mahjong-common.md``, "Hand shapes (win checks)".
+
+Every function takes a **count vector**: a sequence of 34 ints, one per kind
+(``rules/README.md`` index: 0–8 = 1m–9m, 9–17 = 1p–9p, 18–26 = 1s–9s,
+27–33 = E S W N C F P), each 0–4.  Build one with
+``qipai.core.cards.counts(kinds, 34)``.  The vector holds only the
+*concealed* tiles: melds already on the table are not in it (each meld is one
+set, so a hand with ``n`` melds has ``3 * (4 - n) + 1`` or ``+ 2`` concealed
+tiles).
+
+Shapes:
+
+* standard (平胡 shape): sets + exactly one pair.  A set is a run
+  (顺子, ``("shunzi", first_kind)`` = kinds ``k, k+1, k+2`` of one suit) or a
+  triplet (刻子, ``("kezi", kind)``).  Honors never form runs; runs never
+  cross suits.
+* seven pairs (七对): 14 concealed tiles, every count even; a kind held four
+  times counts as two pairs (豪华七对 family, ``guilin-mahjong.md`` and
+  ``guangxi-mahjong.md``).
+
+These functions are the hot path of every mahjong variant.  They do not
+validate the copy limit (a fifth copy is rejected where hands are built, see
+``qipai.core.cards.check_copies``); they raise :class:`BadCards` only for a
+vector that is not 34 long or a hand size the function cannot interpret, as
+each docstring says.
+
+A deliberately plain brute-force twin of each function lives in
+:mod:`qipai.families.mahjong.reference` (the test oracle).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+
+from qipai.core.errors import BadCards
+
+__all__ = [
+    "Set",
+    "is_qidui",
+    "is_standard",
+    "qidui_quads",
+    "shanten",
+    "shanten_qidui",
+    "shanten_standard",
+    "standard_decompositions",
+    "waits",
+]
+
+Set = tuple[str, int]
+"""``("shunzi", k)``: the run k, k+1, k+2; ``("kezi", k)``: three of k."""
+
+N_KINDS = 34
+HONOR_BASE = 27
+_SUIT_BASES = (0, 9, 18)
+
+
+def _check_len(counts: Sequence[int]) -> None:
+    if len(counts) != N_KINDS:
+        raise BadCards(f"a count vector has 34 entries, got {len(counts)}")
+
+
+# --------------------------------------------------------------------------
+# Standard shape: per-segment checks (no allocation)
+#
+# A segment is one suit (9 ranks) or the honors (7 kinds).  The tiles split
+# into sets + one pair iff exactly one segment holds 3j+2 tiles and splits
+# into sets + a pair, and every other segment holds 3j tiles and splits into
+# sets alone: sets and pairs never span two segments.
+
+
+def _suit_sets(c: Sequence[int], base: int, pair: int) -> bool:
+    """True iff the 9 ranks ``c[base:base+9]``, less two tiles of kind
+    ``pair`` (-1: none), split into runs and triplets.
+
+    Greedy from the lowest rank: the tiles left at a rank after serving the
+    runs begun one and two ranks lower must start ``left % 3`` new runs (three
+    equal runs are the same tiles as three triplets, so fewer than three runs
+    per rank suffice) and the rest are triplets.
+    """
+    r1 = r2 = 0  # runs begun at the previous rank / two ranks back
+    for k in range(base, base + 9):
+        left = c[k] - r1 - r2
+        if k == pair:
+            left -= 2
+        if left < 0:
+            return False
+        r2 = r1
+        r1 = left % 3
+    return r1 == 0 and r2 == 0  # no run may begin at rank 8 or 9
+
+
+def _suit_sets_pair(c: Sequence[int], base: int) -> bool:
+    """True iff the suit ``c[base:base+9]`` splits into sets + one pair.
+
+    Only pair ranks ``p`` with ``2p ≡ Σ rank·count (mod 3)`` can work (a set
+    adds 0 mod 3 to that sum: 3r or 3r+3), which skips two thirds of the
+    candidates.
+    """
+    w = 0
+    for r in range(9):
+        w += r * c[base + r]
+    for p in range((2 * w) % 3, 9, 3):
+        if c[base + p] >= 2 and _suit_sets(c, base, base + p):
+            return True
+    return False
+
+
+def _honors_ok(c: Sequence[int], with_pair: bool) -> bool:
+    """True iff the honors are triplets (+ exactly one pair if ``with_pair``)."""
+    pairs = 0
+    for k in range(HONOR_BASE, N_KINDS):
+        n = c[k]
+        if n == 2:
+            pairs += 1
+        elif n != 0 and n != 3:
+            return False
+    return pairs == (1 if with_pair else 0)
+
+
+def _segment_ok(c: Sequence[int], seg: int, with_pair: bool) -> bool:
+    if seg == 3:
+        return _honors_ok(c, with_pair)
+    base = _SUIT_BASES[seg]
+    if with_pair:
+        return _suit_sets_pair(c, base)
+    return _suit_sets(c, base, -1)
+
+
+def _segment_totals(c: Sequence[int]) -> tuple[int, int, int, int]:
+    return sum(c[0:9]), sum(c[9:18]), sum(c[18:27]), sum(c[27:34])
+
+
+def is_standard(counts: Sequence[int]) -> bool:
+    """True iff the concealed tiles split into sets (runs/triplets) + exactly one pair.
+
+    Rule: mahjong-common.md, "Hand shapes (win checks)" — the standard shape
+    is 4 sets + 1 pair, melds counting as sets; ``counts`` is the concealed
+    part, so its total must be ``3k + 2`` with ``k`` in 0..4 (2, 5, 8, 11 or
+    14 tiles).  Any other total gives False.
+
+    Args:
+        counts: count vector (34 ints, 0–4).
+
+    Raises:
+        BadCards: ``counts`` does not have 34 entries.
+    """
+    _check_len(counts)
+    totals = _segment_totals(counts)
+    total = totals[0] + totals[1] + totals[2] + totals[3]
+    if total % 3 != 2 or total > 14:
+        return False
+    pair_seg = -1
+    for seg in range(4):
+        r = totals[seg] % 3
+        if r == 1:
+            return False
+        if r == 2:
+            if pair_seg >= 0:
+                return False
+            pair_seg = seg
+    for seg in range(4):
+        if totals[seg] and not _segment_ok(counts, seg, seg == pair_seg):
+            return False
+    return True
+
+
+def standard_decompositions(counts: Sequence[int]) -> list[tuple[int, tuple[Set, ...]]]:
+    """Every distinct reading of the concealed tiles as one pair + sets.
+
+    Rule: mahjong-common.md, "Hand shapes (win checks)" (a hand read in
+    several ways is scored by its best reading, D-M4 — this lists them).
+
+    Returns:
+        ``[(pair_kind, sets), ...]`` with ``sets`` a sorted tuple of
+        :data:`Set`; the list is sorted and holds no two equal readings (equal
+        as multisets).  ``[]`` when :func:`is_standard` is False, including
+        for totals other than 2, 5, 8, 11, 14.
+
+    Raises:
+        BadCards: ``counts`` does not have 34 entries.
+    """
+    if not is_standard(counts):
+        return []
+    c = list(counts)
+    out: list[tuple[int, tuple[Set, ...]]] = []
+    sets: list[Set] = []
+
+    def sets_from(i: int, pair: int) -> None:
+        # Sets holding the lowest remaining kind i all *start* at i: some
+        # number of triplets t (0 or 1 with at most 4 copies) and then exactly
+        # c[i] - 3t runs.  Choosing t fixes the multiset at i, so each reading
+        # is produced once.
+        while i < N_KINDS and c[i] == 0:
+            i += 1
+        if i == N_KINDS:
+            out.append((pair, tuple(sorted(sets))))
+            return
+        n = c[i]
+        can_run = i < HONOR_BASE and i % 9 <= 6
+        for trips in range(n // 3 + 1):
+            runs = n - 3 * trips
+            if runs and not (can_run and c[i + 1] >= runs and c[i + 2] >= runs):
+                continue
+            c[i] = 0
+            sets.extend([("kezi", i)] * trips)
+            if runs:
+                c[i + 1] -= runs
+                c[i + 2] -= runs
+                sets.extend([("shunzi", i)] * runs)
+            sets_from(i + 1, pair)
+            del sets[len(sets) - trips - runs :]
+            c[i] = n
+            if runs:
+                c[i + 1] += runs
+                c[i + 2] += runs
+
+    for pair in range(N_KINDS):
+        if c[pair] >= 2:
+            c[pair] -= 2
+            sets_from(0, pair)
+            c[pair] += 2
+    out.sort()
+    return out
+
+
+# --------------------------------------------------------------------------
+# Seven pairs
+
+
+def is_qidui(counts: Sequence[int]) -> bool:
+    """True iff the hand is seven pairs: 14 tiles, every count 0, 2 or 4.
+
+    A kind held four times counts as two pairs (豪华七对 family).  Rule:
+    guilin-mahjong.md / guangxi-mahjong.md, 七对 patterns (shape listed in
+    mahjong-common.md, "Hand shapes").  Melds make it impossible, so the
+    caller checks there are none.
+
+    Raises:
+        BadCards: ``counts`` does not have 34 entries.
+    """
+    _check_len(counts)
+    total = 0
+    for n in counts:
+        if n & 1:
+            return False
+        total += n
+    return total == 14
+
+
+def qidui_quads(counts: Sequence[int]) -> int:
+    """Number of kinds held four times in a seven-pairs hand (豪华 count).
+
+    0 when :func:`is_qidui` is False.
+
+    Raises:
+        BadCards: ``counts`` does not have 34 entries.
+    """
+    if not is_qidui(counts):
+        return 0
+    return sum(1 for n in counts if n == 4)
+
+
+# --------------------------------------------------------------------------
+# Waits
+
+
+def waits(
+    counts: Sequence[int],
+    is_win: Callable[[list[int]], bool] = is_standard,
+    held: Sequence[int] | None = None,
+) -> list[int]:
+    """The kinds that would complete a hand of ``3k + 1`` concealed tiles.
+
+    Args:
+        counts: count vector of the concealed hand (total 1, 4, 7, 10 or 13).
+        is_win: the win test applied to ``counts`` plus one tile (a fresh
+            list it may read but must not keep); default :func:`is_standard`.
+            Any shape function of this module or a variant's own works.
+        held: counts of the tiles this player can see as used up — hand plus
+            melds (default: ``counts``).  A kind with 4 copies in ``held``
+            cannot be drawn and is never a wait (nor is one with 4 copies
+            in ``counts``), so a wait never makes a fifth copy.
+
+    Returns:
+        Sorted kinds ``t`` such that ``is_win(counts + one t)`` is True.
+
+    Raises:
+        BadCards: ``counts`` or ``held`` does not have 34 entries, or the
+            total of ``counts`` is not ``3k + 1``.
+
+    Rule: mahjong-common.md, "Hand shapes (win checks)".
+    """
+    _check_len(counts)
+    if held is None:
+        held = counts
+    else:
+        _check_len(held)
+    totals = _segment_totals(counts)
+    total = totals[0] + totals[1] + totals[2] + totals[3]
+    if total % 3 != 1:
+        raise BadCards(f"waits need a hand of 3k+1 tiles, got {total}")
+    c = list(counts)
+    if is_win is is_standard:
+        return _standard_waits(c, held, totals)
+    out = []
+    for t in range(N_KINDS):
+        if c[t] >= 4 or held[t] >= 4:
+            continue
+        c[t] += 1
+        if is_win(c):
+            out.append(t)
+        c[t] -= 1
+    return out
+
+
+def _standard_waits(c: list[int], held: Sequence[int], totals: tuple[int, ...]) -> list[int]:
+    """:func:`waits` for :func:`is_standard`, segment by segment.
+
+    The winning tile goes into one segment; every other segment must already
+    be complete as it stands, and the wait must touch a held tile (same kind,
+    or within two ranks in its suit), since it ends in a pair, a triplet or a
+    run with tiles of the hand.
+    """
+    total = totals[0] + totals[1] + totals[2] + totals[3]
+    if total > 13:
+        return []
+    mods = [n % 3 for n in totals]
+    out: list[int] = []
+    for seg in range(4):
+        # After adding a tile to seg, exactly one segment must be ≡ 2 (mod 3)
+        # and the others ≡ 0.
+        if mods[seg] == 0:
+            continue
+        after = [m if s != seg else (m + 1) % 3 for s, m in enumerate(mods)]
+        if after.count(2) != 1 or after.count(1) != 0:
+            continue
+        if not all(_segment_ok(c, s, after[s] == 2) for s in range(4) if s != seg and totals[s]):
+            continue
+        with_pair = after[seg] == 2
+        if seg == 3:
+            lo, hi = HONOR_BASE, N_KINDS
+        else:
+            lo = _SUIT_BASES[seg]
+            hi = lo + 9
+        for t in range(lo, hi):
+            if c[t] >= 4 or held[t] >= 4:
+                continue
+            if seg == 3:
+                near = c[t] > 0
+            else:
+                near = False
+                for k in range(max(lo, t - 2), min(hi, t + 3)):
+                    if c[k]:
+                        near = True
+                        break
+            if not near:
+                continue
+            c[t] += 1
+            ok = _segment_ok(c, seg, with_pair)
+            c[t] -= 1
+            if ok:
+                out.append(t)
+    return out
+
+
+# --------------------------------------------------------------------------
+# Shanten
+#
+# Block counting: read the concealed tiles as m sets, t partial sets (搭子:
+# a pair, two adjacent ranks, or two ranks one apart) and at most one pair
+# taken as the eyes (p = 0 or 1); the remaining tiles are loose.  With
+# s = 4 - n_melds sets still to make,
+#     shanten = 2s - 2m - min(t, s - m) - p,
+# minimised over all readings: each missing set costs two tiles, a partial
+# set one, the eyes one.  Like the usual definition, it ignores whether the
+# needed tiles are still available (a partial set waiting on a fifth copy
+# still counts).
+
+
+_NO = -1  # table entry: no reading with these (p, m)
+_MAX_M = 4
+
+
+@lru_cache(maxsize=1 << 16)
+def _block_table(rest: tuple[int, ...], runs: bool) -> tuple[int, ...]:
+    """Best readings of one segment's tiles ``rest`` (lowest rank first).
+
+    Returns a flat table ``tb[p * 5 + m]`` = the most partial sets over all
+    readings with ``m`` sets and ``p`` eyes (``_NO`` if none).  ``runs``:
+    whether consecutive ranks may form runs and partial runs (False for
+    honors).  Memoised on the remaining ranks, so it is a dynamic programme
+    over suffixes shared by all calls.
+    """
+    i = 0
+    n_r = len(rest)
+    while i < n_r and rest[i] == 0:
+        i += 1
+    if i == n_r:
+        tb = [_NO] * 10
+        tb[0] = 0
+        return tuple(tb)
+    rest = rest[i:]
+    n = rest[0]
+    best = [_NO] * 10
+
+    def take(sub: tuple[int, ...], dm: int, dt: int, dp: int) -> None:
+        tb = _block_table(sub, runs)
+        for p in range(2 - dp):
+            for m in range(_MAX_M + 1 - dm):
+                t = tb[p * 5 + m]
+                if t != _NO:
+                    k = (p + dp) * 5 + m + dm
+                    best[k] = max(best[k], t + dt)
+
+    def minus(*ks: int, by: int = 1) -> tuple[int, ...]:
+        out = list(rest)
+        for k in ks:
+            out[k] -= by
+        return tuple(out)
+
+    has1 = runs and len(rest) > 1 and rest[1] > 0
+    has2 = runs and len(rest) > 2 and rest[2] > 0
+    if n >= 3:
+        take(minus(0, by=3), 1, 0, 0)  # triplet
+    if has1 and has2:
+        take(minus(0, 1, 2), 1, 0, 0)  # run
+    if n >= 2:
+        two = minus(0, by=2)
+        take(two, 0, 0, 1)  # eyes
+        take(two, 0, 1, 0)  # pair as a partial set
+    if has1:
+        take(minus(0, 1), 0, 1, 0)  # two adjacent ranks
+    if has2:
+        take(minus(0, 2), 0, 1, 0)  # two ranks one apart
+    take(minus(0), 0, 0, 0)  # a loose tile
+    return tuple(best)
+
+
+def _join(a: Sequence[int], b: Sequence[int]) -> list[int]:
+    out = [_NO] * 10
+    for pa in range(2):
+        for ma in range(_MAX_M + 1):
+            ta = a[pa * 5 + ma]
+            if ta == _NO:
+                continue
+            for pb in range(2 - pa):
+                for mb in range(_MAX_M + 1 - ma):
+                    tb = b[pb * 5 + mb]
+                    if tb != _NO:
+                        k = (pa + pb) * 5 + ma + mb
+                        out[k] = max(out[k], ta + tb)
+    return out
+
+
+def _concealed_sets(counts: Sequence[int], n_melds: int) -> int:
+    """Check the hand size for shanten and return s = sets still to make."""
+    _check_len(counts)
+    if not 0 <= n_melds <= 4:
+        raise BadCards(f"n_melds must be 0..4, got {n_melds}")
+    s = 4 - n_melds
+    total = sum(counts)
+    if total != 3 * s + 1 and total != 3 * s + 2:
+        raise BadCards(
+            f"shanten with {n_melds} melds needs {3 * s + 1} or {3 * s + 2} "
+            f"concealed tiles, got {total}"
+        )
+    return s
+
+
+def shanten_standard(counts: Sequence[int], n_melds: int = 0) -> int:
+    """Standard-shape shanten (向听) of the concealed tiles.
+
+    -1 = complete (4 sets + pair with the melds), 0 = ready (听牌) or one
+    discard from ready, 1 = one useful tile short of that, …; at most 8.
+    Partial sets waiting on a tile whose copies are all held still count
+    (the usual convention; :func:`waits` gives the real waits).
+
+    Args:
+        counts: count vector of the concealed tiles: ``3 * (4 - n_melds) + 1``
+            or ``+ 2`` of them.
+        n_melds: sets already on the table (chi/peng/kong), 0..4.
+
+    Raises:
+        BadCards: wrong vector length, ``n_melds`` outside 0..4, or a hand
+            size that does not fit ``n_melds``.
+
+    Rule: mahjong-common.md, "Hand shapes (win checks)" (the standard shape).
+    """
+    s = _concealed_sets(counts, n_melds)
+    tb = _block_table(tuple(counts[0:9]), True)
+    tb = _join(tb, _block_table(tuple(counts[9:18]), True))
+    tb = _join(tb, _block_table(tuple(counts[18:27]), True))
+    tb = _join(tb, _block_table(tuple(counts[27:34]), False))
+    best = 2 * s
+    for p in range(2):
+        for m in range(s + 1):
+            t = tb[p * 5 + m]
+            if t != _NO:
+                v = 2 * s - 2 * m - min(t, s - m) - p
+                best = min(best, v)
+    return best
+
+
+def shanten_qidui(counts: Sequence[int]) -> int:
+    """Seven-pairs shanten: ``6 - pairs`` with ``pairs = Σ count // 2``.
+
+    A kind held four times is two pairs (as in :func:`is_qidui`), so no
+    adjustment for fewer than seven distinct kinds is needed: any loose tile
+    can still be paired.  -1 iff :func:`is_qidui` (for 14 tiles).  Only
+    meaningful without melds.
+
+    Raises:
+        BadCards: wrong vector length, or a total other than 13 or 14.
+
+    Rule: guilin-mahjong.md / guangxi-mahjong.md, 七对 family.
+    """
+    _check_len(counts)
+    total = 0
+    pairs = 0
+    for n in counts:
+        total += n
+        pairs += n >> 1
+    if total != 13 and total != 14:
+        raise BadCards(f"seven-pairs shanten needs 13 or 14 tiles, got {total}")
+    return 6 - min(pairs, 7)
+
+
+def shanten(counts: Sequence[int], n_melds: int = 0) -> int:
+    """Shanten over the standard shape and, without melds, seven pairs.
+
+    ``min(shanten_standard(counts, n_melds), shanten_qidui(counts))`` when
+    ``n_melds == 0``, else the standard shanten alone.
+
+    Raises:
+        BadCards: as :func:`shanten_standard`.
+    """
+    st = shanten_standard(counts, n_melds)
+    if n_melds == 0:
+        return min(st, shanten_qidui(counts))
+    return st
