@@ -1,0 +1,229 @@
+"""The generic engine: notation, ruleset loading, illegal actions, records,
+snapshots, views — through 桂林麻将 and the public API."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from qipai.core.errors import (
+    BadCards, BadNotation, BadOption, BadRecord, IllegalAction, UnknownVariant,
+)
+from qipai.core.model import Chi, Deal, Discard, Peng
+from qipai.core.records import decode_record, record_of, replay_check
+from qipai.core.ruleset import load, parse_spec
+from qipai.core.table import Table
+from qipai.conformance import properties
+from qipai.families.mahjong.tiles import TILES
+
+P = TILES.parse
+
+
+# ---------------------------------------------------------------- notation
+
+def test_compact_notation_keeps_order():
+    assert P("123m45p EEC") == [0, 1, 2, 12, 13, 27, 27, 31]
+
+
+def test_tenhou_honors_use_their_own_dragon_order():
+    # 1z..7z = E S W N P F C (rules/README.md)
+    assert P("1234567z") == P("ESWNPFC")
+
+
+def test_chinese_names():
+    assert P("一万 九条 五筒 东 白板 红中 发") == P("1m 9s 5p E P C F")
+
+
+@pytest.mark.parametrize("bad, token", [("12q", "12q"), ("0m", "0m"), ("8z", "8z"), ("X", "X")])
+def test_bad_token_is_named(bad, token):
+    with pytest.raises(BadNotation, match=token):
+        P(bad)
+
+
+def test_format_round_trips():
+    tiles = P("9s1m 2p E C 3m")
+    assert P(TILES.format(tiles)) == sorted(tiles)
+
+
+# ---------------------------------------------------------------- ruleset loading
+
+def test_unknown_variant_names_the_registered_ones():
+    with pytest.raises(UnknownVariant, match="nosuch.*guilin-mahjong"):
+        load("nosuch")
+
+
+def test_unknown_option_is_named():
+    with pytest.raises(BadOption, match="'nosuch'"):
+        load("guilin-mahjong(nosuch=1)")
+
+
+def test_bad_option_value_is_named():
+    with pytest.raises(BadOption, match="zhuipai"):
+        load("guilin-mahjong", {"zhuipai": "sometimes"})
+
+
+def test_options_from_spec_and_dict():
+    assert parse_spec("guilin-mahjong(hubao=false, max_flips=1, zhuipai='off')") == (
+        "guilin-mahjong", {"hubao": False, "max_flips": 1, "zhuipai": "off"})
+    rs = load("guilin-mahjong(max_flips=1)", {"hubao": False})
+    assert rs.options.max_flips == 1 and rs.options.hubao is False
+    assert rs.options.reflip_at == 4  # default kept
+
+
+# ---------------------------------------------------------------- explicit deals
+
+def _deal(dealer=0):
+    deck = load("guilin-mahjong").deck()
+    import random
+    random.Random(3).shuffle(deck)
+    return load("guilin-mahjong").hook.qipai_deal(deck=deck, dealer=dealer, options=None)
+
+
+def test_fifth_tile_in_a_deal_is_refused():
+    d = _deal()
+    hands = list(d.hands)
+    hands[1] = (0, 0, 0, 0) + hands[1][4:]
+    bad = Deal(0, tuple(hands), d.wall + (0,))
+    with pytest.raises(BadCards, match="copies of 1m"):
+        load("guilin-mahjong").table(deal=bad)
+
+
+def test_deal_with_wrong_seat_count_is_refused():
+    d = _deal()
+    with pytest.raises(BadCards, match="4 players"):
+        load("guilin-mahjong").table(deal=Deal(0, d.hands[:3], d.wall))
+
+
+# ---------------------------------------------------------------- illegal actions
+
+def _table_after_first_discard():
+    """Dealer 0 discards a tile nobody can take but by chi (built by hand)."""
+    rs = load("guilin-mahjong")
+    hands = [P("19m19p19s ESWNCFP 5m"), P("46m 2p3p 3s 4s 5s 6s 7s 8s 9s E E"),
+             P("46m 2p 3p 3s 4s 5s 6s 7s 8s 9s S S"), P("2m 2m 4p 5p 6p 7p 8p S W W N N C")]
+    used = sum((h for h in hands), [])
+    wall = [k for k in range(34) for _ in range(4 - used.count(k))]
+    return rs, rs.table(deal=Deal(0, tuple(map(tuple, hands)), tuple(wall)))
+
+
+def test_out_of_turn_discard_is_refused_and_changes_nothing():
+    rs, t = _table_after_first_discard()
+    before = t.snapshot()
+    with pytest.raises(IllegalAction, match="seat 0's turn"):
+        t.apply(Discard(2, P("2p")[0]))
+    assert t.snapshot() == before
+
+
+def test_discarding_a_tile_not_held_is_refused():
+    rs, t = _table_after_first_discard()
+    before = t.snapshot()
+    with pytest.raises(IllegalAction, match="does not hold 2m"):
+        t.apply(Discard(0, P("2m")[0]))
+    assert t.snapshot() == before
+
+
+def test_chi_from_a_seat_other_than_the_previous_is_refused():
+    rs, t = _table_after_first_discard()
+    t.apply(Discard(0, P("5m")[0]))
+    assert t.state.window is not None  # seats 1 (chi) and 2 (not next) hold 46m
+    before = t.snapshot()
+    with pytest.raises(IllegalAction, match="chi only from the previous seat"):
+        t.apply(Chi(2, tuple(P("456m"))))
+    assert t.snapshot() == before
+    t.apply(Chi(1, tuple(P("456m"))))
+    assert t.state.turn == 1 and t.seats[1].melds[0].kind == "chi"
+
+
+def test_peng_without_a_pair_is_refused():
+    rs, t = _table_after_first_discard()
+    t.apply(Discard(0, P("5m")[0]))
+    with pytest.raises(IllegalAction, match="no pair of 5m"):
+        t.apply(Peng(3))
+
+
+def test_action_after_the_end_is_refused():
+    rs = load("guilin-mahjong")
+    t = properties.play_checked(rs, 2)
+    with pytest.raises(IllegalAction, match="over"):
+        t.apply(Discard(0, 0))
+
+
+# ---------------------------------------------------------------- records
+
+def test_malformed_records_are_refused_with_a_reason():
+    with pytest.raises(BadRecord, match="not a JSON record"):
+        decode_record(b"{not json")
+    with pytest.raises(BadRecord, match="format"):
+        decode_record(b'{"format": 99, "variant": "x"}')
+    with pytest.raises(BadRecord, match="malformed"):
+        decode_record(b'{"format": 1, "variant": "guilin-mahjong"}')
+
+
+def test_tampered_record_reports_the_first_difference():
+    rs = load("guilin-mahjong")
+    t = properties.play_checked(rs, 2)
+    rec = record_of(t)
+    obj = msgspec.json.decode(msgspec.json.encode(rec))
+    obj["result"]["net"][0] += 1
+    diff = replay_check(decode_record(msgspec.json.encode(obj)))
+    assert diff and "result differs" in diff
+
+
+def test_record_of_a_refused_action_is_bad():
+    rs = load("guilin-mahjong")
+    t = properties.play_checked(rs, 2)
+    obj = msgspec.json.decode(msgspec.json.encode(record_of(t)))
+    obj["actions"][0] = {"type": "discard", "seat": 3, "card": 0}
+    with pytest.raises(BadRecord, match="action 0"):
+        replay_check(decode_record(msgspec.json.encode(obj)))
+
+
+# ---------------------------------------------------------------- properties
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(min_value=0, max_value=2**32))
+def test_random_hands_keep_every_invariant(seed):
+    rs = load("guilin-mahjong")
+    table = properties.play_checked(rs, seed)  # conservation, views, illegal, snapshot
+    properties.check_zero_sum(table)
+    properties.check_replay(table)
+
+
+def test_snapshot_restores_exactly_mid_hand():
+    rs = load("guilin-mahjong")
+    t = rs.table(seed=11)
+    for _ in range(9):
+        t.apply(t.legal_actions(t.to_decide()[0])[-1])
+    data = t.snapshot()
+    t2 = Table.restore(rs, data)
+    assert t2.snapshot() == data
+    assert t2.view(1) == t.view(1)
+
+
+def test_view_hides_others_hands_and_the_wall():
+    rs = load("guilin-mahjong")
+    t = rs.table(seed=5)
+    v = t.view(2)
+    assert v.hand == tuple(sorted(t.seats[2].hand))
+    assert "wall" not in msgspec.to_builtins(v)
+    enc = msgspec.json.encode(v)
+    assert b"hands" not in enc
+
+
+# ---------------------------------------------------------------- architecture
+
+def test_core_imports_no_variant():
+    core = pathlib.Path(__file__).parent.parent / "qipai" / "core"
+    for path in core.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith(("qipai.variants", "qipai.families")), path
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    assert not a.name.startswith(("qipai.variants", "qipai.families")), path
