@@ -1,0 +1,314 @@
+"""桂林麻将 settlement of a win: 翻醒 (§3.3), who pays (§3.4), 互包 (§4).
+
+``score = pattern value × multiplier + 醒数`` per paying seat, in 子.  Pattern
+values and multipliers come from :mod:`.patterns`; this module adds the bonus
+flip and turns the per-payer amounts into pairwise :class:`Payment` s, moved
+or added to by 互包.  Kong and 追牌 payments are instant and not settled here.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from qipai.core.errors import BadCards
+from qipai.core.model import Flip, HandEnd, Payment, Settlement
+from qipai.families.mahjong.tiles import N_KINDS, TILES
+from qipai.variants.guilin_mahjong.options import GuilinOptions
+from qipai.variants.guilin_mahjong import patterns
+from qipai.variants.guilin_mahjong.patterns import Evaluation, evaluate
+
+__all__ = ["xing_neighbours", "flip", "normal_amounts", "settle"]
+
+_HONOR_CYCLE = 7  # 东 南 西 北 中 发 白, cyclic (rules/README.md)
+
+
+def xing_neighbours(kind: int) -> tuple[int, ...]:
+    """The 上醒 and 下醒 kinds of a flipped tile (§3.3), sorted.
+
+    Suited tile of rank r: ranks r+1 and r−1 in **all three suits** (suit is
+    ignored), 9 and 1 being neighbours — six kinds (flip 3m → 2m 4m 2p 4p 2s
+    4s).  Honor: its two neighbours in the cycle E S W N C F P, P and E being
+    neighbours — two kinds (flip P → E F).  The flipped kind itself is never
+    one of them.
+
+    Raises:
+        BadCards: ``kind`` outside 0–33.
+    """
+    if not 0 <= kind < N_KINDS:
+        raise BadCards(f"tile kind {kind} is out of range 0..33")
+    if kind >= 27:
+        h = kind - 27
+        return tuple(sorted({27 + (h + 1) % _HONOR_CYCLE, 27 + (h - 1) % _HONOR_CYCLE}))
+    r = kind % 9
+    ranks = ((r - 1) % 9, (r + 1) % 9)
+    return tuple(sorted(suit * 9 + x for suit in range(3) for x in ranks))
+
+
+def flip(
+    holding: Sequence[int],
+    stock: Sequence[int],
+    options: GuilinOptions | None = None,
+    start: int = 0,
+) -> Flip:
+    """One winner's 翻醒 (§3.3, D-GL6, D-GL8).
+
+    Flips ``stock[start]``; 醒数 of that flip = how many tiles of ``holding``
+    are its 上醒 or 下醒 (:func:`xing_neighbours`; the flipped kind itself does
+    not count).  While one flip's 醒数 reaches ``options.reflip_at`` (4) the
+    next stock tile is flipped too, up to ``options.max_flips`` (2) flips in
+    all; the 醒数 add up.  No tile left to flip: no flip, 醒数 0 (D-GL8).
+
+    Args:
+        holding: every tile of the winning hand as kinds — concealed tiles,
+            the winning tile and all meld tiles, a kong counting 4 (D-GL6;
+            :func:`.patterns.holding` builds it).
+        stock: what is left of the live wall, head first (kinds).
+        options: the variant options (``max_flips``, ``reflip_at``).
+        start: index in ``stock`` of the first flip (0: the head).
+
+    Returns:
+        :class:`Flip` with the tiles flipped (in order) and the total 醒数 (子
+        per paying seat).
+
+    Raises:
+        BadCards: a kind outside 0–33, or ``start`` < 0.
+    """
+    options = options or GuilinOptions()
+    if start < 0:
+        raise BadCards(f"start must be >= 0, got {start}")
+    for c in (*holding, *stock):
+        if not 0 <= c < N_KINDS:
+            raise BadCards(f"tile kind {c} is out of range 0..33")
+    held = Counter(holding)
+    flipped: list[int] = []
+    xing = 0
+    i = start
+    while len(flipped) < options.max_flips and i < len(stock):
+        tile = stock[i]
+        got = sum(held[k] for k in xing_neighbours(tile))
+        flipped.append(tile)
+        xing += got
+        i += 1
+        if got < options.reflip_at:
+            break
+    return Flip(flipped=tuple(flipped), xing=xing)
+
+
+# --------------------------------------------------------------------------
+# Settlement
+
+
+def _check_end(end: HandEnd) -> None:
+    n = end.n_players
+    if n != 4:
+        raise BadCards(f"桂林麻将 is played by 4 seats, got n_players={n}")
+    if not end.winners:
+        raise BadCards("a settlement needs at least one winner")
+    seats = [w.seat for w in end.winners]
+    if len(set(seats)) != len(seats):
+        raise BadCards(f"a seat is listed twice among the winners {seats}")
+    if end.how == "zimo" and len(seats) != 1:
+        raise BadCards(f"a zimo has one winner, got {len(seats)}")
+    if end.how != "zimo":
+        tiles = {w.tile for w in end.winners}
+        if len(tiles) != 1:
+            raise BadCards("the winners of one discard / robbed kong must win on the same tile")
+    # The table's tiles: each winner's hand and melds, the winning tile once
+    # (one physical tile, however many win on it) and the stock.
+    seen = [0] * N_KINDS
+    tiles_once: set[int] = set()
+    for w in end.winners:
+        for c in (*w.hand, *(c for m in w.melds for c in m.cards)):
+            if not 0 <= c < N_KINDS:
+                raise BadCards(f"tile kind {c} is out of range 0..33")
+            seen[c] += 1
+        if w.tile is not None:
+            tiles_once.add(w.tile)
+    for c in (*tiles_once, *end.stock):
+        if not 0 <= c < N_KINDS:
+            raise BadCards(f"tile kind {c} is out of range 0..33")
+        seen[c] += 1
+    for kind, k in enumerate(seen):
+        if k > 4:
+            raise BadCards(
+                f"the winners' hands, the winning tile and the stock hold {k} copies of "
+                f"{TILES.token(kind)}; there are only 4"
+            )
+
+
+def _hubao_pairs(end: HandEnd, options: GuilinOptions) -> set[frozenset[int]]:
+    """The 互包 pairs (§4.1) as seat pairs; empty when ``options.hubao`` is off."""
+    pairs: set[frozenset[int]] = set()
+    for pair in end.relations.get("hubao", []):
+        if len(pair) != 2 or pair[0] == pair[1] or not all(0 <= s < end.n_players for s in pair):
+            raise BadCards(f"a hubao relation is two different seats, got {pair!r}")
+        pairs.add(frozenset(pair))
+    return pairs if options.hubao else set()
+
+
+def _partners(seat: int, pairs: set[frozenset[int]]) -> list[int]:
+    return sorted(s for pair in pairs if seat in pair for s in pair if s != seat)
+
+
+def _evaluations(end: HandEnd, options: GuilinOptions) -> dict[int, Evaluation]:
+    evs: dict[int, Evaluation] = {}
+    for w in end.winners:
+        ev = evaluate(w, end.how, end.dealer, end.from_seat, options, end.n_players)
+        if ev is None:
+            melds = " ".join(f"{m.kind} {TILES.format(m.cards)}" for m in w.melds)
+            raise BadCards(
+                f"seat {w.seat}'s hand {TILES.format(w.hand)}"
+                f"{' + ' + melds if melds else ''} does not win on "
+                f"{TILES.token(w.tile) if w.tile is not None else 'no tile'}"
+            )
+        evs[w.seat] = ev
+    return evs
+
+
+def normal_amounts(
+    end: HandEnd, options: GuilinOptions | None = None
+) -> tuple[dict[int, dict[int, int]], dict[int, Evaluation], dict[int, Flip]]:
+    """The amounts owed with no 互包 (D-GL13's "normal amount"), per winner.
+
+    Returns:
+        ``(amounts, evaluations, flips)``: ``amounts[winner][payer]`` =
+        value × multiplier + 醒数 (子) — the discarder / kong maker alone for
+        a discard win, the other three for zimo; the winners' evaluations and
+        their flips, keyed by winner seat.  Several winners share the flip
+        tiles (D-GL7): each flips from the head of ``end.stock``.
+
+    Raises:
+        BadCards: as :func:`settle`.
+    """
+    options = options or GuilinOptions()
+    _check_end(end)
+    evs = _evaluations(end, options)
+    flips = {w.seat: flip(patterns.holding(w), end.stock, options) for w in end.winners}
+    amounts = {
+        seat: {p: ev.amount_from(p) + flips[seat].xing for p in ev.payers}
+        for seat, ev in evs.items()
+    }
+    return amounts, evs, flips
+
+
+class _Ledger:
+    """Sums transfers per (payer, payee); remembers whether 互包 touched one."""
+
+    def __init__(self) -> None:
+        self.amount: dict[tuple[int, int], int] = {}
+        self.hubao: set[tuple[int, int]] = set()
+
+    def add(self, payer: int, payee: int, amount: int, reason: str) -> None:
+        key = (payer, payee)
+        self.amount[key] = self.amount.get(key, 0) + amount
+        if reason == "hubao":
+            self.hubao.add(key)
+
+    def payments(self) -> tuple[Payment, ...]:
+        return tuple(
+            Payment(payer, payee, amt, "hubao" if (payer, payee) in self.hubao else "hu")
+            for (payer, payee), amt in sorted(self.amount.items())
+            if amt
+        )
+
+
+def settle(end: HandEnd, options: GuilinOptions | None = None) -> Settlement:
+    """Settle the wins of a finished hand (§3.3, §3.4, §4; D-GL4, D-GL7, D-GL10, D-GL13).
+
+    Normal amounts (:func:`normal_amounts`): each paying seat owes the
+    winner ``value × multiplier + 醒数``.  Then 互包 pairs
+    (``end.relations["hubao"]``, ignored when ``options.hubao`` is off), each
+    pair applied independently and the results added:
+
+    1. C deals in to A (C not A's partner B, B not a co-winner): B also pays A
+       the normal amount C owes A.
+    2. A wins by zimo with one partner B: B pays twice the sum of the three
+       normal amounts; nobody else pays.
+    3. ``hubao_dealin="partner_double"`` (default): A deals in to his partner
+       B — A pays B twice the normal amount.  ``"literal"``: moreover, when A
+       deals in to any W other than B, B pays W twice the normal amount (A
+       pays his normal amount).
+    4. A zimo winner with several partners: each partner pays the full case-2
+       amount; the non-partners pay nothing.
+    5. D deals in to A and B, a pair: if the normal amounts D owes them are
+       equal, 互包 between A and B is ignored; otherwise the smaller winner
+       pays the larger winner the larger normal amount (case 1 is not applied
+       between co-winners).  D's own pairs still apply (case 3).
+
+    Choices where the rules are silent (documented decisions of this module):
+    - A zimo winner with three partners pays as case 4 (each partner pays the
+      full doubled amount).
+    - Under ``"literal"``, D's partner pays the winner twice the normal amount
+      even if he is himself a co-winner or the winner's partner (then on top of
+      case 1): every pair is applied independently, as §4.2 says.
+    - With three or more winners, case 5 is applied to every pair of
+      co-winners.
+    - ``Payment.reason`` is ``"hubao"`` when 互包 changed or created the
+      transfer, else ``"hu"``; one Payment per (payer, payee), zero omitted.
+
+    Args:
+        end: the hand's end — ``dealer``, ``how`` (``zimo``/``dianpao``/
+            ``qianggang``; 抢杠胡 is settled as a discard by the kong maker,
+            D-GL4), ``from_seat`` (discarder / kong maker; None or the winner
+            for zimo), ``winners`` (one :class:`WinClaim` each; several only on
+            one discard/robbed tile, all on the same tile), ``stock`` (kinds
+            left to flip, head first), ``relations["hubao"]`` (seat pairs),
+            ``n_players`` (must be 4).
+        options: the variant options.
+
+    Returns:
+        :class:`Settlement`: pairwise payments (子, sums to zero), pattern ids
+        and 醒数 by winner seat, and the stock tiles flipped (D-GL7: the
+        winners share them, so this is the longest of their flips).
+
+    Raises:
+        BadCards: a claim that does not win, a fifth copy of a kind (within a
+            hand, or across the winners' hands, the winning tile and the
+            stock), a bad meld or hand size, an unknown ``how`` or flag,
+            inconsistent seats (zimo with several winners, a discard win
+            without another seat as ``from_seat``, winners on different
+            tiles, a bad hubao pair), or ``n_players`` other than 4.
+    """
+    options = options or GuilinOptions()
+    amounts, evs, flips = normal_amounts(end, options)
+    pairs = _hubao_pairs(end, options)
+    ledger = _Ledger()
+    if end.how == "zimo":
+        (winner,) = evs
+        owed = amounts[winner]
+        partners = _partners(winner, pairs)
+        if partners:  # cases 2 and 4
+            for b in partners:
+                ledger.add(b, winner, 2 * sum(owed.values()), "hubao")
+        else:
+            for payer, amt in owed.items():
+                ledger.add(payer, winner, amt, "hu")
+    else:
+        d = end.from_seat
+        assert d is not None  # checked by evaluate
+        winners = set(evs)
+        for w in sorted(winners):
+            amt = amounts[w][d]
+            ledger.add(d, w, amt, "hu")
+            if frozenset((w, d)) in pairs:  # case 3: dealing in to one's partner
+                ledger.add(d, w, amt, "hubao")
+            for b in _partners(w, pairs):  # case 1
+                if b != d and b not in winners:
+                    ledger.add(b, w, amt, "hubao")
+            if options.hubao_dealin == "literal":  # case 3, literal reading
+                for b in _partners(d, pairs):
+                    if b != w:
+                        ledger.add(b, w, 2 * amt, "hubao")
+        for pair in sorted(tuple(sorted(p)) for p in pairs):  # case 5
+            a, b = pair
+            if a in winners and b in winners and amounts[a][d] != amounts[b][d]:
+                big, small = (a, b) if amounts[a][d] > amounts[b][d] else (b, a)
+                ledger.add(small, big, amounts[big][d], "hubao")
+    used = max(len(f.flipped) for f in flips.values())
+    return Settlement(
+        payments=ledger.payments(),
+        patterns={seat: ev.patterns for seat, ev in sorted(evs.items())},
+        xing={seat: f.xing for seat, f in sorted(flips.items())},
+        flipped=tuple(end.stock[:used]),
+    )
