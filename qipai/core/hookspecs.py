@@ -101,6 +101,15 @@ def qipai_deal(deck: list[int], dealer: int, options: Any) -> Deal:
 
 
 @hookspec(firstresult=True)
+def qipai_check_deal(deal: Deal, options: Any) -> str | None:
+    """Check an explicit deal given by a host (hand sizes, stock size).
+
+    Returns: a one-line description of what is wrong, or None if the deal
+    is fine.  ``firstresult``.
+    """
+
+
+@hookspec(firstresult=True)
 def qipai_new_state(options: Any) -> Any:
     """A fresh instance of the variant's own table state (``TableState.extra``).
 

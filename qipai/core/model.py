@@ -292,11 +292,13 @@ class Flip(Struct, frozen=True):
 
 
 class Deal(Struct, frozen=True):
-    """A dealt order: hands by seat, the stock head first, the dealer."""
+    """A dealt order: hands by seat, the stock head first, the dealer, and
+    the cards of the hands shown to all (zipai: the dealer's 亮张)."""
 
     dealer: int
     hands: tuple[tuple[int, ...], ...]
     wall: tuple[int, ...]
+    shown: tuple[int, ...] = ()
 
 
 class SeatState(Struct):

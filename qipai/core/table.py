@@ -36,7 +36,7 @@ import msgspec
 from qipai.core.cards import check_copies
 from qipai.core.errors import BadCards, IllegalAction
 from qipai.core.model import (
-    Action, Deal, Drew, Ended, Event, Flipped, Meld, Melded, Paid, Pass, Payment, Result,
+    Action, Deal, Dealt, Drew, Ended, Event, Flipped, Meld, Melded, Paid, Pass, Payment, Result,
     SeatState, Settlement, TableState, Window, net_of,
 )
 from qipai.core.ruleset import Ruleset
@@ -126,7 +126,8 @@ class Table:
 
     def __init__(self, ruleset: Ruleset, *, seed: int | None = None, deal: Deal | None = None,
                  dealer: int | None = None, relations: dict[str, list[list[int]]] | None = None,
-                 rng: random.Random | None = None, _state: TableState | None = None) -> None:
+                 rng: random.Random | None = None, _state: TableState | None = None,
+                 _position: bool = False) -> None:
         self.ruleset = ruleset
         self.hook = ruleset.hook
         self.options = ruleset.options
@@ -145,8 +146,12 @@ class Table:
             deal = self.hook.qipai_deal(deck=deck, dealer=dealer, options=self.options)
         else:
             if dealer is not None and dealer != deal.dealer:
-                deal = Deal(dealer, deal.hands, deal.wall)
+                raise BadCards(f"the deal was dealt for dealer {deal.dealer}, not {dealer}")
             self._check_deal(deal)
+            if not _position:
+                problem = self.hook.qipai_check_deal(deal=deal, options=self.options)
+                if problem:
+                    raise BadCards(problem)
         self.state = TableState(
             variant=ruleset.name,
             options=ruleset.options_dict(),
@@ -163,6 +168,8 @@ class Table:
             start_relations={k: [list(g) for g in v] for k, v in (relations or {}).items()},
             extra=self.hook.qipai_new_state(options=self.options),
         )
+        self.state.events.append(Dealt(deal.dealer, tuple(len(h) for h in deal.hands),
+                                       len(deal.wall), tuple(deal.shown)))
         self.hook.qipai_start(table=self)
 
     @classmethod
@@ -187,7 +194,7 @@ class Table:
         check_copies(every + [c for h in hands for c in h] + list(wall), ruleset.cards,
                      "the position's cards")
         deal = Deal(dealer, tuple(tuple(h) for h in hands), tuple(wall))
-        table = cls(ruleset, deal=deal, relations=relations)
+        table = cls(ruleset, deal=deal, relations=relations, _position=True)
         for seat, (ms, ds) in enumerate(zip(melds, discards)):
             table.seats[seat].melds = list(ms)
             table.seats[seat].discards = list(ds)

@@ -26,7 +26,8 @@ import msgspec
 from qipai.core.cards import full_deck
 from qipai.core.hookspecs import hookimpl
 from qipai.core.model import (
-    Action, Angang, Chi, Deal, Discard, Discarded, Drew, HandEnd, Hu, Jiagang, Meld, Melded,
+    Action, Angang, Chi, Deal, Discard, Discarded, Drew, HandEnd, Hu, Jiagang, Marked, Meld,
+    Melded,
     Minggang, Pass, Peng, WinClaim, Window, Won, Zimo,
 )
 from qipai.families.mahjong.tiles import TILES
@@ -47,6 +48,7 @@ class MahjongState(msgspec.Struct):
         draws: draws per seat (地胡: the first).
         discards_made: discards made this hand (天胡: none yet).
         kongs: kongs made per seat this hand.
+        announced: relations already announced, as ``[name, *seats]``.
     """
 
     drawn: int | None = None
@@ -57,6 +59,7 @@ class MahjongState(msgspec.Struct):
     draws: list[int] = msgspec.field(default_factory=lambda: [0, 0, 0, 0])
     discards_made: int = 0
     kongs: list[int] = msgspec.field(default_factory=lambda: [0, 0, 0, 0])
+    announced: list[list[Any]] = msgspec.field(default_factory=list)
 
 
 def remove(hand: list[int], card: int, n: int = 1) -> None:
@@ -118,6 +121,16 @@ class MahjongFlow:
             hands[seat] = tuple(deck[13 * k: 13 * k + 13])
         hands[dealer] = hands[dealer] + (deck[52],)
         return Deal(dealer=dealer, hands=tuple(hands), wall=tuple(deck[53:]))
+
+    @hookimpl(trylast=True)
+    def qipai_check_deal(self, deal: Deal, options: Any) -> str | None:
+        """The dealer holds 14 tiles, the others 13 (D-M1)."""
+        for seat, hand in enumerate(deal.hands):
+            want = 14 if seat == deal.dealer else 13
+            if len(hand) != want:
+                role = "the dealer" if seat == deal.dealer else "a non-dealer"
+                return f"seat {seat} ({role}) is dealt {len(hand)} tiles; it must hold {want}"
+        return None
 
     @hookimpl(trylast=True)
     def qipai_new_state(self, options: Any) -> Any:
@@ -346,6 +359,7 @@ class MahjongFlow:
                     remove(s.hand, c)
             meld = Meld("chi", tuple(action.cards), from_seat=owner, claimed=card)
         s.melds.append(meld)
+        self.mark_relations(table, owner, seat)
         if isinstance(action, Minggang):
             self.after_kong(table, seat, meld)
         else:
@@ -354,6 +368,19 @@ class MahjongFlow:
             st.after_kong = False
             table.give_turn(seat)
         return True
+
+    @staticmethod
+    def mark_relations(table: Any, owner: int, seat: int) -> None:
+        """Announce a relation the claim just formed (互包, 封胡 …) with a
+        ``marked`` event, once."""
+        st = table.extra
+        rel = table.hook.qipai_relations(table=table) or {}
+        for name, groups in rel.items():
+            for g in groups:
+                key = [name, *sorted(g)]
+                if owner in g and seat in g and key not in st.announced:
+                    st.announced.append(key)
+                    table.emit(Marked(name, tuple(sorted(g))))
 
     def complete_jiagang(self, table: Any, seat: int, card: int) -> None:
         s = table.seats[seat]

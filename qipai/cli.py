@@ -1,0 +1,452 @@
+"""The ``qipai`` command line: list variants, let bots play, check replays.
+
+``qipai variants`` · ``qipai play [VARIANT] [--seed N] [--hands K] [--bots …] [--json]``
+· ``qipai replay FILE`` · ``qipai conformance VARIANT [--cases PATH …]``.
+
+Bad input ends with one ``error: …`` line on stderr and exit status 2; no
+traceback.  Heavy modules (the engine, rich) are imported inside the
+commands so that ``qipai --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from qipai.core.errors import QipaiError
+
+DEFAULT_VARIANT = "guilin-mahjong"
+
+#: Exit statuses: a replay that differs, bad input (usage, files, records).
+EXIT_DIFFERS = 1
+EXIT_USAGE = 2
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    """Print one ``error: …`` line on stderr and exit with ``code``."""
+    click.echo(f"error: {' '.join(str(message).split())}", err=True)
+    sys.exit(code)
+
+
+class QipaiGroup(click.Group):
+    """The command group; its ``invoke`` is the CLI boundary where the
+    library's input errors become one-line messages."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except QipaiError as exc:
+            fail(str(exc))
+        except OSError as exc:
+            where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+            fail(f"{where}{exc.strerror or exc}")
+
+
+@click.group(cls=QipaiGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="qipai", prog_name="qipai")
+def cli() -> None:
+    """Chinese tile games (桂林麻将 …) on one table engine."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point (``qipai``, ``python -m qipai``)."""
+    cli.main(args=argv, prog_name="qipai")
+
+
+# --------------------------------------------------------------------------
+# variants
+
+
+@cli.command()
+def variants() -> None:
+    """List the registered variants with their players and options."""
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
+    from qipai.core.ruleset import available, load
+
+    table = RichTable(title="registered variants")
+    for col in ("variant", "title", "family", "players", "options (default)"):
+        table.add_column(col)
+    for name in sorted(available()):
+        try:
+            rs = load(name)
+        except Exception as exc:  # a broken plugin must not hide the others
+            table.add_row(name, f"cannot load: {type(exc).__name__}: {exc}", "", "", "")
+            continue
+        m = rs.manifest
+        opts = "\n".join(f"{k} = {_literal(v)}" for k, v in rs.options_dict().items())
+        table.add_row(name, m.title, m.family, str(m.players), opts or "—")
+    Console().print(table)
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value)
+
+
+# --------------------------------------------------------------------------
+# play
+
+
+@cli.command()
+@click.argument("variant", default=DEFAULT_VARIANT, metavar="[VARIANT]")
+@click.option("--seed", type=int, default=None,
+              help="Seed of the session (shuffles and bots); random if omitted.")
+@click.option("--hands", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Hands to play at one table; the dealer passes by the rules.")
+@click.option("--bots", type=click.Choice(["greedy", "random"]), default="greedy",
+              show_default=True, help="Who plays the four seats.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object (hands with their records) instead of the log.")
+def play(variant: str, seed: int | None, hands: int, bots: str, as_json: bool) -> None:
+    """Let bots play HANDS hands of VARIANT (default guilin-mahjong).
+
+    VARIANT may carry options: 'guilin-mahjong(hubao=false, max_flips=1)'.
+    """
+    import secrets
+
+    from qipai.bots import play_hands
+    from qipai.core.ruleset import load
+
+    rs = load(variant)
+    if seed is None:
+        seed = secrets.randbelow(2**31)
+    tables = play_hands(rs, hands, seed=seed, bots=bots)
+    if as_json:
+        _print_json(rs, seed, bots, list(tables))
+        return
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    console.print(f"[bold]{rs.manifest.title} {rs.spec}[/bold] · seed {seed} · {bots} bots · "
+                  f"{hands} hand{'s' if hands != 1 else ''}")
+    console.print(f"reproduce: qipai play '{rs.spec}' --seed {seed} --hands {hands} "
+                  f"--bots {bots}", style="dim")
+    done = []
+    for i, table in enumerate(tables, 1):
+        _print_hand(console, table, i)
+        done.append(table)
+    _print_total(console, done)
+
+
+def _print_json(rs: Any, seed: int, bots: str, tables: list[Any]) -> None:
+    import msgspec
+
+    from qipai.core.records import record_of
+
+    out_hands = []
+    total = [0] * rs.manifest.players
+    for t in tables:
+        r = t.result
+        total = [a + b for a, b in zip(total, r.net)]
+        out_hands.append({
+            "dealer": t.state.dealer, "end": r.end, "winners": list(r.winners),
+            "net": list(r.net), "record": msgspec.to_builtins(record_of(t)),
+        })
+    doc = {"variant": rs.name, "options": rs.options_dict(), "seed": seed, "bots": bots,
+           "hands": out_hands, "total": total}
+    click.echo(msgspec.json.encode(doc).decode())
+
+
+# --------------------------------------------------------------------------
+# replay
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+def replay(file: str) -> None:
+    """Replay FILE and check it reproduces its events and settlement.
+
+    FILE is a JSON record, a `qipai play --json` output (every hand is
+    checked) or - for stdin.  Exit 0 if identical, 1 at the first
+    difference, 2 if FILE cannot be read as records.
+    """
+    data = sys.stdin.buffer.read() if file == "-" else _read(file)
+    ok, message = _check_replays(*_records_in(data))
+    if not ok:
+        click.echo(f"replay differs: {message}")
+        sys.exit(EXIT_DIFFERS)
+    click.echo(f"replay identical: {message}")
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+# --------------------------------------------------------------------------
+# the hand log (play)
+
+#: Meld kinds in the field's words (mahjong and zipai).
+MELD_NAMES = {
+    "chi": "吃 chi", "peng": "碰 peng", "minggang": "明杠 minggang", "jiagang": "加杠 jiagang",
+    "angang": "暗杠 angang", "sao": "扫 sao", "guosao": "过扫 guosao",
+    "saochuan": "扫穿 saochuan", "kaizhao": "开招 kaizhao",
+}
+HOW_NAMES = {"zimo": "自摸 zimo", "dianpao": "点炮 dianpao", "qianggang": "抢杠 qianggang",
+             "fangpao": "放炮 fangpao", "pinghu": "平胡 pinghu"}
+
+
+def _tile(cards: Any, kind: int | None) -> str:
+    """One card as ``5p(五筒)``; ``?`` if unknown."""
+    if kind is None or kind < 0:
+        return "?"
+    return f"{cards.token(kind)}({cards.chinese(kind)})"
+
+
+def _hand(cards: Any, kinds: Any) -> str:
+    """A hand in compact notation, with tile glyphs where the cards have them."""
+    kinds = sorted(kinds)
+    text = cards.format(kinds) or "—"
+    glyph = getattr(cards, "glyph", None)
+    if glyph is not None and kinds:
+        text += "  " + "".join(glyph(k) for k in kinds)
+    return text
+
+
+def _meld(cards: Any, meld: Any) -> str:
+    name = MELD_NAMES.get(meld.kind, meld.kind)
+    src = f" from seat {meld.from_seat}" if meld.from_seat is not None else ""
+    return f"{name} {cards.format(meld.cards)}{src}"
+
+
+def _payments(payments: Any) -> str:
+    return "; ".join(f"seat {p.payer} → seat {p.payee} {p.amount}"
+                     + (f" ({p.reason})" if p.reason else "") for p in payments)
+
+
+def _log_lines(table: Any) -> list[str]:
+    """The hand, event by event, as readable lines (a draw and the discard
+    right after it share a line)."""
+    from qipai.core import model as m
+
+    cards = table.cards
+    deal = table.state.deal
+    events = table.events
+    # The deal comes from the dealt order: the engine emits no ``Dealt`` event.
+    lines = [f"deal — dealer seat {deal.dealer}, {len(deal.wall)} tiles in the stock"]
+    for seat, hand in enumerate(deal.hands):
+        mark = " 庄" if seat == deal.dealer else "  "
+        lines.append(f"  seat {seat}{mark} {_hand(cards, hand)}")
+    i = 0
+    while i < len(events):
+        e = events[i]
+        nxt = events[i + 1] if i + 1 < len(events) else None
+        if isinstance(e, m.Dealt):
+            if e.shown:
+                lines.append(f"shown at the deal: {' '.join(_tile(cards, k) for k in e.shown)}")
+        elif isinstance(e, m.Drew):
+            what = "draws" + (" from the tail" if e.tail else "") + (" (shown)" if e.shown else "")
+            line = f"seat {e.seat}: {what} {_tile(cards, e.card)}"
+            if isinstance(nxt, m.Discarded) and nxt.seat == e.seat:
+                line += f", discards {_tile(cards, nxt.card)}"
+                i += 1
+            lines.append(line)
+        elif isinstance(e, m.Discarded):
+            lines.append(f"seat {e.seat}: discards {_tile(cards, e.card)}")
+        elif isinstance(e, m.Melded):
+            claimed = f" on {_tile(cards, e.meld.claimed)}" if e.meld.claimed is not None else ""
+            lines.append(f"seat {e.seat}: {_meld(cards, e.meld)}{claimed}")
+        elif isinstance(e, m.Paid):
+            lines.append(f"    paid at once: {_payments(e.payments)}")
+        elif isinstance(e, m.Marked):
+            lines.append(f"notice: {e.what} — seats {', '.join(map(str, e.seats))}")
+        elif isinstance(e, m.Won):
+            src = f" from seat {e.from_seat}" if e.from_seat is not None else ""
+            pats = f" — {', '.join(e.patterns)}" if e.patterns else ""
+            lines.append(f"seat {e.seat} wins: {HOW_NAMES.get(e.how, e.how)} on "
+                         f"{_tile(cards, e.card)}{src}{pats}")
+        elif isinstance(e, m.Flipped):
+            xing = ", ".join(f"seat {s}: {x}" for s, x in sorted(e.xing.items()))
+            lines.append(f"翻醒 flipped {' '.join(_tile(cards, k) for k in e.cards) or 'nothing'}"
+                         f" — 醒 {xing or 'none'}")
+        elif isinstance(e, m.Ended):
+            end = "胡 hu" if e.end == "hu" else "荒庄 huangzhuang (no winner)"
+            lines.append(f"end: {end}; next dealer seat {e.next_dealer}")
+        else:  # an event kind this log does not know yet
+            lines.append(f"{type(e).__name__}: {e}")
+        i += 1
+    return lines
+
+
+def _print_hand(console: Any, table: Any, index: int) -> None:
+    from rich.rule import Rule
+    from rich.table import Table as RichTable
+
+    from qipai.core.model import Won, net_of
+
+    cards = table.cards
+    r = table.result
+    console.print(Rule(f"hand {index} · dealer seat {table.state.dealer} · seed {table.seed}"))
+    for line in _log_lines(table):
+        console.print(line, markup=False)
+    wins = {e.seat: e for e in table.events if isinstance(e, Won)}
+    for seat in r.winners:
+        won = wins.get(seat)
+        s = table.seats[seat]
+        concealed = list(s.hand)
+        if won is not None and won.how == "zimo" and won.card in concealed:
+            concealed.remove(won.card)
+        console.print(f"[bold]seat {seat} wins[/bold]", end=" ")
+        console.print(f"hand {_hand(cards, concealed)} + {_tile(cards, won.card if won else None)}",
+                      markup=False)
+        for meld in s.melds:
+            console.print(f"    meld {_meld(cards, meld)}", markup=False)
+        pats = r.patterns.get(seat, ())
+        console.print(f"    patterns: {', '.join(pats) or '—'} · 醒 {r.xing.get(seat, 0)}",
+                      markup=False)
+    if r.flipped:
+        console.print(f"flipped: {' '.join(_tile(cards, k) for k in r.flipped)}", markup=False)
+    instant = net_of(r.instant, table.n)
+    settle = [a - b for a, b in zip(r.net, instant)]
+    from_seats = {w.from_seat for w in wins.values() if w.from_seat is not None}
+    grid = RichTable(title=f"settlement, hand {index} ({r.end})", title_justify="left")
+    for col in ("seat", "role", "instant", "win", "net"):
+        grid.add_column(col, justify="right" if col not in ("seat", "role") else "left")
+    for seat in range(table.n):
+        role = " ".join(x for x, on in (("庄 dealer", seat == table.state.dealer),
+                                         ("胡 winner", seat in r.winners),
+                                         ("炮 dealt in", seat in from_seats)) if on)
+        grid.add_row(str(seat), role, f"{instant[seat]:+d}", f"{settle[seat]:+d}",
+                     f"[bold]{r.net[seat]:+d}[/bold]")
+    console.print(grid)
+    settlement = r.payments[len(r.instant):]
+    if settlement:
+        console.print(f"payments: {_payments(settlement)}", markup=False)
+
+
+def _print_total(console: Any, tables: list[Any]) -> None:
+    from rich.table import Table as RichTable
+
+    n = tables[0].n
+    grid = RichTable(title="total", title_justify="left", show_footer=True)
+    total = [0] * n
+    for t in tables:
+        total = [a + b for a, b in zip(total, t.result.net)]
+    grid.add_column("hand", footer="total")
+    grid.add_column("dealer")
+    grid.add_column("end")
+    grid.add_column("winners")
+    for seat in range(n):
+        grid.add_column(f"seat {seat}", justify="right", footer=f"{total[seat]:+d}")
+    for i, t in enumerate(tables, 1):
+        r = t.result
+        grid.add_row(str(i), str(t.state.dealer), r.end,
+                     ", ".join(map(str, r.winners)) or "—", *(f"{x:+d}" for x in r.net))
+    console.print(grid)
+
+
+# --------------------------------------------------------------------------
+# replay helpers
+
+
+def _records_in(data: bytes) -> tuple[list[tuple[str, dict[str, Any], Any]], Any]:
+    """The hands in ``data`` and the claimed total: one record, or every
+    hand of a ``play --json`` output.  Each hand is (label, summary,
+    record), the summary being the output's own dealer/end/winners/net.
+
+    Raises:
+        BadRecord: not JSON, or not records.
+    """
+    import msgspec
+
+    from qipai.core.errors import BadRecord
+    from qipai.core.records import decode_record
+
+    try:
+        obj = msgspec.json.decode(data)
+    except msgspec.DecodeError as exc:
+        raise BadRecord(f"not a JSON record: {exc}") from None
+    if isinstance(obj, dict) and "hands" in obj:
+        hands = obj["hands"]
+        if not isinstance(hands, list) or not hands:
+            raise BadRecord("a play output needs a non-empty list of hands")
+        out = []
+        for i, hand in enumerate(hands, 1):
+            if not isinstance(hand, dict) or "record" not in hand:
+                raise BadRecord(f"hand {i} has no record")
+            try:
+                out.append((f"hand {i}", hand, decode_record(hand["record"])))
+            except BadRecord as exc:
+                raise BadRecord(f"hand {i}: {exc}") from None
+        return out, obj.get("total")
+    return [("record", {}, decode_record(obj))], None
+
+
+def _check_replays(hands: list[tuple[str, dict[str, Any], Any]],
+                   claimed_total: Any = None) -> tuple[bool, str]:
+    """Replay each record; (True, summary) or (False, the first difference),
+    checking also the hands' summaries and ``claimed_total`` if given.
+
+    Raises:
+        QipaiError: a record's variant or options cannot be loaded (bad input).
+    """
+    from qipai.core.errors import BadRecord
+    from qipai.core.records import replay_check
+    from qipai.core.ruleset import load
+
+    n_actions = 0
+    total: list[int] | None = None
+    for label, summary, rec in hands:
+        load(rec.variant, rec.options)  # unknown variant / options: bad input, not a difference
+        try:
+            diff = replay_check(rec)
+        except BadRecord as exc:
+            return False, f"{label}: {exc}"
+        if diff is not None:
+            return False, f"{label}: {diff}"
+        diff = _summary_diff(summary, rec)
+        if diff is not None:
+            return False, f"{label}: {diff}"
+        if rec.result is not None:
+            net = list(rec.result.net)
+            total = net if total is None else [a + b for a, b in zip(total, net)]
+        n_actions += len(rec.actions)
+    if claimed_total is not None and claimed_total != total:
+        return False, f"total {claimed_total} is not the sum of the hands' net {total}"
+    rec = hands[0][2]
+    what = f"{len(hands)} hand{'s' if len(hands) != 1 else ''} of {rec.variant}"
+    return True, f"{what}, {n_actions} actions; events and settlement match"
+
+
+def _summary_diff(summary: dict[str, Any], rec: Any) -> str | None:
+    """A ``play --json`` hand's own dealer/end/winners/net against its record."""
+    result = rec.result
+    fields = [("dealer", rec.deal.dealer)]
+    if result is not None:
+        fields += [("end", result.end), ("winners", list(result.winners)),
+                   ("net", list(result.net))]
+    for key, want in fields:
+        if key in summary and summary[key] != want:
+            return f"{key} is {summary[key]!r} but the record's result has {want!r}"
+    return None
+
+
+# --------------------------------------------------------------------------
+# conformance
+
+
+@cli.command()
+@click.argument("variant")
+@click.option("--cases", "cases", multiple=True, type=click.Path(exists=False),
+              help="Case file or directory (repeatable); default: the variant's own cases.")
+def conformance(variant: str, cases: tuple[str, ...]) -> None:
+    """Run the conformance cases of VARIANT (CONFORMANCE.md)."""
+    try:
+        from qipai.conformance.runner import main as run_cases
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("qipai.conformance"):
+            fail("the conformance runner (qipai.conformance.runner) is not available yet")
+        raise
+    code = run_cases(variant, list(cases))
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,265 @@
+"""The ``qipai`` command line, through click's CliRunner (and once as a process)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from qipai.cli import cli
+
+
+@pytest.fixture
+def run():
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None):
+        return runner.invoke(cli, list(args), input=input, catch_exceptions=False)
+
+    return invoke
+
+
+@pytest.fixture(scope="module")
+def three_hands() -> dict:
+    res = CliRunner().invoke(cli, ["play", "--seed", "5", "--hands", "3", "--json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def one_line_error(res, *words: str) -> None:
+    assert res.exit_code != 0
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in res.output
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+
+
+# -------------------------------------------------------------------- play
+
+
+def test_play_seed_prints_log_and_settlement(run):
+    res = run("play", "--seed", "1")
+    assert res.exit_code == 0, res.output
+    out = res.stdout
+    assert "seed 1" in out
+    assert "deal — dealer seat" in out
+    assert "discards" in out
+    assert "settlement, hand 1" in out and "total" in out
+    assert "wins" in out or "huangzhuang" in out
+
+
+def test_play_json_is_one_object_zero_sum_with_total(run):
+    res = run("play", "--seed", "1", "--json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["variant"] == "guilin-mahjong" and doc["seed"] == 1
+    assert doc["options"]["hubao"] is True
+    assert len(doc["hands"]) == 1
+    hand = doc["hands"][0]
+    assert hand["end"] in ("hu", "huangzhuang")
+    assert sum(hand["net"]) == 0
+    assert hand["record"]["result"]["net"] == hand["net"]
+    assert doc["total"] == hand["net"]
+
+
+def test_play_json_same_seed_same_output(run):
+    first = run("play", "--seed", "9", "--json").stdout
+    assert run("play", "--seed", "9", "--json").stdout == first
+
+
+def test_play_hands_follow_next_dealer(three_hands):
+    hands = three_hands["hands"]
+    assert len(hands) == 3
+    for before, after in zip(hands, hands[1:]):
+        assert after["dealer"] == before["record"]["result"]["next_dealer"]
+    assert three_hands["total"] == [sum(h["net"][s] for h in hands) for s in range(4)]
+    assert all(sum(h["net"]) == 0 for h in hands)
+
+
+def test_play_with_options_and_random_bots(run):
+    res = run("play", "guilin-mahjong(hubao=false, max_flips=1)", "--seed", "2",
+              "--bots", "random", "--json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["options"]["hubao"] is False and doc["options"]["max_flips"] == 1
+    assert doc["hands"][0]["record"]["options"]["hubao"] is False
+
+
+def test_play_without_seed_reports_the_seed_it_used(run):
+    res = run("play", "--json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    again = run("play", "--seed", str(doc["seed"]), "--json")
+    assert json.loads(again.stdout) == doc
+    log = run("play")
+    assert log.exit_code == 0 and "reproduce: qipai play" in log.stdout
+
+
+def test_play_unknown_variant(run):
+    one_line_error(run("play", "nosuch"), "nosuch")
+
+
+def test_play_unknown_option(run):
+    one_line_error(run("play", "guilin-mahjong(nosuch=1)"), "nosuch")
+
+
+def test_play_bad_option_value(run):
+    one_line_error(run("play", "guilin-mahjong(zhuipai=sometimes)"), "zhuipai")
+
+
+def test_play_bad_usage_exits_2(run):
+    res = run("play", "--hands", "0")
+    assert res.exit_code == 2 and "Traceback" not in res.output
+
+
+# -------------------------------------------------------------------- replay
+
+
+def test_replay_play_output(run, three_hands, tmp_path):
+    f = tmp_path / "session.json"
+    f.write_text(json.dumps(three_hands))
+    res = run("replay", str(f))
+    assert res.exit_code == 0, res.output
+    assert res.stdout.startswith("replay identical: 3 hands")
+    assert len(res.stdout.strip().splitlines()) == 1
+
+
+def test_replay_single_record_and_stdin(run, three_hands, tmp_path):
+    record = three_hands["hands"][1]["record"]
+    f = tmp_path / "hand.json"
+    f.write_text(json.dumps(record))
+    assert run("replay", str(f)).exit_code == 0
+    res = run("replay", "-", input=json.dumps(record))
+    assert res.exit_code == 0 and res.stdout.startswith("replay identical: 1 hand")
+
+
+def test_replay_tampered_net(run, three_hands, tmp_path):
+    doc = json.loads(json.dumps(three_hands))
+    net = doc["hands"][2]["record"]["result"]["net"]
+    net[0] += 1
+    net[1] -= 1
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps(doc))
+    res = run("replay", str(f))
+    assert res.exit_code == 1
+    assert "replay differs: hand 3" in res.stdout and "result differs" in res.stdout
+
+
+def test_replay_tampered_summary_net_and_total(run, three_hands, tmp_path):
+    doc = json.loads(json.dumps(three_hands))
+    doc["hands"][0]["net"] = [0, 0, 0, 0]
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps(doc))
+    res = run("replay", str(f))
+    assert res.exit_code == 1 and "hand 1: net" in res.stdout
+    doc = json.loads(json.dumps(three_hands))
+    doc["total"] = [1, -1, 0, 0]
+    f.write_text(json.dumps(doc))
+    res = run("replay", str(f))
+    assert res.exit_code == 1 and "total" in res.stdout
+
+
+def test_replay_tampered_action(run, three_hands, tmp_path):
+    doc = json.loads(json.dumps(three_hands))
+    actions = doc["hands"][0]["record"]["actions"]
+    i = next(i for i, a in enumerate(actions) if a["type"] == "discard")
+    actions[i]["card"] = (actions[i]["card"] + 1) % 34
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps(doc))
+    res = run("replay", str(f))
+    assert res.exit_code == 1
+    assert res.stdout.startswith("replay differs: hand 1: ")
+    assert "action" in res.stdout or "event" in res.stdout
+
+
+def test_replay_legal_but_different_action(run, three_hands, tmp_path):
+    # Swap the first discard for another tile the same seat holds: still
+    # legal, so the replay runs and its events differ.
+    doc = json.loads(json.dumps(three_hands))
+    rec = doc["hands"][0]["record"]
+    dealer = rec["deal"]["dealer"]
+    first = rec["actions"][0]
+    assert first["type"] == "discard" and first["seat"] == dealer
+    other = next(k for k in rec["deal"]["hands"][dealer] if k != first["card"])
+    first["card"] = other
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps(doc))
+    res = run("replay", str(f))
+    assert res.exit_code == 1 and "replay differs: hand 1:" in res.stdout
+
+
+@pytest.mark.parametrize("content, word", [
+    ("{not json", "JSON"),
+    ('{"format": 99, "variant": "guilin-mahjong"}', "format"),
+    ('{"format": 1, "variant": "guilin-mahjong"}', "deal"),
+    ("[1, 2, 3]", "record"),
+    ('{"hands": []}', "hands"),
+])
+def test_replay_malformed_file(run, tmp_path, content, word):
+    f = tmp_path / "bad.json"
+    f.write_text(content)
+    res = run("replay", str(f))
+    assert res.exit_code == 2
+    one_line_error(res, word)
+
+
+def test_replay_record_of_unknown_variant(run, three_hands, tmp_path):
+    doc = json.loads(json.dumps(three_hands["hands"][0]["record"]))
+    doc["variant"] = "nosuch"
+    f = tmp_path / "r.json"
+    f.write_text(json.dumps(doc))
+    res = run("replay", str(f))
+    assert res.exit_code == 2
+    one_line_error(res, "nosuch")
+
+
+def test_replay_missing_file(run, tmp_path):
+    res = run("replay", str(tmp_path / "nope.json"))
+    assert res.exit_code == 2
+    one_line_error(res, "nope.json")
+
+
+# -------------------------------------------------------------------- variants, entry points
+
+
+def test_variants_lists_guilin_with_options(run):
+    res = run("variants")
+    assert res.exit_code == 0, res.output
+    assert "guilin-mahjong" in res.stdout and "桂林麻将" in res.stdout
+    assert "hubao" in res.stdout and "true" in res.stdout
+
+
+def test_conformance_command_is_wired(run, monkeypatch):
+    import types
+
+    seen = {}
+
+    def fake_main(variant, cases):
+        seen["args"] = (variant, cases)
+        return 3
+
+    module = types.ModuleType("qipai.conformance.runner")
+    module.main = fake_main
+    monkeypatch.setitem(sys.modules, "qipai.conformance.runner", module)
+    res = run("conformance", "guilin-mahjong", "--cases", "a.toml", "--cases", "b")
+    assert res.exit_code == 3
+    assert seen["args"] == ("guilin-mahjong", ["a.toml", "b"])
+
+
+def test_python_m_qipai_help_and_play():
+    help_ = subprocess.run([sys.executable, "-m", "qipai", "--help"],
+                           capture_output=True, text=True, timeout=60)
+    assert help_.returncode == 0 and "replay" in help_.stdout
+    play = subprocess.run([sys.executable, "-m", "qipai", "play", "--seed", "4"],
+                          capture_output=True, text=True, timeout=120)
+    assert play.returncode == 0, play.stderr
+    assert "settlement, hand 1" in play.stdout
+    bad = subprocess.run([sys.executable, "-m", "qipai", "play", "nosuch"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("error: ") and "Traceback" not in bad.stderr
