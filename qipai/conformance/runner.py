@@ -296,10 +296,10 @@ def check_claim(rs: Ruleset, g: dict, e: dict) -> None:
         return
     start = len(table.events)
     table.open_window(card, owner, source)
-    declared = {d["seat"]: d["action"] for d in g.get("declared", ())}
+    declared = {d["seat"]: (d["action"], d.get("cards", "")) for d in g.get("declared", ())}
     for seat in sorted(table.to_decide()):
-        verb = declared.get(seat, "pass")
-        action = _claim_action(rs, table, seat, verb, "")
+        verb, chi_cards = declared.get(seat, ("pass", ""))
+        action = _claim_action(rs, table, seat, verb, chi_cards)
         table.apply(action)
     got_res = []
     for ev in table.events[start:]:
@@ -339,6 +339,9 @@ def _claim_action(rs: Ruleset, table: Table, seat: int, verb: str, rest: str) ->
     if verb == "minggang":
         return Minggang(seat)
     if verb == "chi":
+        if not rest.strip():  # a claim case may declare "chi" alone: the first legal one
+            chis = [a for a in table.legal_actions(seat) if isinstance(a, Chi)]
+            return chis[0] if chis else Chi(seat, ())
         parts = rest.split("+")
         main = tuple(sorted(cards(rs, parts[0])))
         extra = tuple(tuple(sorted(cards(rs, p))) for p in parts[1:])
