@@ -1,0 +1,62 @@
+"""桂林字牌 ``guilin-zipai`` — the variant plugin (rules/guilin-zipai.md, seed 004).
+
+Registered under the entry-point group ``qipai.variants``.  The play (deal,
+mandatory 扫/扫穿/开招, claims, 过张, discards) comes from
+:class:`qipai.families.zipai.flow.ZipaiFlow` (``QIPAI_BASE_PLUGINS``); this
+module answers what is scored: the manifest and options, the win check with
+胡数 and the minimum, waits, 醒 and the settlement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from qipai.core.cards import counts
+from qipai.core.hookspecs import hookimpl
+from qipai.core.model import Flip, HandEnd, Meld, Settlement, WinClaim, WinEval
+from qipai.core.ruleset import Manifest
+from qipai.families.zipai import groups
+from qipai.families.zipai.cards import CARDS
+from qipai.families.zipai.flow import ZipaiFlow, ZipaiState
+from qipai.variants.guilin_zipai import scoring
+from qipai.variants.guilin_zipai.options import ZipaiOptions, threshold
+
+NAME = "guilin-zipai"
+VERSION = "1"
+
+QIPAI_BASE_PLUGINS = [ZipaiFlow()]
+
+
+@hookimpl
+def qipai_manifest() -> Manifest:
+    return Manifest(name=NAME, title="桂林字牌", players=3, cards=CARDS,
+                    options_type=ZipaiOptions, family="zipai", version=VERSION,
+                    state_type=ZipaiState)
+
+
+@hookimpl
+def qipai_win_check(claim: WinClaim, how: str, dealer: int, from_seat: int | None,
+                    options: ZipaiOptions) -> WinEval:
+    """§4: all cards in groups and at most one pair, 胡数 ≥ the minimum of
+    ``hu_scale``; bonuses 自摸/天胡/地胡/三笼五坎."""
+    return scoring.evaluate(claim, how, dealer, from_seat, options)
+
+
+@hookimpl
+def qipai_waits(hand: Sequence[int], melds: Sequence[Meld], options: ZipaiOptions) -> list[int]:
+    """Cards another player could give that complete the hand with at least
+    the minimum 胡数 (a self-drawn card may score more)."""
+    return groups.waits(counts(hand, 20), list(melds), min_hu=threshold(options))
+
+
+@hookimpl
+def qipai_bonus_flip(holding: Sequence[int], tile: int | None, stock: Sequence[int],
+                     options: ZipaiOptions) -> Flip:
+    """醒 §6: ``xing_mode``, 真三醒/假四醒 re-flips, 海底胡."""
+    return scoring.flip(list(holding), list(stock), tile, options)
+
+
+@hookimpl
+def qipai_settle(end: HandEnd, options: ZipaiOptions) -> Settlement:
+    """§7: one share = (子 + 中醒数) × 番数 from each loser; 放炮: the discarder pays both."""
+    return scoring.settle(end, options)
