@@ -48,6 +48,10 @@ class MahjongState(msgspec.Struct):
         draws: draws per seat (地胡: the first).
         discards_made: discards made this hand (天胡: none yet).
         kongs: kongs made per seat this hand.
+        pengs: ``pengs[a][b]`` = 碰 and 点杠 seat b made of seat a's discards (封胡).
+        any_peng: a 碰 or 点杠 has been made this hand (广西 地胡).
+        chain: the kongs the turn holder has declared this turn, in order
+            (连杠; reset by a discard or a new draw).
         announced: relations already announced, as ``[name, *seats]``.
     """
 
@@ -59,6 +63,9 @@ class MahjongState(msgspec.Struct):
     draws: list[int] = msgspec.field(default_factory=lambda: [0, 0, 0, 0])
     discards_made: int = 0
     kongs: list[int] = msgspec.field(default_factory=lambda: [0, 0, 0, 0])
+    pengs: list[list[int]] = msgspec.field(default_factory=lambda: [[0] * 4 for _ in range(4)])
+    any_peng: bool = False
+    chain: list[Meld] = msgspec.field(default_factory=list)
     announced: list[list[Any]] = msgspec.field(default_factory=list)
 
 
@@ -92,13 +99,17 @@ class MahjongFlow:
     Args:
         angang_hidden: how many tiles of a 暗杠 lie face down (Guilin 3: the
             top one shown; 广西 4).
+        dihu_voided_by_chi: whether a 吃 voids 地胡 (Guilin D-GL5: any claim
+            does; 广西: only a 碰 or 明杠 does).
         state_type: the variant's state Struct (a subclass of
             :class:`MahjongState`).
     """
 
-    def __init__(self, angang_hidden: int = 3, state_type: type = MahjongState) -> None:
+    def __init__(self, angang_hidden: int = 3, state_type: type = MahjongState,
+                 dihu_voided_by_chi: bool = True) -> None:
         self.angang_hidden = angang_hidden
         self.state_type = state_type
+        self.dihu_voided_by_chi = dihu_voided_by_chi
 
     # ------------------------------------------------------------- set-up
     @hookimpl(trylast=True)
@@ -167,22 +178,36 @@ class MahjongFlow:
             if seat == table.state.dealer and st.discards_made == 0 and st.kongs[seat] == 0 \
                     and st.draws[seat] == 0:
                 flags.append("tianhu")
-            elif seat != table.state.dealer and st.draws[seat] == 1 and not st.any_claim \
-                    and st.kongs[seat] == 0:
+            elif seat != table.state.dealer and st.draws[seat] == 1 and st.kongs[seat] == 0 \
+                    and not (st.any_claim if self.dihu_voided_by_chi else st.any_peng):
                 flags.append("dihu")
         elif how == "dianpao":
             if owner is not None and st.kong_discard == owner:
                 flags.append("gangshangpao")
             if empty:
                 flags.append("haidipao")
+            if owner is not None and self.in_quanqiuren(table, owner):
+                flags.append("quanqiupao")
+            if owner == table.state.dealer and seat != owner and st.discards_made == 1:
+                flags.append("renhu")
         return tuple(flags)
+
+    @staticmethod
+    def in_quanqiuren(table: Any, seat: int) -> bool:
+        """``seat`` has four claimed sets (碰, 明杠, 补杠) and at most one
+        concealed tile (its discard may be in play): 全求人 for 反冲."""
+        s = table.seats[seat]
+        return len(s.melds) == 4 and len(s.hand) <= 1 and \
+            all(m.kind in ("peng", "minggang", "jiagang") for m in s.melds)
 
     def claim_for(self, table: Any, seat: int, tile: int, how: str,
                   owner: int | None, hand: list[int] | None = None) -> WinClaim:
         s = table.seats[seat]
         h = list(s.hand if hand is None else hand)
+        flags = self.win_flags(table, seat, how, owner)
+        chain = tuple(table.extra.chain) if "gangshanghua" in flags else ()
         return WinClaim(seat=seat, hand=tuple(sorted(h)), melds=tuple(s.melds), tile=tile,
-                        flags=self.win_flags(table, seat, how, owner))
+                        flags=flags, kong_chain=chain)
 
     def wins(self, table: Any, claim: WinClaim, how: str, owner: int | None) -> bool:
         ev = table.hook.qipai_win_check(claim=claim, how=how, dealer=table.state.dealer,
@@ -197,7 +222,9 @@ class MahjongFlow:
         table.seats[seat].hand.sort()
         st.drawn = card
         st.after_kong = tail
-        st.draws[seat] += 1
+        if not tail:
+            st.chain = []
+            st.draws[seat] += 1
         table.emit(Drew(seat=seat, card=card, tail=tail))
         table.give_turn(seat)
         return True
@@ -239,6 +266,7 @@ class MahjongFlow:
             st.kong_discard = seat if st.after_kong else None
             st.drawn = None
             st.after_kong = False
+            st.chain = []
             st.discards_made += 1
             table.emit(Discarded(seat, action.card))
             table.open_window(action.card, seat, "discard")
@@ -256,8 +284,13 @@ class MahjongFlow:
         return True
 
     def after_kong(self, table: Any, seat: int, meld: Meld) -> None:
-        """Record the kong, then draw its replacement from the tail."""
-        table.extra.kongs[seat] += 1
+        """Record the kong (and its place in the turn's 连杠 chain), then draw
+        its replacement from the tail."""
+        st = table.extra
+        st.kongs[seat] += 1
+        if meld.kind == "minggang":
+            st.chain = []
+        st.chain.append(meld)
         table.emit(Melded(seat, meld))
         self.draw_replacement(table, seat)
 
@@ -345,6 +378,9 @@ class MahjongFlow:
         s = table.seats[seat]
         st.claims[owner][seat] += 1
         st.any_claim = True
+        if isinstance(action, (Peng, Minggang)):
+            st.pengs[owner][seat] += 1
+            st.any_peng = True
         st.kong_discard = None
         if isinstance(action, Peng):
             remove(s.hand, card, 2)
@@ -366,6 +402,7 @@ class MahjongFlow:
             table.emit(Melded(seat, meld))
             st.drawn = None
             st.after_kong = False
+            st.chain = []
             table.give_turn(seat)
         return True
 
@@ -446,6 +483,8 @@ class MahjongFlow:
         table.end_hand("hu", [c.seat for c in claims], settlement, from_seat)
 
     def huangzhuang(self, table: Any) -> None:
+        """荒庄: a ``marked`` notice (a variant may refund fees on it), then the end."""
+        table.emit(Marked("huangzhuang"))
         table.end_hand("huangzhuang")
 
     @hookimpl(trylast=True)
