@@ -279,10 +279,22 @@ def check_claim(rs: Ruleset, g: dict, e: dict) -> None:
     used = Counter(c for h in hands for c in h) + Counter(c for s in ms for m in s for c in m.cards) \
         + Counter(c for d in discards for c in d) + Counter([card])
     rest = list((Counter(rs.deck()) - used).elements())
-    wall = rest[: g["wall_left"]] if "wall_left" in g else rest
+    if "wall_left" in g:
+        rest = rest[: max(0, g["wall_left"] - (1 if source == "draw" else 0))]
+    wall = [card] + rest if source == "draw" else rest
+    passed = [{"seat": p["seat"], "card": cards(rs, p["card"])[0], "action": p.get("action", "")}
+              for p in g.get("passed", ())]
     table = Table.from_position(rs, dealer=g.get("dealer", 0), hands=hands, wall=wall,
-                                melds=ms, discards=discards, relations=_relations(g))
+                                melds=ms, discards=discards, relations=_relations(g),
+                                context={"passed": passed} if passed else None)
     offered = {seat: table.claim_options(seat, card, owner, source) for seat in range(n)}
+    start = len(table.events)
+    if source == "draw":
+        table.draw(owner)
+        if not any(isinstance(ev, Drew) and ev.shown for ev in table.events[start:]):
+            # a mandatory move took the drawn card before anyone saw it
+            offered = {seat: [a for a in table.legal_actions(seat) if isinstance(a, Zimo)]
+                       if seat == owner else [] for seat in range(n)}
     if "legal" in e:
         for seat, want in e["legal"].items():
             got = sorted({action_id(a) for a in offered[int(seat)] if not isinstance(a, Pass)})
@@ -294,19 +306,24 @@ def check_claim(rs: Ruleset, g: dict, e: dict) -> None:
             expect_eq(f"legal_chi[{seat}]", sorted(_chi_key(rs, w) for w in want), got)
     if "resolved" not in e:
         return
-    start = len(table.events)
-    table.open_window(card, owner, source)
+    if source != "draw":
+        start = len(table.events)
+        table.open_window(card, owner, source)
     declared = {d["seat"]: (d["action"], d.get("cards", "")) for d in g.get("declared", ())}
-    for seat in sorted(table.to_decide()):
+    window = table.state.window
+    while window is not None and table.state.window is window and table.to_decide():
+        seat = table.to_decide()[0]
         verb, chi_cards = declared.get(seat, ("pass", ""))
-        action = _claim_action(rs, table, seat, verb, chi_cards)
-        table.apply(action)
+        table.apply(_claim_action(rs, table, seat, verb, chi_cards))
     got_res = []
-    for ev in table.events[start:]:
+    for i, ev in enumerate(table.events[start:]):
+        if isinstance(ev, Drew) and (source != "draw" or i > 0 and ev.seat != owner
+                                     or ev.card != card):
+            break  # the next draw: play has moved past this card
         if isinstance(ev, Won):
             got_res.append((ev.seat, "hu"))
-        elif isinstance(ev, Melded) and (ev.meld.from_seat == owner or ev.meld.kind in
-                                         ("sao", "guosao", "saochuan", "kaizhao")):
+        elif isinstance(ev, Melded) and (ev.meld.claimed == card or
+                                         (ev.meld.kind in MANDATORY_VERBS and card in ev.meld.cards)):
             got_res.append((ev.seat, ev.meld.kind))
     want_res = sorted((r["seat"], r["action"]) for r in e["resolved"])
     expect_eq("resolved", want_res, sorted(set(got_res)))

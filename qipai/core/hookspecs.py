@@ -119,6 +119,17 @@ def qipai_new_state(options: Any) -> Any:
 
 
 @hookspec(firstresult=True)
+def qipai_setup_position(table: Table, context: dict[str, Any]) -> bool:
+    """Set the variant's bookkeeping for a table set up mid-hand
+    (:meth:`~qipai.core.table.Table.from_position`) from ``context``, e.g.
+    zipai 过张 ``{"passed": [{"seat": 1, "card": 7, "action": "peng"}]}``
+    (cards as kinds).
+
+    Returns: True when handled.  ``firstresult``.
+    """
+
+
+@hookspec(firstresult=True)
 def qipai_start(table: Table) -> bool:
     """Open the hand after the deal: initial mandatory moves, 天胡 …, then
     give the first seat its turn (``table.give_turn``) or end the hand.

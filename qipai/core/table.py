@@ -176,11 +176,13 @@ class Table:
     def from_position(cls, ruleset: Ruleset, *, dealer: int, hands: Sequence[Sequence[int]],
                       wall: Sequence[int] = (), melds: Sequence[Sequence[Meld]] | None = None,
                       discards: Sequence[Sequence[int]] | None = None,
-                      relations: dict[str, list[list[int]]] | None = None) -> Table:
+                      relations: dict[str, list[list[int]]] | None = None,
+                      context: dict[str, Any] | None = None) -> Table:
         """A table set up in the middle of a hand (for puzzles, tests, the
         conformance runner's ``claim`` checks): hands, melds and discards by
-        seat, the stock.  The dealer then holds the turn; a caller may open a
-        window with :meth:`open_window`.
+        seat, the stock, and the variant's own context (``qipai_setup_position``,
+        e.g. zipai 过张).  The dealer then holds the turn; a caller may open a
+        window with :meth:`open_window` or make a seat draw with :meth:`draw`.
 
         Raises:
             BadCards: a fifth copy of a kind anywhere, or the wrong seat count.
@@ -198,6 +200,8 @@ class Table:
         for seat, (ms, ds) in enumerate(zip(melds, discards)):
             table.seats[seat].melds = list(ms)
             table.seats[seat].discards = list(ds)
+        if context:
+            table.hook.qipai_setup_position(table=table, context=context)
         table.give_turn(dealer)
         return table
 

@@ -198,6 +198,18 @@ class ZipaiFlow:
         return ZipaiState()
 
     @hookimpl(trylast=True)
+    def qipai_setup_position(self, table: Any, context: dict[str, Any]) -> bool:
+        """过张 context: ``passed`` = [{seat, card, action}] — an earlier
+        offer of ``card`` for ``action`` (吃 or 碰) that the seat let go."""
+        st = table.extra
+        for p in context.get("passed", ()):
+            seat, card, action = p["seat"], p["card"], p.get("action", "peng")
+            target = st.passed_peng if action == "peng" else st.passed_chi
+            if card not in target[seat]:
+                target[seat].append(card)
+        return True
+
+    @hookimpl(trylast=True)
     def qipai_start(self, table: Any) -> bool:
         """§3.3 step 1: initial 扫穿, then D-ZP6 (a) 天胡, (b) 三笼五坎; then
         the dealer discards (unless D-ZP13)."""
@@ -447,10 +459,11 @@ class ZipaiFlow:
             if window.source != "draw" and getattr(table.options, "fangpao_bihu", True):
                 return [win]  # 放炮必胡: compulsory
             acts.append(win)
-        if self.kaizhao_seat(table, window) is None:
-            if self.can_peng(table, seat, window):
-                acts.append(Peng(seat))
-            acts.extend(self.chis(table, seat, window))
+        # 碰/吃 are offered even when another seat's 开招 will take the card:
+        # its 坎 or face-down 扫 is hidden, and asking reveals nothing.
+        if self.can_peng(table, seat, window):
+            acts.append(Peng(seat))
+        acts.extend(self.chis(table, seat, window))
         if acts:
             acts.append(Pass(seat))
         return acts
