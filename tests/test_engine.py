@@ -227,3 +227,72 @@ def test_core_imports_no_variant():
             if isinstance(node, ast.Import):
                 for a in node.names:
                     assert not a.name.startswith(("qipai.variants", "qipai.families")), path
+
+
+# ---------------------------------------------------------------- found by QA
+
+def test_no_kong_after_a_peng_only_a_discard():
+    # mahjong-common.md §2: after 碰/吃 the claimer discards (no draw), so no kong
+    rs = load("guilin-mahjong")
+    hands = [P("19m19p19s ESWNCF 5p P"), P("555p 7777s 1m 2m 3m 4m 5m 6m"),
+             P("2p3p4p 2s3s4s 6p7p8p 2m3m4m E"), P("6m7m8m 6s8s9s 9p8p 7m 8m 9m W N")]
+    used = sum((h for h in hands), [])
+    wall = [k for k in range(34) for _ in range(4 - used.count(k))]
+    t = rs.table(deal=Deal(0, tuple(map(tuple, hands)), tuple(wall)))
+    t.apply(Discard(0, P("5p")[0]))
+    t.apply(Peng(1))
+    assert {type(a).__name__ for a in t.legal_actions(1)} == {"Discard"}
+
+
+@pytest.mark.parametrize("bad", [Discard(True, 0), Discard(0, 2.0), Discard(0, 99),
+                                 Discard(0, -1), Discard(9, 0)])
+def test_actions_of_the_wrong_type_or_range_are_refused(bad):
+    rs, t = _table_after_first_discard()
+    before = t.snapshot()
+    with pytest.raises(IllegalAction):
+        t.apply(bad)
+    assert t.snapshot() == before
+
+
+def test_chi_cards_in_any_order_or_a_list_are_accepted():
+    rs, t = _table_after_first_discard()
+    t.apply(Discard(0, P("5m")[0]))
+    t.apply(Chi(1, [P("6m")[0], P("5m")[0], P("4m")[0]]))
+    assert t.seats[1].melds[0].cards == tuple(P("456m"))
+
+
+def test_restore_into_other_options_is_refused():
+    rs = load("guilin-mahjong")
+    data = rs.table(seed=6).snapshot()
+    with pytest.raises(BadRecord, match="hubao"):
+        Table.restore(load("guilin-mahjong(hubao=false)"), data)
+    with pytest.raises(BadRecord):
+        Table.restore(rs, b"garbage")
+
+
+def test_relations_must_be_pairs_of_seats():
+    rs = load("guilin-mahjong")
+    for bad in ([[0, 9]], [[0, 0]], [[0, 1, 2]], [["0", "1"]]):
+        with pytest.raises(BadCards, match="two different seats"):
+            rs.table(seed=1, relations={"hubao": bad})
+
+
+def test_a_mid_hand_position_is_not_tianhu():
+    # the dealer to act with 14 tiles and discards on the table: a plain 门清 zimo
+    rs = load("guilin-mahjong")
+    hands = [P("123m456m789p234s55s"), P("1p1p1p 2p2p2p 3p3p3p 4p4p4p E"),
+             P("5p5p5p 6p6p6p 7p7p7p 8p8p8p S"), P("1s1s1s 9s9s9s 6s6s6s 7s7s7s W")]
+    t = Table.from_position(rs, dealer=0, hands=hands, wall=P("NNCC"),
+                            discards=[P("FF"), P("P"), [], []])
+    from qipai.core.model import Zimo
+    assert Zimo(0) in t.legal_actions(0)
+    t.apply(Zimo(0))
+    assert t.result.patterns[0] == ("pinghu", "menqing")
+
+
+def test_options_are_strict():
+    for bad in ("guilin-mahjong(hubao=1)", "guilin-mahjong(hubao=maybe)",
+                "guilin-mahjong(max_flips='2')", "guilin-mahjong(hubao=true, hubao=false)",
+                "guilin-mahjong(=1)"):
+        with pytest.raises(BadOption):
+            load(bad)

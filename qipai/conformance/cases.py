@@ -86,10 +86,13 @@ def load_cases(paths: list[str | Path], variant: str) -> list[tuple[Case, dict[s
     out: list[tuple[Case, dict[str, Any]]] = []
     seen: dict[str, str] = {}
     for path in paths:
-        for f in case_paths(path):
+        files = case_paths(path)
+        if not files:
+            raise BadCase(f"no case files (*.toml) in {path}")
+        for f in files:
             cf = read_file(f)
             if cf.variant != variant:
-                continue
+                raise BadCase(f"{f} holds cases for variant {cf.variant!r}, not {variant!r}")
             for case in cf.cases:
                 if case.id in seen:
                     raise BadCase(f"case id {case.id!r} appears twice ({seen[case.id]} and {f})")

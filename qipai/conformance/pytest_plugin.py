@@ -82,8 +82,16 @@ def pytest_collection_modifyitems(session: Any, config: Any, items: list) -> Non
         return
     from qipai.conformance.properties import PROPERTIES
     from qipai.conformance.runner import collect
+    from qipai.core.errors import QipaiError
+    from qipai.core.ruleset import load
 
-    for case, options in collect(variant, config.getoption("--qipai-cases")):
+    try:
+        load(variant)
+        collected = collect(variant, config.getoption("--qipai-cases"))
+    except QipaiError as exc:
+        raise pytest.UsageError(f"--qipai-variant: {exc}") from None
+
+    for case, options in collected:
         items.append(CaseItem.from_parent(session, name=case.id, variant=variant,
                                           case=case, options=options))
     games = config.getoption("--qipai-games")

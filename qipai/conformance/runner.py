@@ -540,8 +540,28 @@ CHECKERS: dict[str, Callable[[Ruleset, dict, dict], None]] = {
 }
 
 
+EXPECT_KEYS: dict[str, set[str]] = {
+    "deck": {"size", "kinds", "copies"},
+    "deal": {"hand_sizes", "stock", "hands"},
+    "win": {"wins", "patterns", "hu"},
+    "waits": {"tiles"},
+    "flip": {"flipped", "xing"},
+    "settle": {"net", "pairwise", "patterns", "xing"},
+    "claim": {"legal", "legal_chi", "resolved"},
+    "scenario": {"end", "winners", "net", "kong_net", "instant_net", "pairwise", "patterns",
+                 "xing", "next_dealer", "error"},
+    "view": {"hand", "melds", "hand_sizes", "stock"},
+}
+
+
 def run_case(variant: str, case: Case, options: dict[str, Any]) -> Outcome:
-    """Check one case; never raises for a failing or malformed case."""
+    """Check one case; never raises for a failing or malformed case.  A case
+    that expects nothing the runner knows fails: it would check nothing."""
+    unknown = sorted(set(case.expect) - EXPECT_KEYS[case.check])
+    if unknown or not case.expect:
+        what = f"unknown expect keys {unknown}" if unknown else "nothing expected"
+        return Outcome(case.id, False, f"malformed case: {what} (a {case.check} case "
+                                       f"checks {sorted(EXPECT_KEYS[case.check])})", case.source)
     try:
         rs = ruleset_for(variant, options)
         CHECKERS[case.check](rs, case.given, case.expect)

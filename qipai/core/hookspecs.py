@@ -121,7 +121,8 @@ def qipai_new_state(options: Any) -> Any:
 @hookspec(firstresult=True)
 def qipai_setup_position(table: Table, context: dict[str, Any]) -> bool:
     """Set the variant's bookkeeping for a table set up mid-hand
-    (:meth:`~qipai.core.table.Table.from_position`) from ``context``, e.g.
+    (:meth:`~qipai.core.table.Table.from_position`; ``qipai_start`` is not
+    called for it) from ``context``, e.g.
     zipai 过张 ``{"passed": [{"seat": 1, "card": 7, "action": "peng"}]}``
     (cards as kinds).
 

@@ -23,7 +23,7 @@ import pluggy
 
 from qipai.core import hookspecs
 from qipai.core.cards import CardSystem
-from qipai.core.errors import BadOption, UnknownVariant
+from qipai.core.errors import BadCards, BadNotation, BadOption, UnknownVariant
 from qipai.core.model import Flip, HandEnd, Meld, Settlement, WinClaim, WinEval
 
 ENTRY_POINT_GROUP = "qipai.variants"
@@ -82,7 +82,12 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
             if "=" not in part:
                 raise BadOption(f"bad option {part.strip()!r} in {spec!r}: expected key=value")
             key, _, raw = part.partition("=")
-            opts[key.strip()] = _literal(raw.strip())
+            key = key.strip()
+            if not key.isidentifier():
+                raise BadOption(f"bad option name {key!r} in {spec!r}")
+            if key in opts:
+                raise BadOption(f"option {key!r} is given twice in {spec!r}")
+            opts[key] = _literal(raw.strip())
     return name, opts
 
 
@@ -182,17 +187,30 @@ class Ruleset:
     # -- scoring API (used by the conformance runner) -----------------------------
     def parse(self, text: Any) -> list[int]:
         """Cards in this variant's notation → kinds (raises BadNotation)."""
+        if not isinstance(text, (str, list, tuple)):
+            raise BadNotation(f"not cards: {text!r} (give a string or a list)")
         return self.cards.parse(text)
 
     def win_check(self, claim: WinClaim, how: str, dealer: int,
                   from_seat: int | None = None) -> WinEval:
-        """Is ``claim`` a win, and as what (hook ``qipai_win_check``)."""
+        """Is ``claim`` a win, and as what (hook ``qipai_win_check``).
+
+        Raises:
+            BadNotation: a card that is not a kind of this game.
+            BadCards: an impossible hand (a fifth copy, a wrong size …).
+        """
+        self._check_claim(claim)
         return self.hook.qipai_win_check(claim=claim, how=how, dealer=dealer,
                                          from_seat=from_seat, options=self.options)
 
     def waits(self, hand: Sequence[int], melds: Sequence[Meld] = ()) -> list[int]:
-        """The kinds that complete ``hand`` (hook ``qipai_waits``)."""
-        return self.hook.qipai_waits(hand=list(hand), melds=list(melds), options=self.options)
+        """The kinds that complete ``hand`` (hook ``qipai_waits``).
+
+        Raises:
+            BadNotation: a card out of range.  BadCards: an impossible hand.
+        """
+        return self.hook.qipai_waits(hand=self.parse(list(hand)), melds=list(melds),
+                                     options=self.options)
 
     def bonus_flip(self, holding: Sequence[int], tile: int | None,
                    stock: Sequence[int]) -> Flip:
@@ -201,8 +219,30 @@ class Ruleset:
                                           stock=list(stock), options=self.options)
 
     def settle(self, end: HandEnd) -> Settlement:
-        """Who pays whom for the wins of ``end`` (hook ``qipai_settle``)."""
+        """Who pays whom for the wins of ``end`` (hook ``qipai_settle``).
+
+        Raises:
+            BadNotation, BadCards: as :meth:`win_check`, or relations that are
+                not pairs of seats.
+        """
+        n = self.manifest.players
+        for w in end.winners:
+            self._check_claim(w)
+        self.parse(list(end.stock))
+        for name, groups in end.relations.items():
+            for g in groups:
+                if len(g) != 2 or len(set(g)) != 2 or any(
+                        type(s) is not int or not 0 <= s < n for s in g):
+                    raise BadCards(f"relation {name} {g!r}: expected two different seats "
+                                   f"(0..{n - 1})")
         return self.hook.qipai_settle(end=end, options=self.options)
+
+    def _check_claim(self, claim: WinClaim) -> None:
+        self.parse(list(claim.hand))
+        if claim.tile is not None:
+            self.parse([claim.tile])
+        for m in tuple(claim.melds) + tuple(claim.kong_chain):
+            self.parse(list(m.cards))
 
     def deck(self) -> list[int]:
         """The full deck, canonical order (hook ``qipai_deck``)."""
@@ -220,7 +260,7 @@ def convert_options(manifest: Manifest, options: dict[str, Any]) -> Any:
             the valid options.
     """
     try:
-        return msgspec.convert(options, manifest.options_type, strict=False)
+        return msgspec.convert(options, manifest.options_type)
     except msgspec.ValidationError as exc:
         valid = ", ".join(manifest.options_type.__struct_fields__)
         msg = str(exc)

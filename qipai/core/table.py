@@ -34,9 +34,9 @@ from typing import Any
 import msgspec
 
 from qipai.core.cards import check_copies
-from qipai.core.errors import BadCards, IllegalAction
+from qipai.core.errors import BadCards, BadRecord, IllegalAction
 from qipai.core.model import (
-    Action, Deal, Dealt, Drew, Ended, Event, Flipped, Meld, Melded, Paid, Pass, Payment, Result,
+    ACTION_TYPES, Action, Chi, Deal, Dealt, Drew, Ended, Event, Flipped, Meld, Melded, Paid, Pass, Payment, Result,
     SeatState, Settlement, TableState, Window, net_of,
 )
 from qipai.core.ruleset import Ruleset
@@ -105,6 +105,7 @@ def redact(event: Event, viewer: int) -> Event:
 
 
 _STATE_DECODERS: dict[Any, msgspec.msgpack.Decoder] = {}
+ACTION_CLASSES = tuple(ACTION_TYPES.values())
 
 
 class Table:
@@ -137,6 +138,9 @@ class Table:
         if _state is not None:
             self.state = _state
             return
+        if dealer is not None and (type(dealer) is not int or not 0 <= dealer < self.n):
+            raise BadCards(f"dealer {dealer!r} is not a seat (0..{self.n - 1})")
+        relations = self._checked_relations(relations)
         if deal is None:
             rng = rng or (random.Random(seed) if seed is not None else secrets.SystemRandom())
             deck = list(self.hook.qipai_deck(options=self.options))
@@ -170,7 +174,8 @@ class Table:
         )
         self.state.events.append(Dealt(deal.dealer, tuple(len(h) for h in deal.hands),
                                        len(deal.wall), tuple(deal.shown)))
-        self.hook.qipai_start(table=self)
+        if not _position:
+            self.hook.qipai_start(table=self)
 
     @classmethod
     def from_position(cls, ruleset: Ruleset, *, dealer: int, hands: Sequence[Sequence[int]],
@@ -200,10 +205,25 @@ class Table:
         for seat, (ms, ds) in enumerate(zip(melds, discards)):
             table.seats[seat].melds = list(ms)
             table.seats[seat].discards = list(ds)
-        if context:
-            table.hook.qipai_setup_position(table=table, context=context)
+        table.hook.qipai_setup_position(table=table, context=dict(context or {}))
         table.give_turn(dealer)
         return table
+
+    def _checked_relations(self, relations: Any) -> dict[str, list[list[int]]]:
+        """Relations are named lists of seat pairs (互包, 封胡); anything else is
+        refused with :class:`BadCards`."""
+        out: dict[str, list[list[int]]] = {}
+        for name, groups in (relations or {}).items():
+            checked = []
+            for g in groups:
+                g = list(g)
+                if len(g) != 2 or len(set(g)) != 2 or any(
+                        type(s) is not int or not 0 <= s < self.n for s in g):
+                    raise BadCards(f"relation {name} {g!r}: expected two different seats "
+                                   f"(0..{self.n - 1})")
+                checked.append(g)
+            out[str(name)] = checked
+        return out
 
     def _check_deal(self, deal: Deal) -> None:
         if len(deal.hands) != self.n:
@@ -268,6 +288,7 @@ class Table:
         st = self.state
         if st.result is not None:
             raise IllegalAction("the hand is over")
+        action = self._checked(action)
         legal = st.pending.get(action.seat)
         if legal is None or action not in legal:
             raise IllegalAction(self._why_illegal(action))
@@ -282,6 +303,30 @@ class Table:
             st.pending = {}
             self.hook.qipai_apply_turn(table=self, action=action)
         return st.events[start:]
+
+    def _checked(self, action: Any) -> Action:
+        """Refuse what is not an action of this table's shape (wrong types,
+        cards out of range); put a chi's cards in canonical (sorted) order."""
+        if not isinstance(action, ACTION_CLASSES):
+            raise IllegalAction(f"not an action: {action!r}")
+        seat = action.seat
+        if type(seat) is not int or not 0 <= seat < self.n:
+            raise IllegalAction(f"seat {seat!r} is not a seat at this table (0..{self.n - 1})")
+        kinds = self.cards.n_kinds
+        cards = []
+        if hasattr(action, "card"):
+            cards.append(action.card)
+        if isinstance(action, Chi):
+            cards.extend(action.cards)
+            for g in action.extra:
+                cards.extend(g)
+        for c in cards:
+            if type(c) is not int or not 0 <= c < kinds:
+                raise IllegalAction(f"not a card of this game: {c!r} (kinds are 0..{kinds - 1})")
+        if isinstance(action, Chi):
+            action = Chi(seat, tuple(sorted(action.cards)),
+                         tuple(sorted(tuple(sorted(g)) for g in action.extra)))
+        return action
 
     def _why_illegal(self, action: Action) -> str:
         seat = getattr(action, "seat", None)
@@ -449,7 +494,13 @@ class Table:
             dec = msgspec.msgpack.Decoder(
                 tuple[TableState, int | None])
             _STATE_DECODERS[key] = dec
-        state, seed = dec.decode(data)
-        if state_type is not None and state.extra is not None:
-            state.extra = msgspec.convert(state.extra, state_type)
+        try:
+            state, seed = dec.decode(data)
+            if state_type is not None and state.extra is not None:
+                state.extra = msgspec.convert(state.extra, state_type)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise BadRecord(f"not a snapshot of a {ruleset.name} table: {exc}") from None
+        if state.variant != ruleset.name or state.options != ruleset.options_dict():
+            raise BadRecord(f"the snapshot is of {state.variant} with options {state.options}, "
+                            f"not of {ruleset.spec}")
         return cls(ruleset, seed=seed, _state=state)

@@ -148,6 +148,22 @@ class MahjongFlow:
         return self.state_type()
 
     @hookimpl(trylast=True)
+    def qipai_setup_position(self, table: Any, context: dict[str, Any]) -> bool:
+        """A position is mid-hand once discards or melds are given: no 天胡
+        or 地胡 then.  The dealer (to act) holding 3k+2 tiles counts his last
+        dealt tile as just drawn."""
+        st = table.extra
+        seats = table.seats
+        st.discards_made = sum(len(s.discards) for s in seats)
+        if st.discards_made or any(s.melds for s in seats):
+            st.draws = [1, 1, 1, 1]
+            st.discards_made = max(st.discards_made, 1)
+        st.any_claim = any(m.from_seat is not None for s in seats for m in s.melds)
+        dealt = table.state.deal.hands[table.state.dealer]
+        st.drawn = dealt[-1] if len(dealt) % 3 == 2 else None
+        return True
+
+    @hookimpl(trylast=True)
     def qipai_start(self, table: Any) -> bool:
         """The dealer holds 14 and acts first; his 14th dealt tile counts as
         his drawn tile (天胡)."""
@@ -241,7 +257,7 @@ class MahjongFlow:
             if self.wins(table, self.claim_for(table, seat, st.drawn, "zimo", None, rest),
                          "zimo", None):
                 acts.append(Zimo(seat))
-        if self.drawable(table) >= 1:
+        if st.drawn is not None and self.drawable(table) >= 1:  # kongs after a draw only
             for kind in sorted(set(hand)):
                 if hand.count(kind) == 4:
                     acts.append(Angang(seat, kind))
@@ -292,6 +308,8 @@ class MahjongFlow:
             st.chain = []
         st.chain.append(meld)
         table.emit(Melded(seat, meld))
+        if meld.kind == "minggang":
+            self.mark_relations(table, meld.from_seat, seat)
         self.draw_replacement(table, seat)
 
     def draw_replacement(self, table: Any, seat: int) -> None:
@@ -395,11 +413,11 @@ class MahjongFlow:
                     remove(s.hand, c)
             meld = Meld("chi", tuple(action.cards), from_seat=owner, claimed=card)
         s.melds.append(meld)
-        self.mark_relations(table, owner, seat)
         if isinstance(action, Minggang):
             self.after_kong(table, seat, meld)
         else:
             table.emit(Melded(seat, meld))
+            self.mark_relations(table, owner, seat)
             st.drawn = None
             st.after_kong = False
             st.chain = []

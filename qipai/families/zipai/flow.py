@@ -202,6 +202,8 @@ class ZipaiFlow:
         """过张 context: ``passed`` = [{seat, card, action}] — an earlier
         offer of ``card`` for ``action`` (吃 or 碰) that the seat let go."""
         st = table.extra
+        st.dealer_discards = 1 if any(s.discards or s.melds for s in table.seats) else 0
+        st.discard_due = True
         for p in context.get("passed", ()):
             seat, card, action = p["seat"], p["card"], p.get("action", "peng")
             target = st.passed_peng if action == "peng" else st.passed_chi
