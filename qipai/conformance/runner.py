@@ -27,6 +27,7 @@ from qipai.core.table import Table
 from qipai.conformance.cases import Case, load_cases
 
 KONG_KINDS = ("minggang", "jiagang", "angang", "bugang")
+KONG_FEE_REASONS = KONG_KINDS + ("angang_refund",)  # 广西: 暗杠 fees returned at 荒庄
 
 
 class Outcome(msgspec.Struct, frozen=True):
@@ -462,7 +463,7 @@ def check_scenario(rs: Ruleset, g: dict, e: dict) -> None:
     if "instant_net" in e:
         expect_eq("instant_net", list(e["instant_net"]), net_of(res.instant, n))
     if "kong_net" in e:
-        kongs = [p for p in res.instant if p.reason in KONG_KINDS]
+        kongs = [p for p in res.instant if p.reason in KONG_FEE_REASONS]
         expect_eq("kong_net", list(e["kong_net"]), net_of(kongs, n))
     if "pairwise" in e:
         check_pairwise(e["pairwise"], res.payments)

@@ -500,7 +500,8 @@ class Table:
                 state.extra = msgspec.convert(state.extra, state_type)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise BadRecord(f"not a snapshot of a {ruleset.name} table: {exc}") from None
-        if state.variant != ruleset.name or state.options != ruleset.options_dict():
+        if state.variant != ruleset.name or \
+                msgspec.json.encode(state.options) != msgspec.json.encode(ruleset.options_dict()):
             raise BadRecord(f"the snapshot is of {state.variant} with options {state.options}, "
                             f"not of {ruleset.spec}")
         return cls(ruleset, seed=seed, _state=state)

@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 
 from qipai.core.cards import full_deck
+from qipai.core.checks import deal_size_problem
 from qipai.core.hookspecs import hookimpl
 from qipai.core.model import (
     Action, Angang, Chi, Deal, Discard, Discarded, Drew, HandEnd, Hu, Jiagang, Marked, Meld,
@@ -69,6 +70,18 @@ class MahjongState(msgspec.Struct):
     announced: list[list[Any]] = msgspec.field(default_factory=list)
 
 
+def pairs_reaching(counts: list[list[int]], threshold: int) -> list[list[int]]:
+    """Seat pairs ``[a, b]`` where ``counts[a][b]`` (claims by b of a's
+    discards) reached ``threshold`` — directional, giver first."""
+    return [[a, b] for a in range(len(counts)) for b in range(len(counts))
+            if a != b and counts[a][b] >= threshold]
+
+
+def merged_pairs(*groups: list[list[int]]) -> list[list[int]]:
+    """Unordered union of seat pairs, sorted (for mutual relations like 互包)."""
+    return [list(p) for p in sorted({tuple(sorted(g)) for gs in groups for g in gs})]
+
+
 def remove(hand: list[int], card: int, n: int = 1) -> None:
     """Remove ``n`` copies of ``card`` from a hand (caller checked they are there)."""
     for _ in range(n):
@@ -97,19 +110,25 @@ class MahjongFlow:
     """Default hook implementations of the common mahjong flow.
 
     Args:
+        manifest: the variant's manifest (its ``state_type`` a subclass of
+            :class:`MahjongState`, or None for the family's own).
         angang_hidden: how many tiles of a 暗杠 lie face down (Guilin 3: the
             top one shown; 广西 4).
         dihu_voided_by_chi: whether a 吃 voids 地胡 (Guilin D-GL5: any claim
             does; 广西: only a 碰 or 明杠 does).
-        state_type: the variant's state Struct (a subclass of
-            :class:`MahjongState`).
     """
 
-    def __init__(self, angang_hidden: int = 3, state_type: type = MahjongState,
+    def __init__(self, manifest: Any, angang_hidden: int = 3,
                  dihu_voided_by_chi: bool = True) -> None:
+        self.manifest = manifest
         self.angang_hidden = angang_hidden
-        self.state_type = state_type
+        self.state_type = manifest.state_type or MahjongState
         self.dihu_voided_by_chi = dihu_voided_by_chi
+
+    @hookimpl(trylast=True)
+    def qipai_manifest(self) -> Any:
+        """The variant's :class:`~qipai.core.ruleset.Manifest`, given at construction."""
+        return self.manifest
 
     # ------------------------------------------------------------- set-up
     @hookimpl(trylast=True)
@@ -136,12 +155,7 @@ class MahjongFlow:
     @hookimpl(trylast=True)
     def qipai_check_deal(self, deal: Deal, options: Any) -> str | None:
         """The dealer holds 14 tiles, the others 13 (D-M1)."""
-        for seat, hand in enumerate(deal.hands):
-            want = 14 if seat == deal.dealer else 13
-            if len(hand) != want:
-                role = "the dealer" if seat == deal.dealer else "a non-dealer"
-                return f"seat {seat} ({role}) is dealt {len(hand)} tiles; it must hold {want}"
-        return None
+        return deal_size_problem(deal, 14, 13, "tiles")
 
     @hookimpl(trylast=True)
     def qipai_new_state(self, options: Any) -> Any:
@@ -195,7 +209,10 @@ class MahjongFlow:
                     and st.draws[seat] == 0:
                 flags.append("tianhu")
             elif seat != table.state.dealer and st.draws[seat] == 1 and st.kongs[seat] == 0 \
+                    and not any(row[seat] for row in st.claims) \
                     and not (st.any_claim if self.dihu_voided_by_chi else st.any_peng):
+                # his first turn: no draw before, no claim of his own (which
+                # would have been a turn), no kong; voided by others' claims
                 flags.append("dihu")
         elif how == "dianpao":
             if owner is not None and st.kong_discard == owner:

@@ -25,6 +25,7 @@ from typing import TypeVar
 
 import msgspec
 
+from qipai.core.checks import check_win_context
 from qipai.core.errors import BadCards
 from qipai.core.model import HandEnd, Meld, Payment, WinClaim, WinEval
 from qipai.families.mahjong import shapes
@@ -216,20 +217,8 @@ def check_context(
     dealer's zimo, 地胡 a non-dealer's zimo, 人胡 a non-dealer on the dealer's
     discard); a variant names the flags it gives a meaning to.
     """
-    if how not in HOWS:
-        raise BadCards(f"how must be one of {', '.join(HOWS)}, got {how!r}")
-    for name, s in (("seat", claim.seat), ("dealer", dealer)):
-        if not 0 <= s < n_players:
-            raise BadCards(f"{name} {s} is not a seat of {n_players}")
-    if how == "zimo":
-        if from_seat not in (None, claim.seat):
-            raise BadCards(f"a zimo is drawn by the winner, not seat {from_seat}")
-    elif from_seat is None or not 0 <= from_seat < n_players or from_seat == claim.seat:
-        raise BadCards(f"a {how} win needs another seat as from_seat, got {from_seat}")
+    check_win_context(claim, how, HOWS, dealer, from_seat, n_players, KNOWN_FLAGS)
     flags = set(claim.flags)
-    unknown = flags - KNOWN_FLAGS
-    if unknown:
-        raise BadCards(f"unknown flag(s) {', '.join(sorted(unknown))}")
     for flag in sorted(flags & set(checked)):
         need, who, meaning = _FLAG_RULES[flag]
         dealer_ok = {

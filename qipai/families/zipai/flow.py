@@ -34,6 +34,7 @@ from typing import Any
 import msgspec
 
 from qipai.core.cards import full_deck
+from qipai.core.checks import deal_size_problem
 from qipai.core.hookspecs import hookimpl
 from qipai.core.model import (
     Action, Chi, Deal, Discard, Discarded, Drew, HandEnd, Hu, Meld, Melded, Pass, Peng,
@@ -160,7 +161,18 @@ def _xiahuo(pool: dict[int, int], card: int, n: int) -> list[tuple[tuple[int, ..
 
 
 class ZipaiFlow:
-    """Default hook implementations of the zipai flow (see the module doc)."""
+    """Default hook implementations of the zipai flow (see the module doc).
+
+    Args:
+        manifest: the variant's :class:`~qipai.core.ruleset.Manifest`.
+    """
+
+    def __init__(self, manifest: Any) -> None:
+        self.manifest = manifest
+
+    @hookimpl(trylast=True)
+    def qipai_manifest(self) -> Any:
+        return self.manifest
 
     # ------------------------------------------------------------- set-up
     @hookimpl(trylast=True)
@@ -186,16 +198,11 @@ class ZipaiFlow:
     @hookimpl(trylast=True)
     def qipai_check_deal(self, deal: Deal, options: Any) -> str | None:
         """The dealer holds 21 cards, the others 20 (§2)."""
-        for seat, hand in enumerate(deal.hands):
-            want = 21 if seat == deal.dealer else 20
-            if len(hand) != want:
-                role = "the dealer" if seat == deal.dealer else "a non-dealer"
-                return f"seat {seat} ({role}) is dealt {len(hand)} cards; it must hold {want}"
-        return None
+        return deal_size_problem(deal, 21, 20, "cards")
 
     @hookimpl(trylast=True)
     def qipai_new_state(self, options: Any) -> Any:
-        return ZipaiState()
+        return (self.manifest.state_type or ZipaiState)()
 
     @hookimpl(trylast=True)
     def qipai_setup_position(self, table: Any, context: dict[str, Any]) -> bool:

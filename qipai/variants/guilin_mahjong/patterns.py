@@ -32,14 +32,27 @@ Choices this module makes where the rules file is silent:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
-import msgspec
-
-from qipai.core.errors import BadCards
 from qipai.core.model import Meld, WinClaim, WinEval
 from qipai.families.mahjong import shapes
-from qipai.families.mahjong.tiles import N_KINDS, TILES, suit_of
+from qipai.families.mahjong.scoring_kit import (  # HOWS, KNOWN_FLAGS: re-exported
+    HOWS,  # noqa: F401
+    KNOWN_FLAGS,  # noqa: F401
+    Reading,
+    all_honors as _all_honors,
+    as_wineval,
+    best_reading,
+    check_context,
+    check_counts as _check_counts,
+    check_meld,
+    concealed_counts,
+    holding,
+    one_suit as _one_suit,
+    ordered as _ordered,
+    waits_for,
+)
+from qipai.families.mahjong.tiles import N_KINDS
 from qipai.variants.guilin_mahjong.options import GuilinOptions
 
 __all__ = [
@@ -74,15 +87,10 @@ MULTIPLIERS = ("menqing", "qianggang", "gangshangpao", "gangshanghua")
 #: Flags listed as patterns that only switch 门清 off (D-GL5).
 SWITCHES = ("tianhu", "dihu")
 
-HOWS = ("zimo", "dianpao", "qianggang")
-#: Context flags a win may carry (CONFORMANCE.md ``win``); those without a
-#: Guilin meaning (haidi, haidipao, quanqiupao, renhu) are accepted and ignored.
-KNOWN_FLAGS = frozenset(
-    {"gangshanghua", "gangshangpao", "haidi", "haidipao", "quanqiupao", "tianhu", "dihu", "renhu"}
-)
-
-_MELD_SIZES = {"chi": 3, "peng": 3, "minggang": 4, "jiagang": 4, "angang": 4}
-_KONGS = frozenset({"minggang", "jiagang", "angang"})
+#: The context flags (CONFORMANCE.md ``win``) Guilin gives a meaning to and
+#: checks against ``how``; the others of ``KNOWN_FLAGS`` (haidi, haidipao,
+#: quanqiupao, renhu) are accepted and ignored.
+_CHECKED_FLAGS = ("gangshanghua", "gangshangpao", "tianhu", "dihu")
 
 # The 35-class (§3.1 last two rows): (by discard, by zimo from each payer).
 _FLAT = {
@@ -98,40 +106,26 @@ _FLAT = {
 # zimo share of a non-dealer, zimo share when the winner or payer is dealer).
 _DEALER_BONUS = {"pinghu": (5, 7, 2, 4), "lanpai": (8, 10, 3, 5)}
 
-# D-M4 tie-break: a special shape over the standard one.
-_SHAPE_RANK = {"standard": 0, "ziyise": 1, "qidui": 2, "lanpai": 2}
 
-
-class Evaluation(msgspec.Struct, frozen=True):
+class Evaluation(Reading, frozen=True):
     """One winner's best reading (D-M4) and what it is worth.
 
-    Attributes:
-        seat: the winner.
-        how: ``"zimo"``, ``"dianpao"`` or ``"qianggang"``.
+    Attributes (besides those of :class:`~qipai.families.mahjong.scoring_kit.Reading`):
         dealer: the dealer's seat.
-        from_seat: the discarder / robbed kong's maker (None for zimo).
-        shape: the reading kept — ``"standard"``, ``"qidui"`` (七对 family),
-            ``"lanpai"`` (烂牌/七星烂) or ``"ziyise"`` (字一色 any shape).
-        value_patterns: value pattern ids of the reading (rules file order).
-        multipliers: multiplier ids applied (each ×2).
         switches: ``tianhu``/``dihu`` when flagged.
-        patterns: every id the settlement applies: value patterns, then
-            multipliers, then switches (CONFORMANCE.md ``win`` → ``patterns``).
         multiplier: the product of the multipliers (1, 2, 4, …).
         base: pattern value before multipliers (子) owed by each paying seat:
             the discarder / kong maker for a discard win, the other seats for
             zimo.  Only 平胡/烂牌 differ per payer (dealer bonus).
+
+    ``shape`` is ``"standard"``, ``"qidui"`` (七对 family), ``"lanpai"``
+    (烂牌/七星烂) or ``"ziyise"`` (字一色 any shape); ``multipliers`` are each
+    ×2; ``patterns`` lists the value patterns, then the multipliers, then the
+    switches.
     """
 
-    seat: int
-    how: str
     dealer: int
-    from_seat: int | None
-    shape: str
-    value_patterns: tuple[str, ...]
-    multipliers: tuple[str, ...]
     switches: tuple[str, ...]
-    patterns: tuple[str, ...]
     multiplier: int
     base: dict[int, int]
 
@@ -155,95 +149,6 @@ class Evaluation(msgspec.Struct, frozen=True):
     def total(self) -> int:
         """What the winner receives before 醒 and 互包 (子)."""
         return sum(self.base.values()) * self.multiplier
-
-    def to_wineval(self) -> WinEval:
-        """The core :class:`WinEval` answer of this win."""
-        return WinEval(wins=True, patterns=self.patterns)
-
-
-# --------------------------------------------------------------------------
-# Input checks
-
-
-def check_meld(meld: Meld) -> None:
-    """Raise :class:`BadCards` unless ``meld`` is a well-formed mahjong meld.
-
-    ``chi``: three consecutive tiles of one suit; ``peng``: three of a kind;
-    ``minggang``/``jiagang``/``angang``: four of a kind.
-    """
-    size = _MELD_SIZES.get(meld.kind)
-    if size is None:
-        raise BadCards(f"unknown meld kind {meld.kind!r}: expected one of {', '.join(_MELD_SIZES)}")
-    cards = sorted(meld.cards)
-    text = TILES.format(cards) if all(0 <= c < N_KINDS for c in cards) else repr(meld.cards)
-    if len(cards) != size or not all(0 <= c < N_KINDS for c in cards):
-        raise BadCards(f"a {meld.kind} meld has {size} tiles, got {text}")
-    if meld.kind == "chi":
-        ok = (
-            suit_of(cards[0]) < 3
-            and suit_of(cards[0]) == suit_of(cards[2])
-            and cards[1] == cards[0] + 1
-            and cards[2] == cards[0] + 2
-        )
-        if not ok:
-            raise BadCards(f"a chi is three consecutive tiles of one suit, got {text}")
-    elif len(set(cards)) != 1:
-        raise BadCards(f"a {meld.kind} is {size} tiles of one kind, got {text}")
-
-
-def _check_counts(counts: Sequence[int], melds: Sequence[Meld]) -> None:
-    """Size, range and fifth-copy check of a concealed part plus melds."""
-    if len(counts) != N_KINDS:
-        raise BadCards(f"counts must have {N_KINDS} entries, got {len(counts)}")
-    if any(c < 0 for c in counts):
-        raise BadCards("counts must not be negative")
-    if len(melds) > 4:
-        raise BadCards(f"a hand has at most 4 melds, got {len(melds)}")
-    for m in melds:
-        check_meld(m)
-    want = 14 - 3 * len(melds)
-    if sum(counts) != want:
-        raise BadCards(
-            f"with {len(melds)} meld(s) the concealed part and the winning tile are "
-            f"{want} tiles, got {sum(counts)}"
-        )
-    total = list(counts)
-    for m in melds:
-        for c in m.cards:
-            total[c] += 1
-    for kind, n in enumerate(total):
-        if n > 4:
-            raise BadCards(
-                f"the hand, winning tile and melds hold {n} copies of {TILES.token(kind)}; "
-                "there are only 4"
-            )
-
-
-def concealed_counts(claim: WinClaim) -> list[int]:
-    """34 counts of ``claim.hand`` plus ``claim.tile`` (the concealed part).
-
-    Raises:
-        BadCards: no winning tile, or a kind outside 0–33.
-    """
-    if claim.tile is None:
-        raise BadCards(f"seat {claim.seat}'s win has no winning tile")
-    out = [0] * N_KINDS
-    for c in (*claim.hand, claim.tile):
-        if not 0 <= c < N_KINDS:
-            raise BadCards(f"tile kind {c} is out of range 0..33")
-        out[c] += 1
-    return out
-
-
-def holding(claim: WinClaim) -> list[int]:
-    """Every tile of the winning hand (D-GL6): concealed, the winning tile and
-    each meld's tiles (a kong gives 4), as a list of kinds."""
-    tiles = list(claim.hand)
-    if claim.tile is not None:
-        tiles.append(claim.tile)
-    for m in claim.melds:
-        tiles.extend(m.cards)
-    return tiles
 
 
 # --------------------------------------------------------------------------
@@ -272,16 +177,6 @@ def lanpai(counts: Sequence[int]) -> int | None:
     return honors if honors >= 5 else None
 
 
-def _all_honors(counts: Sequence[int], melds: Sequence[Meld]) -> bool:
-    return not any(counts[:27]) and all(c >= 27 for m in melds for c in m.cards)
-
-
-def _one_suit(counts: Sequence[int], melds: Sequence[Meld]) -> bool:
-    suits = {suit_of(k) for k in range(N_KINDS) if counts[k]}
-    suits |= {suit_of(c) for m in melds for c in m.cards}
-    return len(suits) == 1 and 3 not in suits
-
-
 def is_win_shape(counts: Sequence[int], melds: Sequence[Meld] = ()) -> bool:
     """Whether the concealed part plus melds form a Guilin winning shape.
 
@@ -306,11 +201,6 @@ def is_win_shape(counts: Sequence[int], melds: Sequence[Meld] = ()) -> bool:
     if not melds and (shapes.is_qidui(counts) or lanpai(counts) is not None):
         return True
     return _all_honors(counts, melds)
-
-
-def _ordered(ids: Iterable[str], order: tuple[str, ...]) -> tuple[str, ...]:
-    got = set(ids)
-    return tuple(i for i in order if i in got)
 
 
 def _readings(counts: list[int], melds: Sequence[Meld]) -> list[tuple[str, tuple[str, ...]]]:
@@ -361,36 +251,6 @@ def _value(ids: tuple[str, ...], payer: int, seat: int, dealer: int, zimo: bool)
 # Evaluation
 
 
-def _check_context(
-    claim: WinClaim, how: str, dealer: int, from_seat: int | None, n_players: int
-) -> None:
-    if how not in HOWS:
-        raise BadCards(f"how must be one of {', '.join(HOWS)}, got {how!r}")
-    for name, s in (("seat", claim.seat), ("dealer", dealer)):
-        if not 0 <= s < n_players:
-            raise BadCards(f"{name} {s} is not a seat of {n_players}")
-    if how == "zimo":
-        if from_seat not in (None, claim.seat):
-            raise BadCards(f"a zimo is drawn by the winner, not seat {from_seat}")
-    elif from_seat is None or not 0 <= from_seat < n_players or from_seat == claim.seat:
-        raise BadCards(f"a {how} win needs another seat as from_seat, got {from_seat}")
-    flags = set(claim.flags)
-    unknown = flags - KNOWN_FLAGS
-    if unknown:
-        raise BadCards(f"unknown flag(s) {', '.join(sorted(unknown))}")
-    if "gangshanghua" in flags:
-        if how != "zimo":
-            raise BadCards("gangshanghua (杠上花) is a zimo on one's own kong replacement")
-        if not any(m.kind in _KONGS for m in claim.melds):
-            raise BadCards("gangshanghua (杠上花) needs a kong among the winner's melds")
-    if "gangshangpao" in flags and how != "dianpao":
-        raise BadCards("gangshangpao (杠上炮) is a win on a discard (how = dianpao)")
-    if "tianhu" in flags and (claim.seat != dealer or how != "zimo"):
-        raise BadCards("tianhu (天胡) is the dealer's zimo on the dealt tiles (D-GL5)")
-    if "dihu" in flags and (claim.seat == dealer or how != "zimo"):
-        raise BadCards("dihu (地胡) is a non-dealer's zimo on his first draw (D-GL5)")
-
-
 def evaluate(
     claim: WinClaim,
     how: str,
@@ -435,7 +295,7 @@ def evaluate(
             天胡/地胡 not a zimo of the dealer / a non-dealer).
     """
     del options  # no Guilin option changes the value of a win
-    _check_context(claim, how, dealer, from_seat, n_players)
+    check_context(claim, how, dealer, from_seat, n_players, _CHECKED_FLAGS)
     counts = concealed_counts(claim)
     _check_counts(counts, claim.melds)
     readings = _readings(counts, claim.melds)
@@ -451,16 +311,12 @@ def evaluate(
     common += [f for f in ("gangshangpao", "gangshanghua") if f in flags]
     switches = _ordered(flags, SWITCHES)
 
-    best: tuple[tuple[int, int, int], Evaluation] | None = None
+    evs = []
     for shape, ids in readings:
         menqing = not claim.melds and not switches and shape in ("standard", "ziyise")
         mults = _ordered((["menqing"] if menqing else []) + common, MULTIPLIERS)
-        multiplier = 2 ** len(mults)
-        base = {p: _value(ids, p, seat, dealer, zimo) for p in payers}
-        value = sum(base.values())
-        key = (value * multiplier, value, _SHAPE_RANK[shape])
-        if best is None or key > best[0]:
-            ev = Evaluation(
+        evs.append(
+            Evaluation(
                 seat=seat,
                 how=how,
                 dealer=dealer,
@@ -470,12 +326,14 @@ def evaluate(
                 multipliers=mults,
                 switches=switches,
                 patterns=ids + mults + switches,
-                multiplier=multiplier,
-                base=base,  # type: ignore[arg-type]
+                multiplier=2 ** len(mults),
+                base={p: _value(ids, p, seat, dealer, zimo) for p in payers},  # type: ignore[misc]
             )
-            best = (key, ev)
-    assert best is not None
-    return best[1]
+        )
+    # D-M4: sum over payers of value × multiplier, then value, then shape.
+    return best_reading(
+        evs, total=Evaluation.total, value=lambda e: sum(e.base.values()), shape=lambda e: e.shape
+    )
 
 
 def win_eval(
@@ -491,8 +349,7 @@ def win_eval(
     Raises:
         BadCards: as :func:`evaluate`.
     """
-    ev = evaluate(claim, how, dealer, from_seat, options, n_players)
-    return WinEval(wins=False) if ev is None else ev.to_wineval()
+    return as_wineval(evaluate(claim, how, dealer, from_seat, options, n_players))
 
 
 def waits(hand: Sequence[int], melds: Sequence[Meld] = ()) -> list[int]:
@@ -509,24 +366,4 @@ def waits(hand: Sequence[int], melds: Sequence[Meld] = ()) -> list[int]:
     Raises:
         BadCards: as :func:`is_win_shape` (a fifth copy, a bad size, a bad meld).
     """
-    counts = [0] * N_KINDS
-    for c in hand:
-        if not 0 <= c < N_KINDS:
-            raise BadCards(f"tile kind {c} is out of range 0..33")
-        counts[c] += 1
-    held = list(counts)
-    for m in melds:
-        check_meld(m)
-        for c in m.cards:
-            held[c] += 1
-    want = 13 - 3 * len(melds)
-    if sum(counts) != want:
-        raise BadCards(
-            f"with {len(melds)} meld(s) a waiting hand has {want} tiles, got {sum(counts)}"
-        )
-    for kind, n in enumerate(held):
-        if n > 4:
-            raise BadCards(
-                f"the hand and melds hold {n} copies of {TILES.token(kind)}; there are only 4"
-            )
-    return shapes.waits(counts, is_win=lambda c: is_win_shape(c, melds), held=held)
+    return waits_for(hand, melds, is_win_shape)

@@ -22,7 +22,7 @@ from qipai.core.model import (
 )
 from qipai.core.ruleset import Manifest
 from qipai.families.mahjong import shapes
-from qipai.families.mahjong.flow import MahjongFlow, MahjongState
+from qipai.families.mahjong.flow import MahjongFlow, MahjongState, merged_pairs, pairs_reaching
 from qipai.families.mahjong.tiles import TILES
 from qipai.variants.guilin_mahjong import patterns, scoring
 from qipai.variants.guilin_mahjong.options import GuilinOptions
@@ -45,14 +45,10 @@ class GuilinState(MahjongState):
     zhuipai_open: bool = True
 
 
-QIPAI_BASE_PLUGINS = [MahjongFlow(angang_hidden=3, state_type=GuilinState)]
-
-
-@hookimpl
-def qipai_manifest() -> Manifest:
-    return Manifest(name=NAME, title="桂林麻将", players=4, cards=TILES,
+MANIFEST = Manifest(name=NAME, title="桂林麻将", players=4, cards=TILES,
                     options_type=GuilinOptions, family="mahjong", version=VERSION,
                     state_type=GuilinState)
+QIPAI_BASE_PLUGINS = [MahjongFlow(MANIFEST, angang_hidden=3)]
 
 
 # ---------------------------------------------------------------- winning
@@ -104,14 +100,9 @@ def qipai_relations(table: Any) -> dict[str, list[list[int]]]:
     if not table.options.hubao:
         rel.pop("hubao", None)
         return rel
-    pairs = {tuple(sorted(p)) for p in rel.get("hubao", [])}
-    claims = table.extra.claims
-    for a in range(4):
-        for b in range(a + 1, 4):
-            if claims[a][b] >= 3 or claims[b][a] >= 3:
-                pairs.add((a, b))
+    pairs = merged_pairs(rel.get("hubao", []), pairs_reaching(table.extra.claims, 3))
     if pairs:
-        rel["hubao"] = [list(p) for p in sorted(pairs)]
+        rel["hubao"] = pairs
     return rel
 
 

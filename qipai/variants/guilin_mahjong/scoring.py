@@ -12,8 +12,15 @@ from collections import Counter
 from collections.abc import Sequence
 
 from qipai.core.errors import BadCards
-from qipai.core.model import Flip, HandEnd, Payment, Settlement
-from qipai.families.mahjong.tiles import N_KINDS, TILES
+from qipai.core.model import Flip, HandEnd, Settlement
+from qipai.families.mahjong.scoring_kit import (
+    Ledger,
+    check_hand_end,
+    evaluate_winners,
+    partners as _partners,
+    relation_pairs,
+)
+from qipai.families.mahjong.tiles import N_KINDS
 from qipai.variants.guilin_mahjong.options import GuilinOptions
 from qipai.variants.guilin_mahjong import patterns
 from qipai.variants.guilin_mahjong.patterns import Evaluation, evaluate
@@ -99,71 +106,10 @@ def flip(
 # Settlement
 
 
-def _check_end(end: HandEnd) -> None:
-    n = end.n_players
-    if n != 4:
-        raise BadCards(f"桂林麻将 is played by 4 seats, got n_players={n}")
-    if not end.winners:
-        raise BadCards("a settlement needs at least one winner")
-    seats = [w.seat for w in end.winners]
-    if len(set(seats)) != len(seats):
-        raise BadCards(f"a seat is listed twice among the winners {seats}")
-    if end.how == "zimo" and len(seats) != 1:
-        raise BadCards(f"a zimo has one winner, got {len(seats)}")
-    if end.how != "zimo":
-        tiles = {w.tile for w in end.winners}
-        if len(tiles) != 1:
-            raise BadCards("the winners of one discard / robbed kong must win on the same tile")
-    # The table's tiles: each winner's hand and melds, the winning tile once
-    # (one physical tile, however many win on it) and the stock.
-    seen = [0] * N_KINDS
-    tiles_once: set[int] = set()
-    for w in end.winners:
-        for c in (*w.hand, *(c for m in w.melds for c in m.cards)):
-            if not 0 <= c < N_KINDS:
-                raise BadCards(f"tile kind {c} is out of range 0..33")
-            seen[c] += 1
-        if w.tile is not None:
-            tiles_once.add(w.tile)
-    for c in (*tiles_once, *end.stock):
-        if not 0 <= c < N_KINDS:
-            raise BadCards(f"tile kind {c} is out of range 0..33")
-        seen[c] += 1
-    for kind, k in enumerate(seen):
-        if k > 4:
-            raise BadCards(
-                f"the winners' hands, the winning tile and the stock hold {k} copies of "
-                f"{TILES.token(kind)}; there are only 4"
-            )
-
-
 def _hubao_pairs(end: HandEnd, options: GuilinOptions) -> set[frozenset[int]]:
     """The 互包 pairs (§4.1) as seat pairs; empty when ``options.hubao`` is off."""
-    pairs: set[frozenset[int]] = set()
-    for pair in end.relations.get("hubao", []):
-        if len(pair) != 2 or pair[0] == pair[1] or not all(0 <= s < end.n_players for s in pair):
-            raise BadCards(f"a hubao relation is two different seats, got {pair!r}")
-        pairs.add(frozenset(pair))
+    pairs = {frozenset(p) for p in relation_pairs(end, "hubao")}
     return pairs if options.hubao else set()
-
-
-def _partners(seat: int, pairs: set[frozenset[int]]) -> list[int]:
-    return sorted(s for pair in pairs if seat in pair for s in pair if s != seat)
-
-
-def _evaluations(end: HandEnd, options: GuilinOptions) -> dict[int, Evaluation]:
-    evs: dict[int, Evaluation] = {}
-    for w in end.winners:
-        ev = evaluate(w, end.how, end.dealer, end.from_seat, options, end.n_players)
-        if ev is None:
-            melds = " ".join(f"{m.kind} {TILES.format(m.cards)}" for m in w.melds)
-            raise BadCards(
-                f"seat {w.seat}'s hand {TILES.format(w.hand)}"
-                f"{' + ' + melds if melds else ''} does not win on "
-                f"{TILES.token(w.tile) if w.tile is not None else 'no tile'}"
-            )
-        evs[w.seat] = ev
-    return evs
 
 
 def normal_amounts(
@@ -182,35 +128,16 @@ def normal_amounts(
         BadCards: as :func:`settle`.
     """
     options = options or GuilinOptions()
-    _check_end(end)
-    evs = _evaluations(end, options)
+    check_hand_end(end, "桂林麻将")
+    evs = evaluate_winners(
+        end, lambda w: evaluate(w, end.how, end.dealer, end.from_seat, options, end.n_players)
+    )
     flips = {w.seat: flip(patterns.holding(w), end.stock, options) for w in end.winners}
     amounts = {
         seat: {p: ev.amount_from(p) + flips[seat].xing for p in ev.payers}
         for seat, ev in evs.items()
     }
     return amounts, evs, flips
-
-
-class _Ledger:
-    """Sums transfers per (payer, payee); remembers whether 互包 touched one."""
-
-    def __init__(self) -> None:
-        self.amount: dict[tuple[int, int], int] = {}
-        self.hubao: set[tuple[int, int]] = set()
-
-    def add(self, payer: int, payee: int, amount: int, reason: str) -> None:
-        key = (payer, payee)
-        self.amount[key] = self.amount.get(key, 0) + amount
-        if reason == "hubao":
-            self.hubao.add(key)
-
-    def payments(self) -> tuple[Payment, ...]:
-        return tuple(
-            Payment(payer, payee, amt, "hubao" if (payer, payee) in self.hubao else "hu")
-            for (payer, payee), amt in sorted(self.amount.items())
-            if amt
-        )
 
 
 def settle(end: HandEnd, options: GuilinOptions | None = None) -> Settlement:
@@ -273,7 +200,7 @@ def settle(end: HandEnd, options: GuilinOptions | None = None) -> Settlement:
     options = options or GuilinOptions()
     amounts, evs, flips = normal_amounts(end, options)
     pairs = _hubao_pairs(end, options)
-    ledger = _Ledger()
+    ledger = Ledger()
     if end.how == "zimo":
         (winner,) = evs
         owed = amounts[winner]

@@ -24,14 +24,10 @@ from qipai.variants.guilin_zipai.options import ZipaiOptions, threshold
 NAME = "guilin-zipai"
 VERSION = "1"
 
-QIPAI_BASE_PLUGINS = [ZipaiFlow()]
-
-
-@hookimpl
-def qipai_manifest() -> Manifest:
-    return Manifest(name=NAME, title="桂林字牌", players=3, cards=CARDS,
+MANIFEST = Manifest(name=NAME, title="桂林字牌", players=3, cards=CARDS,
                     options_type=ZipaiOptions, family="zipai", version=VERSION,
                     state_type=ZipaiState)
+QIPAI_BASE_PLUGINS = [ZipaiFlow(MANIFEST)]
 
 
 @hookimpl

@@ -76,6 +76,7 @@ from collections.abc import Sequence
 
 import msgspec
 
+from qipai.core.checks import check_win_context
 from qipai.core.errors import BadCards
 from qipai.core.model import Flip, HandEnd, Meld, Payment, Settlement, WinClaim, WinEval
 from qipai.families.zipai.cards import BIG, CARDS, N_KINDS
@@ -185,20 +186,8 @@ def _check_context(
 ) -> None:
     if n_players != N_PLAYERS:
         raise BadCards(f"桂林字牌 is played by 3 seats, got n_players={n_players}")
-    if how not in HOWS:
-        raise BadCards(f"how must be one of {', '.join(HOWS)}, got {how!r}")
-    for name, s in (("seat", claim.seat), ("dealer", dealer)):
-        if not 0 <= s < n_players:
-            raise BadCards(f"{name} {s} is not a seat of {n_players}")
-    if how == "zimo":
-        if from_seat not in (None, claim.seat):
-            raise BadCards(f"a zimo is the winner's own draw, not seat {from_seat}'s")
-    elif from_seat is None or not 0 <= from_seat < n_players or from_seat == claim.seat:
-        raise BadCards(f"a {how} win needs another seat as from_seat, got {from_seat}")
+    check_win_context(claim, how, HOWS, dealer, from_seat, n_players, KNOWN_FLAGS)
     flags = set(claim.flags)
-    unknown = flags - KNOWN_FLAGS
-    if unknown:
-        raise BadCards(f"unknown flag(s) {', '.join(sorted(unknown))}")
     if len(flags & {"tianhu", "dihu", "sanlong_wukan", "after_sao"}) > 1:
         raise BadCards(
             "at most one of tianhu, dihu, sanlong_wukan, after_sao applies to a win, got "
