@@ -1,4 +1,5 @@
-"""Bots: greedy and random players, and hands played to the end with them."""
+"""Bots: greedy and random players, and hands played to the end with them
+(桂林麻将 and 桂林字牌)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,20 @@ import msgspec
 import pytest
 
 from qipai.bots import (
-    GreedyBot, RandomBot, hand_seed, make_bots, play_hand, play_hands, run_to_end,
+    GreedyBot, RandomBot, ZipaiStrategy, hand_seed, make_bots, play_hand, play_hands, run_to_end,
+    zipai_splits,
 )
 from qipai.core.cards import counts
 from qipai.core.model import (
-    Angang, Chi, Deal, Discard, Hu, Jiagang, Minggang, Pass, Peng, Zimo,
+    Angang, Chi, Deal, Discard, Hu, Jiagang, Meld, Minggang, Pass, Peng, Zimo,
 )
 from qipai.core.records import record_of, replay_check
 from qipai.core.ruleset import load
+from qipai.core.table import Table
 from qipai.families.mahjong.shapes import shanten
 from qipai.families.mahjong.tiles import TILES
+from qipai.families.zipai import groups as zipai_groups
+from qipai.families.zipai.cards import CARDS
 
 
 @pytest.fixture(scope="module")
@@ -185,7 +190,7 @@ def test_useful_tiles_match_a_plain_shanten_count():
 
 def test_greedy_falls_back_to_random_for_other_families():
     class Manifest:
-        family = "zipai"
+        family = "dominoes"  # no strategy for this family
 
     class Ruleset:
         manifest = Manifest()
@@ -277,3 +282,249 @@ def test_greedy_decisions_follow_the_shanten_rules(rs):
                     assert _claim_shanten(c, n, card, act) <= now, (seed, act)
             table.apply(act)
     assert claims_seen and passes_seen  # both branches were exercised
+
+
+# -------------------------------------------------------------------- zipai (桂林字牌)
+
+
+@pytest.fixture(scope="module")
+def zp():
+    return load("guilin-zipai")
+
+
+def Z(text: str) -> list[int]:
+    return CARDS.parse(text)
+
+
+def zipai_pool(*used: list[int]) -> list[int]:
+    """The 80 cards less ``used``, in a fixed shuffled order."""
+    pool = [k for k in range(20) for _ in range(4)]
+    for cards in used:
+        for k in cards:
+            pool.remove(k)
+    random.Random(7).shuffle(pool)
+    return pool
+
+
+def zipai_position(zp, hands: dict[int, str], melds: dict[int, list[str]] | None = None,
+                   wall_head: str = "") -> Table:
+    """A mid-hand table, dealer seat 0: the given seats hold ``hands`` (and
+    ``melds`` as 吃 groups); the others get 20 cards from the rest."""
+    melds = melds or {}
+    given = {s: Z(h) for s, h in hands.items()}
+    laid = {s: [Meld("chi", tuple(Z(g))) for g in gs] for s, gs in melds.items()}
+    pool = zipai_pool(*given.values(), *(m.cards for ms in laid.values() for m in ms),
+                      Z(wall_head))
+    full = []
+    for seat in range(3):
+        if seat in given:
+            full.append(given[seat])
+        else:
+            full.append(pool[:20])
+            pool = pool[20:]
+    table = Table.from_position(zp, dealer=0, hands=full, wall=Z(wall_head) + pool,
+                                melds=[laid.get(s, []) for s in range(3)])
+    table.state.pending = {}
+    return table
+
+
+def test_greedy_plays_zipai_with_the_zipai_strategy(zp):
+    assert GreedyBot.STRATEGIES["zipai"] is ZipaiStrategy
+    table = zp.table(seed=1)
+    bot = GreedyBot(random.Random(0))
+    seat = table.to_decide()[0]
+    assert bot.choose(table, seat) in table.legal_actions(seat)
+    assert isinstance(bot._strategies["zipai"], ZipaiStrategy)
+
+
+def test_zipai_greedy_discards_the_loose_card(zp):
+    # 一二三 壹贰叁 四五六 肆伍陆 ×2 柒捌玖, the pair 拾拾 and a lone 九: without
+    # the 九 the hand waits on 拾 (碰: 3 + 6 + 3 = 12 胡).
+    dealer = Z("x1 x2 x3 d1 d2 d3 x4 x5 x6 d4 d5 d6 d4 d5 d6 d7 d8 d9 d10 d10 x9")
+    pool = zipai_pool(dealer)
+    deal = Deal(dealer=0, hands=(tuple(dealer), tuple(pool[:20]), tuple(pool[20:40])),
+                wall=tuple(pool[40:]), shown=(Z("d10")[0],))
+    table = zp.table(deal=deal)
+    assert table.to_decide() == [0]
+    for seed in range(6):
+        assert GreedyBot(random.Random(seed)).choose(table, 0) == Discard(0, Z("x9")[0])
+
+
+def test_zipai_greedy_pengs_into_a_ready_hand_and_takes_wins(zp):
+    # Seat 1: 一二三 壹贰叁 四五六 肆伍陆 柒捌玖 (9 胡), 拾拾, 七八 and a spare 一.
+    # 碰 拾 (3 胡) and dropping the 一 leaves 七八 waiting on 六/九 with 12 胡.
+    table = zipai_position(zp, {1: "x1 x2 x3 d1 d2 d3 x4 x5 x6 d4 d5 d6 d7 d8 d9 d10 d10 x7 x8 x1"})
+    d10 = Z("d10")[0]
+    table.open_window(d10, 2, "discard")
+    assert Peng(1) in table.legal_actions(1)
+    assert GreedyBot(random.Random(0)).choose(table, 1) == Peng(1)
+    # With 二七十 (3 胡) for the 拾拾 and the 一, it wins on a 九 seat 2 draws
+    # (平胡 is optional: offered with a pass).
+    table = zipai_position(zp, {1: "x1 x2 x3 d1 d2 d3 x4 x5 x6 d4 d5 d6 d7 d8 d9 x7 x8 x2 x7 x10"},
+                           wall_head="x9")
+    table.draw(2)
+    assert Hu(1) in table.legal_actions(1) and Pass(1) in table.legal_actions(1)
+    assert GreedyBot(random.Random(0)).choose(table, 1) == Hu(1)
+
+
+def test_zipai_peng_that_empties_the_hand_is_not_offered(zp):
+    # Seat 1 has 18 cards in six 0-胡 吃 and holds 陆陆: a 碰 of 陆 would leave
+    # nothing to discard, so it is not legal (the §3.1 rule for 吃, applied to
+    # 碰 — families/zipai/flow.py can_peng).
+    melds = ["x3 x4 x5", "x6 x7 x8", "d3 d4 d5", "d7 d8 d9", "x9 x9 d9", "x10 d10 d10"]
+    table = zipai_position(zp, {1: "d6 d6"}, {1: melds}, wall_head="d6")
+    table.draw(2)
+    assert Peng(1) not in table.legal_actions(1)
+
+
+def _ready_by_search(c: list[int], seen: list[int]) -> bool:
+    """Some card not all seen completes ``c`` into groups (and one pair when
+    the size asks for it), 胡数 aside: :func:`best_split` on another
+    player's card."""
+    return any(c[x] < 4 and seen[x] < 4
+               and zipai_groups.best_split(c, x, self_drawn=False) is not None
+               for x in range(20))
+
+
+def test_zipai_splits_ready_matches_best_split():
+    """d = 1 in the fast split search exactly when best_split finds a live
+    card that completes the hand, over random hands of the sizes play makes
+    and random kinds seen four times (sizes without a pair; with a pair to
+    make, nothing dead: the search does not ask whether a 钓 card is live)."""
+    rng = random.Random(11)
+    deck = [k for k in range(20) for _ in range(4)]
+    valid = [g for g in ((a, b, c) for a in range(20) for b in range(a, 20) for c in range(b, 20))
+             if zipai_groups.valid_group(g)]
+    checked = ready = 0
+    while checked < 500:
+        size = rng.choice([2, 4, 5, 7, 8, 10, 11, 13, 14, 16, 17, 20])
+        if checked % 2:
+            rng.shuffle(deck)
+            c = counts(deck[:size], 20)
+        else:  # groups (and a pair), less one card: often ready
+            cards = [k for _ in range((size + 1) // 3) for k in rng.choice(valid)]
+            if (size + 1) % 3 == 2:
+                cards += [rng.randrange(20)] * 2
+            cards.remove(rng.choice(cards))
+            c = counts(cards, 20)
+        if max(c) >= 4:
+            continue
+        seen = list(c)
+        if (size + 1) % 3 == 0:
+            for k in rng.sample(range(20), rng.choice([0, 0, 2, 5])):
+                seen[k] = 4
+        splits = zipai_splits(c, seen)
+        assert splits and min(d for d, _ in splits) >= 1, c
+        fast = min(d for d, _ in splits) == 1
+        assert fast == _ready_by_search(c, seen), (c, seen)
+        checked += 1
+        ready += fast
+    assert 100 < ready < 400  # both answers were exercised
+
+
+def test_zipai_splits_see_dead_partials_and_pending_discards():
+    c = counts(Z("x2 x7"), 20)
+    assert zipai_splits(c) == [(1, 3.0)]  # 二七 waits on 十 for 二七十, 3 胡
+    seen = list(c)
+    seen[Z("x10")[0]] = 4  # every 十 is in sight
+    assert min(d for d, _ in zipai_splits(c, seen)) == 2
+    c = counts(Z("x2 x7 d4 d4 d4"), 20)  # a 坎 (6 胡) aside
+    assert (1, 9.0) in zipai_splits(c)
+    c[Z("d10")[0]] += 1  # one card more, to discard: the 拾 goes
+    assert min(d for d, _ in zipai_splits(c, pending_discard=True)) == 1
+    assert zipai_splits(counts(Z("x1 x1 x1"), 20), pending_discard=True) == []
+    assert zipai_splits([0] * 20) == []
+
+
+def test_zipai_greedy_wins_far_more_often_than_random(zp):
+    def rate(bots):
+        return sum(play_hand(zp, seed=s, bots=bots).result.end == "hu" for s in range(40)) / 40
+
+    greedy, rand = rate("greedy"), rate("random")
+    assert greedy >= 0.75 and greedy >= 2 * rand, (greedy, rand)
+    # One greedy seat against two random ones wins most hands.
+    hero = others = 0
+    for s in range(30):
+        seat = s % 3
+        bots = ["random"] * 3
+        bots[seat] = "greedy"
+        r = play_hand(zp, seed=100 + s, bots=bots).result
+        hero += r.winners == (seat,)
+        others += bool(r.winners) and r.winners != (seat,)
+    assert hero > 2 * others, (hero, others)
+
+
+def test_zipai_greedy_same_seed_same_record(zp):
+    def rec(seed):
+        return msgspec.json.encode(record_of(play_hand(zp, seed=seed, bots="greedy")))
+
+    assert rec(21) == rec(21) and rec(21) != rec(22)
+
+
+def _after_claim(c, melds, card, act):
+    """Counts and melds after a 碰 or 吃 (with its 下伙) of ``card``."""
+    c = list(c)
+    if isinstance(act, Peng):
+        c[card] -= 2
+        return c, melds + [Meld("peng", (card,) * 3)]
+    used = list(act.cards)
+    used.remove(card)
+    for k in used + [k for g in act.extra for k in g]:
+        c[k] -= 1
+    return c, melds + [Meld("chi", tuple(g)) for g in (act.cards, *act.extra)]
+
+
+def _live_ready(c, melds, seen, threshold):
+    return any(4 - seen[k] > 0 for k in zipai_groups.waits(c, melds, threshold))
+
+
+def test_zipai_greedy_decisions_follow_its_estimate(zp):
+    """Over real hands: wins always taken; the discard is one of the best by
+    the strategy's value, and leaves a hand that wins on a live card whenever
+    some discard does (checked with groups.waits); claims only when they
+    raise the value, never a 碰 that leaves nothing to discard."""
+    claims = passes = 0
+    for seed in range(20):
+        table = zp.table(seed=seed)
+        bots = make_bots("greedy", 3, seed)
+        while not table.over:
+            seat = table.to_decide()[0]
+            legal = table.legal_actions(seat)
+            act = bots[seat].choose(table, seat)
+            assert act in legal
+            strategy = bots[seat]._strategies["zipai"]
+            if any(isinstance(a, (Hu, Zimo)) for a in legal):
+                assert isinstance(act, (Hu, Zimo))
+                table.apply(act)
+                continue
+            window = table.state.window
+            c, seen, melds, th = strategy._context(table, seat, window.card if window else None)
+            if isinstance(act, Discard):
+                def after(card):
+                    c2 = list(c)
+                    c2[card] -= 1
+                    return c2
+
+                values = {a.card: strategy.value(after(a.card), melds, seen, th)
+                          for a in legal if isinstance(a, Discard)}
+                assert values[act.card] == pytest.approx(max(values.values())), (seed, act)
+                if any(_live_ready(after(k), melds, seen, th) for k in values):
+                    assert _live_ready(after(act.card), melds, seen, th), (seed, act)
+            elif window is not None:
+                now = strategy.value(c, melds, seen, th)
+                worth = {}
+                for a in legal:
+                    if isinstance(a, (Peng, Chi)):
+                        c2, m2 = _after_claim(c, melds, window.card, a)
+                        worth[a] = strategy.value(c2, m2, seen, th, pending_discard=True)
+                if isinstance(act, Pass):
+                    passes += bool(worth)
+                    assert all(v <= now + 1e-9 for v in worth.values()), (seed, worth, now)
+                else:
+                    claims += 1
+                    assert worth[act] > now and worth[act] == max(worth.values()), (seed, act)
+                    c2, _ = _after_claim(c, melds, window.card, act)
+                    assert any(0 < n < 3 for n in c2), (seed, act)  # a card to discard
+            table.apply(act)
+        assert sum(table.result.net) == 0
+    assert claims and passes

@@ -234,6 +234,24 @@ def test_variants_lists_guilin_with_options(run):
     assert "hubao" in res.stdout and "true" in res.stdout
 
 
+def test_variants_lists_guilin_zipai_with_options(run):
+    res = run("variants")
+    assert res.exit_code == 0, res.output
+    assert "guilin-zipai" in res.stdout and "桂林字牌" in res.stdout
+    assert "zipai" in res.stdout and "hu_scale" in res.stdout and '"10/3"' in res.stdout
+
+
+def test_play_zipai_as_a_process():
+    play = subprocess.run([sys.executable, "-m", "qipai", "play", "guilin-zipai", "--seed", "3"],
+                          capture_output=True, text=True, timeout=120)
+    assert play.returncode == 0, play.stderr
+    assert "桂林字牌" in play.stdout and "settlement, hand 1" in play.stdout
+    bad = subprocess.run([sys.executable, "-m", "qipai", "play", "guilin-zipai(hu_scale=9/9)"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert bad.stderr.startswith("error: ") and "hu_scale" in bad.stderr
+
+
 def test_conformance_command_is_wired(run, monkeypatch):
     import types
 

@@ -450,8 +450,15 @@ class ZipaiFlow:
         return None
 
     def can_peng(self, table: Any, seat: int, window: Window) -> bool:
-        return seat != window.owner and table.seats[seat].hand.count(window.card) == 2 and \
-            not self.barred_peng(table, seat, window.card)
+        """A 碰 of a card from another player with a pair in hand, not barred
+        by 过张, that leaves a card he may discard (the §3.1 rule for 吃
+        applied to 碰 too: a take must be followed by a discard)."""
+        hand = table.seats[seat].hand
+        if seat == window.owner or hand.count(window.card) != 2 or \
+                self.barred_peng(table, seat, window.card):
+            return False
+        rest = [c for c in hand if c != window.card]
+        return bool(free_cards(rest))
 
     def chis(self, table: Any, seat: int, window: Window) -> list[Chi]:
         if seat not in self.chi_seats(window) or self.barred_chi(table, seat, window.card):

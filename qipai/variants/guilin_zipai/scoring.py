@@ -361,10 +361,13 @@ def analyse(
                 "four identical concealed cards are a 扫穿 laid on the table, got "
                 + _fmt(claim.hand)
             )
-        if total not in _expected_sizes(n4):
+        sizes = _expected_sizes(n4)
+        if not claim.hand:  # a mandatory 扫 left nothing to discard: one card over
+            sizes = (*sizes, sizes[0] + 1)
+        if total not in sizes:
             raise BadCards(
                 f"with {n4} four-card meld(s) a winning holding has "
-                f"{' or '.join(map(str, _expected_sizes(n4)))} cards "
+                f"{' or '.join(map(str, sizes))} cards "
                 f"(hand, winning card, melds), got {total}"
             )
         tile = claim.tile
