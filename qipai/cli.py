@@ -101,10 +101,14 @@ def _literal(value: Any) -> str:
 @click.option("--hands", type=click.IntRange(min=1), default=1, show_default=True,
               help="Hands to play at one table; the dealer passes by the rules.")
 @click.option("--bots", type=click.Choice(["greedy", "random"]), default="greedy",
-              show_default=True, help="Who plays the four seats.")
+              show_default=True, help="Who plays every seat.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object (hands with their records) instead of the log.")
-def play(variant: str, seed: int | None, hands: int, bots: str, as_json: bool) -> None:
+@click.option("--plugin", "plugins", multiple=True, metavar="MODULE_OR_FILE",
+              help="A house-rule plugin layered over the variant: an importable module "
+                   "or a .py file (repeatable).")
+def play(variant: str, seed: int | None, hands: int, bots: str, as_json: bool,
+         plugins: tuple[str, ...]) -> None:
     """Let bots play HANDS hands of VARIANT (default guilin-mahjong).
 
     VARIANT may carry options: 'guilin-mahjong(hubao=false, max_flips=1)'.
@@ -114,7 +118,7 @@ def play(variant: str, seed: int | None, hands: int, bots: str, as_json: bool) -
     from qipai.bots import play_hands
     from qipai.core.ruleset import load
 
-    rs = load(variant)
+    rs = load(variant, plugins=[_load_plugin(p) for p in plugins])
     if seed is None:
         seed = secrets.randbelow(2**31)
     tables = play_hands(rs, hands, seed=seed, bots=bots)
@@ -126,8 +130,11 @@ def play(variant: str, seed: int | None, hands: int, bots: str, as_json: bool) -
     console = Console(highlight=False)
     console.print(f"[bold]{rs.manifest.title} {rs.spec}[/bold] · seed {seed} · {bots} bots · "
                   f"{hands} hand{'s' if hands != 1 else ''}")
-    console.print(f"reproduce: qipai play '{rs.spec}' --seed {seed} --hands {hands} "
-                  f"--bots {bots}", style="dim")
+    import shlex
+
+    extra = "".join(f" --plugin {shlex.quote(p)}" for p in plugins)
+    console.print(f"reproduce: qipai play {shlex.quote(rs.spec)} --seed {seed} --hands {hands} "
+                  f"--bots {bots}{extra}", style="dim", soft_wrap=True)
     done = []
     for i, table in enumerate(tables, 1):
         _print_hand(console, table, i)
@@ -160,7 +167,9 @@ def _print_json(rs: Any, seed: int, bots: str, tables: list[Any]) -> None:
 
 @cli.command()
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
-def replay(file: str) -> None:
+@click.option("--plugin", "plugins", multiple=True, metavar="MODULE_OR_FILE",
+              help="The house-rule plugins the record was played with (repeatable).")
+def replay(file: str, plugins: tuple[str, ...]) -> None:
     """Replay FILE and check it reproduces its events and settlement.
 
     FILE is a JSON record, a `qipai play --json` output (every hand is
@@ -168,7 +177,8 @@ def replay(file: str) -> None:
     difference, 2 if FILE cannot be read as records.
     """
     data = sys.stdin.buffer.read() if file == "-" else _read(file)
-    ok, message = _check_replays(*_records_in(data))
+    ok, message = _check_replays(*_records_in(data),
+                                 plugins=[_load_plugin(p) for p in plugins])
     if not ok:
         click.echo(f"replay differs: {message}")
         sys.exit(EXIT_DIFFERS)
@@ -193,6 +203,28 @@ HOW_NAMES = {"zimo": "自摸 zimo", "dianpao": "点炮 dianpao", "qianggang": "�
              "fangpao": "放炮 fangpao", "pinghu": "平胡 pinghu"}
 
 
+def _load_plugin(spec: str) -> Any:
+    """A plugin module from a dotted name or a ``.py`` file (QipaiError if neither)."""
+    import importlib
+    import importlib.util
+    from pathlib import Path
+
+    from qipai.core.errors import QipaiError
+
+    try:
+        if spec.endswith(".py"):
+            path = Path(spec)
+            module_spec = importlib.util.spec_from_file_location(path.stem, path)
+            if module_spec is None or not path.is_file():
+                raise QipaiError(f"no plugin file {spec}")
+            module = importlib.util.module_from_spec(module_spec)
+            module_spec.loader.exec_module(module)
+            return module
+        return importlib.import_module(spec)
+    except ImportError as exc:
+        raise QipaiError(f"cannot load plugin {spec}: {exc}") from None
+
+
 def _tile(cards: Any, kind: int | None) -> str:
     """One card as ``5p(五筒)``; ``?`` if unknown."""
     if kind is None or kind < 0:
@@ -204,8 +236,8 @@ def _hand(cards: Any, kinds: Any) -> str:
     """A hand in compact notation, with tile glyphs where the cards have them."""
     kinds = sorted(kinds)
     text = cards.format(kinds) or "—"
-    glyph = getattr(cards, "glyph", None)
-    if glyph is not None and kinds:
+    glyph = getattr(cards, "glyph", None) or cards.chinese
+    if kinds:
         text += "  " + "".join(glyph(k) for k in kinds)
     return text
 
@@ -230,7 +262,8 @@ def _log_lines(table: Any) -> list[str]:
     deal = table.state.deal
     events = table.events
     # The deal comes from the dealt order: the engine emits no ``Dealt`` event.
-    lines = [f"deal — dealer seat {deal.dealer}, {len(deal.wall)} tiles in the stock"]
+    unit = "tiles" if table.ruleset.manifest.family == "mahjong" else "cards"
+    lines = [f"deal — dealer seat {deal.dealer}, {len(deal.wall)} {unit} in the stock"]
     for seat, hand in enumerate(deal.hands):
         mark = " 庄" if seat == deal.dealer else "  "
         lines.append(f"  seat {seat}{mark} {_hand(cards, hand)}")
@@ -251,12 +284,18 @@ def _log_lines(table: Any) -> list[str]:
         elif isinstance(e, m.Discarded):
             lines.append(f"seat {e.seat}: discards {_tile(cards, e.card)}")
         elif isinstance(e, m.Melded):
-            claimed = f" on {_tile(cards, e.meld.claimed)}" if e.meld.claimed is not None else ""
+            claimed = f" on {_tile(cards, e.meld.claimed)}" if e.meld.claimed is not None \
+                and e.meld.kind != "jiagang" else ""
             lines.append(f"seat {e.seat}: {_meld(cards, e.meld)}{claimed}")
         elif isinstance(e, m.Paid):
             lines.append(f"    paid at once: {_payments(e.payments)}")
+        elif isinstance(e, m.Marked) and e.what == "jiagang":
+            lines.append(f"seat {e.seats[0]}: adds {_tile(cards, e.card)} to a peng (蓄杠) — "
+                         f"open to 抢杠")
         elif isinstance(e, m.Marked):
-            lines.append(f"notice: {e.what} — seats {', '.join(map(str, e.seats))}")
+            about = f" on {_tile(cards, e.card)}" if e.card is not None else ""
+            seats = f" — seats {', '.join(map(str, e.seats))}" if e.seats else ""
+            lines.append(f"notice: {e.what}{seats}{about}")
         elif isinstance(e, m.Won):
             src = f" from seat {e.from_seat}" if e.from_seat is not None else ""
             pats = f" — {', '.join(e.patterns)}" if e.patterns else ""
@@ -299,13 +338,14 @@ def _print_hand(console: Any, table: Any, index: int) -> None:
         for meld in s.melds:
             console.print(f"    meld {_meld(cards, meld)}", markup=False)
         pats = r.patterns.get(seat, ())
-        console.print(f"    patterns: {', '.join(pats) or '—'} · 醒 {r.xing.get(seat, 0)}",
-                      markup=False)
+        xing = f" · 醒 {r.xing[seat]}" if seat in r.xing else ""
+        console.print(f"    patterns: {', '.join(pats) or '—'}{xing}", markup=False)
     if r.flipped:
         console.print(f"flipped: {' '.join(_tile(cards, k) for k in r.flipped)}", markup=False)
     instant = net_of(r.instant, table.n)
     settle = [a - b for a, b in zip(r.net, instant)]
-    from_seats = {w.from_seat for w in wins.values() if w.from_seat is not None}
+    from_seats = {w.from_seat for w in wins.values()
+                  if w.from_seat is not None and w.how not in ("pinghu", "zimo")}
     grid = RichTable(title=f"settlement, hand {index} ({r.end})", title_justify="left")
     for col in ("seat", "role", "instant", "win", "net"):
         grid.add_column(col, justify="right" if col not in ("seat", "role") else "left")
@@ -380,14 +420,14 @@ def _records_in(data: bytes) -> tuple[list[tuple[str, dict[str, Any], Any]], Any
 
 
 def _check_replays(hands: list[tuple[str, dict[str, Any], Any]],
-                   claimed_total: Any = None) -> tuple[bool, str]:
+                   claimed_total: Any = None, plugins: Any = ()) -> tuple[bool, str]:
     """Replay each record; (True, summary) or (False, the first difference),
     checking also the hands' summaries and ``claimed_total`` if given.
 
     Raises:
         QipaiError: a record's variant or options cannot be loaded (bad input).
     """
-    from qipai.core.errors import BadRecord
+    from qipai.core.errors import ReplayDiverged
     from qipai.core.records import replay_check
     from qipai.core.ruleset import load
 
@@ -396,8 +436,8 @@ def _check_replays(hands: list[tuple[str, dict[str, Any], Any]],
     for label, summary, rec in hands:
         load(rec.variant, rec.options)  # unknown variant / options: bad input, not a difference
         try:
-            diff = replay_check(rec)
-        except BadRecord as exc:
+            diff = replay_check(rec, plugins=plugins)
+        except ReplayDiverged as exc:
             return False, f"{label}: {exc}"
         if diff is not None:
             return False, f"{label}: {diff}"

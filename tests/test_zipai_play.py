@@ -69,7 +69,7 @@ def test_play_prints_a_full_zipai_hand(run):
     assert res.exit_code == 0, res.output
     out = res.stdout
     assert "桂林字牌" in out and "seed 3" in out
-    assert "reproduce: qipai play 'guilin-zipai' --seed 3" in out
+    assert "reproduce: qipai play guilin-zipai --seed 3" in out
     assert "deal — dealer seat 0" in out and "seat 0 庄" in out
     assert "shown at the deal:" in out  # the dealer's 亮张
     assert "discards" in out

@@ -43,5 +43,10 @@ class BadRecord(QipaiError, ValueError):
     """A game record cannot be decoded or does not fit its variant."""
 
 
+class ReplayDiverged(BadRecord):
+    """A record's action is refused when it is played again: the record does
+    not replay (a difference, not unreadable input)."""
+
+
 class BadCase(QipaiError, ValueError):
     """A conformance case file does not follow CONFORMANCE.md."""

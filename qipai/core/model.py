@@ -168,11 +168,12 @@ class Paid(Struct, frozen=True, tag="paid"):
 
 
 class Marked(Struct, frozen=True, tag="marked"):
-    """A variant's notice: ``what`` happened (``"hubao"``, ``"zhuipai"`` …)
-    to ``seats``."""
+    """A variant's notice: ``what`` happened (``"hubao"``, ``"huangzhuang"``,
+    ``"jiagang"`` — a 蓄杠 tile open to 抢杠 …) to ``seats``, about ``card``."""
 
     what: str
     seats: tuple[int, ...] = ()
+    card: int | None = None
 
 
 class Won(Struct, frozen=True, tag="won"):

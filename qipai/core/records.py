@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from qipai.core.errors import BadRecord, QipaiError
+from qipai.core.errors import BadRecord, QipaiError, ReplayDiverged
 from qipai.core.model import Action, Deal, Event, Result
 
 FORMAT_VERSION = 1
@@ -98,7 +98,8 @@ def replay(record: Record, plugins: Any = ()) -> Any:
     """Play the record's actions again on a fresh table; return the table.
 
     Raises:
-        BadRecord: the variant or options are unknown, or an action is refused.
+        BadRecord: the variant or options are unknown, or the deal is impossible.
+        ReplayDiverged: an action is refused on replay.
     """
     from qipai.core.ruleset import load
     from qipai.core.table import Table
@@ -112,8 +113,8 @@ def replay(record: Record, plugins: Any = ()) -> Any:
         try:
             table.apply(action)
         except QipaiError as exc:
-            raise BadRecord(f"action {i} ({msgspec.json.encode(action).decode()}) "
-                            f"is refused on replay: {exc}") from None
+            raise ReplayDiverged(f"action {i} ({msgspec.json.encode(action).decode()}) "
+                                 f"is refused on replay: {exc}") from None
     return table
 
 

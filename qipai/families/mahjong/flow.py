@@ -311,6 +311,7 @@ class MahjongFlow:
         elif isinstance(action, Jiagang):
             remove(s.hand, action.card)
             st.drawn = None
+            table.emit(Marked("jiagang", (seat,), action.card))
             table.open_window(action.card, seat, "jiagang")
         else:  # pragma: no cover - legal lists hold nothing else
             raise AssertionError(f"unexpected turn action {action!r}")

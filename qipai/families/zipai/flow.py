@@ -241,8 +241,10 @@ class ZipaiFlow:
                         table.emit(Drew(seat=seat, card=card))
                 else:
                     st.skip_discard[seat] = True
-        shown = table.state.deal.shown
-        liang = shown[0] if shown else None
+        deal = table.state.deal
+        # the 亮张: the dealer's last dealt card (D-ZP1), shown to all
+        liang = deal.shown[0] if deal.shown else (deal.hands[dealer][-1]
+                                                  if deal.hands[dealer] else None)
         hand = table.seats[dealer].hand
         if liang is not None and liang in hand:
             rest = list(hand)
