@@ -488,5 +488,35 @@ def conformance(variant: str, cases: tuple[str, ...]) -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
+@cli.command("new-variant")
+@click.argument("name")
+@click.option("--family", type=click.Choice(["mahjong", "zipai"]), default="mahjong",
+              show_default=True, help="The family whose common flow the variant plays on.")
+@click.option("--dir", "directory", type=click.Path(file_okay=False), default=".",
+              show_default=True, help="Where to write the package folder qipai-NAME.")
+def new_variant(name: str, family: str, directory: str) -> None:
+    """Write the skeleton of a variant plugin package NAME (qipai-NAME/)."""
+    from qipai.scaffold import module_name, new_variant as write
+
+    root = write(name, family, directory)
+    click.echo(f"wrote {root}/ — variant {name!r}, module {module_name(name)}\n"
+               f"next: pip install -e {root}   (or: uv pip install -e {root})\n"
+               f"      qipai variants · qipai play {name} · qipai conformance {name}")
+
+
+# --------------------------------------------------------------------------
+# schema
+
+
+@cli.command()
+def schema() -> None:
+    """Print the JSON Schema of a game record (the current format version)."""
+    import msgspec
+
+    from qipai.core.records import Record
+
+    click.echo(msgspec.json.format(msgspec.json.encode(msgspec.json.schema(Record))).decode())
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -6,6 +6,7 @@ Random legal play (seeded) on a variant's table must keep these invariants
 * ``conservation`` — at every decision the cards in hands, melds, discards,
   the stock and the card in play are exactly the dealt cards;
 * ``zero_sum`` — every hand's net sums to zero;
+* ``deck`` — the deck holds no kind more often than the card system's copies;
 * ``replay`` — the record replays to identical events and result;
 * ``snapshot`` — a snapshot restores a table that snapshots identically and
   plays on to the same end;
@@ -19,20 +20,32 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 import msgspec
 
-from qipai.core.errors import IllegalAction
-from qipai.core.model import Action, Discard, Hu, Pass, Zimo
-from qipai.core.records import record_of, replay_check
-from qipai.core.ruleset import Ruleset, load
+from qipai.core.cards import check_copies
+from qipai.core.errors import BadCards, IllegalAction, QipaiError
+from qipai.core.hookspecs import hookimpl
+from qipai.core.model import Action, Discard, Hu, Pass, Payment, Settlement, Zimo
+from qipai.core.records import Record, decode_record, record_of, replay_check
+from qipai.core.ruleset import Ruleset
 from qipai.core.table import Table
 
 
 class PropertyFailure(AssertionError):
-    """A generic invariant that does not hold; the message names it."""
+    """A generic invariant that does not hold; the message names it.
+
+    ``table`` is the finished table when the hand could still be played to
+    its end (so the other properties can be checked on it), else None;
+    ``prop`` the property it breaks when not the one being checked (a
+    :class:`Guard` finding a settlement that does not sum to zero in play)."""
+
+    def __init__(self, message: str, table: Table | None = None, prop: str = "") -> None:
+        super().__init__(message)
+        self.table = table
+        self.prop = prop
 
 
 def choose(table: Table, seat: int, rng: random.Random) -> Action:
@@ -132,7 +145,7 @@ def play_checked(rs: Ruleset, seed: int, max_steps: int = 2000) -> Table:
     step = 0
     while not table.over:
         if step > max_steps:
-            raise PropertyFailure(f"seed {seed}: hand not over after {max_steps} decisions")
+            raise PropertyFailure(f"hand not over after {max_steps} decisions")
         check_conservation(table)
         if step % 7 == 0:
             check_views(table, rng)
@@ -141,7 +154,7 @@ def play_checked(rs: Ruleset, seed: int, max_steps: int = 2000) -> Table:
             data = table.snapshot()
             twin = Table.restore(rs, data)
             if twin.snapshot() != data:
-                raise PropertyFailure(f"seed {seed}: snapshot does not restore exactly")
+                raise PropertyFailure("a snapshot does not restore exactly")
         seat = table.to_decide()[0]
         action = choose(table, seat, rng)
         table.apply(action)
@@ -152,48 +165,142 @@ def play_checked(rs: Ruleset, seed: int, max_steps: int = 2000) -> Table:
         for a in twin_actions:
             twin.apply(a)
         if twin.snapshot() != table.snapshot():
-            raise PropertyFailure(f"seed {seed}: restored table played on differently")
+            raise PropertyFailure("a table restored from a snapshot played on differently "
+                                  f"(snapshot taken at decision {snap_at})", table)
     return table
+
+
+def settlement_problem(payments: Sequence[Payment], n_players: int) -> str | None:
+    """Why ``payments`` do not sum to zero over the table's seats, or None.
+
+    Transfers between seats always sum to zero; money leaves the table only
+    through a payment that names a seat the table does not have (a payer
+    or payee outside ``0 .. n_players-1``), which this names.
+    """
+    net = [0] * n_players
+    off: list[str] = []
+    for p in payments:
+        for role, seat, sign in (("payer", p.payer, -1), ("payee", p.payee, 1)):
+            if type(seat) is int and 0 <= seat < n_players:
+                net[seat] += sign * p.amount
+            else:
+                off.append(f"{p.payer}->{p.payee} {p.amount} ({p.reason or 'no reason'}): "
+                           f"{role} {seat!r} is not a seat")
+    if sum(net) == 0 and not off:
+        return None
+    return (f"settlement does not sum to zero over the {n_players} seats: net {net}"
+            + (f"; {'; '.join(off)}" if off else ""))
+
+
+class Guard:
+    """A conformance-only plugin the runner layers over the variant it checks:
+    it checks hook answers as the variant returns them, so a bug is named at
+    its hook instead of surfacing later as a crash in the engine."""
+
+    @hookimpl(wrapper=True)
+    def qipai_settle(self, end: Any, options: Any) -> Generator[None, Settlement, Settlement]:
+        settlement = yield
+        problem = settlement_problem(settlement.payments, end.n_players)
+        if problem:
+            raise PropertyFailure(f"qipai_settle: {problem}", prop="zero_sum")
+        return settlement
+
+
+GUARD = Guard()
 
 
 def check_zero_sum(table: Table) -> None:
     r = table.result
-    if sum(r.net) != 0:
-        raise PropertyFailure(f"net {list(r.net)} does not sum to zero")
+    problem = settlement_problem(r.payments, table.n)
+    if problem or sum(r.net) != 0:
+        raise PropertyFailure(problem or f"net {list(r.net)} does not sum to zero")
+
+
+def check_deck(rs: Ruleset) -> None:
+    """The deck holds each kind at most ``cards.copies`` times, and only kinds
+    of the card system."""
+    deck = rs.deck()
+    bad = [c for c in deck if type(c) is not int or not 0 <= c < rs.cards.n_kinds]
+    if bad:
+        raise PropertyFailure(f"the deck holds {bad[0]!r}, not a kind of {rs.cards.name} "
+                              f"(0..{rs.cards.n_kinds - 1})")
+    try:
+        check_copies(deck, rs.cards, "the deck's cards")
+    except BadCards as exc:
+        raise PropertyFailure(f"{exc} (a deck of {len(deck)} cards)") from None
+
+
+def replay_problem(rs: Ruleset, record: Record) -> str | None:
+    """Replay ``record`` on ``rs``'s plugins (a variant given as a plugin
+    object has no registry name to load); the first difference, or None."""
+    table = Table(rs.with_options(**record.options), deal=record.deal, seed=record.seed,
+                  relations=record.relations)
+    enc = msgspec.json.encode
+    for i, action in enumerate(record.actions):
+        try:
+            table.apply(action)
+        except QipaiError as exc:
+            return f"action {i} ({enc(action).decode()}) is refused on replay: {exc}"
+    for i, (a, b) in enumerate(zip(record.events, table.state.events)):
+        if a != b:
+            return f"event {i} differs: recorded {enc(a).decode()}, replayed {enc(b).decode()}"
+    if len(table.state.events) != len(record.events):
+        return f"recorded {len(record.events)} events, replay gave {len(table.state.events)}"
+    if table.state.result != record.result:
+        return f"result differs: recorded {enc(record.result).decode()}, " \
+               f"replayed {enc(table.state.result).decode()}"
+    return None
 
 
 def check_replay(table: Table) -> None:
-    rec = record_of(table)
-    for data in (msgspec.json.encode(rec),):
-        from qipai.core.records import decode_record
+    from qipai.conformance.runner import is_local
 
-        diff = replay_check(decode_record(data))
-        if diff:
-            raise PropertyFailure(f"replay differs: {diff}")
+    rec = decode_record(msgspec.json.encode(record_of(table)))
+    if is_local(rec.variant):
+        diff = replay_problem(table.ruleset, rec)
+    else:
+        diff = replay_check(rec)
+    if diff:
+        raise PropertyFailure(f"replay differs: {diff}")
 
 
 PROPERTIES: dict[str, Callable[[Table], None]] = {
     "zero_sum": check_zero_sum,
     "replay": check_replay,
 }
+PLAY = "conservation+views+illegal+snapshot"
+#: Every property outcome's name, in the order they are reported.
+PROPERTY_NAMES = ("deck", PLAY, *PROPERTIES)
 
 
 def run_properties(variant: str, games: int = 20, seed: int = 0,
                    options: dict[str, Any] | None = None) -> list[Any]:
-    """Play ``games`` seeded random hands and check every property; one
-    :class:`~qipai.conformance.runner.Outcome` per property."""
-    from qipai.conformance.runner import Outcome
+    """Check the deck, then play ``games`` seeded random hands and check every
+    property; one :class:`~qipai.conformance.runner.Outcome` per property
+    (named ``property/<name>``, :data:`PROPERTY_NAMES`).  A hand that raises
+    (a variant bug) fails the play property with the seed and the error."""
+    from qipai.conformance.runner import Outcome, load_variant
 
-    rs = load(variant, options or {})
+    rs = load_variant(variant, options or {})
     failures: dict[str, str] = {}
-    names = ["conservation+views+illegal+snapshot", *PROPERTIES]
+    try:
+        check_deck(rs)
+    except PropertyFailure as exc:
+        failures["deck"] = str(exc)
+    finished = 0
     for g in range(games):
         s = seed + g
         try:
             table = play_checked(rs, s)
         except PropertyFailure as exc:
-            failures.setdefault(names[0], f"seed {s}: {exc}")
+            failures.setdefault(exc.prop or PLAY, f"seed {s}: {exc}")
+            if exc.table is None:
+                continue
+            table = exc.table
+        except Exception as exc:  # noqa: BLE001 - a variant's bug, reported with its seed
+            failures.setdefault(PLAY, f"seed {s}: the hand raised {type(exc).__name__}: {exc}")
             continue
+        finished += 1
         for name, check in PROPERTIES.items():
             if name in failures:
                 continue
@@ -201,5 +308,10 @@ def run_properties(variant: str, games: int = 20, seed: int = 0,
                 check(table)
             except PropertyFailure as exc:
                 failures[name] = f"seed {s}: {exc}"
+            except Exception as exc:  # noqa: BLE001
+                failures[name] = f"seed {s}: {type(exc).__name__}: {exc}"
+    if games and not finished:
+        for name in PROPERTIES:
+            failures.setdefault(name, f"not checked: none of the {games} hands finished")
     return [Outcome(f"property/{n}", n not in failures, failures.get(n, ""),
-                    "CONFORMANCE.md Running; generic invariants") for n in names]
+                    "CONFORMANCE.md Running; generic invariants") for n in PROPERTY_NAMES]

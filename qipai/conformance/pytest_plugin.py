@@ -3,6 +3,13 @@
 Registered through the ``pytest11`` entry point and inert unless asked::
 
     pytest --qipai-variant guilin-mahjong [--qipai-cases PATH ...]
+    pytest --qipai-plugin my_variant.plugin [--qipai-cases PATH ...]
+
+``--qipai-plugin MODULE[:OBJECT]`` (or ``path/to/file.py[:OBJECT]``) checks a
+variant plugin that is not installed as an entry point — while writing it,
+or a deliberately broken one in a test; the suite runs under the plugin's
+manifest name, and its own cases are its ``QIPAI_CASES`` or the ``cases/``
+folder beside its module.
 
 Each case becomes one test named by its id; a failure shows the case id, its
 source, the expected and actual values.  The generic property checks run as
@@ -20,6 +27,10 @@ def pytest_addoption(parser: Any) -> None:
     group = parser.getgroup("qipai", "qipai conformance")
     group.addoption("--qipai-variant", action="store", default=None,
                     help="run the conformance suite against this registered variant")
+    group.addoption("--qipai-plugin", action="store", default=None,
+                    metavar="MODULE[:OBJECT]",
+                    help="run the conformance suite against this plugin object (a module, "
+                         "or an object in it; a .py path works too), not installed")
     group.addoption("--qipai-cases", action="append", default=[],
                     help="extra case file or folder (repeatable)")
     group.addoption("--qipai-games", action="store", type=int, default=20,
@@ -54,9 +65,7 @@ class PropertyItem(pytest.Item):
         self.variant, self.games, self.prop = variant, games, prop
 
     def runtest(self) -> None:
-        from qipai.conformance.properties import run_properties
-
-        for out in run_properties(self.variant, games=self.games):
+        for out in _property_outcomes(self.variant, self.games):
             if out.id == self.prop and not out.passed:
                 raise CaseFailed(out)
 
@@ -70,6 +79,66 @@ class PropertyItem(pytest.Item):
         return "", 0, self.prop
 
 
+_REGISTERED = pytest.StashKey[str]()
+
+
+def pytest_unconfigure(config: Any) -> None:
+    """Forget a plugin given with ``--qipai-plugin`` (the run may be one of
+    several in a process, as under ``pytester``)."""
+    name = config.stash.get(_REGISTERED, None)
+    if name is not None:
+        from qipai.conformance.runner import unregister_plugin
+
+        unregister_plugin(name)
+        for key in [k for k in _OUTCOMES if k[0] == name]:
+            del _OUTCOMES[key]
+
+
+_OUTCOMES: dict[tuple[str, int, int], list[Any]] = {}
+
+
+def _property_outcomes(variant: str, games: int) -> list[Any]:
+    """The property checks run once per session and variant, shared by the items."""
+    from qipai.conformance.properties import run_properties
+    from qipai.conformance.runner import _LOCAL
+
+    key = (variant, games, id(_LOCAL.get(variant)))
+    if key not in _OUTCOMES:
+        _OUTCOMES[key] = run_properties(variant, games=games)
+    return _OUTCOMES[key]
+
+
+def load_plugin_object(spec: str) -> Any:
+    """``MODULE[:OBJECT]`` or ``FILE.py[:OBJECT]`` → the plugin object.
+
+    Raises:
+        pytest.UsageError: naming what cannot be imported or found.
+    """
+    import importlib
+    import importlib.util
+    from pathlib import Path
+
+    target, _, attr = spec.partition(":")
+    try:
+        if target.endswith(".py"):
+            path = Path(target)
+            mspec = importlib.util.spec_from_file_location(path.stem, path)
+            if mspec is None or not path.is_file():
+                raise ImportError(f"no file {target}")
+            module = importlib.util.module_from_spec(mspec)
+            mspec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(target)
+    except ImportError as exc:
+        raise pytest.UsageError(f"--qipai-plugin {spec}: cannot import {target}: {exc}") from None
+    if not attr:
+        return module
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise pytest.UsageError(f"--qipai-plugin {spec}: {target} has no {attr!r}") from None
+
+
 class CaseFailed(Exception):
     def __init__(self, outcome: Any) -> None:
         super().__init__(outcome.message)
@@ -78,15 +147,22 @@ class CaseFailed(Exception):
 
 def pytest_collection_modifyitems(session: Any, config: Any, items: list) -> None:
     variant = config.getoption("--qipai-variant")
-    if not variant:
+    plugin = config.getoption("--qipai-plugin")
+    if not variant and not plugin:
         return
-    from qipai.conformance.properties import PROPERTIES
-    from qipai.conformance.runner import collect
+    from qipai.conformance.properties import PROPERTY_NAMES
+    from qipai.conformance.runner import collect, load_variant, register_plugin
     from qipai.core.errors import QipaiError
-    from qipai.core.ruleset import load
 
     try:
-        load(variant)
+        if plugin:
+            name = register_plugin(load_plugin_object(plugin))
+            config.stash[_REGISTERED] = name
+            if variant and variant != name:
+                raise pytest.UsageError(f"--qipai-plugin {plugin} is variant {name!r}, "
+                                        f"not {variant!r}")
+            variant = name
+        load_variant(variant)
         collected = collect(variant, config.getoption("--qipai-cases"))
     except QipaiError as exc:
         raise pytest.UsageError(f"--qipai-variant: {exc}") from None
@@ -95,7 +171,7 @@ def pytest_collection_modifyitems(session: Any, config: Any, items: list) -> Non
         items.append(CaseItem.from_parent(session, name=case.id, variant=variant,
                                           case=case, options=options))
     games = config.getoption("--qipai-games")
-    for prop in ["conservation+views+illegal+snapshot", *PROPERTIES]:
+    for prop in PROPERTY_NAMES:
         items.append(PropertyItem.from_parent(session, name=f"property/{prop}",
                                               variant=variant, games=games,
                                               prop=f"property/{prop}"))

@@ -25,6 +25,7 @@ from qipai.core.model import (
 from qipai.core.ruleset import Ruleset, available, load
 from qipai.core.table import Table
 from qipai.conformance.cases import Case, load_cases
+from qipai.conformance.properties import PropertyFailure, settlement_problem
 
 KONG_KINDS = ("minggang", "jiagang", "angang", "bugang")
 KONG_FEE_REASONS = KONG_KINDS + ("angang_refund",)  # 广西: 暗杠 fees returned at 荒庄
@@ -43,13 +44,61 @@ class Mismatch(Exception):
     """An expectation that does not hold (key, expected, actual)."""
 
 
+#: Variants given as plugin objects (:func:`register_plugin`), by name; they
+#: are found before the entry points of the same name.
+_LOCAL: dict[str, Any] = {}
+
+
+def register_plugin(plugin: Any) -> str:
+    """Make a variant plugin that is not installed as an entry point (a module
+    or object with hook implementations and a manifest) known to the runner
+    under its manifest's name, and return that name.
+
+    This is how ``pytest --qipai-plugin MODULE[:OBJECT]`` checks a plugin
+    before it is packaged; a name already registered (even as an entry
+    point) now means this plugin for the runner.
+
+    Raises:
+        UnknownVariant: the plugin has no ``qipai_manifest``.
+    """
+    name = Ruleset(plugin).name
+    _LOCAL[name] = plugin
+    _ruleset.cache_clear()
+    return name
+
+
+def unregister_plugin(name: str) -> None:
+    """Forget a plugin given to :func:`register_plugin` (no error if unknown)."""
+    _LOCAL.pop(name, None)
+    _ruleset.cache_clear()
+
+
+def load_variant(variant: str, options: dict[str, Any] | None = None) -> Ruleset:
+    """The ruleset of ``variant``: a plugin given to :func:`register_plugin`,
+    else the registered entry point (:func:`qipai.core.ruleset.load`), with
+    the runner's :class:`~qipai.conformance.properties.Guard` layered over it."""
+    from qipai.conformance.properties import GUARD
+
+    if variant in _LOCAL:
+        return Ruleset(_LOCAL[variant], options or {}, plugins=[GUARD])
+    return load(variant, options or {}, plugins=[GUARD])
+
+
+def is_local(variant: str) -> bool:
+    """True when ``variant`` was given as a plugin object, not an entry point."""
+    return variant in _LOCAL
+
+
 def variant_case_dir(variant: str) -> Path | None:
     """The variant's own ``cases/`` folder: the plugin's ``QIPAI_CASES`` or
     ``cases/`` beside its module."""
-    eps = available()
-    if variant not in eps:
-        return None
-    plugin = eps[variant].load()
+    if variant in _LOCAL:
+        plugin = _LOCAL[variant]
+    else:
+        eps = available()
+        if variant not in eps:
+            return None
+        plugin = eps[variant].load()
     explicit = getattr(plugin, "QIPAI_CASES", None)
     if explicit:
         return Path(explicit)
@@ -61,7 +110,7 @@ def variant_case_dir(variant: str) -> Path | None:
 
 @lru_cache(maxsize=64)
 def _ruleset(variant: str, options_json: bytes) -> Ruleset:
-    return load(variant, msgspec.json.decode(options_json))
+    return load_variant(variant, msgspec.json.decode(options_json))
 
 
 def ruleset_for(variant: str, options: dict[str, Any]) -> Ruleset:
@@ -237,9 +286,10 @@ def check_settle(rs: Ruleset, g: dict, e: dict) -> None:
                   stock=tuple(cards(rs, g.get("stock") or [])), relations=_relations(g),
                   n_players=n)
     s = rs.settle(end)
+    problem = settlement_problem(s.payments, n)
+    if problem:
+        raise Mismatch(problem)
     net = net_of(s.payments, n)
-    if sum(net) != 0:
-        raise Mismatch(f"settlement does not sum to zero: {net}")
     if "net" in e:
         expect_eq("net", list(e["net"]), net)
     if "pairwise" in e:
@@ -399,9 +449,13 @@ def play_scenario(rs: Ruleset, g: dict) -> Table:
             raise Refused(i, f"cannot read action {text!r}")
         seat, verb, rest = int(m.group(1)), m.group(2), m.group(3)
         try:
-            if verb in MANDATORY_VERBS:
-                if not any(isinstance(ev, Melded) and ev.seat == seat and ev.meld.kind == verb
-                           for ev in table.events[mark:]):
+            if verb in MANDATORY_VERBS:  # assert the move happens, advancing to it
+                def happened() -> bool:
+                    return any(isinstance(ev, Melded) and ev.seat == seat and ev.meld.kind == verb
+                               for ev in table.events[mark:])
+                while not happened() and table.state.window is not None and not table.over:
+                    _pass_all(table)
+                if not happened():
                     raise Refused(i, f"no {verb} by seat {seat} happened here")
                 continue
             if verb == "hu" and table.over and seat in table.result.winners:
@@ -528,6 +582,19 @@ def view_leak(table: Table, seat: int) -> str | None:
         for real, mv in zip(table.seats[s].melds, ms):
             if sum(1 for c in mv.cards if c is None) < real.hidden:
                 return f"view of seat {seat} shows a face-down meld card of seat {s}"
+    for i, ev in enumerate(v.events):
+        # a meld that lies face down must be face down in its event too
+        if not isinstance(ev, Melded) or ev.seat == seat:
+            continue
+        shown = [c for c in ev.meld.cards if c >= 0]
+        for real in table.seats[ev.seat].melds:
+            if real.hidden and real.kind == ev.meld.kind and \
+                    sorted(real.cards) == sorted(ev.meld.cards) and \
+                    len(shown) > len(real.cards) - real.hidden:
+                return (f"view of seat {seat} leaks the face-down cards of seat {ev.seat}'s "
+                        f"{real.kind} {kinds_text(table.ruleset, shown)} in its event stream "
+                        f"(event {i} shows {len(shown)} of its cards face up, the meld "
+                        f"{len(real.cards) - real.hidden})")
     enc = msgspec.json.encode(v)
     if b'"wall"' in enc:
         return f"view of seat {seat} holds the wall"
@@ -566,7 +633,7 @@ def run_case(variant: str, case: Case, options: dict[str, Any]) -> Outcome:
     try:
         rs = ruleset_for(variant, options)
         CHECKERS[case.check](rs, case.given, case.expect)
-    except Mismatch as m:
+    except (Mismatch, PropertyFailure) as m:
         return Outcome(case.id, False, str(m), case.source)
     except QipaiError as exc:
         return Outcome(case.id, False, f"{type(exc).__name__}: {exc}", case.source)
@@ -599,7 +666,7 @@ def main(variant: str, cases: Iterable[str] = (), properties: int = 20,
     from qipai.conformance.properties import run_properties
 
     console = out or Console()
-    load(variant)  # fail early, with the registry's message
+    load_variant(variant)  # fail early, with the registry's message
     outcomes = [run_case(variant, c, o) for c, o in collect(variant, cases)]
     outcomes += run_properties(variant, games=properties)
     failed = [o for o in outcomes if not o.passed]

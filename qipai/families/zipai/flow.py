@@ -21,7 +21,13 @@ the options (``xiahuo``, ``guozhang``, ``own_discard_bars_chi``,
 ``fangpao_bihu``, ``two_saochuan``, ``first_dealer``).
 
 Conventions: a card in an open window is in no hand; a card nobody takes
-is *dead* and joins its owner's ``discards``.  Face-down melds (扫, 过扫,
+is *dead* and joins its owner's ``discards``.
+
+Gaps decided here (not in the rules file): a 碰 that would leave no card to
+discard is not offered (the §3.1 rule for 吃, applied to 碰); when a discard
+is due and only 坎 remain, a 坎 card is discarded (the discard rule of §3.2
+outranks 坎 不能拆散); when a mandatory 扫 empties the hand there is nothing
+to discard and the seat plays on one card over.  Face-down melds (扫, 过扫,
 扫穿) have ``hidden`` = their size.
 """
 
@@ -348,9 +354,13 @@ class ZipaiFlow:
         if st.after_sao and self.zimo_after_sao(table, seat):
             acts.append(Zimo(seat))
         if st.discard_due:
-            free = sorted(set(free_cards(table.seats[seat].hand)))
+            hand = table.seats[seat].hand
+            # A 坎 is not discarded while another card can be; when only 坎
+            # are left, the discard rule (§3.2) wins and a 坎 card goes.  An
+            # empty hand (a 扫 took the last pair) has nothing to discard.
+            free = sorted(set(free_cards(hand))) or sorted(set(hand))
             acts.extend(Discard(seat, k) for k in free)
-            if not free:  # everything is in 坎: nothing may be discarded (see module doc)
+            if not free:
                 acts.append(Pass(seat))
         else:
             acts.append(Pass(seat))

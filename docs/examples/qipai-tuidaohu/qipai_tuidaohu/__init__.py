@@ -1,0 +1,1 @@
+"""推倒胡 (push-down mahjong), a qipai variant plugin (see ``plugin``)."""

@@ -1,0 +1,180 @@
+"""The documentation agrees with the code (docs/ is built in CI; these
+checks keep its hand-written parts from drifting)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from pathlib import Path
+
+import msgspec
+import pytest
+from click.testing import CliRunner
+
+from qipai.cli import cli
+from qipai.core import hookspecs
+from qipai.core.records import FORMAT_VERSION, Record, decode_record, replay_check
+from qipai.core.ruleset import load
+
+DOCS = Path(__file__).parent.parent / "docs"
+VARIANTS = ["guilin-mahjong", "guangxi-mahjong", "guilin-zipai"]
+
+# ---------------------------------------------------------------- hook reference
+
+#: ``.. autofunction:: qipai.core.hookspecs.NAME(SIGNATURE)`` on the hook page.
+DOCUMENTED_HOOK = re.compile(r"^\.\. autofunction:: qipai\.core\.hookspecs\.(qipai_\w+)(\(.*)$")
+
+
+def code_hooks() -> dict[str, str]:
+    """Hook name → its signature as the hook page writes it."""
+    out = {}
+    for name, fn in inspect.getmembers(hookspecs, inspect.isfunction):
+        if not name.startswith("qipai_") or fn.__module__ != hookspecs.__name__:
+            continue
+        sig = inspect.signature(fn)
+        params = ", ".join(f"{p.name}: {p.annotation}" for p in sig.parameters.values())
+        out[name] = f"({params}) -> {sig.return_annotation}"
+    return out
+
+
+def documented_hooks() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in (DOCS / "reference" / "hooks.md").read_text(encoding="utf-8").splitlines():
+        m = DOCUMENTED_HOOK.match(line.strip())
+        if m:
+            assert m.group(1) not in out, f"hook {m.group(1)} is documented twice"
+            out[m.group(1)] = " ".join(m.group(2).split())
+    return out
+
+
+def test_every_hook_is_in_the_hook_reference():
+    code, docs = code_hooks(), documented_hooks()
+    assert code, "no hooks found in qipai.core.hookspecs"
+    missing = sorted(set(code) - set(docs))
+    assert not missing, f"hooks missing from docs/reference/hooks.md: {', '.join(missing)}"
+    stale = sorted(set(docs) - set(code))
+    assert not stale, f"docs/reference/hooks.md documents hooks that do not exist: {stale}"
+
+
+def test_documented_hook_signatures_match_the_hookspecs():
+    code, docs = code_hooks(), documented_hooks()
+    wrong = [f"{name}: documented {docs[name]}, hookspecs.py has {sig}"
+             for name, sig in code.items() if name in docs and docs[name] != sig]
+    assert not wrong, "hook signatures differ:\n" + "\n".join(wrong)
+
+
+def test_hook_page_groups_hooks_as_the_hookspecs_do():
+    """The page lists hooks in the order of hookspecs.py (its stages)."""
+    order = sorted(code_hooks(), key=lambda n: getattr(hookspecs, n).__code__.co_firstlineno)
+    assert list(documented_hooks()) == order
+
+
+# ---------------------------------------------------------------- variant pages
+
+
+def table_after(text: str, heading: str) -> list[list[str]]:
+    """The rows (cells stripped) of the first Markdown table after ``heading``."""
+    lines = text.splitlines()
+    start = lines.index(heading)
+    rows: list[list[str]] = []
+    for line in lines[start + 1:]:
+        if line.startswith("|"):
+            rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+        elif rows:
+            break
+    assert len(rows) > 2, f"no table after {heading!r}"
+    return rows[2:]  # without the header and the |---| line
+
+
+def literal(cell: str) -> object:
+    """A default as the options tables write it: `true`, `2`, `"winner"`, `none`."""
+    m = re.fullmatch(r"`(.*)`", cell)
+    assert m, f"default {cell!r} is not a `literal`"
+    text = m.group(1)
+    if text in ("true", "false"):
+        return text == "true"
+    if text in ("none", "null"):
+        return None
+    return json.loads(text)
+
+
+def variant_page(name: str) -> str:
+    return (DOCS / "variants" / f"{name}.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_variant_page_options_table_matches_the_code_defaults(name):
+    defaults = load(name).options_dict()
+    rows = table_after(variant_page(name), "## Options")
+    documented = {}
+    for row in rows:
+        m = re.fullmatch(r"`(\w+)`", row[0])
+        assert m, f"{name}: option cell {row[0]!r} is not an `identifier`"
+        documented[m.group(1)] = row[1]
+    assert list(documented) == list(defaults), \
+        f"{name}: the page lists options {list(documented)}, the code has {list(defaults)}"
+    for key, cell in documented.items():
+        if isinstance(defaults[key], dict):  # a table of its own, checked below
+            continue
+        assert literal(cell) == defaults[key], \
+            f"{name}: option {key} is documented with default {cell}, the code has " \
+            f"{defaults[key]!r}"
+
+
+def test_guangxi_value_table_matches_the_default_values():
+    defaults = load("guangxi-mahjong").options_dict()["values"]
+    rows = table_after(variant_page("guangxi-mahjong"), "## Patterns and values")
+    documented = {row[0].strip("`"): [int(row[3]), int(row[4])] for row in rows}
+    assert documented == {k: list(v) for k, v in defaults.items()}
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_variant_page_names_its_variant_and_title(name):
+    rs = load(name)
+    first = variant_page(name).splitlines()[0]
+    assert rs.manifest.title in first and f"`{name}`" in first
+
+
+# ---------------------------------------------------------------- records
+
+
+def sample_records() -> list[Path]:
+    return sorted((DOCS / "records").glob("format-*/*.json"))
+
+
+def test_a_sample_record_for_the_current_format_version():
+    assert list((DOCS / "records" / f"format-{FORMAT_VERSION}").glob("*.json")), \
+        f"no sample record for format {FORMAT_VERSION} in docs/records/format-{FORMAT_VERSION}/"
+
+
+@pytest.mark.parametrize("path", sample_records(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_sample_record_decodes_and_replays_identically(path):
+    rec = decode_record(path.read_bytes())
+    assert f"format-{rec.format}" == path.parent.name
+    assert rec.result is not None, "a sample record should be a finished hand"
+    assert replay_check(rec) is None
+
+
+def test_schema_command_prints_the_records_json_schema():
+    res = CliRunner().invoke(cli, ["schema"], catch_exceptions=False)
+    assert res.exit_code == 0
+    schema = json.loads(res.stdout)
+    assert schema == json.loads(msgspec.json.encode(msgspec.json.schema(Record)))
+    ref = schema["$ref"].rsplit("/", 1)[-1]
+    record = schema["$defs"][ref]
+    assert list(record["properties"]) == list(Record.__struct_fields__)
+    assert set(record["required"]) == {"variant", "deal"}
+
+
+# ---------------------------------------------------------------- CLI reference
+
+
+def test_cli_reference_lists_every_command():
+    page = (DOCS / "reference" / "cli.md").read_text(encoding="utf-8")
+    rows = table_after(page, "## Commands at a glance")
+    listed = [re.fullmatch(r"`qipai ([\w-]+)`", row[0]).group(1) for row in rows]
+    assert sorted(listed) == sorted(cli.commands), \
+        f"docs/reference/cli.md lists {sorted(listed)}; the CLI has {sorted(cli.commands)}"
+    # every command and option in full, generated by sphinx-click
+    assert ".. click:: qipai.cli:cli\n   :prog: qipai\n   :nested: full\n" in page
