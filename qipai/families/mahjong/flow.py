@@ -347,7 +347,7 @@ class MahjongFlow:
         card = window.card
         acts: list[Action] = []
         how = "qianggang" if window.source == "jiagang" else "dianpao"
-        claim = self.claim_for(table, seat, card, "dianpao", window.owner)
+        claim = self.claim_for(table, seat, card, how, window.owner)
         if self.wins(table, claim, how, window.owner):
             acts.append(Hu(seat))
         if window.source == "discard" and self.drawable(table) > 0:
@@ -394,7 +394,7 @@ class MahjongFlow:
         owner, card = window.owner, window.card
         if taken and isinstance(taken[0], Hu):
             how = "qianggang" if window.source == "jiagang" else "dianpao"
-            claims = [self.claim_for(table, a.seat, card, "dianpao", owner) for a in taken]
+            claims = [self.claim_for(table, a.seat, card, how, owner) for a in taken]
             self.finish_win(table, how, owner, claims, card=card)
             return True
         if window.source == "jiagang":

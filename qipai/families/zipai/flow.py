@@ -65,6 +65,8 @@ class ZipaiState(msgspec.Struct):
         takes: per seat, 开招 and 扫穿 made this hand (initial 扫穿 count).
         skip_discard: per seat, a discard to skip (D-ZP13).
         dealer_discards: discards the dealer has made (地胡).
+        discarded: per seat, every kind it has discarded (taken or dead), for
+            ``own_discard_bars_chi``.
         after_sao: the turn holder just made a mandatory 扫/扫穿 (D-ZP4).
         sao_card: the card that 扫/扫穿 took (the winning card of a D-ZP4 win).
         discard_due: the turn holder must discard.
@@ -76,6 +78,7 @@ class ZipaiState(msgspec.Struct):
     takes: list[int] = msgspec.field(default_factory=lambda: [0, 0, 0])
     skip_discard: list[bool] = msgspec.field(default_factory=lambda: [False, False, False])
     dealer_discards: int = 0
+    discarded: list[list[int]] = msgspec.field(default_factory=lambda: [[], [], []])
     after_sao: bool = False
     sao_card: int | None = None
     discard_due: bool = False
@@ -203,7 +206,9 @@ class ZipaiFlow:
 
     @hookimpl(trylast=True)
     def qipai_check_deal(self, deal: Deal, options: Any) -> str | None:
-        """The dealer holds 21 cards, the others 20 (§2)."""
+        """The dealer holds 21 cards, the others 20 (§2); a shown 亮张 is his."""
+        if deal.shown and (len(deal.shown) != 1 or deal.shown[0] not in deal.hands[deal.dealer]):
+            return "the shown card (亮张) must be one card of the dealer's hand"
         return deal_size_problem(deal, 21, 20, "cards")
 
     @hookimpl(trylast=True)
@@ -216,6 +221,7 @@ class ZipaiFlow:
         offer of ``card`` for ``action`` (吃 or 碰) that the seat let go."""
         st = table.extra
         st.dealer_discards = 1 if any(s.discards or s.melds for s in table.seats) else 0
+        st.discarded = [sorted(set(s.discards)) for s in table.seats]
         st.discard_due = True
         for p in context.get("passed", ()):
             seat, card, action = p["seat"], p["card"], p.get("action", "peng")
@@ -232,12 +238,7 @@ class ZipaiFlow:
         dealer = table.state.dealer
         for seat in range(N):
             hand = table.seats[seat].hand
-            for kind in sorted(set(hand)):
-                if hand.count(kind) == 4:
-                    for _ in range(4):
-                        hand.remove(kind)
-                    self.lay(table, seat, Meld("saochuan", (kind,) * 4, hidden=4))
-                    st.takes[seat] += 1
+            self.lay_fours(table, seat)
             if st.takes[seat] >= 2:
                 if getattr(table.options, "two_saochuan", "skip_discard") == "extra_card":
                     if table.state.wall:
@@ -245,6 +246,7 @@ class ZipaiFlow:
                         hand.append(card)
                         hand.sort()
                         table.emit(Drew(seat=seat, card=card))
+                        self.lay_fours(table, seat)  # the extra card may make a third
                 else:
                     st.skip_discard[seat] = True
         deal = table.state.deal
@@ -252,10 +254,14 @@ class ZipaiFlow:
         liang = deal.shown[0] if deal.shown else (deal.hands[dealer][-1]
                                                   if deal.hands[dealer] else None)
         hand = table.seats[dealer].hand
-        if liang is not None and liang in hand:
+        if liang is not None:
             rest = list(hand)
-            rest.remove(liang)
-            claim = WinClaim(dealer, tuple(rest), tuple(table.seats[dealer].melds), liang,
+            if liang in rest:
+                rest.remove(liang)
+                tile = liang
+            else:  # the 亮张 went into an initial 扫穿: the hand is split alone
+                tile = None
+            claim = WinClaim(dealer, tuple(rest), tuple(table.seats[dealer].melds), tile,
                              ("tianhu",))
             if self.wins(table, claim, "zimo", None):
                 self.finish_win(table, "zimo", None, claim)
@@ -269,6 +275,16 @@ class ZipaiFlow:
                 return True
         self.begin_turn(table, dealer, discard_due=True)
         return True
+
+    def lay_fours(self, table: Any, seat: int) -> None:
+        """Initial 扫穿: four identical in a dealt hand go face down (§3.1)."""
+        hand = table.seats[seat].hand
+        for kind in sorted(set(hand)):
+            if hand.count(kind) == 4:
+                for _ in range(4):
+                    hand.remove(kind)
+                self.lay(table, seat, Meld("saochuan", (kind,) * 4, hidden=4))
+                table.extra.takes[seat] += 1
 
     @staticmethod
     def sanlong_wukan(table: Any, seat: int) -> bool:
@@ -337,7 +353,7 @@ class ZipaiFlow:
         if getattr(opts, "guozhang", "joint") == "joint" and kind in st.passed_peng[seat]:
             return True
         return bool(getattr(opts, "own_discard_bars_chi", False)
-                    and kind in table.seats[seat].discards)
+                    and kind in st.discarded[seat])
 
     def barred_peng(self, table: Any, seat: int, kind: int) -> bool:
         st = table.extra
@@ -376,6 +392,8 @@ class ZipaiFlow:
         elif isinstance(action, Discard):
             st.discard_due = False
             table.seats[seat].hand.remove(action.card)
+            if action.card not in st.discarded[seat]:
+                st.discarded[seat].append(action.card)
             first = seat == table.state.dealer and st.dealer_discards == 0
             if seat == table.state.dealer:
                 st.dealer_discards += 1

@@ -107,6 +107,16 @@ def qipai_claim_actions(table: Any, seat: int,
     return actions
 
 
+@hookimpl
+def qipai_explain_illegal(table: Any, action: Action) -> str | None:
+    """Say so when a seat under 封胡 asks to win."""
+    if isinstance(action, (Hu, Zimo)) and action.seat in fenghu_seats(table):
+        takers = [b for a, b in qipai_relations(table).get("fenghu", []) if a == action.seat]
+        return (f"seat {action.seat} is under 封胡 (fed three 碰 to seat "
+                f"{', '.join(map(str, takers))}) and may not win this hand")
+    return None
+
+
 # ---------------------------------------------------------------- kong fees
 
 

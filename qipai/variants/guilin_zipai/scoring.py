@@ -302,8 +302,11 @@ def sanlong_wukan_hu(counts: Sequence[int], melds: Sequence[Meld]) -> int | None
 
 
 def _expected_sizes(n4: int) -> tuple[int, ...]:
-    normal = 21 + max(0, n4 - 1)
-    return (normal, normal - 1) if n4 >= 2 else (normal,)
+    """Holding sizes (hand, winning card, melds) a win can have with ``n4``
+    four-card melds: 21 with none; with some, each four holds one card more
+    than a group of three, and whether a take that made one was followed by
+    a discard (the first, or a D-ZP13 skip) shifts it — so 20 … 21 + n4."""
+    return (21,) if n4 == 0 else tuple(range(20, 22 + n4))
 
 
 def analyse(
