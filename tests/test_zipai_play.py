@@ -275,3 +275,13 @@ def test_face_down_melds_stay_hidden_from_the_other_seats(rs):
             mid += check_views(table) if not table.over else 0
         done += check_views(table)
     assert mid > 0 and done > 0
+
+
+def test_only_kan_left_a_kan_card_is_discarded(rs):
+    """§3.2 outranks 坎 不能拆散 when nothing else can go (flow.py gap decision)."""
+    from qipai.core.table import Table
+    P = rs.parse
+    t = Table.from_position(rs, dealer=0, hands=[P("x4 x4 x4"), P("x1 x2"), P("d1 d2")],
+                            wall=P("d9 d9"))
+    assert {type(a).__name__ for a in t.legal_actions(0)} == {"Discard"}
+    assert {a.card for a in t.legal_actions(0)} == {P("x4")[0]}
