@@ -205,24 +205,9 @@ HOW_NAMES = {"zimo": "自摸 zimo", "dianpao": "点炮 dianpao", "qianggang": "�
 
 def _load_plugin(spec: str) -> Any:
     """A plugin module from a dotted name or a ``.py`` file (QipaiError if neither)."""
-    import importlib
-    import importlib.util
-    from pathlib import Path
+    from qipai.core.ruleset import load_plugin
 
-    from qipai.core.errors import QipaiError
-
-    try:
-        if spec.endswith(".py"):
-            path = Path(spec)
-            module_spec = importlib.util.spec_from_file_location(path.stem, path)
-            if module_spec is None or not path.is_file():
-                raise QipaiError(f"no plugin file {spec}")
-            module = importlib.util.module_from_spec(module_spec)
-            module_spec.loader.exec_module(module)
-            return module
-        return importlib.import_module(spec)
-    except ImportError as exc:
-        raise QipaiError(f"cannot load plugin {spec}: {exc}") from None
+    return load_plugin(spec)
 
 
 def _tile(cards: Any, kind: int | None) -> str:

@@ -166,4 +166,4 @@ def test_a_replay_that_diverges(pytester):
 def test_an_unknown_plugin_module_is_a_usage_error(pytester):
     result = pytester.runpytest("-p", "no:cacheprovider", "--qipai-plugin", "no_such_module")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--qipai-plugin no_such_module: cannot import no_such_module*"])
+    result.stderr.fnmatch_lines(["*--qipai-plugin no_such_module: cannot load plugin no_such_module*"])

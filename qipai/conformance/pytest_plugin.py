@@ -114,29 +114,13 @@ def load_plugin_object(spec: str) -> Any:
     Raises:
         pytest.UsageError: naming what cannot be imported or found.
     """
-    import importlib
-    import importlib.util
-    from pathlib import Path
+    from qipai.core.errors import QipaiError
+    from qipai.core.ruleset import load_plugin
 
-    target, _, attr = spec.partition(":")
     try:
-        if target.endswith(".py"):
-            path = Path(target)
-            mspec = importlib.util.spec_from_file_location(path.stem, path)
-            if mspec is None or not path.is_file():
-                raise ImportError(f"no file {target}")
-            module = importlib.util.module_from_spec(mspec)
-            mspec.loader.exec_module(module)
-        else:
-            module = importlib.import_module(target)
-    except ImportError as exc:
-        raise pytest.UsageError(f"--qipai-plugin {spec}: cannot import {target}: {exc}") from None
-    if not attr:
-        return module
-    try:
-        return getattr(module, attr)
-    except AttributeError:
-        raise pytest.UsageError(f"--qipai-plugin {spec}: {target} has no {attr!r}") from None
+        return load_plugin(spec)
+    except QipaiError as exc:
+        raise pytest.UsageError(f"--qipai-plugin {spec}: {exc}") from None
 
 
 class CaseFailed(Exception):

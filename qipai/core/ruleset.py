@@ -272,6 +272,38 @@ def convert_options(manifest: Manifest, options: dict[str, Any]) -> Any:
         raise BadOption(f"bad option for {manifest.name}: {msg}") from None
 
 
+def load_plugin(spec: str) -> Any:
+    """A plugin object from ``MODULE[:OBJECT]`` or ``FILE.py[:OBJECT]`` (a
+    house-rule module, or a variant not installed as an entry point).
+
+    Raises:
+        UnknownVariant: naming what cannot be imported or found.
+    """
+    import importlib
+    import importlib.util
+    from pathlib import Path
+
+    target, _, attr = spec.partition(":")
+    try:
+        if target.endswith(".py"):
+            path = Path(target)
+            mspec = importlib.util.spec_from_file_location(path.stem, path)
+            if mspec is None or mspec.loader is None or not path.is_file():
+                raise ImportError(f"no file {target}")
+            module = importlib.util.module_from_spec(mspec)
+            mspec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(target)
+    except ImportError as exc:
+        raise UnknownVariant(f"cannot load plugin {spec}: {exc}") from None
+    if not attr:
+        return module
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise UnknownVariant(f"cannot load plugin {spec}: {target} has no {attr!r}") from None
+
+
 def load(spec: str, options: dict[str, Any] | None = None,
          plugins: Iterable[Any] = ()) -> Ruleset:
     """Load a ruleset by registered name.
