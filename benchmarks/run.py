@@ -1,6 +1,13 @@
 """Speed of the hot paths: win checks, waits, shanten, 胡数 splits and whole bot hands.
 
-Run: ``uv run python benchmarks/run.py [--json] [--corpus N] [--bot-hands N] [--seed S]``.
+Run: ``uv run --group bench python benchmarks/run.py [--json] [--corpus N] [--bot-hands N]
+[--seed S]``.  With the ``bench`` group installed the anchors run in the same
+process on the same corpus: ``mahjong`` (``Agari().is_agari``, a 34-call
+waits loop, ``Shanten().calculate_shanten``), RLCard's mahjong with random
+agents and riichienv's single-hand mode with random play (full hands per
+second).  The summary table shows ours, each anchor and the ratio; ``--json``
+prints one object with the ``summary`` keys named in issue 5 plus the
+detailed figures.  What each row times is said in :data:`ROWS`.
 
 The corpora are fixed by the seed.  Mahjong: ``--corpus`` random 14-tile
 hands, each drawn from a freshly shuffled 136-tile deck, plus a quarter as
@@ -12,7 +19,7 @@ deck) plus a quarter as many made of 7 random valid groups, each searched
 for its best split (胡数): ``groups.best_split`` with its memo warm (the
 way play uses it) and with the memo emptied before each pass, and the
 variant's win check (``rs.win_check``, 胡数 minimum included).  Each timing
-is the best of ``--repeat`` passes over the corpus.  Bot play (mahjong
+is the median of ``--repeat`` passes over the corpus.  Bot play (mahjong
 and zipai, random and greedy) reports hands per second, decisions (applied
 actions) per hand, the share of hands ending in a win and the hands that
 stopped on an engine error.  This is a script, not a test: it asserts
@@ -23,6 +30,9 @@ from __future__ import annotations
 
 import argparse
 import random
+import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -84,6 +94,23 @@ def corpus(seed: int, n: int) -> list[list[int]]:
     return hands
 
 
+def near_miss(rng: random.Random) -> list[int]:
+    """A winning hand with one tile swapped for another kind (no fifth copy)."""
+    hand = winning_hand(rng)
+    while True:
+        new = rng.randrange(34)
+        if new != hand[0] and hand.count(new) < 4:
+            return [new] + hand[1:]
+
+
+def categories(seed: int, n: int) -> dict[str, list[list[int]]]:
+    """The three hand categories of the win-check target, ``n`` hands each."""
+    rng = random.Random(f"categories:{seed}")
+    return {"wins": [winning_hand(rng) for _ in range(n)],
+            "near misses": [near_miss(rng) for _ in range(n)],
+            "random": random_hands(rng, n)}
+
+
 # --------------------------------------------------------------------------
 # zipai corpus: 21-card holdings, a hand of 20 and the card in play
 
@@ -131,17 +158,32 @@ def zipai_corpus(seed: int, n: int) -> list[ZipaiHolding]:
 
 def per_call_us(fn: Callable[[Any], Any], items: Sequence[Any], repeat: int,
                 before: Callable[[], Any] | None = None) -> float:
-    """Best-of-``repeat`` microseconds per ``fn(item)`` over ``items``
-    (``before()``, untimed, runs ahead of each pass)."""
-    best = float("inf")
+    """Median over ``repeat`` passes of the microseconds per ``fn(item)``
+    over ``items`` (``before()``, untimed, runs ahead of each pass)."""
+    passes = []
     for _ in range(repeat):
         if before is not None:
             before()
         t0 = time.perf_counter()
         for item in items:
             fn(item)
-        best = min(best, time.perf_counter() - t0)
-    return best / len(items) * 1e6
+        passes.append(time.perf_counter() - t0)
+    return statistics.median(passes) / len(items) * 1e6
+
+
+def paired_us(ours: Callable[[Any], Any], our_items: Sequence[Any],
+              theirs: Callable[[Any], Any] | None, their_items: Sequence[Any],
+              repeat: int) -> tuple[float, float | None]:
+    """Median µs per call of ``ours`` and of the anchor ``theirs`` (None: not
+    installed), their passes interleaved so that both see the same machine
+    load (the machine is shared: a burst of load hits both, not one)."""
+    a: list[float] = []
+    b: list[float] = []
+    for _ in range(repeat):
+        a.append(per_call_us(ours, our_items, 1))
+        if theirs is not None:
+            b.append(per_call_us(theirs, their_items, 1))
+    return statistics.median(a), (statistics.median(b) if b else None)
 
 
 def bot_play(rs: Any, bots: str, hands: int, seed: int) -> dict[str, Any]:
@@ -228,6 +270,227 @@ def measure(seed: int, n: int, bot_hands: int, repeat: int) -> dict[str, Any]:
     }
 
 
+# --------------------------------------------------------------------------
+# anchors and the issue-5 summary (ours beside each anchor, same corpus)
+
+
+def mahjong_waits(agari: Any) -> Callable[[list[int]], list[int]]:
+    """The anchor's waits: 34 ``is_agari`` calls on a 13-tile count vector."""
+    def waits(c: list[int]) -> list[int]:
+        out = []
+        for k in range(34):
+            if c[k] < 4:
+                c[k] += 1
+                if agari.is_agari(c):
+                    out.append(k)
+                c[k] -= 1
+        return out
+    return waits
+
+
+class _RandomRLCardAgent:
+    """A uniform random RLCard agent (``rlcard.agents`` shells out to
+    ``pip freeze`` at import, which a uv venv has no pip for)."""
+
+    use_raw = False
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def step(self, state: dict[str, Any]) -> Any:
+        return self.rng.choice(list(state["legal_actions"]))
+
+    def eval_step(self, state: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        return self.step(state), {}
+
+
+def rlcard_games_per_s(seconds: float, seed: int) -> float | None:
+    try:
+        import rlcard
+    except ImportError:
+        return None
+    env = rlcard.make("mahjong", config={"seed": seed})
+    env.set_agents([_RandomRLCardAgent(seed + i) for i in range(env.num_players)])
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        env.run(is_training=False)
+        n += 1
+    return n / (time.perf_counter() - t0)
+
+
+def riichienv_games_per_s(seconds: float, seed: int) -> float | None:
+    try:
+        from riichienv import RiichiEnv
+    except ImportError:
+        return None
+    rng = random.Random(seed)
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        env = RiichiEnv(game_mode="4p-red-single", skip_mjai_logging=True, seed=seed + n)
+        obs = env.reset()
+        while not env.done():
+            obs = env.step({p: rng.choice(o.legal_actions()) for p, o in obs.items()})
+        n += 1
+    return n / (time.perf_counter() - t0)
+
+
+def import_ms(repeat: int = 5) -> dict[str, float]:
+    """``qipai --help`` start-up: ``import_ms``, the cumulative import time of
+    ``qipai.cli`` as ``python -X importtime`` reports it, and ``help_wall_ms``,
+    the wall time of a fresh interpreter printing the help (interpreter
+    start-up included); medians of ``repeat`` runs."""
+    walls, imports = [], []
+    code = "import sys; from qipai.cli import main; sys.argv = ['qipai', '--help']; main()"
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        r = subprocess.run([sys.executable, "-X", "importtime", "-c", code],
+                           capture_output=True, text=True, check=False)
+        walls.append((time.perf_counter() - t0) * 1e3)
+        cli = [line for line in r.stderr.splitlines() if line.rstrip().endswith("| qipai.cli")]
+        if cli:
+            imports.append(int(cli[-1].split("|")[1]) / 1e3)
+    return {"import_ms": statistics.median(imports) if imports else float("nan"),
+            "help_wall_ms": statistics.median(walls)}
+
+
+_TABLES_CODE = """
+import tracemalloc
+tracemalloc.start()
+from qipai.families.mahjong import suit_tables
+from qipai.families.zipai import groups
+suit_tables.build_segments()
+groups._build_chunks()
+print(tracemalloc.get_traced_memory()[0])
+"""
+
+
+def tables_mb() -> float:
+    """Memory held by the lookup tables once built (win/waits segment tables,
+    zipai chunks), by ``tracemalloc`` in a fresh interpreter, in MB.  The
+    shanten entry caches fill as hands are seen and are bounded separately."""
+    r = subprocess.run([sys.executable, "-c", _TABLES_CODE], capture_output=True, text=True,
+                       check=True)
+    return int(r.stdout.split()[-1]) / 1e6
+
+
+def summary(seed: int, n: int, repeat: int, bots: dict[str, Any],
+            anchor_seconds: float) -> dict[str, Any]:
+    """The issue-5 figures: ours and the anchors on one seeded corpus."""
+    from qipai.variants.guilin_mahjong import patterns
+
+    try:
+        from mahjong.agari import Agari
+        from mahjong.shanten import Shanten
+    except ImportError:
+        Agari = Shanten = None
+    hands14 = corpus(seed, n)
+    counts14 = [counts(h, 34) for h in hands14]
+    keys14 = [bytes(c) for c in counts14]
+    counts13 = [counts(h[:13], 34) for h in hands14]
+
+    def ratio(a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else a / b
+
+    agari = Agari() if Agari else None
+    is_agari = agari.is_agari if agari else None
+    patterns.is_win_shape_bytes(keys14[0])  # build the tables outside the timings
+    win_key, mj_win = paired_us(patterns.is_win_shape_bytes, keys14, is_agari, counts14, repeat)
+    win_counts, mj_win2 = paired_us(patterns.is_win_shape, counts14, is_agari, counts14, repeat)
+    by_cat = {}
+    for name, hands in categories(seed, max(1, n // 2)).items():
+        cs = [counts(h, 34) for h in hands]
+        ks = [bytes(c) for c in cs]
+        ours, theirs = paired_us(patterns.is_win_shape_bytes, ks, is_agari, cs, repeat)
+        ours_c, theirs2 = paired_us(patterns.is_win_shape, cs, is_agari, cs, repeat)
+        by_cat[name] = {"qipai_us": ours, "qipai_counts_us": ours_c, "mahjong_us": theirs,
+                        "mahjong_us_counts_pass": theirs2, "ratio": ratio(ours, theirs),
+                        "ratio_counts": ratio(ours_c, theirs2)}
+    our_waits, mj_waits = paired_us(shapes.waits, counts13,
+                                    mahjong_waits(agari) if agari else None, counts13, repeat)
+    our_shanten, mj_shanten = paired_us(shapes.shanten, counts13,
+                                        Shanten().calculate_shanten if Shanten else None,
+                                        counts13, repeat)
+    zcounts = [(counts(hand, 20), card) for hand, card in zipai_corpus(seed, n)]
+    split_us, win_beside = paired_us(
+        lambda item: zipai_groups.best_split(item[0], item[1], self_drawn=False), zcounts,
+        patterns.is_win_shape_bytes, keys14, repeat)
+    rl = rlcard_games_per_s(anchor_seconds, seed)
+    rie = riichienv_games_per_s(anchor_seconds, seed)
+    ours_random = bots["random"]["hands_per_s"]
+    return {
+        "win_check": {"qipai_us": win_key, "mahjong_us": mj_win, "ratio": ratio(win_key, mj_win),
+                      "qipai_counts_us": win_counts, "mahjong_us_counts_pass": mj_win2,
+                      "ratio_counts": ratio(win_counts, mj_win2), "by_category": by_cat},
+        "waits": {"qipai_us": our_waits, "mahjong_us": mj_waits,
+                  "ratio": ratio(our_waits, mj_waits)},
+        "shanten": {"qipai_us": our_shanten, "mahjong_us": mj_shanten,
+                    "ratio": ratio(our_shanten, mj_shanten)},
+        "hands_per_s": {"qipai_random": ours_random,
+                        "qipai_greedy": bots["greedy"]["hands_per_s"],
+                        "steps_per_hand_random": bots["random"]["steps_per_hand"],
+                        "steps_per_hand_greedy": bots["greedy"]["steps_per_hand"],
+                        "rlcard_random": rl, "riichienv_random": rie,
+                        "ratio_vs_rlcard": ratio(ours_random, rl),
+                        "ratio_vs_riichienv": ratio(ours_random, rie)},
+        "zipai_split_us": split_us,
+        "zipai_split_vs_win_check": split_us / win_beside,
+        **import_ms(),
+        "tables_mb": tables_mb(),
+    }
+
+
+ROWS = """\
+win check: patterns.is_win_shape_bytes — 桂林 shape decision (standard, 七对/豪华七对, 烂牌/七星烂,
+  字一色) of 14 concealed tiles given as bytes of the counts (a simulator's hand state);
+  'from a count list' = the public patterns.is_win_shape, which also builds the bytes and checks
+  the input.  Anchor: mahjong Agari().is_agari on the same count vectors.
+waits: shapes.waits (standard shape) of the 13-tile hands; anchor: 34 is_agari calls.
+shanten: shapes.shanten (standard and 七对); anchor: Shanten().calculate_shanten (all shapes).
+hands/s: full 桂林麻将 hands (deal to settlement) with random bots; RLCard mahjong and
+  riichienv single-hand games with random agents.  zipai split: groups.best_split of 20 + 1 cards
+  (memo warm, as in play), its passes interleaved with the bytes win check's."""
+
+
+def show_summary(s: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    def f(x: float | None, fmt: str = "{:.2f}") -> str:
+        return "—" if x is None else fmt.format(x)
+
+    t = Table(title="qipai beside the anchors (one run, one seeded corpus, medians)")
+    for col in ("figure", "qipai", "anchor", "anchor value", "ratio"):
+        t.add_column(col, justify="left" if col in ("figure", "anchor") else "right")
+    w = s["win_check"]
+    t.add_row("win check µs (bytes hand state)", f(w["qipai_us"]), "mahjong is_agari",
+              f(w["mahjong_us"]), f(w["ratio"]))
+    t.add_row("win check µs (from a count list)", f(w["qipai_counts_us"]), "mahjong is_agari",
+              f(w["mahjong_us_counts_pass"]), f(w["ratio_counts"]))
+    for name, c in w["by_category"].items():
+        t.add_row(f"  {name}: bytes / count list", f"{f(c['qipai_us'])} / {f(c['qipai_counts_us'])}",
+                  "mahjong is_agari", f"{f(c['mahjong_us'])} / {f(c['mahjong_us_counts_pass'])}",
+                  f"{f(c['ratio'])} / {f(c['ratio_counts'])}")
+    t.add_row("waits µs (13 tiles)", f(s["waits"]["qipai_us"]), "34 × is_agari",
+              f(s["waits"]["mahjong_us"]), f(s["waits"]["ratio"]))
+    t.add_row("shanten µs (13 tiles)", f(s["shanten"]["qipai_us"]), "calculate_shanten",
+              f(s["shanten"]["mahjong_us"]), f(s["shanten"]["ratio"]))
+    h = s["hands_per_s"]
+    t.add_row("hands/s random (full rules)", f(h["qipai_random"], "{:.0f}"), "RLCard mahjong",
+              f(h["rlcard_random"], "{:.1f}"), f(h["ratio_vs_rlcard"], "{:.1f}×"))
+    t.add_row("", "", "riichienv (Rust)", f(h["riichienv_random"], "{:.0f}"),
+              f(h["ratio_vs_riichienv"], "{:.2f}×"))
+    t.add_row("hands/s greedy", f(h["qipai_greedy"], "{:.0f}"), "", "", "")
+    t.add_row("steps per hand random / greedy",
+              f"{h['steps_per_hand_random']:.0f} / {h['steps_per_hand_greedy']:.0f}", "", "", "")
+    t.add_row("zipai best split µs (21 cards)", f(s["zipai_split_us"]), "our win check",
+              "(≤ 10×)", f(s["zipai_split_vs_win_check"], "{:.1f}×"))
+    t.add_row("qipai --help ms (wall / cli import)",
+              f"{s['help_wall_ms']:.0f} / {s['import_ms']:.0f}", "target", "100", "")
+    t.add_row("lookup tables MB (tracemalloc)", f(s["tables_mb"], "{:.1f}"), "target", "30", "")
+    Console().print(t)
+    print(ROWS)
+
+
 def show(figures: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -263,18 +526,27 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", type=int, default=2000,
                    help="random 14-tile hands and 21-card zipai holdings (default 2000 each)")
-    p.add_argument("--bot-hands", type=int, default=40, help="hands per bot kind (default 40)")
-    p.add_argument("--repeat", type=int, default=3, help="passes per timing, best kept")
+    p.add_argument("--bot-hands", type=int, default=60, help="hands per bot kind (default 60)")
+    p.add_argument("--repeat", type=int, default=7, help="passes per timing, median kept")
+    p.add_argument("--anchor-seconds", type=float, default=5.0,
+                   help="seconds of RLCard / riichienv play (default 5 each)")
     p.add_argument("--seed", type=int, default=20240601)
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    p.add_argument("--json-out", metavar="FILE", help="also write the JSON object to FILE")
     a = p.parse_args(argv)
     if a.corpus < 1 or a.bot_hands < 1 or a.repeat < 1:
         p.error("--corpus, --bot-hands and --repeat must be at least 1")
     figures = measure(a.seed, a.corpus, a.bot_hands, a.repeat)
+    top = summary(a.seed, a.corpus, a.repeat, figures["bots"], a.anchor_seconds)
+    top["details"] = figures
+    if a.json_out:
+        with open(a.json_out, "wb") as f:
+            f.write(msgspec.json.encode(top))
     if a.json:
-        print(msgspec.json.encode(figures).decode())
+        print(msgspec.json.encode(top).decode())
     else:
         show(figures)
+        show_summary(top)
 
 
 if __name__ == "__main__":

@@ -226,6 +226,33 @@ class MahjongStrategy:
         ``_join``), which have no public form yet.
         """
         s = 4 - n
+        if max(c) > 4:  # outside the entry tables' range: the plain block tables
+            return self._improving_plain(c, n, sh)
+        tabs = [shapes._entries(bytes(c[a:b]), runs) for a, b, runs in _SEGMENTS]
+        pairs = sum(x >> 1 for x in c)
+        out = []
+        for g, (a, b, runs) in enumerate(_SEGMENTS):
+            others = None
+            for t in range(a, b):
+                if c[t] >= 4 or not _near(c, t):
+                    continue
+                if n == 0 and c[t] & 1 and 6 - min(pairs + 1, 7) < sh:
+                    out.append(t)  # seven pairs one step closer
+                    continue
+                if others is None:
+                    rest = [tabs[j] for j in range(4) if j != g]
+                    others = shapes._join_entries(shapes._join_entries(rest[0], rest[1]),
+                                                  rest[2])
+                c[t] += 1
+                e = shapes._entries(bytes(c[a:b]), runs)
+                c[t] -= 1
+                if shapes._best_shanten(others, e, s) < sh:
+                    out.append(t)
+        return out
+
+    def _improving_plain(self, c: list[int], n: int, sh: int) -> list[int]:
+        """:meth:`_improving` on the plain block tables (any counts)."""
+        s = 4 - n
         tabs = [shapes._block_table(tuple(c[a:b]), runs) for a, b, runs in _SEGMENTS]
         pairs = sum(x >> 1 for x in c)
         out = []

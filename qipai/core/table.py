@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import msgspec
+from pluggy import HookCallError
 
 from qipai.core.cards import check_copies
 from qipai.core.errors import BadCards, BadRecord, IllegalAction
@@ -104,6 +105,73 @@ def redact(event: Event, viewer: int) -> Event:
     return event
 
 
+class ResolvedHooks:
+    """A ruleset's hook relay with each hook resolved once, for one table.
+
+    ``hooks.qipai_x(**kwargs)`` returns what ``ruleset.hook.qipai_x(**kwargs)``
+    returns.  On first use each hook is bound to a plain function that calls
+    the implementations in pluggy's order (last registered / tryfirst first;
+    for a ``firstresult`` hook, the first non-None result, else the list of
+    non-None results), skipping pluggy's per-call bookkeeping.  Hooks with
+    wrappers, historic hooks, spec defaults or call monitoring keep pluggy's
+    own caller.  Plugins registered after a table's first use of a hook are
+    not seen by that table (rulesets register all of theirs when loaded).
+    """
+
+    def __init__(self, relay: Any) -> None:
+        self._relay = relay
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # copy/pickle probes, and _relay before __init__
+            raise AttributeError(name)
+        caller = getattr(self._relay, name)
+        fast = _direct_caller(caller)
+        setattr(self, name, fast)
+        return fast
+
+
+def _direct_caller(caller: Any) -> Any:
+    """A plain function calling ``caller``'s implementations, or ``caller``."""
+    try:  # pluggy internals: anything unexpected keeps pluggy's caller
+        from pluggy._callers import _multicall
+
+        spec = caller.spec
+        impls = caller.get_hookimpls()
+        plain = (spec is not None and not caller.is_historic() and not spec.kwargdefaults
+                 and caller._hookexec.__self__._inner_hookexec is _multicall
+                 and not any(i.hookwrapper or i.wrapper or i.kwargnames for i in impls))
+    except (AttributeError, ImportError):
+        return caller
+    if not plain:
+        return caller
+
+    order = tuple((i.function, tuple(i.argnames)) for i in reversed(impls))
+    firstresult = bool(spec.opts.get("firstresult", False))
+
+    def args_of(names: tuple[str, ...], kwargs: dict[str, Any]) -> list[Any]:
+        try:
+            return [kwargs[a] for a in names]
+        except KeyError as e:
+            raise HookCallError(f"hook call must provide argument {e.args[0]!r}") from e
+
+    if firstresult:
+        def call(**kwargs: Any) -> Any:
+            for fn, names in order:
+                res = fn(*args_of(names, kwargs))
+                if res is not None:
+                    return res
+            return None
+    else:
+        def call(**kwargs: Any) -> Any:
+            out = []
+            for fn, names in order:
+                res = fn(*args_of(names, kwargs))
+                if res is not None:
+                    out.append(res)
+            return out
+    return call
+
+
 _STATE_DECODERS: dict[Any, msgspec.msgpack.Decoder] = {}
 ACTION_CLASSES = tuple(ACTION_TYPES.values())
 
@@ -130,7 +198,7 @@ class Table:
                  rng: random.Random | None = None, _state: TableState | None = None,
                  _position: bool = False) -> None:
         self.ruleset = ruleset
-        self.hook = ruleset.hook
+        self.hook = ResolvedHooks(ruleset.hook)
         self.options = ruleset.options
         self.cards = ruleset.cards
         self.n = ruleset.manifest.players
@@ -458,8 +526,8 @@ class Table:
     def view(self, seat: int) -> SeatView:
         """What ``seat`` may see: its own hand, others' sizes, visible melds,
         discards, the stock size, its legal actions and its event stream."""
-        if not 0 <= seat < self.n:
-            raise IllegalAction(f"seat {seat} is not a seat at this table (0..{self.n - 1})")
+        if type(seat) is not int or not 0 <= seat < self.n:
+            raise IllegalAction(f"seat {seat!r} is not a seat at this table (0..{self.n - 1})")
         st = self.state
         w = st.window
         return SeatView(

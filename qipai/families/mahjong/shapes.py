@@ -28,6 +28,13 @@ each docstring says.
 
 A deliberately plain brute-force twin of each function lives in
 :mod:`qipai.families.mahjong.reference` (the test oracle).
+
+Speed (issue 5): for counts 0–4 the standard shape and its waits come from
+the per-segment tables of :mod:`~qipai.families.mahjong.suit_tables` (one
+look-up per suit on ``bytes`` of its counts), seven pairs from one integer
+test, and shanten from per-segment reading lists cached by the same keys;
+anything else takes the plain algorithms kept below.
+``tests/test_speed_agreement.py`` checks both against the reference.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from qipai.core.errors import BadCards
+from qipai.families.mahjong import suit_tables as _tables
 
 __all__ = [
     "Set",
@@ -148,6 +156,34 @@ def is_standard(counts: Sequence[int]) -> bool:
         BadCards: ``counts`` does not have 34 entries.
     """
     _check_len(counts)
+    # Fast path: four table look-ups (suit_tables); a miss is final only when
+    # every count is 0..4, the range the tables cover.
+    try:
+        b = bytes(counts)
+    except (TypeError, ValueError):
+        b = None
+    if b is not None and len(b) != N_KINDS:  # a buffer of wider ints (numpy …)
+        b = None
+    if b is not None:
+        if not _COMPLETE:
+            _tables.build()
+        v = (_COMPLETE.get(b[0:9], -999) + _COMPLETE.get(b[9:18], -999)
+             + _COMPLETE.get(b[18:27], -999) + _HONORS_COMPLETE.get(b[27:34], -999))
+        if v >= 0:
+            return v in _STANDARD_SUMS
+        if not b.strip(_COUNTS_0_TO_4):
+            return False
+    return _is_standard_plain(counts)
+
+
+_COMPLETE = _tables.COMPLETE
+_HONORS_COMPLETE = _tables.HONORS_COMPLETE
+_STANDARD_SUMS = _tables.STANDARD_SUMS
+_COUNTS_0_TO_4 = bytes(range(5))
+
+
+def _is_standard_plain(counts: Sequence[int]) -> bool:
+    """:func:`is_standard` without tables, for any counts (segment greedy)."""
     totals = _segment_totals(counts)
     total = totals[0] + totals[1] + totals[2] + totals[3]
     if total % 3 != 2 or total > 14:
@@ -165,6 +201,41 @@ def is_standard(counts: Sequence[int]) -> bool:
         if totals[seg] and not _segment_ok(counts, seg, seg == pair_seg):
             return False
     return True
+
+
+def segment_code(b: bytes) -> int:
+    """The summed :mod:`~qipai.families.mahjong.suit_tables` segment codes of a hand.
+
+    Args:
+        b: ``bytes`` of a count vector whose counts are all 0..4 (the caller
+            has checked the hand).
+
+    Returns:
+        -1 when a suit is none of the shapes the codes know (so the hand is
+        neither standard nor 七对, 烂牌, 十三幺 or 字一色); else the sum, whose
+        fields a variant reads: ``code & STD_MASK in STANDARD_SUMS`` is
+        :func:`is_standard`; ``code >> 12 & 7 == 4`` with 14 tiles is
+        :func:`is_qidui`; ``code >> 15 & 7 == 4`` 烂牌's tile pattern;
+        ``code >> 18 & 7 == 3`` no suited tile; ``code >> 21 & 7 == 4`` with
+        14 tiles 十三幺.
+    """
+    if not _SEGMENT:
+        _tables.build_segments()
+    g = _SEGMENT.get
+    v = g(b[0:9])
+    if v is None:
+        return -1
+    w = g(b[9:18])
+    if w is None:
+        return -1
+    x = g(b[18:27])
+    if x is None:
+        return -1
+    return v + w + x + _HONORS_SEGMENT.get(b[27:34], _tables.NOT_COMPLETE)
+
+
+_SEGMENT = _tables.SEGMENT
+_HONORS_SEGMENT = _tables.HONORS_SEGMENT
 
 
 def standard_decompositions(counts: Sequence[int]) -> list[tuple[int, tuple[Set, ...]]]:
@@ -242,12 +313,23 @@ def is_qidui(counts: Sequence[int]) -> bool:
         BadCards: ``counts`` does not have 34 entries.
     """
     _check_len(counts)
+    try:
+        b = bytes(counts)
+    except (TypeError, ValueError):
+        b = None
+    if b is not None and len(b) != N_KINDS:  # a buffer of wider ints (numpy …)
+        b = None
+    if b is not None:  # every count 0..255: test all low bits at once
+        return not int.from_bytes(b, "little") & _LOW_BITS and sum(b) == 14
     total = 0
     for n in counts:
         if n & 1:
             return False
         total += n
     return total == 14
+
+
+_LOW_BITS = int.from_bytes(b"\x01" * N_KINDS, "little")
 
 
 def qidui_quads(counts: Sequence[int]) -> int:
@@ -304,6 +386,12 @@ def waits(
         raise BadCards(f"waits need a hand of 3k+1 tiles, got {total}")
     c = list(counts)
     if is_win is is_standard:
+        try:
+            b = bytes(c)
+        except (TypeError, ValueError):
+            b = None
+        if b is not None and not b.strip(_COUNTS_0_TO_4):
+            return _standard_waits_table(b, held, total)
         return _standard_waits(c, held, totals)
     out = []
     for t in range(N_KINDS):
@@ -314,6 +402,51 @@ def waits(
             out.append(t)
         c[t] -= 1
     return out
+
+
+_RANKS_OF_MASK = tuple(tuple(r for r in range(9) if m >> r & 1) for m in range(512))
+
+
+def _standard_waits_table(b: bytes, held: Sequence[int], total: int) -> list[int]:
+    """:func:`waits` for :func:`is_standard` from the tables (counts 0..4).
+
+    The winning tile goes into one segment, which must then be complete
+    (its ``WAITS`` mask); every other segment must already be complete, and
+    the hand must end with exactly one pair.
+    """
+    if total > 13:
+        return []
+    if not _COMPLETE:
+        _tables.build()
+    keys = (b[0:9], b[9:18], b[18:27], b[27:34])
+    vals = (_COMPLETE.get(keys[0]), _COMPLETE.get(keys[1]), _COMPLETE.get(keys[2]),
+            _HONORS_COMPLETE.get(keys[3]))
+    missing = vals.count(None)
+    if missing > 1:
+        return []
+    out: list[int] = []
+    for seg in range(4):
+        if missing and vals[seg] is not None:
+            continue
+        key = keys[seg]
+        mask = (_WAITS if seg < 3 else _HONORS_WAITS).get(key, 0)
+        if not mask:
+            continue
+        pairs = 1 if (sum(key) + 1) % 3 == 2 else 0
+        for o in range(4):
+            if o != seg:
+                pairs += vals[o] // 100  # type: ignore[operator]
+        if pairs != 1:
+            continue
+        base = seg * 9
+        for r in _RANKS_OF_MASK[mask]:
+            if held[base + r] < 4:
+                out.append(base + r)
+    return out
+
+
+_WAITS = _tables.WAITS
+_HONORS_WAITS = _tables.HONORS_WAITS
 
 
 def _standard_waits(c: list[int], held: Sequence[int], totals: tuple[int, ...]) -> list[int]:
@@ -490,6 +623,14 @@ def shanten_standard(counts: Sequence[int], n_melds: int = 0) -> int:
     Rule: mahjong-common.md, "Hand shapes (win checks)" (the standard shape).
     """
     s = _concealed_sets(counts, n_melds)
+    try:
+        b = bytes(counts)
+    except (TypeError, ValueError):
+        b = None
+    if b is not None and len(b) != N_KINDS:  # a buffer of wider ints (numpy …)
+        b = None
+    if b is not None and not b.strip(_COUNTS_0_TO_4):
+        return _shanten_entries(b, s)
     tb = _block_table(tuple(counts[0:9]), True)
     tb = _join(tb, _block_table(tuple(counts[9:18]), True))
     tb = _join(tb, _block_table(tuple(counts[18:27]), True))
@@ -501,6 +642,74 @@ def shanten_standard(counts: Sequence[int], n_melds: int = 0) -> int:
             if t != _NO:
                 v = 2 * s - 2 * m - min(t, s - m) - p
                 best = min(best, v)
+    return best
+
+
+# Shanten from per-segment entry lists.  A segment's readings are kept as
+# ``(p, m, t)`` (eyes, sets, most partial sets), ``t`` capped at ``4 - m``:
+# the formula only uses ``min(t, s - m)`` with ``s <= 4``, so the cap never
+# changes a result and keeps the lists short.  Lists are cached by the
+# segment's bytes key (at most 5^9 suit keys, far fewer reachable).
+_ENTRIES: dict[bytes, tuple[tuple[int, int, int], ...]] = {}
+_HONOR_ENTRIES: dict[bytes, tuple[tuple[int, int, int], ...]] = {}
+
+
+def _entries(key: bytes, runs: bool) -> tuple[tuple[int, int, int], ...]:
+    cache = _ENTRIES if runs else _HONOR_ENTRIES
+    got = cache.get(key)
+    if got is None:
+        tb = _block_table(tuple(key), runs)
+        got = tuple(_TRIPLES.setdefault(e, e) for e in (
+            (p, m, min(tb[p * 5 + m], _MAX_M - m))
+            for p in range(2) for m in range(_MAX_M + 1) if tb[p * 5 + m] != _NO))
+        if len(cache) < _MAX_CACHED:
+            cache[key] = got
+    return got
+
+
+_TRIPLES: dict[tuple[int, int, int], tuple[int, int, int]] = {}  # one object per triple
+_MAX_CACHED = 1 << 14  # keys per cache: bounds the memory (a few MB)
+
+
+def _join_entries(a: Sequence[tuple[int, int, int]],
+                  b: Sequence[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    best: dict[int, int] = {}
+    for pa, ma, ta in a:
+        for pb, mb, tb in b:
+            p = pa + pb
+            m = ma + mb
+            if p > 1 or m > _MAX_M:
+                continue
+            t = ta + tb
+            if t > _MAX_M - m:
+                t = _MAX_M - m
+            k = p * 5 + m
+            if best.get(k, -1) < t:
+                best[k] = t
+    return [(k // 5, k % 5, t) for k, t in best.items()]
+
+
+def _shanten_entries(b: bytes, s: int) -> int:
+    """:func:`shanten_standard` of ``bytes`` counts (0..4) with ``s`` sets to make."""
+    j = _join_entries(_entries(b[0:9], True), _entries(b[9:18], True))
+    j = _join_entries(j, _entries(b[18:27], True))
+    return _best_shanten(j, _entries(b[27:34], False), s)
+
+
+def _best_shanten(j: Sequence[tuple[int, int, int]], e: Sequence[tuple[int, int, int]],
+                  s: int) -> int:
+    """The shanten formula over the readings of ``j`` joined with ``e``."""
+    best = 2 * s
+    for pa, ma, ta in j:
+        for pb, mb, tb in e:
+            p = pa + pb
+            m = ma + mb
+            if p > 1 or m > s:
+                continue
+            t = ta + tb
+            v = 2 * s - 2 * m - (t if t < s - m else s - m) - p
+            if v < best:
+                best = v
     return best
 
 

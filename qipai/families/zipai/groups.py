@@ -305,6 +305,13 @@ class _Hand:
     __slots__ = ("base", "h", "kan_hu", "kans", "n")
 
     def __init__(self, counts: Sequence[int]) -> None:
+        try:
+            b = bytes(counts)
+        except (TypeError, ValueError):
+            b = b""
+        if len(b) == N_KINDS and not b.strip(_COUNTS_0_TO_3):
+            self._from_chunks(b)
+            return
         h = _checked_counts(counts)
         self.h = h
         self.kans = [k for k in range(N_KINDS) if h[k] == 3]
@@ -318,6 +325,21 @@ class _Hand:
                 n += c
         self.base = base
         self.n = n
+
+    def _from_chunks(self, b: bytes) -> None:
+        """The same fields as the loop of ``__init__``, from four look-ups of
+        five kinds each (counts already known to be 0..3)."""
+        if not _CHUNKS:
+            _build_chunks()
+        c0 = _CHUNKS[0][b[0:5]]
+        c1 = _CHUNKS[1][b[5:10]]
+        c2 = _CHUNKS[2][b[10:15]]
+        c3 = _CHUNKS[3][b[15:20]]
+        self.h = b  # read by index only, like the list of the plain path
+        self.kans = c0[2] + c1[2] + c2[2] + c3[2]
+        self.kan_hu = c0[3] + c1[3] + c2[3] + c3[3]
+        self.base = _GUARDS + c0[0] + c1[0] + c2[0] + c3[0]
+        self.n = c0[1] + c1[1] + c2[1] + c3[1]
 
     def options(self, card: int | None, self_drawn: bool) -> list[tuple[int, int, int]]:
         """The readings to search: ``(fixed 胡数, packed rest, replaced)``.
@@ -351,6 +373,33 @@ class _Hand:
             # hand), worth a 坎 (D-ZP5); never split.
             return [(self.kan_hu + _KAN[card], _flagged(self.base - 2 * u, self.n - 2), 20 + card)]
         return [(self.kan_hu, _flagged(self.base + u, self.n + 1), -1)]
+
+
+_COUNTS_0_TO_3 = bytes(range(4))
+# _CHUNKS[i][bytes of kinds 5i..5i+4] = (packed counts 1–2, their number,
+# the 坎 kinds, their 胡数): the pieces _Hand adds up.
+_CHUNKS: list[dict[bytes, tuple[int, int, list[int], int]]] = []
+
+
+def _build_chunks() -> None:
+    chunks = []
+    for pos in range(4):
+        table = {}
+        for code in range(4 ** 5):
+            cs = [(code >> (2 * i)) & 3 for i in range(5)]
+            packed = n = kan_hu = 0
+            kans = []
+            for i, c in enumerate(cs):
+                k = pos * 5 + i
+                if c == 3:
+                    kans.append(k)
+                    kan_hu += _KAN[k]
+                elif c:
+                    packed += c << (3 * k)
+                    n += c
+            table[bytes(cs)] = (packed, n, kans, kan_hu)
+        chunks.append(table)
+    _CHUNKS[:] = chunks
 
 
 def _flagged(s: int, n: int) -> int:

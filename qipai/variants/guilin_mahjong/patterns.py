@@ -36,6 +36,7 @@ from collections.abc import Sequence
 
 from qipai.core.model import Meld, WinClaim, WinEval
 from qipai.families.mahjong import shapes
+from qipai.families.mahjong.hand_checks import valid_bytes
 from qipai.families.mahjong.scoring_kit import (  # HOWS, KNOWN_FLAGS: re-exported
     HOWS,  # noqa: F401
     KNOWN_FLAGS,  # noqa: F401
@@ -52,6 +53,8 @@ from qipai.families.mahjong.scoring_kit import (  # HOWS, KNOWN_FLAGS: re-export
     ordered as _ordered,
     waits_for,
 )
+from qipai.families.mahjong.suit_tables import STANDARD_SUMS as _STANDARD_SUMS
+from qipai.families.mahjong.suit_tables import STD_MASK as _STD_MASK
 from qipai.families.mahjong.tiles import N_KINDS
 from qipai.variants.guilin_mahjong.options import GuilinOptions
 
@@ -64,6 +67,7 @@ __all__ = [
     "concealed_counts",
     "holding",
     "is_win_shape",
+    "is_win_shape_bytes",
     "lanpai",
     "evaluate",
     "win_eval",
@@ -194,13 +198,35 @@ def is_win_shape(counts: Sequence[int], melds: Sequence[Meld] = ()) -> bool:
         BadCards: a malformed meld, a wrong number of tiles, or a fifth copy
             of a kind among the counts and the melds.
     """
+    b = valid_bytes(counts, melds)
+    if b is not None:
+        return is_win_shape_bytes(b, melds)
     _check_counts(counts, melds)
-    counts = list(counts)
+    return _is_win_shape_plain(list(counts), melds)
+
+
+def _is_win_shape_plain(counts: list[int], melds: Sequence[Meld]) -> bool:
+    """:func:`is_win_shape` of checked input, shape by shape (the reference)."""
     if shapes.is_standard(counts):
         return True
     if not melds and (shapes.is_qidui(counts) or lanpai(counts) is not None):
         return True
     return _all_honors(counts, melds)
+
+
+def is_win_shape_bytes(b: bytes, melds: Sequence[Meld] = ()) -> bool:
+    """:func:`is_win_shape` of a hand already checked, given as ``bytes`` of
+    its 34 counts (each 0–4; ``14 - 3 × len(melds)`` tiles, no fifth copy with
+    the melds): the form a simulator keeps its hands in.  One segment-code
+    look-up (``shapes.segment_code``); no input check."""
+    v = shapes.segment_code(b)
+    if v < 0:
+        return False
+    if v & _STD_MASK in _STANDARD_SUMS:
+        return True
+    if not melds:  # 14 tiles: 七对 / 烂牌 need their pattern in every segment
+        return v >> 12 & 7 == 4 or v >> 15 & 7 == 4 or v >> 18 & 7 == 3
+    return v >> 18 & 7 == 3 and all(c >= 27 for m in melds for c in m.cards)
 
 
 def _readings(counts: list[int], melds: Sequence[Meld]) -> list[tuple[str, tuple[str, ...]]]:
@@ -295,9 +321,14 @@ def evaluate(
             天胡/地胡 not a zimo of the dealer / a non-dealer).
     """
     del options  # no Guilin option changes the value of a win
-    check_context(claim, how, dealer, from_seat, n_players, _CHECKED_FLAGS)
+    if claim.flags or not _plain_context(claim.seat, how, dealer, from_seat, n_players):
+        check_context(claim, how, dealer, from_seat, n_players, _CHECKED_FLAGS)
     counts = concealed_counts(claim)
-    _check_counts(counts, claim.melds)
+    b = valid_bytes(counts, claim.melds)
+    if b is None:
+        _check_counts(counts, claim.melds)
+    elif not is_win_shape_bytes(b, claim.melds):  # no reading: skip building them
+        return None
     readings = _readings(counts, claim.melds)
     if not readings:
         return None
@@ -336,6 +367,22 @@ def evaluate(
     )
 
 
+def _plain_context(seat: int, how: str, dealer: int, from_seat: int | None,
+                   n_players: int) -> bool:
+    """True only for a context ``check_context`` certainly accepts when the
+    claim has no flags (seats that are ints in range, ``from_seat`` fitting
+    ``how``); False sends the caller to the full check."""
+    if type(seat) is not int or type(dealer) is not int:
+        return False
+    if not (0 <= seat < n_players and 0 <= dealer < n_players):
+        return False
+    if how == "zimo":
+        return from_seat is None or from_seat == seat
+    if how == "dianpao" or how == "qianggang":
+        return type(from_seat) is int and 0 <= from_seat < n_players and from_seat != seat
+    return False
+
+
 def win_eval(
     claim: WinClaim,
     how: str,
@@ -366,4 +413,10 @@ def waits(hand: Sequence[int], melds: Sequence[Meld] = ()) -> list[int]:
     Raises:
         BadCards: as :func:`is_win_shape` (a fifth copy, a bad size, a bad meld).
     """
-    return waits_for(hand, melds, is_win_shape)
+    return waits_for(hand, melds, _is_win_shape_checked)
+
+
+def _is_win_shape_checked(counts: list[int], melds: Sequence[Meld]) -> bool:
+    """:func:`is_win_shape` for ``waits_for``, which has checked the hand and
+    melds and only adds a tile with a copy left (so no check can fail)."""
+    return is_win_shape_bytes(bytes(counts), melds)

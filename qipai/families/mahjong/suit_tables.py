@@ -1,0 +1,143 @@
+"""Lookup tables of complete segments, for the fast shape checks.
+
+A *segment* is one suit (9 ranks) or the honors (7 kinds); sets and pairs
+never span two segments (see :mod:`qipai.families.mahjong.shapes`).  A
+segment's key is ``bytes`` of its counts (``bytes(counts)[0:9]`` …), so a
+check costs one ``bytes()`` of the hand and four dict look-ups.
+
+Tables (built on first use, about 40 ms and 3 MB; never at import):
+
+* :data:`COMPLETE` / :data:`HONORS_COMPLETE`: key → ``tiles + 100 × pairs``
+  for every segment that splits into sets and at most one pair (0 for the
+  empty segment).  Summing the four values gives ``total + 100 × pairs``, so a
+  hand is standard iff the sum is one of :data:`STANDARD_SUMS`.
+* :data:`WAITS` / :data:`HONORS_WAITS`: key → bitmask of the kinds (bit
+  ``r`` = rank ``r`` of the segment) whose addition makes the segment
+  complete.
+
+Only counts 0–4 appear in the tables: a miss means "not complete" for a
+segment of counts 0–4; callers fall back to the plain algorithm for anything
+else.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations_with_replacement, pairwise
+
+STANDARD_SUMS = frozenset({102, 105, 108, 111, 114})
+"""``total + 100 × pairs`` of a standard hand: one pair, 2–14 tiles."""
+
+COMPLETE: dict[bytes, int] = {}
+HONORS_COMPLETE: dict[bytes, int] = {}
+WAITS: dict[bytes, int] = {}
+HONORS_WAITS: dict[bytes, int] = {}
+
+
+def _fill(complete: dict[bytes, int], waits: dict[bytes, int], n: int,
+          sets: list[tuple[int, ...]]) -> None:
+    for n_sets in range(5):
+        for chosen in combinations_with_replacement(sets, n_sets):
+            base = [0] * n
+            for st in chosen:
+                for k in st:
+                    base[k] += 1
+            for pair in range(-1, n):
+                c = list(base)
+                if pair >= 0:
+                    c[pair] += 2
+                if max(c, default=0) > 4:
+                    continue
+                complete[bytes(c)] = sum(c) + (100 if pair >= 0 else 0)
+    for key in complete:
+        c = list(key)
+        for r in range(n):
+            if c[r]:
+                c[r] -= 1
+                short = bytes(c)
+                waits[short] = waits.get(short, 0) | (1 << r)
+                c[r] += 1
+
+
+def build() -> None:
+    """Fill the tables (idempotent)."""
+    if COMPLETE:
+        return
+    suit_sets = [(r, r + 1, r + 2) for r in range(7)] + [(r, r, r) for r in range(9)]
+    honor_sets = [(r, r, r) for r in range(7)]
+    _fill(COMPLETE, WAITS, 9, suit_sets)
+    _fill(HONORS_COMPLETE, HONORS_WAITS, 7, honor_sets)
+
+
+# --------------------------------------------------------------------------
+# Segment codes: every shape a variant's win check asks about, in one look-up
+#
+# ``SEGMENT[key]`` (suits) / ``HONORS_SEGMENT[key]`` (honors) is the sum of
+#   COMPLETE's value, or NOT_COMPLETE (bits 0–11: summed over the four
+#   segments it stays below 4096);
+#   EVEN  if every count is 0, 2 or 4 (七对 needs it of every segment);
+#   LAN   if every count is 0 or 1 and, in a suit, the ranks held differ by 3
+#         or more, for the honors at least 5 held (烂牌 needs it of every segment);
+#   EMPTY for the empty suit (字一色 needs it of the three suits);
+#   YAO   if only the terminals (suits) are held, each once or twice, or every
+#         honor once or twice (十三幺 needs it of every segment).
+# A suit missing from SEGMENT is none of these; an honor key missing from
+# HONORS_SEGMENT counts NOT_COMPLETE.  Each flag field holds a count 0..4.
+
+NOT_COMPLETE = 1000
+EVEN = 1 << 12
+LAN = 1 << 15
+EMPTY = 1 << 18
+YAO = 1 << 21
+FIELD = 7  # mask of one count field after shifting
+STD_MASK = (1 << 12) - 1
+SEGMENT: dict[bytes, int] = {}
+HONORS_SEGMENT: dict[bytes, int] = {}
+
+
+def _flag_keys(n: int, honors: bool) -> dict[bytes, int]:
+    flags: dict[bytes, int] = {}
+
+    def add(c: list[int], bit: int) -> None:
+        k = bytes(c)
+        flags[k] = flags.get(k, 0) | bit
+
+    def even(i: int, c: list[int]) -> None:
+        if i == n:
+            if sum(c) <= 14:
+                add(c, EVEN)
+            return
+        for v in (0, 2, 4):
+            c[i] = v
+            even(i + 1, c)
+        c[i] = 0
+
+    even(0, [0] * n)
+    for mask in range(1 << n):
+        ranks = [r for r in range(n) if mask >> r & 1]
+        c = [1 if mask >> r & 1 else 0 for r in range(n)]
+        if honors:
+            if len(ranks) >= 5:
+                add(c, LAN)
+        elif all(b - a >= 3 for a, b in pairwise(ranks)):
+            add(c, LAN)
+    if honors:
+        for mask in range(1 << n):
+            add([2 if mask >> r & 1 else 1 for r in range(n)], YAO)
+    else:
+        for a in (1, 2):
+            for b in (1, 2):
+                add([a] + [0] * (n - 2) + [b], YAO)
+        add([0] * n, EMPTY)
+    return flags
+
+
+def build_segments() -> None:
+    """Fill :data:`SEGMENT` and :data:`HONORS_SEGMENT` (idempotent)."""
+    if SEGMENT:
+        return
+    build()
+    for table, complete, honors, n in ((SEGMENT, COMPLETE, False, 9),
+                                       (HONORS_SEGMENT, HONORS_COMPLETE, True, 7)):
+        flags = _flag_keys(n, honors)
+        for key in set(complete) | set(flags):
+            table[key] = complete.get(key, NOT_COMPLETE) + flags.get(key, 0)
