@@ -296,3 +296,11 @@ def test_options_are_strict():
                 "guilin-mahjong(=1)"):
         with pytest.raises(BadOption):
             load(bad)
+
+
+def test_unknown_relation_names_are_refused():
+    # a misspelt 封胡 would otherwise be dropped silently
+    with pytest.raises(BadCards, match="unknown relation 'fengu'"):
+        load("guangxi-mahjong").table(seed=1, relations={"fengu": [[0, 1]]})
+    with pytest.raises(BadCards, match="unknown relation"):
+        load("guilin-zipai").table(seed=1, relations={"hubao": [[0, 1]]})

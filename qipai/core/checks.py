@@ -8,6 +8,7 @@ wrong answer.
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Any
 
 from qipai.core.errors import BadCards
 from qipai.core.model import Deal, WinClaim
@@ -36,6 +37,34 @@ def check_win_context(claim: WinClaim, how: str, hows: Collection[str], dealer: 
     unknown = set(claim.flags) - set(known_flags)
     if unknown:
         raise BadCards(f"unknown flag(s) {', '.join(sorted(unknown))}")
+
+
+def checked_relations(relations: Any, n_players: int,
+                      known: Collection[str] | None = None) -> dict[str, list[list[int]]]:
+    """Relations (``{"hubao": [[0, 1]]}``) as named lists of seat pairs.
+
+    Args:
+        known: the relation names the variant keeps (``Manifest.relations``);
+            None accepts any name.
+
+    Raises:
+        BadCards: an unknown name, or a group that is not two different seats.
+    """
+    out: dict[str, list[list[int]]] = {}
+    for name, groups in (relations or {}).items():
+        if known is not None and name not in known:
+            names = ", ".join(known) or "none"
+            raise BadCards(f"unknown relation {name!r}; this variant keeps: {names}")
+        checked = []
+        for g in groups:
+            g = list(g)
+            if len(g) != 2 or len(set(g)) != 2 or any(
+                    type(s) is not int or not 0 <= s < n_players for s in g):
+                raise BadCards(f"relation {name} {g!r}: expected two different seats "
+                               f"(0..{n_players - 1})")
+            checked.append(g)
+        out[str(name)] = checked
+    return out
 
 
 def deal_size_problem(deal: Deal, dealer_size: int, other_size: int, unit: str) -> str | None:

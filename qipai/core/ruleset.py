@@ -23,7 +23,7 @@ import pluggy
 
 from qipai.core import hookspecs
 from qipai.core.cards import CardSystem
-from qipai.core.errors import BadCards, BadNotation, BadOption, UnknownVariant
+from qipai.core.errors import BadNotation, BadOption, UnknownVariant
 from qipai.core.model import Flip, HandEnd, Meld, Settlement, WinClaim, WinEval
 
 ENTRY_POINT_GROUP = "qipai.variants"
@@ -43,6 +43,9 @@ class Manifest:
         family: ``"mahjong"`` or ``"zipai"`` (informative).
         version: the variant's version, written into records.
         state_type: msgspec Struct class of the variant's table state, or None.
+        relations: the names of the standing relations the variant keeps
+            (``("hubao",)``); a table or settlement given another name is
+            refused.  None (the default) accepts any name.
     """
 
     name: str
@@ -53,6 +56,7 @@ class Manifest:
     family: str = ""
     version: str = "0"
     state_type: type | None = None
+    relations: tuple[str, ...] | None = None
 
 
 def available() -> dict[str, Any]:
@@ -225,16 +229,12 @@ class Ruleset:
             BadNotation, BadCards: as :meth:`win_check`, or relations that are
                 not pairs of seats.
         """
-        n = self.manifest.players
+        from qipai.core.checks import checked_relations
+
         for w in end.winners:
             self._check_claim(w)
         self.parse(list(end.stock))
-        for name, groups in end.relations.items():
-            for g in groups:
-                if len(g) != 2 or len(set(g)) != 2 or any(
-                        type(s) is not int or not 0 <= s < n for s in g):
-                    raise BadCards(f"relation {name} {g!r}: expected two different seats "
-                                   f"(0..{n - 1})")
+        checked_relations(end.relations, self.manifest.players, self.manifest.relations)
         return self.hook.qipai_settle(end=end, options=self.options)
 
     def _check_claim(self, claim: WinClaim) -> None:

@@ -35,6 +35,7 @@ import msgspec
 from pluggy import HookCallError
 
 from qipai.core.cards import check_copies
+from qipai.core.checks import checked_relations
 from qipai.core.errors import BadCards, BadRecord, IllegalAction
 from qipai.core.model import (
     ACTION_TYPES, Action, Chi, Deal, Dealt, Drew, Ended, Event, Flipped, Meld, Melded, Paid, Pass, Payment, Result,
@@ -208,7 +209,7 @@ class Table:
             return
         if dealer is not None and (type(dealer) is not int or not 0 <= dealer < self.n):
             raise BadCards(f"dealer {dealer!r} is not a seat (0..{self.n - 1})")
-        relations = self._checked_relations(relations)
+        relations = checked_relations(relations, self.n, ruleset.manifest.relations)
         if deal is None:
             rng = rng or (random.Random(seed) if seed is not None else secrets.SystemRandom())
             deck = list(self.hook.qipai_deck(options=self.options))
@@ -276,22 +277,6 @@ class Table:
         table.hook.qipai_setup_position(table=table, context=dict(context or {}))
         table.give_turn(dealer)
         return table
-
-    def _checked_relations(self, relations: Any) -> dict[str, list[list[int]]]:
-        """Relations are named lists of seat pairs (互包, 封胡); anything else is
-        refused with :class:`BadCards`."""
-        out: dict[str, list[list[int]]] = {}
-        for name, groups in (relations or {}).items():
-            checked = []
-            for g in groups:
-                g = list(g)
-                if len(g) != 2 or len(set(g)) != 2 or any(
-                        type(s) is not int or not 0 <= s < self.n for s in g):
-                    raise BadCards(f"relation {name} {g!r}: expected two different seats "
-                                   f"(0..{self.n - 1})")
-                checked.append(g)
-            out[str(name)] = checked
-        return out
 
     def _check_deal(self, deal: Deal) -> None:
         if len(deal.hands) != self.n:

@@ -30,7 +30,7 @@ VERSION = "1"
 
 MANIFEST = Manifest(name=NAME, title="广西麻将", players=4, cards=TILES,
                     options_type=GuangxiOptions, family="mahjong", version=VERSION,
-                    state_type=MahjongState)
+                    state_type=MahjongState, relations=("fenghu", "hubao"))
 QIPAI_BASE_PLUGINS = [MahjongFlow(MANIFEST, angang_hidden=4, dihu_voided_by_chi=False)]
 
 

@@ -47,7 +47,7 @@ class GuilinState(MahjongState):
 
 MANIFEST = Manifest(name=NAME, title="桂林麻将", players=4, cards=TILES,
                     options_type=GuilinOptions, family="mahjong", version=VERSION,
-                    state_type=GuilinState)
+                    state_type=GuilinState, relations=("hubao",))
 QIPAI_BASE_PLUGINS = [MahjongFlow(MANIFEST, angang_hidden=3)]
 
 

@@ -26,7 +26,7 @@ VERSION = "1"
 
 MANIFEST = Manifest(name=NAME, title="桂林字牌", players=3, cards=CARDS,
                     options_type=ZipaiOptions, family="zipai", version=VERSION,
-                    state_type=ZipaiState)
+                    state_type=ZipaiState, relations=())
 QIPAI_BASE_PLUGINS = [ZipaiFlow(MANIFEST)]
 
 
