@@ -304,3 +304,30 @@ def test_unknown_relation_names_are_refused():
         load("guangxi-mahjong").table(seed=1, relations={"fengu": [[0, 1]]})
     with pytest.raises(BadCards, match="unknown relation"):
         load("guilin-zipai").table(seed=1, relations={"hubao": [[0, 1]]})
+
+
+def test_face_down_cards_format_as_question_marks():
+    # a seat's view writes another's face-down cards as -1
+    from qipai.families.zipai.cards import CARDS
+    assert TILES.token(-1) == "?" and TILES.format([-1, -1, -1, 4]) == "5m ? ? ?"
+    assert CARDS.token(-1) == "?"
+    with pytest.raises(BadNotation):
+        TILES.token(40)
+
+
+def test_positions_and_deals_with_impossible_values_are_refused():
+    rs = load("guilin-mahjong")
+    with pytest.raises(BadCards, match="99"):
+        Table.from_position(rs, dealer=0, hands=[[99], [], [], []])
+    d = _deal()
+    with pytest.raises(BadCards, match="dealer"):
+        rs.table(deal=Deal("0", d.hands, d.wall))
+
+
+def test_a_record_of_another_variant_version_is_refused():
+    rs = load("guilin-mahjong")
+    t = properties.play_checked(rs, 2)
+    obj = msgspec.json.decode(msgspec.json.encode(record_of(t)))
+    obj["version"] = "999"
+    with pytest.raises(BadRecord, match="version 999"):
+        replay_check(decode_record(msgspec.json.encode(obj)))

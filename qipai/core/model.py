@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any, Union
 
-import msgspec
 from msgspec import Struct, field
 
 # --------------------------------------------------------------------------
@@ -373,8 +372,3 @@ class TableState(Struct):
     relations: dict[str, list[list[int]]] = {}
     start_relations: dict[str, list[list[int]]] = {}
     extra: Any = None
-
-
-def encode_json(obj: Any) -> bytes:
-    """JSON bytes of any model value."""
-    return msgspec.json.encode(obj)

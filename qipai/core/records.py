@@ -71,6 +71,9 @@ def decode_record(data: bytes | str | dict[str, Any]) -> Record:
     except msgspec.DecodeError as exc:
         raise BadRecord(f"not a JSON record: {exc}") from None
     if isinstance(obj, dict) and "hands" in obj and isinstance(obj["hands"], list) and obj["hands"]:
+        if len(obj["hands"]) != 1:
+            raise BadRecord(f"a play output of {len(obj['hands'])} hands holds that many "
+                            f"records; give one (qipai replay checks them all)")
         obj = obj["hands"][0]
     if isinstance(obj, dict) and "record" in obj:
         obj = obj["record"]
@@ -106,6 +109,9 @@ def replay(record: Record, plugins: Any = ()) -> Any:
 
     try:
         ruleset = load(record.variant, record.options, plugins=plugins)
+        if record.version != ruleset.manifest.version:
+            raise BadRecord(f"the record was made with {record.variant} version "
+                            f"{record.version}; this is version {ruleset.manifest.version}")
         table = Table(ruleset, deal=record.deal, seed=record.seed, relations=record.relations)
     except QipaiError as exc:
         raise BadRecord(f"record cannot be set up: {exc}") from None

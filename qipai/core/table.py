@@ -19,7 +19,9 @@ and drives it with the variant's hooks.  The protocol (see also
    (:meth:`draw`, :meth:`give_turn`, :meth:`open_window`, :meth:`emit`,
    :meth:`end_hand`) until some seat must decide again or the hand ends.
 
-Every event passes through ``qipai_instant_payments``.  A seat's view
+Every event a hook records with :meth:`Table.emit` passes through
+``qipai_instant_payments`` (the engine's own ``dealt``, ``won``,
+``flipped`` and ``ended`` do not).  A seat's view
 (:meth:`view`) never holds another seat's concealed cards, face-down meld
 cards or the stock order.
 """
@@ -173,7 +175,7 @@ def _direct_caller(caller: Any) -> Any:
     return call
 
 
-_STATE_DECODERS: dict[Any, msgspec.msgpack.Decoder] = {}
+_SNAPSHOT = msgspec.msgpack.Decoder(tuple[TableState, int | None])
 ACTION_CLASSES = tuple(ACTION_TYPES.values())
 
 
@@ -267,8 +269,11 @@ class Table:
         if len(melds) != n or len(discards) != n:
             raise BadCards(f"{ruleset.name} seats {n} players: give melds and discards by seat")
         every = [c for ms in melds for m in ms for c in m.cards] + [c for d in discards for c in d]
-        check_copies(every + [c for h in hands for c in h] + list(wall), ruleset.cards,
-                     "the position's cards")
+        every += [c for h in hands for c in h] + list(wall)
+        for c in every:
+            if type(c) is not int or not 0 <= c < ruleset.cards.n_kinds:
+                raise BadCards(f"not a card kind: {c!r}")
+        check_copies(every, ruleset.cards, "the position's cards")
         deal = Deal(dealer, tuple(tuple(h) for h in hands), tuple(wall))
         table = cls(ruleset, deal=deal, relations=relations, _position=True)
         for seat, (ms, ds) in enumerate(zip(melds, discards)):
@@ -282,7 +287,7 @@ class Table:
         if len(deal.hands) != self.n:
             raise BadCards(f"{self.ruleset.name} seats {self.n} players; the deal has "
                            f"{len(deal.hands)} hands")
-        if not 0 <= deal.dealer < self.n:
+        if type(deal.dealer) is not int or not 0 <= deal.dealer < self.n:
             raise BadCards(f"dealer {deal.dealer} is not a seat (0..{self.n - 1})")
         everything = [c for h in deal.hands for c in h] + list(deal.wall)
         for c in everything:
@@ -390,9 +395,8 @@ class Table:
             return reason
         tag = type(action).__struct_config__.tag
         st = self.state
-        if seat not in st.pending:
-            waiting = ", ".join(str(s) for s in sorted(st.pending)) or "nobody"
-            return f"seat {seat} has nothing to decide now ({tag}); waiting for seat {waiting}"
+        if seat not in st.pending:  # naming who else decides would leak their options
+            return f"seat {seat} has nothing to decide now ({tag})"
         legal = sorted({type(a).__struct_config__.tag for a in st.pending[seat]})
         return f"{tag} {self._fmt_action(action)} is not legal for seat {seat} now; " \
                f"legal: {', '.join(legal)}"
@@ -539,16 +543,14 @@ class Table:
 
     @classmethod
     def restore(cls, ruleset: Ruleset, data: bytes) -> Table:
-        """A table equal to the one whose :meth:`snapshot` gave ``data``."""
+        """A table equal to the one whose :meth:`snapshot` gave ``data``.
+
+        Raises:
+            BadRecord: not a snapshot, or one of another variant or options.
+        """
         state_type = ruleset.manifest.state_type
-        key = state_type
-        dec = _STATE_DECODERS.get(key)
-        if dec is None:
-            dec = msgspec.msgpack.Decoder(
-                tuple[TableState, int | None])
-            _STATE_DECODERS[key] = dec
         try:
-            state, seed = dec.decode(data)
+            state, seed = _SNAPSHOT.decode(data)
             if state_type is not None and state.extra is not None:
                 state.extra = msgspec.convert(state.extra, state_type)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:

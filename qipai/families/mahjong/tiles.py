@@ -112,14 +112,25 @@ class MahjongTiles:
         return out
 
     def token(self, kind: int) -> str:
-        """``"1m"`` … ``"9s"``, ``"E"`` … ``"P"``."""
+        """``"1m"`` … ``"9s"``, ``"E"`` … ``"P"``; ``"?"`` for a face-down card
+        (-1 in a seat's view).
+
+        Raises:
+            BadNotation: any other kind outside 0..33.
+        """
+        kind = _checked(kind)
+        if kind == HIDDEN:
+            return "?"
         if kind >= 27:
             return HONORS[kind - 27]
         return f"{kind % 9 + 1}{SUITS[kind // 9]}"
 
     def format(self, cards: Iterable[int]) -> str:
-        """Compact form, sorted, suits grouped: ``"123m45p EEC"``."""
-        tiles = sorted(cards)
+        """Compact form, sorted, suits grouped: ``"123m45p EEC"``; face-down
+        cards (-1) last, as ``?``."""
+        tiles = sorted(_checked(c) for c in cards)
+        hidden = tiles.count(HIDDEN)
+        tiles = tiles[hidden:]
         parts = []
         for s, suit in enumerate(SUITS):
             ranks = "".join(str(t % 9 + 1) for t in tiles if t // 9 == s and t < 27)
@@ -128,6 +139,7 @@ class MahjongTiles:
         honors = "".join(HONORS[t - 27] for t in tiles if t >= 27)
         if honors:
             parts.append(honors)
+        parts.extend("?" * hidden)
         return " ".join(parts)
 
     def format_seq(self, cards: Iterable[int]) -> str:
@@ -135,12 +147,23 @@ class MahjongTiles:
         return " ".join(self.token(c) for c in cards)
 
     def chinese(self, kind: int) -> str:
-        """``"一万"`` … ``"九条"``, ``"东"`` … ``"白"``."""
-        return _ZH_NAMES[kind]
+        """``"一万"`` … ``"九条"``, ``"东"`` … ``"白"``; ``"?"`` face down."""
+        kind = _checked(kind)
+        return "?" if kind == HIDDEN else _ZH_NAMES[kind]
 
     def glyph(self, kind: int) -> str:
-        """The Unicode mahjong tile glyph (U+1F000 block)."""
-        return _GLYPHS[kind]
+        """The Unicode mahjong tile glyph (U+1F000 block); the tile back face down."""
+        kind = _checked(kind)
+        return "\U0001F02B" if kind == HIDDEN else _GLYPHS[kind]
+
+
+HIDDEN = -1  # a face-down card in a seat's view of the events
+
+
+def _checked(kind: int) -> int:
+    if type(kind) is not int or not HIDDEN <= kind < N_KINDS:
+        raise BadNotation(f"tile kind {kind!r} is out of range 0..33")
+    return kind
 
 
 TILES = MahjongTiles()

@@ -15,13 +15,11 @@ from typing import Any
 
 import msgspec
 
-from qipai.core.cards import counts
 from qipai.core.hookspecs import hookimpl
 from qipai.core.model import (
     Discarded, Flip, HandEnd, Meld, Melded, Payment, Settlement, WinClaim, WinEval,
 )
 from qipai.core.ruleset import Manifest
-from qipai.families.mahjong import shapes
 from qipai.families.mahjong.flow import MahjongFlow, MahjongState, merged_pairs, pairs_reaching
 from qipai.families.mahjong.tiles import TILES
 from qipai.variants.guilin_mahjong import patterns, scoring
@@ -58,22 +56,13 @@ QIPAI_BASE_PLUGINS = [MahjongFlow(MANIFEST, angang_hidden=3)]
 def qipai_win_check(claim: WinClaim, how: str, dealer: int, from_seat: int | None,
                     options: GuilinOptions) -> WinEval:
     """Guilin win check (§1, §3): patterns and multipliers of the best reading (D-M4)."""
-    ev = patterns.evaluate(claim, how, dealer, from_seat, options)
-    if ev is None:
-        return WinEval(wins=False)
-    return WinEval(wins=True, patterns=tuple(ev.patterns))
+    return patterns.win_eval(claim, how, dealer, from_seat, options)
 
 
 @hookimpl
 def qipai_waits(hand: Sequence[int], melds: Sequence[Meld], options: GuilinOptions) -> list[int]:
     """Tiles that complete a Guilin hand, 烂牌/七对/字一色 shapes included."""
-    c = counts(hand, 34)
-    held = list(c)
-    for m in melds:
-        for t in m.cards:
-            held[t] += 1
-    melds = list(melds)
-    return shapes.waits(c, lambda cc: patterns.is_win_shape(cc, melds), held=held)
+    return patterns.waits(hand, melds)
 
 
 @hookimpl
