@@ -31,6 +31,7 @@ from qipai.core.model import (
     Melded,
     Minggang, Pass, Peng, WinClaim, Window, Won, Zimo,
 )
+from qipai.families.mahjong.scoring_kit import as_wineval
 from qipai.families.mahjong.tiles import TILES
 
 HU, PENG_GANG, CHI = 3, 2, 1
@@ -112,18 +113,37 @@ class MahjongFlow:
     Args:
         manifest: the variant's manifest (its ``state_type`` a subclass of
             :class:`MahjongState`, or None for the family's own).
+        patterns: optionally, the variant's pattern module —
+            ``evaluate(claim, how, dealer, from_seat, options)`` → an
+            evaluation or None, and ``waits(hand, melds)`` → kinds — which
+            then answers ``qipai_win_check`` and ``qipai_waits``; without it
+            the variant implements those hooks itself.
         angang_hidden: how many tiles of a 暗杠 lie face down (Guilin 3: the
             top one shown; 广西 4).
         dihu_voided_by_chi: whether a 吃 voids 地胡 (Guilin D-GL5: any claim
             does; 广西: only a 碰 or 明杠 does).
     """
 
-    def __init__(self, manifest: Any, angang_hidden: int = 3,
+    def __init__(self, manifest: Any, patterns: Any = None, angang_hidden: int = 3,
                  dihu_voided_by_chi: bool = True) -> None:
         self.manifest = manifest
+        self.patterns = patterns
         self.angang_hidden = angang_hidden
         self.state_type = manifest.state_type or MahjongState
         self.dihu_voided_by_chi = dihu_voided_by_chi
+
+    @hookimpl(trylast=True)
+    def qipai_win_check(self, claim: WinClaim, how: str, dealer: int,
+                        from_seat: int | None, options: Any) -> Any:
+        """The variant's ``patterns.evaluate`` as a :class:`~qipai.core.model.WinEval`."""
+        if self.patterns is None:
+            return None
+        return as_wineval(self.patterns.evaluate(claim, how, dealer, from_seat, options))
+
+    @hookimpl(trylast=True)
+    def qipai_waits(self, hand: Any, melds: Any, options: Any) -> list[int]:
+        """The variant's ``patterns.waits``."""
+        return None if self.patterns is None else self.patterns.waits(hand, melds)
 
     @hookimpl(trylast=True)
     def qipai_manifest(self) -> Any:

@@ -58,7 +58,7 @@ from collections.abc import Sequence
 from qipai.core.errors import BadCards
 from qipai.core.model import Meld, WinClaim
 from qipai.families.mahjong import shapes
-from qipai.families.mahjong.hand_checks import valid_bytes
+from qipai.families.mahjong.win_shapes import SHISANYAO_SHIFT, counts_if_shaped, win_shape, win_shape_bytes, win_shape_plain
 from qipai.families.mahjong.scoring_kit import (
     KNOWN_FLAGS,
     KONGS,
@@ -66,14 +66,11 @@ from qipai.families.mahjong.scoring_kit import (
     all_honors,
     best_reading,
     check_context,
-    check_counts,
     check_meld,
-    concealed_counts,
     one_suit,
     ordered,
     waits_for,
 )
-from qipai.families.mahjong.suit_tables import STANDARD_SUMS, STD_MASK
 from qipai.families.mahjong.tiles import N_KINDS, TILES
 from qipai.variants.guangxi_mahjong.options import DEFAULT_VALUES, GuangxiOptions
 
@@ -183,34 +180,24 @@ def is_win_shape(counts: Sequence[int], melds: Sequence[Meld] = ()) -> bool:
     Raises:
         BadCards: a malformed meld, a wrong number of tiles, a fifth copy.
     """
-    b = valid_bytes(counts, melds)
-    if b is not None:
-        return is_win_shape_bytes(b, melds)
-    check_counts(counts, melds)
-    return _is_win_shape_plain(list(counts), melds)
+    return win_shape(counts, melds, _special, SHISANYAO_SHIFT)
+
+
+def _special(counts: list[int]) -> bool:
+    """广西's special 14-tile shape: 十三幺."""
+    return is_shisanyao(counts)
 
 
 def _is_win_shape_plain(counts: list[int], melds: Sequence[Meld]) -> bool:
     """:func:`is_win_shape` of checked input, shape by shape (the reference)."""
-    if shapes.is_standard(counts):
-        return True
-    if not melds and (shapes.is_qidui(counts) or is_shisanyao(counts)):
-        return True
-    return all_honors(counts, melds)
+    return win_shape_plain(counts, melds, _special)
 
 
 def is_win_shape_bytes(b: bytes, melds: Sequence[Meld] = ()) -> bool:
     """:func:`is_win_shape` of a hand already checked, given as ``bytes`` of
     its 34 counts (each 0–4; ``14 - 3 × len(melds)`` tiles, no fifth copy with
     the melds).  One segment-code look-up (``shapes.segment_code``)."""
-    v = shapes.segment_code(b)
-    if v < 0:
-        return False
-    if v & STD_MASK in STANDARD_SUMS:
-        return True
-    if not melds:  # 14 tiles: 七对 / 十三幺 need their pattern in every segment
-        return v >> 12 & 7 == 4 or v >> 21 & 7 == 4 or v >> 18 & 7 == 3
-    return v >> 18 & 7 == 3 and all(c >= 27 for m in melds for c in m.cards)
+    return win_shape_bytes(b, melds, SHISANYAO_SHIFT)
 
 
 def check_chain(seat: int, chain: Sequence[Meld], n_players: int = 4) -> None:
@@ -375,11 +362,8 @@ def evaluate(claim: WinClaim, how: str, dealer: int, from_seat: int | None,
     for m in claim.melds:
         if m.from_seat is not None and m.from_seat not in others:
             raise BadCards(f"seat {claim.seat}'s {m.kind} cannot come from seat {m.from_seat}")
-    counts = concealed_counts(claim)
-    b = valid_bytes(counts, claim.melds)
-    if b is None:
-        check_counts(counts, claim.melds)
-    elif not is_win_shape_bytes(b, claim.melds):  # no reading: skip building them
+    counts = counts_if_shaped(claim, SHISANYAO_SHIFT)
+    if counts is None:
         return None
     readings = _readings(counts, claim.melds, how)
     if not readings:

@@ -15,12 +15,10 @@ from typing import Any
 
 from qipai.core.hookspecs import hookimpl
 from qipai.core.model import (
-    Action, Flip, HandEnd, Hu, Marked, Meld, Melded, Payment, Settlement, WinClaim, WinEval,
-    Window, Zimo,
+    Action, Flip, HandEnd, Hu, Marked, Melded, Payment, Settlement, Window, Zimo,
 )
 from qipai.core.ruleset import Manifest
 from qipai.families.mahjong.flow import MahjongFlow, MahjongState, merged_pairs, pairs_reaching
-from qipai.families.mahjong.scoring_kit import as_wineval
 from qipai.families.mahjong.tiles import TILES
 from qipai.variants.guangxi_mahjong import patterns, scoring
 from qipai.variants.guangxi_mahjong.options import GuangxiOptions
@@ -31,20 +29,8 @@ VERSION = "1"
 MANIFEST = Manifest(name=NAME, title="广西麻将", players=4, cards=TILES,
                     options_type=GuangxiOptions, family="mahjong", version=VERSION,
                     state_type=MahjongState, relations=("fenghu", "hubao"))
-QIPAI_BASE_PLUGINS = [MahjongFlow(MANIFEST, angang_hidden=4, dihu_voided_by_chi=False)]
-
-
-@hookimpl
-def qipai_win_check(claim: WinClaim, how: str, dealer: int, from_seat: int | None,
-                    options: GuangxiOptions) -> WinEval:
-    """§2–§3: patterns (largest × 2 per further one), multipliers, 门清 ×4/3."""
-    return as_wineval(patterns.evaluate(claim, how, dealer, from_seat, options))
-
-
-@hookimpl
-def qipai_waits(hand: Sequence[int], melds: Sequence[Meld], options: GuangxiOptions) -> list[int]:
-    """Tiles completing a 广西 hand (standard, 七对 family, 十三幺, 字一色)."""
-    return patterns.waits(hand, melds)
+QIPAI_BASE_PLUGINS = [MahjongFlow(MANIFEST, patterns=patterns, angang_hidden=4,
+                                  dihu_voided_by_chi=False)]
 
 
 @hookimpl

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 
 from qipai.core.model import Meld, WinClaim, WinEval
 from qipai.families.mahjong import shapes
-from qipai.families.mahjong.hand_checks import valid_bytes
+from qipai.families.mahjong.win_shapes import LANPAI_SHIFT, counts_if_shaped, win_shape, win_shape_bytes, win_shape_plain
 from qipai.families.mahjong.scoring_kit import (  # HOWS, KNOWN_FLAGS: re-exported
     HOWS,  # noqa: F401
     KNOWN_FLAGS,  # noqa: F401
@@ -45,7 +45,6 @@ from qipai.families.mahjong.scoring_kit import (  # HOWS, KNOWN_FLAGS: re-export
     as_wineval,
     best_reading,
     check_context,
-    check_counts as _check_counts,
     check_meld,
     concealed_counts,
     holding,
@@ -53,8 +52,6 @@ from qipai.families.mahjong.scoring_kit import (  # HOWS, KNOWN_FLAGS: re-export
     ordered as _ordered,
     waits_for,
 )
-from qipai.families.mahjong.suit_tables import STANDARD_SUMS as _STANDARD_SUMS
-from qipai.families.mahjong.suit_tables import STD_MASK as _STD_MASK
 from qipai.families.mahjong.tiles import N_KINDS
 from qipai.variants.guilin_mahjong.options import GuilinOptions
 
@@ -198,20 +195,17 @@ def is_win_shape(counts: Sequence[int], melds: Sequence[Meld] = ()) -> bool:
         BadCards: a malformed meld, a wrong number of tiles, or a fifth copy
             of a kind among the counts and the melds.
     """
-    b = valid_bytes(counts, melds)
-    if b is not None:
-        return is_win_shape_bytes(b, melds)
-    _check_counts(counts, melds)
-    return _is_win_shape_plain(list(counts), melds)
+    return win_shape(counts, melds, _special, LANPAI_SHIFT)
+
+
+def _special(counts: list[int]) -> bool:
+    """桂林's special 14-tile shape: 烂牌 (七星烂 included)."""
+    return lanpai(counts) is not None
 
 
 def _is_win_shape_plain(counts: list[int], melds: Sequence[Meld]) -> bool:
     """:func:`is_win_shape` of checked input, shape by shape (the reference)."""
-    if shapes.is_standard(counts):
-        return True
-    if not melds and (shapes.is_qidui(counts) or lanpai(counts) is not None):
-        return True
-    return _all_honors(counts, melds)
+    return win_shape_plain(counts, melds, _special)
 
 
 def is_win_shape_bytes(b: bytes, melds: Sequence[Meld] = ()) -> bool:
@@ -219,14 +213,7 @@ def is_win_shape_bytes(b: bytes, melds: Sequence[Meld] = ()) -> bool:
     its 34 counts (each 0–4; ``14 - 3 × len(melds)`` tiles, no fifth copy with
     the melds): the form a simulator keeps its hands in.  One segment-code
     look-up (``shapes.segment_code``); no input check."""
-    v = shapes.segment_code(b)
-    if v < 0:
-        return False
-    if v & _STD_MASK in _STANDARD_SUMS:
-        return True
-    if not melds:  # 14 tiles: 七对 / 烂牌 need their pattern in every segment
-        return v >> 12 & 7 == 4 or v >> 15 & 7 == 4 or v >> 18 & 7 == 3
-    return v >> 18 & 7 == 3 and all(c >= 27 for m in melds for c in m.cards)
+    return win_shape_bytes(b, melds, LANPAI_SHIFT)
 
 
 def _readings(counts: list[int], melds: Sequence[Meld]) -> list[tuple[str, tuple[str, ...]]]:
@@ -323,11 +310,8 @@ def evaluate(
     del options  # no Guilin option changes the value of a win
     if claim.flags or not _plain_context(claim.seat, how, dealer, from_seat, n_players):
         check_context(claim, how, dealer, from_seat, n_players, _CHECKED_FLAGS)
-    counts = concealed_counts(claim)
-    b = valid_bytes(counts, claim.melds)
-    if b is None:
-        _check_counts(counts, claim.melds)
-    elif not is_win_shape_bytes(b, claim.melds):  # no reading: skip building them
+    counts = counts_if_shaped(claim, LANPAI_SHIFT)
+    if counts is None:
         return None
     readings = _readings(counts, claim.melds)
     if not readings:

@@ -17,7 +17,7 @@ import msgspec
 
 from qipai.core.hookspecs import hookimpl
 from qipai.core.model import (
-    Discarded, Flip, HandEnd, Meld, Melded, Payment, Settlement, WinClaim, WinEval,
+    Discarded, Flip, HandEnd, Meld, Melded, Payment, Settlement,
 )
 from qipai.core.ruleset import Manifest
 from qipai.families.mahjong.flow import MahjongFlow, MahjongState, merged_pairs, pairs_reaching
@@ -46,23 +46,10 @@ class GuilinState(MahjongState):
 MANIFEST = Manifest(name=NAME, title="桂林麻将", players=4, cards=TILES,
                     options_type=GuilinOptions, family="mahjong", version=VERSION,
                     state_type=GuilinState, relations=("hubao",))
-QIPAI_BASE_PLUGINS = [MahjongFlow(MANIFEST, angang_hidden=3)]
+QIPAI_BASE_PLUGINS = [MahjongFlow(MANIFEST, patterns=patterns, angang_hidden=3)]
 
 
 # ---------------------------------------------------------------- winning
-
-
-@hookimpl
-def qipai_win_check(claim: WinClaim, how: str, dealer: int, from_seat: int | None,
-                    options: GuilinOptions) -> WinEval:
-    """Guilin win check (§1, §3): patterns and multipliers of the best reading (D-M4)."""
-    return patterns.win_eval(claim, how, dealer, from_seat, options)
-
-
-@hookimpl
-def qipai_waits(hand: Sequence[int], melds: Sequence[Meld], options: GuilinOptions) -> list[int]:
-    """Tiles that complete a Guilin hand, 烂牌/七对/字一色 shapes included."""
-    return patterns.waits(hand, melds)
 
 
 @hookimpl
