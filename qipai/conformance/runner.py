@@ -27,8 +27,9 @@ from qipai.core.table import Table
 from qipai.conformance.cases import Case, load_cases
 from qipai.conformance.properties import PropertyFailure, settlement_problem
 
-KONG_KINDS = ("minggang", "jiagang", "angang", "bugang")
-KONG_FEE_REASONS = KONG_KINDS + ("angang_refund",)  # 广西: 暗杠 fees returned at 荒庄
+KONG_KINDS = ("minggang", "jiagang", "angang")
+# kong fees, and their refunds (reason "<kind>_refund", e.g. 广西 暗杠 fees at 荒庄)
+KONG_FEE_REASONS = KONG_KINDS + tuple(f"{k}_refund" for k in KONG_KINDS)
 
 
 class Outcome(msgspec.Struct, frozen=True):

@@ -244,6 +244,10 @@ def qipai_win_check(
 
     Raises:
         BadCards: impossible input (a fifth copy, a wrong size).
+
+    Use in variant plugins: the engine offers 胡/自摸 from this answer, and the
+    variant's ``qipai_settle`` values the same hand again; a house plugin that
+    changes what wins must change the settlement to match.
     """
 
 

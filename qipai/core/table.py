@@ -341,7 +341,9 @@ class Table:
 
         Raises:
             IllegalAction: the action is not legal now (wrong seat, wrong
-                time, cards not held, …); the table is unchanged.
+                time, cards not held, …); the table is unchanged.  (Legality
+                is decided before anything changes; a hook that raises after
+                that is a plugin bug and leaves the table where it stopped.)
         """
         st = self.state
         if st.result is not None:

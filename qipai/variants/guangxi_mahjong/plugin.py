@@ -84,7 +84,8 @@ def qipai_turn_actions(table: Any, seat: int) -> Generator[None, list[Action], l
 @hookimpl(wrapper=True)
 def qipai_claim_actions(table: Any, seat: int,
                         window: Window) -> Generator[None, list[Action], list[Action]]:
-    """A seat under 封胡 is not offered 胡 (by discard or 抢杠)."""
+    """A seat under 封胡 (``fenghu_count`` 碰 fed to one seat) is not offered
+    胡 (by discard or 抢杠)."""
     actions = yield
     if actions and seat in fenghu_seats(table):
         actions = [a for a in actions if not isinstance(a, Hu)]
@@ -98,7 +99,7 @@ def qipai_explain_illegal(table: Any, action: Action) -> str | None:
     """Say so when a seat under 封胡 asks to win."""
     if isinstance(action, (Hu, Zimo)) and action.seat in fenghu_seats(table):
         takers = [b for a, b in qipai_relations(table).get("fenghu", []) if a == action.seat]
-        return (f"seat {action.seat} is under 封胡 (fed three 碰 to seat "
+        return (f"seat {action.seat} is under 封胡 (fed {table.options.fenghu_count} 碰 to seat "
                 f"{', '.join(map(str, takers))}) and may not win this hand")
     return None
 
