@@ -70,6 +70,17 @@ def _check_len(counts: Sequence[int]) -> None:
         raise BadCards(f"a count vector has 34 entries, got {len(counts)}")
 
 
+def _as_bytes(counts: Sequence[int]) -> bytes | None:
+    """``bytes(counts)`` for the table fast paths, or None when the counts
+    are not 34 ints 0..255 (negative, too large, or a buffer of wider ints
+    such as numpy's): those take the plain path."""
+    try:
+        b = bytes(counts)
+    except (TypeError, ValueError):
+        return None
+    return b if len(b) == N_KINDS else None
+
+
 # --------------------------------------------------------------------------
 # Standard shape: per-segment checks (no allocation)
 #
@@ -158,12 +169,7 @@ def is_standard(counts: Sequence[int]) -> bool:
     _check_len(counts)
     # Fast path: four table look-ups (suit_tables); a miss is final only when
     # every count is 0..4, the range the tables cover.
-    try:
-        b = bytes(counts)
-    except (TypeError, ValueError):
-        b = None
-    if b is not None and len(b) != N_KINDS:  # a buffer of wider ints (numpy …)
-        b = None
+    b = _as_bytes(counts)
     if b is not None:
         if not _COMPLETE:
             _tables.build()
@@ -313,12 +319,7 @@ def is_qidui(counts: Sequence[int]) -> bool:
         BadCards: ``counts`` does not have 34 entries.
     """
     _check_len(counts)
-    try:
-        b = bytes(counts)
-    except (TypeError, ValueError):
-        b = None
-    if b is not None and len(b) != N_KINDS:  # a buffer of wider ints (numpy …)
-        b = None
+    b = _as_bytes(counts)
     if b is not None:  # every count 0..255: test all low bits at once
         return not int.from_bytes(b, "little") & _LOW_BITS and sum(b) == 14
     total = 0
@@ -623,12 +624,7 @@ def shanten_standard(counts: Sequence[int], n_melds: int = 0) -> int:
     Rule: mahjong-common.md, "Hand shapes (win checks)" (the standard shape).
     """
     s = _concealed_sets(counts, n_melds)
-    try:
-        b = bytes(counts)
-    except (TypeError, ValueError):
-        b = None
-    if b is not None and len(b) != N_KINDS:  # a buffer of wider ints (numpy …)
-        b = None
+    b = _as_bytes(counts)
     if b is not None and not b.strip(_COUNTS_0_TO_4):
         return _shanten_entries(b, s)
     tb = _block_table(tuple(counts[0:9]), True)
