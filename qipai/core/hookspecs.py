@@ -22,7 +22,8 @@ The turn protocol the engine runs (:class:`qipai.core.table.Table`):
 4. A drawn card goes to ``qipai_after_draw``: into the hand (mahjong) or
    revealed and offered (zipai), with mandatory moves applied there.
 5. A card entering play (a discard, a shown draw, a kong tile that may be
-   robbed) opens a window: each seat is asked ``qipai_claim_actions``; when
+   robbed) opens a window: each seat is asked ``qipai_claim_actions``
+   (``qipai_window_actions`` may answer for all seats at once); when
    all have answered, ``qipai_resolve_claims`` (using
    ``qipai_claim_priority``) picks what takes effect and
    ``qipai_apply_claims`` applies it (an empty list: nobody took the card).
@@ -183,6 +184,20 @@ def qipai_claim_actions(table: Table, seat: int, window: Window) -> list[Action]
     empty list or ``[Pass]`` means the seat is not asked; a list without
     ``Pass`` is compulsory, and a single compulsory action is applied by the
     engine itself (放炮必胡).  ``firstresult``.
+    """
+
+
+@hookspec(firstresult=True)
+def qipai_window_actions(table: Table, window: Window) -> dict[int, list[Action]] | None:
+    """Every seat's claim actions on the card in ``window`` at once — a
+    shortcut a family may give for speed.
+
+    Returns: seat → exactly what ``qipai_claim_actions`` would return for
+    that seat (seats it would give ``[]`` may be left out), or None to let
+    the engine ask ``qipai_claim_actions`` seat by seat.  An implementation
+    must return None whenever another plugin implements
+    ``qipai_claim_actions`` (the mahjong flow checks this per table).
+    ``firstresult``.
     """
 
 

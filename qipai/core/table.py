@@ -119,16 +119,31 @@ class ResolvedHooks:
     wrappers, historic hooks, spec defaults or call monitoring keep pluggy's
     own caller.  Plugins registered after a table's first use of a hook are
     not seen by that table (rulesets register all of theirs when loaded).
+
+    ``shared`` (a ruleset's ``resolved_hooks``) keeps the bound functions
+    across tables, each with the implementations it was built from; a table
+    reuses one only while the hook's implementations are still those.
     """
 
-    def __init__(self, relay: Any) -> None:
+    def __init__(self, relay: Any, shared: dict[str, Any] | None = None) -> None:
         self._relay = relay
+        self._shared = {} if shared is None else shared
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):  # copy/pickle probes, and _relay before __init__
             raise AttributeError(name)
         caller = getattr(self._relay, name)
-        fast = _direct_caller(caller)
+        try:  # the implementations, and pluggy's inner call (monitoring changes it)
+            key: Any = (tuple(caller.get_hookimpls()), caller._hookexec.__self__._inner_hookexec)
+        except AttributeError:  # pragma: no cover - another pluggy: resolve per table
+            key = None
+        known = self._shared.get(name)
+        if key is not None and known is not None and known[0] == key:
+            fast = known[1]
+        else:
+            fast = _direct_caller(caller)
+            if key is not None:
+                self._shared[name] = (key, fast)
         setattr(self, name, fast)
         return fast
 
@@ -148,30 +163,56 @@ def _direct_caller(caller: Any) -> Any:
     if not plain:
         return caller
 
-    order = tuple((i.function, tuple(i.argnames)) for i in reversed(impls))
-    firstresult = bool(spec.opts.get("firstresult", False))
+    return _compiled_caller(spec.name, tuple(spec.argnames),
+                            [(i.function, tuple(i.argnames)) for i in reversed(impls)],
+                            bool(spec.opts.get("firstresult", False)))
 
-    def args_of(names: tuple[str, ...], kwargs: dict[str, Any]) -> list[Any]:
-        try:
-            return [kwargs[a] for a in names]
-        except KeyError as e:
-            raise HookCallError(f"hook call must provide argument {e.args[0]!r}") from e
 
-    if firstresult:
-        def call(**kwargs: Any) -> Any:
-            for fn, names in order:
-                res = fn(*args_of(names, kwargs))
-                if res is not None:
-                    return res
-            return None
-    else:
-        def call(**kwargs: Any) -> Any:
-            out = []
-            for fn, names in order:
-                res = fn(*args_of(names, kwargs))
-                if res is not None:
-                    out.append(res)
-            return out
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING = _Missing()
+
+
+def _missing(hook: str, **given: Any) -> None:
+    name = next(k for k, v in given.items() if v is _MISSING)
+    raise HookCallError(f"hook call {hook} must provide argument {name!r}")
+
+
+def _compiled_caller(hook: str, argnames: tuple[str, ...],
+                     order: list[tuple[Any, tuple[str, ...]]], firstresult: bool) -> Any:
+    """A function taking the hook's arguments by keyword and calling each
+    implementation (``order``: pluggy's call order) with its own arguments
+    positionally — what pluggy's ``_multicall`` does, less its per-call
+    bookkeeping.  It is generated once per hook as source text (like
+    ``dataclasses`` builds ``__init__``) so a call makes no dict and no
+    list: a hot hook is called a few hundred times a hand.
+
+    A missing argument raises pluggy's ``HookCallError``; arguments the
+    spec does not name are ignored, as pluggy ignores them.
+    """
+    for name in argnames:  # hookspec argument names: identifiers, never code
+        if not name.isidentifier():  # pragma: no cover - pluggy gives identifiers
+            raise ValueError(f"hook {hook} has an argument named {name!r}")
+    env: dict[str, Any] = {"_MISSING": _MISSING, "_missing": _missing}
+    params = ", ".join(f"{a}=_MISSING" for a in argnames)
+    lines = [f"def call(*, {params}, **_ignored):" if argnames else "def call(**_ignored):"]
+    if argnames:
+        lines.append("    if " + " or ".join(f"{a} is _MISSING" for a in argnames) + ":")
+        lines.append(f"        _missing({hook!r}, " + ", ".join(f"{a}={a}" for a in argnames) + ")")
+    if not firstresult:
+        lines.append("    out = []")
+    for i, (fn, names) in enumerate(order):
+        env[f"_f{i}"] = fn
+        lines.append(f"    r = _f{i}({', '.join(names)})")
+        lines.append("    if r is not None:")
+        lines.append("        return r" if firstresult else "        out.append(r)")
+    lines.append("    return None" if firstresult else "    return out")
+    exec("\n".join(lines), env)  # noqa: S102 - source built above from identifiers only
+    call = env["call"]
+    call.__name__ = call.__qualname__ = hook
     return call
 
 
@@ -201,11 +242,16 @@ class Table:
                  rng: random.Random | None = None, _state: TableState | None = None,
                  _position: bool = False) -> None:
         self.ruleset = ruleset
-        self.hook = ResolvedHooks(ruleset.hook)
+        self.hook = ResolvedHooks(ruleset.hook, getattr(ruleset, "resolved_hooks", None))
         self.options = ruleset.options
         self.cards = ruleset.cards
         self.n = ruleset.manifest.players
         self.seed = seed
+        #: Derived data hooks may keep between calls for speed (per-seat
+        #: caches, keyed by the state they derive from).  Not state: never
+        #: in snapshots or records, empty on a restored table, and a hook
+        #: must get the same answers without it.
+        self.scratch: dict[str, Any] = {}
         if _state is not None:
             self.state = _state
             return
@@ -458,8 +504,15 @@ class Table:
         window = Window(card=card, owner=owner, source=source, declared={})
         st.window = window
         st.pending = {}
-        for seat in range(self.n):
-            acts = list(self.hook.qipai_claim_actions(table=self, seat=seat, window=window) or ())
+        by_seat = self.hook.qipai_window_actions(table=self, window=window)
+        if by_seat is None:
+            by_seat = {seat: self.hook.qipai_claim_actions(table=self, seat=seat, window=window)
+                       for seat in range(self.n)}
+        for seat, acts in sorted(by_seat.items()):
+            if type(seat) is not int or not 0 <= seat < self.n:  # a plugin bug
+                raise TypeError(f"qipai_window_actions answered for seat {seat!r}, "
+                                f"not a seat (0..{self.n - 1})")
+            acts = list(acts or ())
             has_pass = any(isinstance(a, Pass) for a in acts)
             if not acts or (has_pass and len(acts) == 1):
                 continue

@@ -131,6 +131,7 @@ class MahjongFlow:
         self.angang_hidden = angang_hidden
         self.state_type = manifest.state_type or MahjongState
         self.dihu_voided_by_chi = dihu_voided_by_chi
+        self._discards: dict[int, list[Discard]] = {}
 
     @hookimpl(trylast=True)
     def qipai_win_check(self, claim: WinClaim, how: str, dealer: int,
@@ -214,7 +215,8 @@ class MahjongFlow:
 
     def drawable(self, table: Any) -> int:
         """Tiles that may still be drawn (the stock less the reserve)."""
-        return max(0, table.wall_left() - self.reserve(table))
+        left = len(table.state.wall) - getattr(table.options, "reserve_tiles", 0)
+        return left if left > 0 else 0
 
     def win_flags(self, table: Any, seat: int, how: str, owner: int | None) -> tuple[str, ...]:
         st = table.extra
@@ -262,6 +264,63 @@ class MahjongFlow:
         return WinClaim(seat=seat, hand=tuple(sorted(h)), melds=tuple(s.melds), tile=tile,
                         flags=flags, kong_chain=chain)
 
+    def answers(self, table: Any, hook: str) -> bool:
+        """Whether this flow alone implements ``hook`` on ``table``'s ruleset
+        (no variant or house plugin overrides it): only then may the flow
+        take the shortcuts that assume its own answer.  Kept per table."""
+        sc = table.scratch
+        key = "mahjong.answers." + hook
+        own = sc.get(key)
+        if own is None:
+            impls = getattr(table.ruleset.hook, hook).get_hookimpls()
+            own = sc[key] = [i.plugin for i in impls] == [self]
+        return own
+
+    def shape_waits(self, table: Any, seat: int, hand: list[int]) -> frozenset[int] | None:
+        """The kinds that could complete ``seat``'s ``hand`` (with its melds)
+        into a winning *shape*, or None when the flow cannot tell.
+
+        Known only when this flow answers the table's ``qipai_win_check``
+        from a patterns module with ``shape_waits(b, melds)`` (a house
+        plugin's win check is always asked) and the hand is one tile short
+        of a win: ``evaluate`` then finds no win on any other tile, so the
+        check is skipped.  Each seat's waits are kept in ``table.scratch``,
+        keyed by the hand and melds they come from: computed once per hand
+        change.
+        """
+        cache = table.scratch.get("mahjong.waits")
+        if cache is None:
+            if not (self.patterns is not None and hasattr(self.patterns, "shape_waits")
+                    and self.answers(table, "qipai_win_check")):
+                table.scratch["mahjong.waits"] = False
+                return None
+            cache = table.scratch["mahjong.waits"] = {}
+        elif cache is False:
+            return None
+        melds = table.state.seats[seat].melds
+        entry = cache.get(seat)
+        if entry is not None and entry[0] == hand and entry[1] == melds:
+            return entry[2]
+        if len(hand) != 13 - 3 * len(melds):
+            return None  # not one tile short: the full check decides
+        b = bytearray(34)
+        try:
+            for k in hand:
+                b[k] += 1
+        except (IndexError, TypeError, ValueError):
+            return None
+        if max(b) > 4:
+            return None
+        waits = self.patterns.shape_waits(bytes(b), melds)
+        cache[seat] = (list(hand), list(melds), waits)
+        return waits
+
+    def may_win(self, table: Any, seat: int, hand: list[int], card: int) -> bool:
+        """False when ``card`` certainly cannot complete ``seat``'s ``hand``
+        into a win (see :meth:`shape_waits`), so the win check is skipped."""
+        waits = self.shape_waits(table, seat, hand)
+        return waits is None or card in waits
+
     def wins(self, table: Any, claim: WinClaim, how: str, owner: int | None) -> bool:
         ev = table.hook.qipai_win_check(claim=claim, how=how, dealer=table.state.dealer,
                                         from_seat=owner, options=table.options)
@@ -285,24 +344,35 @@ class MahjongFlow:
     @hookimpl(trylast=True)
     def qipai_turn_actions(self, table: Any, seat: int) -> list[Action]:
         st = table.extra
-        s = table.seats[seat]
+        s = table.state.seats[seat]
         hand = s.hand
         acts: list[Action] = []
-        if st.drawn is not None and st.drawn in hand:
-            rest = list(hand)
-            rest.remove(st.drawn)
-            if self.wins(table, self.claim_for(table, seat, st.drawn, "zimo", None, rest),
-                         "zimo", None):
-                acts.append(Zimo(seat))
-        if st.drawn is not None and self.drawable(table) >= 1:  # kongs after a draw only
-            for kind in sorted(set(hand)):
-                if hand.count(kind) == 4:
-                    acts.append(Angang(seat, kind))
-            for m in s.melds:
-                if m.kind == "peng" and m.cards[0] in hand:
-                    acts.append(Jiagang(seat, m.cards[0]))
-        acts.extend(Discard(seat, kind) for kind in sorted(set(hand)))
+        drawn = st.drawn
+        kinds = sorted(set(hand))
+        if drawn is not None:
+            if drawn in hand:
+                rest = list(hand)
+                rest.remove(drawn)
+                if self.may_win(table, seat, rest, drawn) and \
+                        self.wins(table, self.claim_for(table, seat, drawn, "zimo", None, rest),
+                                  "zimo", None):
+                    acts.append(Zimo(seat))
+            if self.drawable(table) >= 1:  # kongs after a draw only
+                if len(hand) - len(kinds) >= 3:  # else no kind is held four times
+                    acts.extend(Angang(seat, k) for k in kinds if hand.count(k) == 4)
+                for m in s.melds:
+                    if m.kind == "peng" and m.cards[0] in hand:
+                        acts.append(Jiagang(seat, m.cards[0]))
+        acts.extend(self.discards_of(seat, kinds))
         return acts
+
+    def discards_of(self, seat: int, kinds: list[int]) -> list[Discard]:
+        """``Discard(seat, k)`` for each of ``kinds`` (the instances are
+        made once per seat and kind: actions are frozen)."""
+        made = self._discards.get(seat)
+        if made is None:
+            made = self._discards[seat] = [Discard(seat, k) for k in range(TILES.n_kinds)]
+        return [made[k] for k in kinds]
 
     @hookimpl(trylast=True)
     def qipai_apply_turn(self, table: Any, action: Action) -> bool:
@@ -361,15 +431,51 @@ class MahjongFlow:
 
     # ------------------------------------------------------------- claims
     @hookimpl(trylast=True)
+    def qipai_window_actions(self, table: Any, window: Window) -> dict[int, list[Action]] | None:
+        """Every seat's :meth:`qipai_claim_actions` at once, skipping seats
+        that certainly have none (the card outside their shape waits, no
+        pair of it, not the next seat for a 吃).  None (ask seat by seat)
+        when another plugin answers ``qipai_claim_actions``."""
+        if not self.answers(table, "qipai_claim_actions"):
+            return None
+        owner, card = window.owner, window.card
+        seats = table.state.seats
+        melds_too = window.source == "discard" and self.drawable(table) > 0
+        nxt = (owner + 1) % table.n
+        cache = table.scratch.get("mahjong.waits")  # see shape_waits
+        out: dict[int, list[Action]] = {}
+        for seat in range(table.n):
+            if seat == owner:
+                continue
+            s = seats[seat]
+            hand = s.hand
+            if melds_too and (seat == nxt or hand.count(card) >= 2):
+                pass  # a 吃 or 碰 may be offered: ask
+            elif cache:  # the seat's waits as cached, else computed
+                entry = cache.get(seat)
+                if entry is not None and entry[0] == hand and entry[1] == s.melds:
+                    if card not in entry[2]:
+                        continue
+                elif not self.may_win(table, seat, hand, card):
+                    continue
+            elif not self.may_win(table, seat, hand, card):
+                continue
+            acts = self.qipai_claim_actions(table, seat, window)
+            if acts:
+                out[seat] = acts
+        return out
+
+    @hookimpl(trylast=True)
     def qipai_claim_actions(self, table: Any, seat: int, window: Window) -> list[Action]:
         if seat == window.owner:
             return []
         card = window.card
         acts: list[Action] = []
         how = "qianggang" if window.source == "jiagang" else "dianpao"
-        claim = self.claim_for(table, seat, card, how, window.owner)
-        if self.wins(table, claim, how, window.owner):
-            acts.append(Hu(seat))
+        if self.may_win(table, seat, table.seats[seat].hand, card):
+            claim = self.claim_for(table, seat, card, how, window.owner)
+            if self.wins(table, claim, how, window.owner):
+                acts.append(Hu(seat))
         if window.source == "discard" and self.drawable(table) > 0:
             hand = table.seats[seat].hand
             n = hand.count(card)

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from qipai.core.model import Meld, WinClaim
-from qipai.families.mahjong import shapes
+from qipai.families.mahjong import shapes, suit_tables
 from qipai.families.mahjong.hand_checks import valid_bytes
 from qipai.families.mahjong.scoring_kit import all_honors, check_counts, concealed_counts
-from qipai.families.mahjong.suit_tables import STANDARD_SUMS, STD_MASK
+from qipai.families.mahjong.suit_tables import FIELD, NOT_COMPLETE, STANDARD_SUMS, STD_MASK
 
 QIDUI_SHIFT = 12     # segment-code field: every segment all pairs (七对)
 LANPAI_SHIFT = 15    # … every segment a 烂牌 pattern (桂林)
@@ -83,3 +83,82 @@ def win_shape_bytes(b: bytes, melds: Sequence[Meld], special_shift: int) -> bool
         return v >> QIDUI_SHIFT & 7 == 4 or v >> special_shift & 7 == 4 \
             or v >> HONORS_SHIFT & 7 == 3
     return v >> HONORS_SHIFT & 7 == 3 and all(c >= 27 for m in melds for c in m.cards)
+
+
+_PARITY = bytes([0, 1, 0, 1, 0]) + bytes(251)  # translate table: count → odd?
+
+
+def shape_waits_bytes(b: bytes, melds: Sequence[Meld], special_shift: int) -> frozenset[int]:
+    """The kinds ``t`` for which :func:`win_shape_bytes` holds on ``b`` plus
+    one ``t`` — the shape waits of a hand, from the same tables.
+
+    Args:
+        b: ``bytes`` of the 34 counts (each 0–4) of a checked concealed hand
+            of ``13 - 3 × len(melds)`` tiles, the winning tile not included.
+        melds: the hand's melds.
+        special_shift: the variant's special shape's segment-code field.
+
+    Returns:
+        A frozenset of kinds; a kind with four copies in ``b`` is never in it.
+        It is exact: ``t in shape_waits_bytes(b, …)`` iff
+        ``win_shape_bytes(b + t, …)`` (checked in
+        ``tests/test_speed_agreement.py``), so a flow may skip a win check
+        whose tile is not in it.
+    """
+    if not suit_tables.SEGMENT:
+        suit_tables.build_segments()
+    keys = (b[0:9], b[9:18], b[18:27], b[27:34])
+    g = suit_tables.SEGMENT.get
+    codes = (g(keys[0], NOT_COMPLETE), g(keys[1], NOT_COMPLETE), g(keys[2], NOT_COMPLETE),
+             suit_tables.HONORS_SEGMENT.get(keys[3], NOT_COMPLETE))
+    std = (codes[0] & STD_MASK, codes[1] & STD_MASK, codes[2] & STD_MASK, codes[3] & STD_MASK)
+    out: set[int] = set()
+    # Standard: the tile completes one segment; the others are complete
+    # already; exactly one pair in all.
+    incomplete = (std[0] >= NOT_COMPLETE) + (std[1] >= NOT_COMPLETE) \
+        + (std[2] >= NOT_COMPLETE) + (std[3] >= NOT_COMPLETE)
+    if incomplete <= 1:
+        pairs_all = sum(v // 100 for v in std if v < NOT_COMPLETE)
+        for seg in range(4):
+            if incomplete and std[seg] < NOT_COMPLETE:
+                continue
+            key = keys[seg]
+            mask = (suit_tables.WAITS if seg < 3 else suit_tables.HONORS_WAITS).get(key, 0)
+            if not mask:
+                continue
+            others = pairs_all - (std[seg] // 100 if std[seg] < NOT_COMPLETE else 0)
+            if others + ((sum(key) + 1) % 3 == 2) != 1:
+                continue
+            base = seg * 9
+            out.update(base + r for r in _RANKS_OF_MASK[mask] if key[r] < 4)
+    if melds:
+        if not (codes[0] >> HONORS_SHIFT & FIELD and codes[1] >> HONORS_SHIFT & FIELD
+                and codes[2] >> HONORS_SHIFT & FIELD):
+            return frozenset(out)
+        candidates = set(range(27, 34))  # 字一色 with melds: the tile must be an honor
+    else:
+        candidates = set()
+        odd = b.translate(_PARITY)
+        if odd.count(1) == 1:  # 七对: six pairs and one odd count
+            candidates.add(odd.index(1))
+        flagged = (codes[0] >> special_shift & FIELD, codes[1] >> special_shift & FIELD,
+                   codes[2] >> special_shift & FIELD, codes[3] >> special_shift & FIELD)
+        n_flagged = 4 - flagged.count(0)
+        if n_flagged == 4:
+            candidates.update(range(34))
+        elif n_flagged == 3:
+            seg = flagged.index(0)
+            candidates.update(range(seg * 9, seg * 9 + (9 if seg < 3 else 7)))
+        if codes[0] >> HONORS_SHIFT & FIELD and codes[1] >> HONORS_SHIFT & FIELD \
+                and codes[2] >> HONORS_SHIFT & FIELD:  # 字一色: the tile must be an honor
+            candidates.update(range(27, 34))
+    for t in candidates:
+        if t not in out and b[t] < 4:
+            c = bytearray(b)
+            c[t] += 1
+            if win_shape_bytes(bytes(c), melds, special_shift):
+                out.add(t)
+    return frozenset(out)
+
+
+_RANKS_OF_MASK = tuple(tuple(r for r in range(9) if m >> r & 1) for m in range(512))

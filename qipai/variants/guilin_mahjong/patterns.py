@@ -36,7 +36,7 @@ from collections.abc import Sequence
 
 from qipai.core.model import Meld, WinClaim, WinEval
 from qipai.families.mahjong import shapes
-from qipai.families.mahjong.win_shapes import LANPAI_SHIFT, counts_if_shaped, win_shape, win_shape_bytes, win_shape_plain
+from qipai.families.mahjong.win_shapes import LANPAI_SHIFT, counts_if_shaped, win_shape, shape_waits_bytes, win_shape_bytes, win_shape_plain
 from qipai.families.mahjong.scoring_kit import (  # HOWS, KNOWN_FLAGS: re-exported
     HOWS,  # noqa: F401
     KNOWN_FLAGS,  # noqa: F401
@@ -404,3 +404,20 @@ def _is_win_shape_checked(counts: list[int], melds: Sequence[Meld]) -> bool:
     """:func:`is_win_shape` for ``waits_for``, which has checked the hand and
     melds and only adds a tile with a copy left (so no check can fail)."""
     return is_win_shape_bytes(bytes(counts), melds)
+
+
+def shape_waits(b: bytes, melds: Sequence[Meld] = ()) -> frozenset[int]:
+    """The kinds that complete a checked hand into a winning *shape*.
+
+    Args:
+        b: ``bytes`` of the 34 counts (each 0–4) of the concealed hand,
+            ``13 - 3 × len(melds)`` tiles, the winning tile not included.
+        melds: the hand's melds.
+
+    Returns:
+        Every kind ``t`` (fewer than four copies in ``b``) such that
+        :func:`is_win_shape_bytes` holds with ``t`` added.  :func:`evaluate`
+        finds no win on a tile outside it, so the flow skips those checks
+        (``MahjongFlow.may_win``).  No input check.
+    """
+    return shape_waits_bytes(b, melds, LANPAI_SHIFT)
