@@ -54,7 +54,7 @@ class Bot(Protocol):
 
 
 def _wins(actions: Sequence[Action]) -> list[Action]:
-    return [a for a in actions if isinstance(a, (Hu, Zimo))]
+    return [a for a in actions if type(a) is Hu or type(a) is Zimo]
 
 
 class RandomBot:

@@ -218,6 +218,7 @@ def _compiled_caller(hook: str, argnames: tuple[str, ...],
 
 _SNAPSHOT = msgspec.msgpack.Decoder(tuple[TableState, int | None])
 ACTION_CLASSES = tuple(ACTION_TYPES.values())
+_ACTION_SET = frozenset(ACTION_CLASSES)
 
 
 class Table:
@@ -394,10 +395,20 @@ class Table:
         st = self.state
         if st.result is not None:
             raise IllegalAction("the hand is over")
-        action = self._checked(action)
-        legal = st.pending.get(action.seat)
-        if legal is None or action not in legal:
-            raise IllegalAction(self._why_illegal(action))
+        # Fast path: an action equal to a listed one is that one (the listed
+        # instance is recorded, so ``True`` for 1 or a list for a tuple never
+        # reaches the record).  Anything else is checked field by field.
+        legal = None
+        if type(action) in _ACTION_SET and type(action.seat) is int:
+            legal = st.pending.get(action.seat)
+        try:
+            action = legal[legal.index(action)]  # type: ignore[index,union-attr]
+        except (TypeError, ValueError):  # legal None, or not listed
+            action = self._checked(action)
+            legal = st.pending.get(action.seat)
+            if legal is None or action not in legal:
+                raise IllegalAction(self._why_illegal(action)) from None
+            action = legal[legal.index(action)]
         start = len(st.events)
         st.actions.append(action)
         if st.window is not None:
@@ -471,7 +482,10 @@ class Table:
         """Record ``event`` and make the instant payments it triggers."""
         st = self.state
         st.events.append(event)
-        due = [p for ps in self.hook.qipai_instant_payments(table=self, event=event) for p in ps]
+        lists = self.hook.qipai_instant_payments(table=self, event=event)
+        if not any(lists):
+            return
+        due = [p for ps in lists for p in ps]
         if due:
             st.instant.extend(due)
             st.events.append(Paid(tuple(due)))
@@ -513,7 +527,7 @@ class Table:
                 raise TypeError(f"qipai_window_actions answered for seat {seat!r}, "
                                 f"not a seat (0..{self.n - 1})")
             acts = list(acts or ())
-            has_pass = any(isinstance(a, Pass) for a in acts)
+            has_pass = Pass(seat) in acts
             if not acts or (has_pass and len(acts) == 1):
                 continue
             if not has_pass and len(acts) == 1:

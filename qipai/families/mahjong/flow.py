@@ -35,6 +35,7 @@ from qipai.families.mahjong.scoring_kit import as_wineval
 from qipai.families.mahjong.tiles import TILES
 
 HU, PENG_GANG, CHI = 3, 2, 1
+_PRIORITY = {Hu: HU, Peng: PENG_GANG, Minggang: PENG_GANG, Chi: CHI}
 
 
 class MahjongState(msgspec.Struct):
@@ -329,9 +330,10 @@ class MahjongFlow:
     # ------------------------------------------------------------- turn
     @hookimpl(trylast=True)
     def qipai_after_draw(self, table: Any, seat: int, card: int, tail: bool) -> bool:
-        st = table.extra
-        table.seats[seat].hand.append(card)
-        table.seats[seat].hand.sort()
+        st = table.state.extra
+        hand = table.state.seats[seat].hand
+        hand.append(card)
+        hand.sort()
         st.drawn = card
         st.after_kong = tail
         if not tail:
@@ -379,12 +381,13 @@ class MahjongFlow:
         st = table.extra
         seat = action.seat
         s = table.seats[seat]
-        if isinstance(action, Zimo):
+        kind = type(action)  # the action classes are final: a type test is exact
+        if kind is Zimo:
             rest = list(s.hand)
             rest.remove(st.drawn)
             claim = self.claim_for(table, seat, st.drawn, "zimo", None, rest)
             self.finish_win(table, "zimo", None, [claim])
-        elif isinstance(action, Discard):
+        elif kind is Discard:
             remove(s.hand, action.card)
             st.kong_discard = seat if st.after_kong else None
             st.drawn = None
@@ -393,12 +396,12 @@ class MahjongFlow:
             st.discards_made += 1
             table.emit(Discarded(seat, action.card))
             table.open_window(action.card, seat, "discard")
-        elif isinstance(action, Angang):
+        elif kind is Angang:
             remove(s.hand, action.card, 4)
             meld = Meld("angang", (action.card,) * 4, hidden=self.angang_hidden)
             s.melds.append(meld)
             self.after_kong(table, seat, meld)
-        elif isinstance(action, Jiagang):
+        elif kind is Jiagang:
             remove(s.hand, action.card)
             st.drawn = None
             table.emit(Marked("jiagang", (seat,), action.card))
@@ -442,6 +445,7 @@ class MahjongFlow:
         seats = table.state.seats
         melds_too = window.source == "discard" and self.drawable(table) > 0
         nxt = (owner + 1) % table.n
+        rank = card % 9 if card < 27 else -1  # -1: an honor, never in a run
         cache = table.scratch.get("mahjong.waits")  # see shape_waits
         out: dict[int, list[Action]] = {}
         for seat in range(table.n):
@@ -449,18 +453,20 @@ class MahjongFlow:
                 continue
             s = seats[seat]
             hand = s.hand
-            if melds_too and (seat == nxt or hand.count(card) >= 2):
-                pass  # a 吃 or 碰 may be offered: ask
-            elif cache:  # the seat's waits as cached, else computed
-                entry = cache.get(seat)
-                if entry is not None and entry[0] == hand and entry[1] == s.melds:
-                    if card not in entry[2]:
-                        continue
-                elif not self.may_win(table, seat, hand, card):
+            entry = cache.get(seat) if cache else None
+            if entry is not None and entry[0] == hand and entry[1] == s.melds:
+                hu = card in entry[2]
+            else:
+                hu = self.may_win(table, seat, hand, card)
+            if not hu:
+                if not melds_too:
                     continue
-            elif not self.may_win(table, seat, hand, card):
-                continue
-            acts = self.qipai_claim_actions(table, seat, window)
+                # a 碰 needs a pair; a run through the card holds a neighbour
+                if hand.count(card) < 2 and not (
+                        seat == nxt and rank >= 0
+                        and ((rank > 0 and card - 1 in hand) or (rank < 8 and card + 1 in hand))):
+                    continue
+            acts = self.claims(table, seat, window, hu)
             if acts:
                 out[seat] = acts
         return out
@@ -469,15 +475,21 @@ class MahjongFlow:
     def qipai_claim_actions(self, table: Any, seat: int, window: Window) -> list[Action]:
         if seat == window.owner:
             return []
+        return self.claims(table, seat, window,
+                           self.may_win(table, seat, table.state.seats[seat].hand, window.card))
+
+    def claims(self, table: Any, seat: int, window: Window, may_win: bool) -> list[Action]:
+        """``seat``'s claim actions on the window's card (not its owner);
+        ``may_win`` False skips the win check (see :meth:`may_win`)."""
         card = window.card
         acts: list[Action] = []
-        how = "qianggang" if window.source == "jiagang" else "dianpao"
-        if self.may_win(table, seat, table.seats[seat].hand, card):
+        if may_win:
+            how = "qianggang" if window.source == "jiagang" else "dianpao"
             claim = self.claim_for(table, seat, card, how, window.owner)
             if self.wins(table, claim, how, window.owner):
                 acts.append(Hu(seat))
         if window.source == "discard" and self.drawable(table) > 0:
-            hand = table.seats[seat].hand
+            hand = table.state.seats[seat].hand
             n = hand.count(card)
             if n >= 2:
                 acts.append(Peng(seat))
@@ -492,20 +504,14 @@ class MahjongFlow:
     @hookimpl(trylast=True)
     def qipai_claim_priority(self, table: Any, window: Window, action: Action) -> int:
         """胡 > 碰/杠 > 吃 (seed 000 动作术语: 胡>(碰|杠)>吃)."""
-        if isinstance(action, Hu):
-            return HU
-        if isinstance(action, (Peng, Minggang)):
-            return PENG_GANG
-        if isinstance(action, Chi):
-            return CHI
-        return 0
+        return _PRIORITY.get(type(action), 0)
 
     @hookimpl(trylast=True)
     def qipai_resolve_claims(self, table: Any, window: Window,
                              declared: dict[int, Action]) -> list[Action]:
         """The highest claim takes effect; every 胡 at once (一炮多响)."""
         ranked = [(table.hook.qipai_claim_priority(table=table, window=window, action=a), a)
-                  for a in declared.values() if not isinstance(a, Pass)]
+                  for a in declared.values() if type(a) is not Pass]
         if not ranked:
             return []
         top = max(r for r, _ in ranked)
@@ -518,7 +524,7 @@ class MahjongFlow:
     def qipai_apply_claims(self, table: Any, window: Window, taken: list[Action]) -> bool:
         st = table.extra
         owner, card = window.owner, window.card
-        if taken and isinstance(taken[0], Hu):
+        if taken and type(taken[0]) is Hu:
             how = "qianggang" if window.source == "jiagang" else "dianpao"
             claims = [self.claim_for(table, a.seat, card, how, owner) for a in taken]
             self.finish_win(table, how, owner, claims, card=card)
@@ -527,7 +533,7 @@ class MahjongFlow:
             self.complete_jiagang(table, owner, card)
             return True
         if not taken:
-            table.seats[owner].discards.append(card)
+            table.state.seats[owner].discards.append(card)
             st.kong_discard = None
             nxt = (owner + 1) % table.n
             if self.drawable(table) == 0:
@@ -663,6 +669,3 @@ class MahjongFlow:
             return winners[0]
         return from_seat if from_seat is not None else table.state.dealer
 
-    @hookimpl(trylast=True)
-    def qipai_instant_payments(self, table: Any, event: Any) -> list:
-        return []

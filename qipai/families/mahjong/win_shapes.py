@@ -111,14 +111,21 @@ def shape_waits_bytes(b: bytes, melds: Sequence[Meld], special_shift: int) -> fr
     g = suit_tables.SEGMENT.get
     codes = (g(keys[0], NOT_COMPLETE), g(keys[1], NOT_COMPLETE), g(keys[2], NOT_COMPLETE),
              suit_tables.HONORS_SEGMENT.get(keys[3], NOT_COMPLETE))
-    std = (codes[0] & STD_MASK, codes[1] & STD_MASK, codes[2] & STD_MASK, codes[3] & STD_MASK)
+    v = codes[0] + codes[1] + codes[2] + codes[3]
+    # Fields of the sum: segments not complete (× NOT_COMPLETE: complete
+    # segments sum below it), segments with the special / 七对 / empty flag.
+    incomplete = (v & STD_MASK) // NOT_COMPLETE
+    honors_only = v >> HONORS_SHIFT & FIELD == 3
+    odd = b"" if melds else b.translate(_PARITY)
+    n_special = 0 if melds else v >> special_shift & FIELD
+    if incomplete > 1 and not honors_only and n_special < 3 and odd.count(1) != 1:
+        return _NO_WAITS  # the common case: far from any winning shape
     out: set[int] = set()
     # Standard: the tile completes one segment; the others are complete
     # already; exactly one pair in all.
-    incomplete = (std[0] >= NOT_COMPLETE) + (std[1] >= NOT_COMPLETE) \
-        + (std[2] >= NOT_COMPLETE) + (std[3] >= NOT_COMPLETE)
     if incomplete <= 1:
-        pairs_all = sum(v // 100 for v in std if v < NOT_COMPLETE)
+        std = (codes[0] & STD_MASK, codes[1] & STD_MASK, codes[2] & STD_MASK, codes[3] & STD_MASK)
+        pairs_all = sum(x // 100 for x in std if x < NOT_COMPLETE)
         for seg in range(4):
             if incomplete and std[seg] < NOT_COMPLETE:
                 continue
@@ -131,27 +138,17 @@ def shape_waits_bytes(b: bytes, melds: Sequence[Meld], special_shift: int) -> fr
                 continue
             base = seg * 9
             out.update(base + r for r in _RANKS_OF_MASK[mask] if key[r] < 4)
-    if melds:
-        if not (codes[0] >> HONORS_SHIFT & FIELD and codes[1] >> HONORS_SHIFT & FIELD
-                and codes[2] >> HONORS_SHIFT & FIELD):
-            return frozenset(out)
-        candidates = set(range(27, 34))  # 字一色 with melds: the tile must be an honor
-    else:
-        candidates = set()
-        odd = b.translate(_PARITY)
+    candidates: set[int] = set()
+    if honors_only:  # 字一色 (any shape): the tile must be an honor
+        candidates.update(range(27, 34))
+    if not melds:
         if odd.count(1) == 1:  # 七对: six pairs and one odd count
             candidates.add(odd.index(1))
-        flagged = (codes[0] >> special_shift & FIELD, codes[1] >> special_shift & FIELD,
-                   codes[2] >> special_shift & FIELD, codes[3] >> special_shift & FIELD)
-        n_flagged = 4 - flagged.count(0)
-        if n_flagged == 4:
+        if n_special == 4:
             candidates.update(range(34))
-        elif n_flagged == 3:
-            seg = flagged.index(0)
+        elif n_special == 3:  # the tile goes to the one segment without the flag
+            seg = next(i for i in range(4) if not codes[i] >> special_shift & FIELD)
             candidates.update(range(seg * 9, seg * 9 + (9 if seg < 3 else 7)))
-        if codes[0] >> HONORS_SHIFT & FIELD and codes[1] >> HONORS_SHIFT & FIELD \
-                and codes[2] >> HONORS_SHIFT & FIELD:  # 字一色: the tile must be an honor
-            candidates.update(range(27, 34))
     for t in candidates:
         if t not in out and b[t] < 4:
             c = bytearray(b)
@@ -161,4 +158,5 @@ def shape_waits_bytes(b: bytes, melds: Sequence[Meld], special_shift: int) -> fr
     return frozenset(out)
 
 
+_NO_WAITS: frozenset[int] = frozenset()
 _RANKS_OF_MASK = tuple(tuple(r for r in range(9) if m >> r & 1) for m in range(512))

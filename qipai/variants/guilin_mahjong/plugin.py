@@ -89,14 +89,15 @@ KONG_FEES = {"jiagang": 1, "angang": 2}
 def qipai_instant_payments(table: Any, event: Any) -> list[Payment]:
     """Kong payments (§2: 蓄杠 1 from each, 暗杠 2 from each, 点杠 3 from the
     discarder) and 追牌 (§5, D-GL11)."""
-    if isinstance(event, Melded):
+    kind = type(event)  # event classes are final: a type test is exact
+    if kind is Melded:
         out = kong_payments(event.seat, event.meld)
         if event.meld.from_seat is not None and event.meld.kind in ("chi", "peng", "minggang"):
             table.extra.zhuipai_run = []
             if table.options.zhuipai == "first_round":
                 table.extra.zhuipai_open = False
         return out
-    if isinstance(event, Discarded):
+    if kind is Discarded:
         return zhuipai(table, event)
     return []
 
