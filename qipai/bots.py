@@ -75,9 +75,9 @@ class RandomBot:
         if not actions:
             raise ValueError(f"seat {seat} has nothing to decide")
         if self.always_win:
-            wins = _wins(actions)
-            if wins:
-                return wins[0]
+            for a in actions:
+                if type(a) is Hu or type(a) is Zimo:
+                    return a
         return self.rng.choice(actions)
 
 

@@ -25,7 +25,7 @@ The turn protocol the engine runs (:class:`qipai.core.table.Table`):
    robbed) opens a window: each seat is asked ``qipai_claim_actions``
    (``qipai_window_actions`` may answer for all seats at once); when
    all have answered, ``qipai_resolve_claims`` (using
-   ``qipai_claim_priority``) picks what takes effect and
+   ``qipai_claim_priority``; not asked when all passed) picks what takes effect and
    ``qipai_apply_claims`` applies it (an empty list: nobody took the card).
 6. Every event the engine records is shown to ``qipai_instant_payments``.
 7. A win: ``qipai_win_check`` (legality), ``qipai_relations`` (standing
@@ -220,7 +220,8 @@ def qipai_resolve_claims(
         declared: every asked seat's answer, ``Pass`` included.
 
     Returns: the claims that take effect; [] when the card goes unclaimed.
-    ``firstresult``.
+    Not asked when every answer is a ``Pass`` (or nobody was asked): then
+    nothing takes effect.  ``firstresult``.
     """
 
 

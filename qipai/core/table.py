@@ -472,10 +472,13 @@ class Table:
     def _resolve_window(self) -> None:
         st = self.state
         window = st.window
-        taken = self.hook.qipai_resolve_claims(table=self, window=window,
-                                               declared=dict(window.declared))
+        if any(type(a) is not Pass for a in window.declared.values()):
+            taken = list(self.hook.qipai_resolve_claims(table=self, window=window,
+                                                        declared=dict(window.declared)))
+        else:  # all passed, or nobody was asked: nothing takes effect
+            taken = []
         st.window = None
-        self.hook.qipai_apply_claims(table=self, window=window, taken=list(taken))
+        self.hook.qipai_apply_claims(table=self, window=window, taken=taken)
 
     # ------------------------------------------------------------------ primitives for hooks
     def emit(self, event: Event) -> None:

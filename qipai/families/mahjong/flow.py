@@ -339,7 +339,7 @@ class MahjongFlow:
         if not tail:
             st.chain = []
             st.draws[seat] += 1
-        table.emit(Drew(seat=seat, card=card, tail=tail))
+        table.emit(Drew(seat, card, tail))
         table.give_turn(seat)
         return True
 
@@ -355,8 +355,13 @@ class MahjongFlow:
             if drawn in hand:
                 rest = list(hand)
                 rest.remove(drawn)
-                if self.may_win(table, seat, rest, drawn) and \
-                        self.wins(table, self.claim_for(table, seat, drawn, "zimo", None, rest),
+                cache = table.scratch.get("mahjong.waits")  # see shape_waits
+                entry = cache.get(seat) if cache else None
+                if entry is not None and entry[0] == rest and entry[1] == s.melds:
+                    may = drawn in entry[2]
+                else:
+                    may = self.may_win(table, seat, rest, drawn)
+                if may and self.wins(table, self.claim_for(table, seat, drawn, "zimo", None, rest),
                                   "zimo", None):
                     acts.append(Zimo(seat))
             if self.drawable(table) >= 1:  # kongs after a draw only
