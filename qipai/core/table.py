@@ -163,9 +163,14 @@ def _direct_caller(caller: Any) -> Any:
     if not plain:
         return caller
 
+    firstresult = bool(spec.opts.get("firstresult", False))
+    if firstresult and len(impls) == 1 and set(impls[0].argnames) == set(spec.argnames):
+        # One implementation taking every argument: called as it is (a
+        # missing or unknown argument is Python's TypeError at the call).
+        return impls[0].function
     return _compiled_caller(spec.name, tuple(spec.argnames),
                             [(i.function, tuple(i.argnames)) for i in reversed(impls)],
-                            bool(spec.opts.get("firstresult", False)))
+                            firstresult)
 
 
 class _Missing:
@@ -402,8 +407,10 @@ class Table:
         if type(action) in _ACTION_SET and type(action.seat) is int:
             legal = st.pending.get(action.seat)
         try:
-            action = legal[legal.index(action)]  # type: ignore[index,union-attr]
-        except (TypeError, ValueError):  # legal None, or not listed
+            if legal is None:
+                raise ValueError
+            action = legal[legal.index(action)]
+        except (TypeError, ValueError):  # nothing to decide, or not listed
             action = self._checked(action)
             legal = st.pending.get(action.seat)
             if legal is None or action not in legal:
@@ -472,7 +479,7 @@ class Table:
     def _resolve_window(self) -> None:
         st = self.state
         window = st.window
-        if any(type(a) is not Pass for a in window.declared.values()):
+        if window.declared and any(type(a) is not Pass for a in window.declared.values()):
             taken = list(self.hook.qipai_resolve_claims(table=self, window=window,
                                                         declared=dict(window.declared)))
         else:  # all passed, or nobody was asked: nothing takes effect

@@ -31,6 +31,7 @@ from qipai.core.model import (
     Melded,
     Minggang, Pass, Peng, WinClaim, Window, Won, Zimo,
 )
+from qipai.families.mahjong.hand_checks import COUNTS_0_TO_4
 from qipai.families.mahjong.scoring_kit import as_wineval
 from qipai.families.mahjong.tiles import TILES
 
@@ -277,17 +278,20 @@ class MahjongFlow:
             own = sc[key] = [i.plugin for i in impls] == [self]
         return own
 
-    def shape_waits(self, table: Any, seat: int, hand: list[int]) -> frozenset[int] | None:
-        """The kinds that could complete ``seat``'s ``hand`` (with its melds)
-        into a winning *shape*, or None when the flow cannot tell.
+    def hand_entry(self, table: Any, seat: int, hand: list[int]) -> tuple | None:
+        """What the flow knows of ``seat``'s concealed ``hand`` one tile short
+        of a win: ``(hand, melds, counts, waits)`` — copies of the hand and
+        melds it was computed from, ``bytes`` of the 34 counts, and the
+        *shape waits*: the kinds that could complete it into a winning shape.
+        None when the flow cannot tell (the hand is not one tile short, or
+        the win check is not this flow's).
 
         Known only when this flow answers the table's ``qipai_win_check``
         from a patterns module with ``shape_waits(b, melds)`` (a house
-        plugin's win check is always asked) and the hand is one tile short
-        of a win: ``evaluate`` then finds no win on any other tile, so the
-        check is skipped.  Each seat's waits are kept in ``table.scratch``,
-        keyed by the hand and melds they come from: computed once per hand
-        change.
+        plugin's win check is always asked): ``evaluate`` finds no win on a
+        tile outside the waits, so that check is skipped.  Each seat's entry
+        is kept in ``table.scratch["mahjong.waits"]`` and reused while the
+        seat's hand and melds equal its copies: computed once per hand change.
         """
         cache = table.scratch.get("mahjong.waits")
         if cache is None:
@@ -301,7 +305,7 @@ class MahjongFlow:
         melds = table.state.seats[seat].melds
         entry = cache.get(seat)
         if entry is not None and entry[0] == hand and entry[1] == melds:
-            return entry[2]
+            return entry
         if len(hand) != 13 - 3 * len(melds):
             return None  # not one tile short: the full check decides
         b = bytearray(34)
@@ -310,17 +314,18 @@ class MahjongFlow:
                 b[k] += 1
         except (IndexError, TypeError, ValueError):
             return None
-        if max(b) > 4:
+        if b.translate(None, COUNTS_0_TO_4):  # a count above 4: not a hand of this game
             return None
-        waits = self.patterns.shape_waits(bytes(b), melds)
-        cache[seat] = (list(hand), list(melds), waits)
-        return waits
+        counts = bytes(b)
+        entry = cache[seat] = (list(hand), list(melds), counts,
+                               self.patterns.shape_waits(counts, melds))
+        return entry
 
     def may_win(self, table: Any, seat: int, hand: list[int], card: int) -> bool:
         """False when ``card`` certainly cannot complete ``seat``'s ``hand``
-        into a win (see :meth:`shape_waits`), so the win check is skipped."""
-        waits = self.shape_waits(table, seat, hand)
-        return waits is None or card in waits
+        into a win (see :meth:`hand_entry`), so the win check is skipped."""
+        entry = self.hand_entry(table, seat, hand)
+        return entry is None or card in entry[3]
 
     def wins(self, table: Any, claim: WinClaim, how: str, owner: int | None) -> bool:
         ev = table.hook.qipai_win_check(claim=claim, how=how, dealer=table.state.dealer,
@@ -345,31 +350,35 @@ class MahjongFlow:
 
     @hookimpl(trylast=True)
     def qipai_turn_actions(self, table: Any, seat: int) -> list[Action]:
-        st = table.extra
-        s = table.state.seats[seat]
+        state = table.state
+        st = state.extra
+        s = state.seats[seat]
         hand = s.hand
-        acts: list[Action] = []
-        drawn = st.drawn
         kinds = sorted(set(hand))
-        if drawn is not None:
-            if drawn in hand:
-                rest = list(hand)
-                rest.remove(drawn)
-                cache = table.scratch.get("mahjong.waits")  # see shape_waits
-                entry = cache.get(seat) if cache else None
-                if entry is not None and entry[0] == rest and entry[1] == s.melds:
-                    may = drawn in entry[2]
-                else:
-                    may = self.may_win(table, seat, rest, drawn)
-                if may and self.wins(table, self.claim_for(table, seat, drawn, "zimo", None, rest),
-                                  "zimo", None):
-                    acts.append(Zimo(seat))
-            if self.drawable(table) >= 1:  # kongs after a draw only
-                if len(hand) - len(kinds) >= 3:  # else no kind is held four times
-                    acts.extend(Angang(seat, k) for k in kinds if hand.count(k) == 4)
-                for m in s.melds:
-                    if m.kind == "peng" and m.cards[0] in hand:
-                        acts.append(Jiagang(seat, m.cards[0]))
+        drawn = st.drawn
+        if drawn is None:  # after a 吃 or 碰: discard only
+            return self.discards_of(seat, kinds)
+        acts: list[Action] = []
+        entry = None
+        if drawn in hand:
+            rest = list(hand)
+            rest.remove(drawn)
+            entry = self.hand_entry(table, seat, rest)
+            if (entry is None or drawn in entry[3]) and \
+                    self.wins(table, self.claim_for(table, seat, drawn, "zimo", None, rest),
+                              "zimo", None):
+                acts.append(Zimo(seat))
+        if self.drawable(table) >= 1:  # kongs after a draw only
+            if entry is not None:  # four of a kind: from the counts of the rest
+                counts = entry[2]
+                if counts[drawn] == 3 or counts.find(4) >= 0:
+                    acts.extend(Angang(seat, k) for k in kinds
+                                if counts[k] + (k == drawn) == 4)
+            elif len(hand) - len(kinds) >= 3:  # else no kind is held four times
+                acts.extend(Angang(seat, k) for k in kinds if hand.count(k) == 4)
+            for m in s.melds:
+                if m.kind == "peng" and m.cards[0] in hand:
+                    acts.append(Jiagang(seat, m.cards[0]))
         acts.extend(self.discards_of(seat, kinds))
         return acts
 
@@ -451,7 +460,7 @@ class MahjongFlow:
         melds_too = window.source == "discard" and self.drawable(table) > 0
         nxt = (owner + 1) % table.n
         rank = card % 9 if card < 27 else -1  # -1: an honor, never in a run
-        cache = table.scratch.get("mahjong.waits")  # see shape_waits
+        cache = table.scratch.get("mahjong.waits")  # see hand_entry
         out: dict[int, list[Action]] = {}
         for seat in range(table.n):
             if seat == owner:
@@ -460,7 +469,7 @@ class MahjongFlow:
             hand = s.hand
             entry = cache.get(seat) if cache else None
             if entry is not None and entry[0] == hand and entry[1] == s.melds:
-                hu = card in entry[2]
+                hu = card in entry[3]
             else:
                 hu = self.may_win(table, seat, hand, card)
             if not hu:
@@ -551,24 +560,25 @@ class MahjongFlow:
         s = table.seats[seat]
         st.claims[owner][seat] += 1
         st.any_claim = True
-        if isinstance(action, (Peng, Minggang)):
+        kind = type(action)
+        if kind is Peng or kind is Minggang:
             st.pengs[owner][seat] += 1
             st.any_peng = True
         st.kong_discard = None
-        if isinstance(action, Peng):
+        if kind is Peng:
             remove(s.hand, card, 2)
             meld = Meld("peng", (card,) * 3, from_seat=owner, claimed=card)
-        elif isinstance(action, Minggang):
+        elif kind is Minggang:
             remove(s.hand, card, 3)
             meld = Meld("minggang", (card,) * 4, from_seat=owner, claimed=card)
         else:
-            assert isinstance(action, Chi)
+            assert kind is Chi, f"unexpected claim {action!r}"
             for c in action.cards:
                 if c != card:
                     remove(s.hand, c)
             meld = Meld("chi", tuple(action.cards), from_seat=owner, claimed=card)
         s.melds.append(meld)
-        if isinstance(action, Minggang):
+        if kind is Minggang:
             self.after_kong(table, seat, meld)
         else:
             table.emit(Melded(seat, meld))
