@@ -235,7 +235,7 @@ def test_resolved_hooks_play_the_same_hands_as_pluggy(variant, bots, monkeypatch
     rs = load(variant)
     seeds = range(12)
     fast = [play_hand(rs, seed=s, bots=bots) for s in seeds]
-    monkeypatch.setattr(table_module, "ResolvedHooks", lambda relay: relay)
+    monkeypatch.setattr(table_module, "resolved_hooks", lambda ruleset: ruleset.hook)
     slow = [play_hand(rs, seed=s, bots=bots) for s in seeds]
     for a, b in zip(fast, slow):
         assert a.state.actions == b.state.actions

@@ -154,8 +154,6 @@ class Ruleset:
             raise UnknownVariant(f"plugin {plugin!r} does not implement qipai_manifest")
         self.pm = pm
         self.hook = pm.hook
-        #: Hook callers tables have bound (:class:`qipai.core.table.ResolvedHooks`).
-        self.resolved_hooks: dict[str, Any] = {}
         self.manifest: Manifest = manifest
         self.name = manifest.name
         self.cards = manifest.cards

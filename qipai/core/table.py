@@ -109,43 +109,48 @@ def redact(event: Event, viewer: int) -> Event:
 
 
 class ResolvedHooks:
-    """A ruleset's hook relay with each hook resolved once, for one table.
+    """A ruleset's hook relay with each hook resolved once (see
+    :func:`resolved_hooks`: one per ruleset, shared by its tables).
 
     ``hooks.qipai_x(**kwargs)`` returns what ``ruleset.hook.qipai_x(**kwargs)``
     returns.  On first use each hook is bound to a plain function that calls
     the implementations in pluggy's order (last registered / tryfirst first;
     for a ``firstresult`` hook, the first non-None result, else the list of
-    non-None results), skipping pluggy's per-call bookkeeping.  Hooks with
-    wrappers, historic hooks, spec defaults or call monitoring keep pluggy's
-    own caller.  Plugins registered after a table's first use of a hook are
-    not seen by that table (rulesets register all of theirs when loaded).
-
-    ``shared`` (a ruleset's ``resolved_hooks``) keeps the bound functions
-    across tables, each with the implementations it was built from; a table
-    reuses one only while the hook's implementations are still those.
+    non-None results), skipping pluggy's per-call bookkeeping; a
+    ``firstresult`` hook with one implementation taking every argument is
+    bound to that implementation itself.  Call a hook with exactly the
+    arguments of its spec, by keyword (as pluggy requires): a missing one
+    raises ``HookCallError`` or ``TypeError``.  Hooks with wrappers,
+    historic hooks, spec defaults or call monitoring keep pluggy's own
+    caller.  A table keeps the hooks it was made with: plugins registered
+    later are seen by tables made later.
     """
 
-    def __init__(self, relay: Any, shared: dict[str, Any] | None = None) -> None:
+    def __init__(self, relay: Any) -> None:
         self._relay = relay
-        self._shared = {} if shared is None else shared
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):  # copy/pickle probes, and _relay before __init__
             raise AttributeError(name)
-        caller = getattr(self._relay, name)
-        try:  # the implementations, and pluggy's inner call (monitoring changes it)
-            key: Any = (tuple(caller.get_hookimpls()), caller._hookexec.__self__._inner_hookexec)
-        except AttributeError:  # pragma: no cover - another pluggy: resolve per table
-            key = None
-        known = self._shared.get(name)
-        if key is not None and known is not None and known[0] == key:
-            fast = known[1]
-        else:
-            fast = _direct_caller(caller)
-            if key is not None:
-                self._shared[name] = (key, fast)
+        fast = _direct_caller(getattr(self._relay, name))
         setattr(self, name, fast)
         return fast
+
+
+def resolved_hooks(ruleset: Any) -> Any:
+    """The :class:`ResolvedHooks` of ``ruleset``'s relay, shared by its
+    tables while the ruleset's plugins (and pluggy's call monitoring) stay
+    as they were; a table made after a change gets a fresh one."""
+    pm = getattr(ruleset, "pm", None)
+    if pm is None:
+        return ResolvedHooks(ruleset.hook)
+    key = (tuple(pm.list_name_plugin()), getattr(pm, "_inner_hookexec", None))
+    known = ruleset.__dict__.get("_resolved_hooks")
+    if known is not None and known[0] == key:
+        return known[1]
+    hooks = ResolvedHooks(ruleset.hook)
+    ruleset.__dict__["_resolved_hooks"] = (key, hooks)
+    return hooks
 
 
 def _direct_caller(caller: Any) -> Any:
@@ -248,7 +253,7 @@ class Table:
                  rng: random.Random | None = None, _state: TableState | None = None,
                  _position: bool = False) -> None:
         self.ruleset = ruleset
-        self.hook = ResolvedHooks(ruleset.hook, getattr(ruleset, "resolved_hooks", None))
+        self.hook = resolved_hooks(ruleset)
         self.options = ruleset.options
         self.cards = ruleset.cards
         self.n = ruleset.manifest.players
