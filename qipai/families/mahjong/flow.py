@@ -19,6 +19,7 @@ discards then join their owner's discards.
 from __future__ import annotations
 
 import random
+from bisect import insort
 from typing import Any
 
 import msgspec
@@ -34,6 +35,7 @@ from qipai.core.model import (
 from qipai.families.mahjong.hand_checks import COUNTS_0_TO_4
 from qipai.families.mahjong.scoring_kit import as_wineval
 from qipai.families.mahjong.tiles import TILES
+from qipai.families.mahjong.win_shapes import codes_after, segment_codes
 
 HU, PENG_GANG, CHI = 3, 2, 1
 _PRIORITY = {Hu: HU, Peng: PENG_GANG, Minggang: PENG_GANG, Chi: CHI}
@@ -317,9 +319,35 @@ class MahjongFlow:
         if b.translate(None, COUNTS_0_TO_4):  # a count above 4: not a hand of this game
             return None
         counts = bytes(b)
+        codes = segment_codes(counts)
         entry = cache[seat] = (list(hand), list(melds), counts,
-                               self.patterns.shape_waits(counts, melds))
+                               self.patterns.shape_waits(counts, melds, codes), codes)
         return entry
+
+    def entry_after_discard(self, table: Any, seat: int, drawn: int, card: int) -> None:
+        """Keep ``seat``'s hand entry (:meth:`hand_entry`) current through a
+        draw and a discard: from the entry of its hand before it drew
+        ``drawn``, derive the entry of that hand plus ``drawn`` less
+        ``card`` — two counts changed, the codes of at most two segments
+        looked up again, no count of the hand.  The derived entry is
+        self-consistent by construction and, like any entry, used only while
+        the seat's hand and melds equal its copies."""
+        cache = table.scratch.get("mahjong.waits")
+        entry = cache.get(seat) if cache else None
+        if entry is None or card == drawn or card not in entry[0]:
+            return  # nothing kept, the same hand again, or not the draw's hand
+        b = bytearray(entry[2])
+        b[drawn] += 1
+        b[card] -= 1
+        if b[drawn] > 4:
+            return
+        hand = list(entry[0])
+        hand.remove(card)
+        insort(hand, drawn)
+        counts = bytes(b)
+        codes = codes_after(entry[4], counts, drawn, card)
+        cache[seat] = (hand, entry[1], counts,
+                       self.patterns.shape_waits(counts, entry[1], codes), codes)
 
     def may_win(self, table: Any, seat: int, hand: list[int], card: int) -> bool:
         """False when ``card`` certainly cannot complete ``seat``'s ``hand``
@@ -355,20 +383,26 @@ class MahjongFlow:
         s = state.seats[seat]
         hand = s.hand
         kinds = sorted(set(hand))
+        made = self._discards.get(seat)
+        if made is None:
+            made = self._discards[seat] = [Discard(seat, k) for k in range(TILES.n_kinds)]
         drawn = st.drawn
         if drawn is None:  # after a 吃 or 碰: discard only
-            return self.discards_of(seat, kinds)
+            return list(map(made.__getitem__, kinds))
         acts: list[Action] = []
         entry = None
         if drawn in hand:
             rest = list(hand)
             rest.remove(drawn)
-            entry = self.hand_entry(table, seat, rest)
+            cache = table.scratch.get("mahjong.waits")  # see hand_entry
+            entry = cache.get(seat) if cache else None
+            if entry is None or entry[0] != rest or entry[1] != s.melds:
+                entry = self.hand_entry(table, seat, rest)
             if (entry is None or drawn in entry[3]) and \
                     self.wins(table, self.claim_for(table, seat, drawn, "zimo", None, rest),
                               "zimo", None):
                 acts.append(Zimo(seat))
-        if self.drawable(table) >= 1:  # kongs after a draw only
+        if len(state.wall) > getattr(table.options, "reserve_tiles", 0):  # kongs after a draw
             if entry is not None:  # four of a kind: from the counts of the rest
                 counts = entry[2]
                 if counts[drawn] == 3 or counts.find(4) >= 0:
@@ -379,22 +413,14 @@ class MahjongFlow:
             for m in s.melds:
                 if m.kind == "peng" and m.cards[0] in hand:
                     acts.append(Jiagang(seat, m.cards[0]))
-        acts.extend(self.discards_of(seat, kinds))
+        acts.extend(map(made.__getitem__, kinds))  # the Discard instances, made once
         return acts
-
-    def discards_of(self, seat: int, kinds: list[int]) -> list[Discard]:
-        """``Discard(seat, k)`` for each of ``kinds`` (the instances are
-        made once per seat and kind: actions are frozen)."""
-        made = self._discards.get(seat)
-        if made is None:
-            made = self._discards[seat] = [Discard(seat, k) for k in range(TILES.n_kinds)]
-        return [made[k] for k in kinds]
 
     @hookimpl(trylast=True)
     def qipai_apply_turn(self, table: Any, action: Action) -> bool:
-        st = table.extra
+        st = table.state.extra
         seat = action.seat
-        s = table.seats[seat]
+        s = table.state.seats[seat]
         kind = type(action)  # the action classes are final: a type test is exact
         if kind is Zimo:
             rest = list(s.hand)
@@ -402,7 +428,9 @@ class MahjongFlow:
             claim = self.claim_for(table, seat, st.drawn, "zimo", None, rest)
             self.finish_win(table, "zimo", None, [claim])
         elif kind is Discard:
-            remove(s.hand, action.card)
+            if st.drawn is not None:
+                self.entry_after_discard(table, seat, st.drawn, action.card)
+            s.hand.remove(action.card)
             st.kong_discard = seat if st.after_kong else None
             st.drawn = None
             st.after_kong = False
@@ -453,11 +481,16 @@ class MahjongFlow:
         that certainly have none (the card outside their shape waits, no
         pair of it, not the next seat for a 吃).  None (ask seat by seat)
         when another plugin answers ``qipai_claim_actions``."""
-        if not self.answers(table, "qipai_claim_actions"):
+        own = table.scratch.get("mahjong.answers.qipai_claim_actions")
+        if own is None:
+            own = self.answers(table, "qipai_claim_actions")
+        if not own:
             return None
         owner, card = window.owner, window.card
-        seats = table.state.seats
-        melds_too = window.source == "discard" and self.drawable(table) > 0
+        state = table.state
+        seats = state.seats
+        melds_too = window.source == "discard" and \
+            len(state.wall) > getattr(table.options, "reserve_tiles", 0)
         nxt = (owner + 1) % table.n
         rank = card % 9 if card < 27 else -1  # -1: an honor, never in a run
         cache = table.scratch.get("mahjong.waits")  # see hand_entry
@@ -536,7 +569,7 @@ class MahjongFlow:
 
     @hookimpl(trylast=True)
     def qipai_apply_claims(self, table: Any, window: Window, taken: list[Action]) -> bool:
-        st = table.extra
+        st = table.state.extra
         owner, card = window.owner, window.card
         if taken and type(taken[0]) is Hu:
             how = "qianggang" if window.source == "jiagang" else "dianpao"
@@ -547,10 +580,11 @@ class MahjongFlow:
             self.complete_jiagang(table, owner, card)
             return True
         if not taken:
-            table.state.seats[owner].discards.append(card)
+            state = table.state
+            state.seats[owner].discards.append(card)
             st.kong_discard = None
             nxt = (owner + 1) % table.n
-            if self.drawable(table) == 0:
+            if len(state.wall) <= getattr(table.options, "reserve_tiles", 0):
                 self.huangzhuang(table)
             else:
                 table.draw(nxt)

@@ -88,7 +88,32 @@ def win_shape_bytes(b: bytes, melds: Sequence[Meld], special_shift: int) -> bool
 _PARITY = bytes([0, 1, 0, 1, 0]) + bytes(251)  # translate table: count → odd?
 
 
-def shape_waits_bytes(b: bytes, melds: Sequence[Meld], special_shift: int) -> frozenset[int]:
+def segment_codes(b: bytes) -> tuple[int, int, int, int]:
+    """The four segment codes of a checked hand (``bytes`` of 34 counts,
+    each 0–4): suits 0–2 from ``SEGMENT``, honors from ``HONORS_SEGMENT``,
+    ``NOT_COMPLETE`` (no flag) for a key the tables do not hold."""
+    if not suit_tables.SEGMENT:
+        suit_tables.build_segments()
+    g = suit_tables.SEGMENT.get
+    return (g(b[0:9], NOT_COMPLETE), g(b[9:18], NOT_COMPLETE), g(b[18:27], NOT_COMPLETE),
+            suit_tables.HONORS_SEGMENT.get(b[27:34], NOT_COMPLETE))
+
+
+def codes_after(codes: tuple[int, int, int, int], b: bytes,
+                *kinds: int) -> tuple[int, int, int, int]:
+    """``codes`` (the :func:`segment_codes` of a hand) brought up to date for
+    ``b``, a hand that differs from it only in the segments of ``kinds``."""
+    new = list(codes)
+    for seg in {k // 9 if k < 27 else 3 for k in kinds}:
+        if seg < 3:
+            new[seg] = suit_tables.SEGMENT.get(b[seg * 9:seg * 9 + 9], NOT_COMPLETE)
+        else:
+            new[3] = suit_tables.HONORS_SEGMENT.get(b[27:34], NOT_COMPLETE)
+    return (new[0], new[1], new[2], new[3])
+
+
+def shape_waits_bytes(b: bytes, melds: Sequence[Meld], special_shift: int,
+                      codes: tuple[int, int, int, int] | None = None) -> frozenset[int]:
     """The kinds ``t`` for which :func:`win_shape_bytes` holds on ``b`` plus
     one ``t`` — the shape waits of a hand, from the same tables.
 
@@ -97,6 +122,8 @@ def shape_waits_bytes(b: bytes, melds: Sequence[Meld], special_shift: int) -> fr
             of ``13 - 3 × len(melds)`` tiles, the winning tile not included.
         melds: the hand's melds.
         special_shift: the variant's special shape's segment-code field.
+        codes: ``segment_codes(b)`` when the caller keeps them (see
+            :func:`codes_after`); computed when None.
 
     Returns:
         A frozenset of kinds; a kind with four copies in ``b`` is never in it.
@@ -105,12 +132,8 @@ def shape_waits_bytes(b: bytes, melds: Sequence[Meld], special_shift: int) -> fr
         ``tests/test_speed_agreement.py``), so a flow may skip a win check
         whose tile is not in it.
     """
-    if not suit_tables.SEGMENT:
-        suit_tables.build_segments()
-    keys = (b[0:9], b[9:18], b[18:27], b[27:34])
-    g = suit_tables.SEGMENT.get
-    codes = (g(keys[0], NOT_COMPLETE), g(keys[1], NOT_COMPLETE), g(keys[2], NOT_COMPLETE),
-             suit_tables.HONORS_SEGMENT.get(keys[3], NOT_COMPLETE))
+    if codes is None:
+        codes = segment_codes(b)
     v = codes[0] + codes[1] + codes[2] + codes[3]
     # Fields of the sum: segments not complete (× NOT_COMPLETE: complete
     # segments sum below it), segments with the special / 七对 / empty flag.
@@ -129,7 +152,7 @@ def shape_waits_bytes(b: bytes, melds: Sequence[Meld], special_shift: int) -> fr
         for seg in range(4):
             if incomplete and std[seg] < NOT_COMPLETE:
                 continue
-            key = keys[seg]
+            key = b[seg * 9:seg * 9 + 9] if seg < 3 else b[27:34]
             mask = (suit_tables.WAITS if seg < 3 else suit_tables.HONORS_WAITS).get(key, 0)
             if not mask:
                 continue

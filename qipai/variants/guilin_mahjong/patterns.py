@@ -406,13 +406,16 @@ def _is_win_shape_checked(counts: list[int], melds: Sequence[Meld]) -> bool:
     return is_win_shape_bytes(bytes(counts), melds)
 
 
-def shape_waits(b: bytes, melds: Sequence[Meld] = ()) -> frozenset[int]:
+def shape_waits(b: bytes, melds: Sequence[Meld] = (),
+                codes: tuple[int, int, int, int] | None = None) -> frozenset[int]:
     """The kinds that complete a checked hand into a winning *shape*.
 
     Args:
         b: ``bytes`` of the 34 counts (each 0–4) of the concealed hand,
             ``13 - 3 × len(melds)`` tiles, the winning tile not included.
         melds: the hand's melds.
+        codes: the hand's ``win_shapes.segment_codes(b)`` if the caller
+            keeps them.
 
     Returns:
         Every kind ``t`` (fewer than four copies in ``b``) such that
@@ -420,4 +423,4 @@ def shape_waits(b: bytes, melds: Sequence[Meld] = ()) -> frozenset[int]:
         finds no win on a tile outside it, so the flow skips those checks
         (``MahjongFlow.may_win``).  No input check.
     """
-    return shape_waits_bytes(b, melds, LANPAI_SHIFT)
+    return shape_waits_bytes(b, melds, LANPAI_SHIFT, codes)

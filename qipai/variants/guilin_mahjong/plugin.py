@@ -97,7 +97,7 @@ def qipai_instant_payments(table: Any, event: Any) -> list[Payment]:
             if table.options.zhuipai == "first_round":
                 table.extra.zhuipai_open = False
         return out
-    if kind is Discarded:
+    if kind is Discarded and table.state.extra.zhuipai_open:
         return zhuipai(table, event)
     return []
 
