@@ -99,16 +99,14 @@ def segment_codes(b: bytes) -> tuple[int, int, int, int]:
             suit_tables.HONORS_SEGMENT.get(b[27:34], NOT_COMPLETE))
 
 
-def codes_after(codes: tuple[int, int, int, int], b: bytes,
-                *kinds: int) -> tuple[int, int, int, int]:
+def codes_after(codes: tuple[int, int, int, int], b: bytes, a: int,
+                c: int) -> tuple[int, int, int, int]:
     """``codes`` (the :func:`segment_codes` of a hand) brought up to date for
-    ``b``, a hand that differs from it only in the segments of ``kinds``."""
+    ``b``, a hand that differs from it only in the segments of kinds ``a``
+    and ``c`` (a draw and a discard)."""
     new = list(codes)
-    for seg in {k // 9 if k < 27 else 3 for k in kinds}:
-        if seg < 3:
-            new[seg] = suit_tables.SEGMENT.get(b[seg * 9:seg * 9 + 9], NOT_COMPLETE)
-        else:
-            new[3] = suit_tables.HONORS_SEGMENT.get(b[27:34], NOT_COMPLETE)
+    for seg in (a // 9, c // 9) if a // 9 != c // 9 else (a // 9,):  # 3: the honors
+        new[seg] = _SEGMENT_TABLES[seg].get(b[seg * 9:seg * 9 + 9], NOT_COMPLETE)
     return (new[0], new[1], new[2], new[3])
 
 
@@ -182,4 +180,7 @@ def shape_waits_bytes(b: bytes, melds: Sequence[Meld], special_shift: int,
 
 
 _NO_WAITS: frozenset[int] = frozenset()
+#: The code table of each segment (``b[27:36]`` of 34 counts is the honors' 7).
+_SEGMENT_TABLES = (suit_tables.SEGMENT, suit_tables.SEGMENT, suit_tables.SEGMENT,
+                   suit_tables.HONORS_SEGMENT)
 _RANKS_OF_MASK = tuple(tuple(r for r in range(9) if m >> r & 1) for m in range(512))
