@@ -78,7 +78,16 @@ class RandomBot:
             for a in actions:
                 if type(a) is Hu or type(a) is Zimo:
                     return a
-        return self.rng.choice(actions)
+        # rng.choice(actions) without its two Python frames: the same draw
+        # (``getrandbits`` rejection sampling, as random.Random does it), so
+        # a seed plays the same hand; tests/test_bots.py checks the two agree.
+        getrandbits = self.rng.getrandbits
+        n = len(actions)
+        k = n.bit_length()
+        r = getrandbits(k)
+        while r >= n:
+            r = getrandbits(k)
+        return actions[r]
 
 
 # --------------------------------------------------------------------------

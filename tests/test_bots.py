@@ -134,6 +134,20 @@ def test_bots_take_a_win_when_offered(rs):
     assert picks <= set(table.legal_actions(0))
 
 
+def test_random_bot_draws_as_random_choice_does(rs):
+    """RandomBot inlines ``rng.choice``; the same seed must pick the same
+    actions as ``choice`` itself (so a seed keeps playing the same hand)."""
+    table = rs.table(seed=3)
+    seat = table.to_decide()[0]
+    actions = table.legal_actions(seat)
+    assert len(actions) > 2
+    for seed in range(300):
+        bot = RandomBot(random.Random(seed), always_win=False)
+        mirror = random.Random(seed)
+        for _ in range(5):
+            assert bot.choose(table, seat) == mirror.choice(actions)
+
+
 def test_greedy_discards_toward_ready(rs):
     e = TILES.parse("E")[0]
     # 123m 456m 789p 11s 45s + 东: dropping 东 leaves a ready hand (3s/6s).

@@ -537,7 +537,7 @@ class Table:
         if by_seat is None:
             by_seat = {seat: self.hook.qipai_claim_actions(table=self, seat=seat, window=window)
                        for seat in range(self.n)}
-        for seat, acts in sorted(by_seat.items()):
+        for seat, acts in sorted(by_seat.items()) if by_seat else ():
             if type(seat) is not int or not 0 <= seat < self.n:  # a plugin bug
                 raise TypeError(f"qipai_window_actions answered for seat {seat!r}, "
                                 f"not a seat (0..{self.n - 1})")

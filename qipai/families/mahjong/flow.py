@@ -434,7 +434,8 @@ class MahjongFlow:
             st.kong_discard = seat if st.after_kong else None
             st.drawn = None
             st.after_kong = False
-            st.chain = []
+            if st.chain:
+                st.chain = []
             st.discards_made += 1
             table.emit(Discarded(seat, action.card))
             table.open_window(action.card, seat, "discard")
