@@ -35,7 +35,7 @@ from qipai.core.model import (
 from qipai.families.mahjong.hand_checks import COUNTS_0_TO_4
 from qipai.families.mahjong.scoring_kit import as_wineval
 from qipai.families.mahjong.tiles import TILES
-from qipai.families.mahjong.win_shapes import codes_after, segment_codes
+from qipai.families.mahjong.win_shapes import segment_codes, shape_waits_bytes, step_waits
 
 HU, PENG_GANG, CHI = 3, 2, 1
 _PRIORITY = {Hu: HU, Peng: PENG_GANG, Minggang: PENG_GANG, Chi: CHI}
@@ -121,7 +121,12 @@ class MahjongFlow:
             ``evaluate(claim, how, dealer, from_seat, options)`` → an
             evaluation or None, and ``waits(hand, melds)`` → kinds — which
             then answers ``qipai_win_check`` and ``qipai_waits``; without it
-            the variant implements those hooks itself.
+            the variant implements those hooks itself.  If it also gives
+            ``SHAPE_SHIFT`` (its special shape's segment-code field, see
+            :mod:`~qipai.families.mahjong.win_shapes`), every ``evaluate``
+            must find no win without a winning shape: the flow then keeps
+            each seat's shape waits and skips the checks that cannot win
+            (:meth:`hand_entry`).
         angang_hidden: how many tiles of a 暗杠 lie face down (Guilin 3: the
             top one shown; 广西 4).
         dihu_voided_by_chi: whether a 吃 voids 地胡 (Guilin D-GL5: any claim
@@ -136,6 +141,9 @@ class MahjongFlow:
         self.state_type = manifest.state_type or MahjongState
         self.dihu_voided_by_chi = dihu_voided_by_chi
         self._discards: dict[int, list[Discard]] = {}
+        #: the patterns' special shape field (``SHAPE_SHIFT``): shape waits
+        #: are kept only when the variant gives it (see :meth:`hand_entry`)
+        self.shape_shift: int | None = getattr(patterns, "SHAPE_SHIFT", None)
 
     @hookimpl(trylast=True)
     def qipai_win_check(self, claim: WinClaim, how: str, dealer: int,
@@ -289,16 +297,16 @@ class MahjongFlow:
         the win check is not this flow's).
 
         Known only when this flow answers the table's ``qipai_win_check``
-        from a patterns module with ``shape_waits(b, melds)`` (a house
-        plugin's win check is always asked): ``evaluate`` finds no win on a
-        tile outside the waits, so that check is skipped.  Each seat's entry
+        from a patterns module that gives ``SHAPE_SHIFT``, its special
+        shape's field for :func:`~qipai.families.mahjong.win_shapes.shape_waits_bytes`
+        (a house plugin's win check is always asked): ``evaluate`` finds no
+        win on a tile outside the waits, so that check is skipped.  Each seat's entry
         is kept in ``table.scratch["mahjong.waits"]`` and reused while the
         seat's hand and melds equal its copies: computed once per hand change.
         """
         cache = table.scratch.get("mahjong.waits")
         if cache is None:
-            if not (self.patterns is not None and hasattr(self.patterns, "shape_waits")
-                    and self.answers(table, "qipai_win_check")):
+            if self.shape_shift is None or not self.answers(table, "qipai_win_check"):
                 table.scratch["mahjong.waits"] = False
                 return None
             cache = table.scratch["mahjong.waits"] = {}
@@ -321,7 +329,7 @@ class MahjongFlow:
         counts = bytes(b)
         codes = segment_codes(counts)
         entry = cache[seat] = (list(hand), list(melds), counts,
-                               self.patterns.shape_waits(counts, melds, codes), codes)
+                               shape_waits_bytes(counts, melds, self.shape_shift, codes), codes)
         return entry
 
     def entry_after_discard(self, table: Any, seat: int, drawn: int, card: int) -> None:
@@ -334,20 +342,15 @@ class MahjongFlow:
         the seat's hand and melds equal its copies."""
         cache = table.scratch.get("mahjong.waits")
         entry = cache.get(seat) if cache else None
-        if entry is None or card == drawn or card not in entry[0]:
-            return  # nothing kept, the same hand again, or not the draw's hand
-        b = bytearray(entry[2])
-        b[drawn] += 1
-        b[card] -= 1
-        if b[drawn] > 4:
-            return
+        if entry is None or card == drawn:
+            return  # nothing kept, or the same hand again
+        stepped = step_waits(entry[2], entry[4], drawn, card, entry[1], self.shape_shift)
+        if stepped is None:
+            return  # the entry is not of the hand the draw went to
         hand = list(entry[0])
         hand.remove(card)
         insort(hand, drawn)
-        counts = bytes(b)
-        codes = codes_after(entry[4], counts, drawn, card)
-        cache[seat] = (hand, entry[1], counts,
-                       self.patterns.shape_waits(counts, entry[1], codes), codes)
+        cache[seat] = (hand, entry[1], stepped[0], stepped[2], stepped[1])
 
     def may_win(self, table: Any, seat: int, hand: list[int], card: int) -> bool:
         """False when ``card`` certainly cannot complete ``seat``'s ``hand``
@@ -504,16 +507,23 @@ class MahjongFlow:
             entry = cache.get(seat) if cache else None
             if entry is not None and entry[0] == hand and entry[1] == s.melds:
                 hu = card in entry[3]
+                if not hu:
+                    if not melds_too:
+                        continue
+                    counts = entry[2]  # a 碰 needs a pair; a run through the card a neighbour
+                    if counts[card] < 2 and not (
+                            seat == nxt and rank >= 0
+                            and ((rank > 0 and counts[card - 1]) or (rank < 8 and counts[card + 1]))):
+                        continue
             else:
                 hu = self.may_win(table, seat, hand, card)
-            if not hu:
-                if not melds_too:
-                    continue
-                # a 碰 needs a pair; a run through the card holds a neighbour
-                if hand.count(card) < 2 and not (
-                        seat == nxt and rank >= 0
-                        and ((rank > 0 and card - 1 in hand) or (rank < 8 and card + 1 in hand))):
-                    continue
+                if not hu:
+                    if not melds_too:
+                        continue
+                    if hand.count(card) < 2 and not (
+                            seat == nxt and rank >= 0
+                            and ((rank > 0 and card - 1 in hand) or (rank < 8 and card + 1 in hand))):
+                        continue
             acts = self.claims(table, seat, window, hu)
             if acts:
                 out[seat] = acts

@@ -99,15 +99,37 @@ def segment_codes(b: bytes) -> tuple[int, int, int, int]:
             suit_tables.HONORS_SEGMENT.get(b[27:34], NOT_COMPLETE))
 
 
-def codes_after(codes: tuple[int, int, int, int], b: bytes, a: int,
-                c: int) -> tuple[int, int, int, int]:
-    """``codes`` (the :func:`segment_codes` of a hand) brought up to date for
-    ``b``, a hand that differs from it only in the segments of kinds ``a``
-    and ``c`` (a draw and a discard)."""
-    new = list(codes)
-    for seg in (a // 9, c // 9) if a // 9 != c // 9 else (a // 9,):  # 3: the honors
-        new[seg] = _SEGMENT_TABLES[seg].get(b[seg * 9:seg * 9 + 9], NOT_COMPLETE)
-    return (new[0], new[1], new[2], new[3])
+def step_waits(counts: bytes, codes: tuple[int, int, int, int], add: int, remove: int,
+               melds: Sequence[Meld], special_shift: int
+               ) -> tuple[bytes, tuple[int, int, int, int], frozenset[int]] | None:
+    """A hand one tile in (``add``, a draw) and one out (``remove``, a
+    discard): its new counts, :func:`segment_codes` and
+    :func:`shape_waits_bytes`, with only the segments of the two kinds
+    looked up again.
+
+    Args:
+        counts: ``bytes`` of the 34 counts of the hand before.
+        codes: its :func:`segment_codes`.
+        add, remove: kinds (0–33).
+        melds, special_shift: as :func:`shape_waits_bytes`.
+
+    Returns:
+        ``(counts, codes, waits)`` of the new hand, or None when ``add``
+        would be a fifth copy or ``remove`` is not held.
+    """
+    b = bytearray(counts)
+    b[add] += 1
+    if b[add] > 4 or not b[remove]:
+        return None
+    b[remove] -= 1
+    new = bytes(b)
+    c = list(codes)
+    sa, sr = add // 9, remove // 9  # 3: the honors
+    c[sa] = _SEGMENT_TABLES[sa].get(new[sa * 9:sa * 9 + 9], NOT_COMPLETE)
+    if sr != sa:
+        c[sr] = _SEGMENT_TABLES[sr].get(new[sr * 9:sr * 9 + 9], NOT_COMPLETE)
+    after = (c[0], c[1], c[2], c[3])
+    return new, after, shape_waits_bytes(new, melds, special_shift, after)
 
 
 def shape_waits_bytes(b: bytes, melds: Sequence[Meld], special_shift: int,

@@ -416,6 +416,12 @@ def waits(hand: Sequence[int], melds: Sequence[Meld] = ()) -> list[int]:
     return waits_for(hand, melds, is_win_shape)
 
 
+#: The segment-code field of this variant's special 14-tile shape
+#: (``qipai.families.mahjong.win_shapes``): with it the mahjong flow keeps
+#: each seat's shape waits and skips win checks that cannot succeed.
+SHAPE_SHIFT = SHISANYAO_SHIFT
+
+
 def shape_waits(b: bytes, melds: Sequence[Meld] = (),
                 codes: tuple[int, int, int, int] | None = None) -> frozenset[int]:
     """The kinds that complete a checked hand into a winning *shape*.

@@ -406,6 +406,12 @@ def _is_win_shape_checked(counts: list[int], melds: Sequence[Meld]) -> bool:
     return is_win_shape_bytes(bytes(counts), melds)
 
 
+#: The segment-code field of this variant's special 14-tile shape
+#: (``qipai.families.mahjong.win_shapes``): with it the mahjong flow keeps
+#: each seat's shape waits and skips win checks that cannot succeed.
+SHAPE_SHIFT = LANPAI_SHIFT
+
+
 def shape_waits(b: bytes, melds: Sequence[Meld] = (),
                 codes: tuple[int, int, int, int] | None = None) -> frozenset[int]:
     """The kinds that complete a checked hand into a winning *shape*.
