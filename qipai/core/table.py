@@ -128,6 +128,16 @@ class ResolvedHooks:
 
     def __init__(self, relay: Any) -> None:
         self._relay = relay
+        self._only: dict[str, Any] = {}
+
+    def only(self, name: str) -> Any:
+        """The one implementation of hook ``name`` when it has exactly one,
+        taking every argument of the spec, and pluggy would call it plainly
+        (no wrapper, no monitoring); else None.  Called by keyword, it
+        returns that implementation's own result (not a list)."""
+        if name not in self._only:
+            self._only[name] = _only_impl(getattr(self._relay, name))
+        return self._only[name]
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):  # copy/pickle probes, and _relay before __init__
@@ -151,6 +161,17 @@ def resolved_hooks(ruleset: Any) -> Any:
     hooks = ResolvedHooks(ruleset.hook)
     ruleset.__dict__["_resolved_hooks"] = (key, hooks)
     return hooks
+
+
+def _only_impl(caller: Any) -> Any:
+    """The single plain implementation of ``caller`` taking every argument, or None."""
+    fast = _direct_caller(caller)
+    if fast is caller:  # pluggy's own caller: wrappers, monitoring …
+        return None
+    impls = caller.get_hookimpls()
+    if len(impls) == 1 and set(impls[0].argnames) == set(caller.spec.argnames):
+        return impls[0].function
+    return None
 
 
 def _direct_caller(caller: Any) -> Any:
@@ -254,6 +275,7 @@ class Table:
                  _position: bool = False) -> None:
         self.ruleset = ruleset
         self.hook = resolved_hooks(ruleset)
+        self._instant = getattr(self.hook, "only", lambda name: None)("qipai_instant_payments")
         self.options = ruleset.options
         self.cards = ruleset.cards
         self.n = ruleset.manifest.players
@@ -497,10 +519,16 @@ class Table:
         """Record ``event`` and make the instant payments it triggers."""
         st = self.state
         st.events.append(event)
-        lists = self.hook.qipai_instant_payments(table=self, event=event)
-        if not any(lists):
-            return
-        due = [p for ps in lists for p in ps]
+        if self._instant is not None:  # one implementation: its list itself
+            due = self._instant(table=self, event=event)
+            if not due:
+                return
+            due = list(due)
+        else:
+            lists = self.hook.qipai_instant_payments(table=self, event=event)
+            if not any(lists):
+                return
+            due = [p for ps in lists for p in ps]
         if due:
             st.instant.extend(due)
             st.events.append(Paid(tuple(due)))
@@ -530,7 +558,7 @@ class Table:
         action is taken at once; if nobody is asked the window resolves now.
         """
         st = self.state
-        window = Window(card=card, owner=owner, source=source, declared={})
+        window = Window(card, owner, source, {})
         st.window = window
         st.pending = {}
         by_seat = self.hook.qipai_window_actions(table=self, window=window)

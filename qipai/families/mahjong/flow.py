@@ -373,7 +373,8 @@ class MahjongFlow:
         st.drawn = card
         st.after_kong = tail
         if not tail:
-            st.chain = []
+            if st.chain:
+                st.chain = []
             st.draws[seat] += 1
         table.emit(Drew(seat, card, tail))
         table.give_turn(seat)

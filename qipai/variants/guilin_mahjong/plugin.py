@@ -72,11 +72,14 @@ def qipai_settle(end: HandEnd, options: GuilinOptions) -> Settlement:
 def qipai_relations(table: Any) -> dict[str, list[list[int]]]:
     """互包 pairs (§4.1, D-GL9): one seat claimed the other's discards 3 times
     (吃, 碰, 点杠), in either direction; plus the pairs standing at the start."""
+    claims = table.extra.claims
+    if not table.relations and max(map(max, claims)) < 3:
+        return {}  # no standing relation, no pair with 3 claims yet
     rel = {k: [list(g) for g in v] for k, v in table.relations.items()}
     if not table.options.hubao:
         rel.pop("hubao", None)
         return rel
-    pairs = merged_pairs(rel.get("hubao", []), pairs_reaching(table.extra.claims, 3))
+    pairs = merged_pairs(rel.get("hubao", []), pairs_reaching(claims, 3))
     if pairs:
         rel["hubao"] = pairs
     return rel
