@@ -771,11 +771,11 @@ def run_to_end(table: Any, bots: Sequence[Bot], max_steps: int = MAX_STEPS) -> i
             the hand takes more than ``max_steps`` decisions (engine bugs).
     """
     steps = 0
-    while not table.over:
-        seats = table.to_decide()
-        if not seats:
+    state = table.state  # read directly: this loop runs a few hundred times a hand
+    while state.result is None:
+        if not state.pending:
             raise RuntimeError("the hand is not over but no seat has a decision")
-        seat = seats[0]
+        seat = min(state.pending)  # table.to_decide()[0]
         table.apply(bots[seat].choose(table, seat))
         steps += 1
         if steps > max_steps:

@@ -386,7 +386,7 @@ class MahjongFlow:
         st = state.extra
         s = state.seats[seat]
         hand = s.hand
-        kinds = sorted(set(hand))
+        kinds = list(dict.fromkeys(hand))  # the hand is kept sorted: its kinds in order
         made = self._discards.get(seat)
         if made is None:
             made = self._discards[seat] = [Discard(seat, k) for k in range(TILES.n_kinds)]
