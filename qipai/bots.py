@@ -53,6 +53,9 @@ class Bot(Protocol):
     def choose(self, table: Any, seat: int) -> Action: ...
 
 
+_WIN_TYPES = frozenset({Hu, Zimo})
+
+
 def _wins(actions: Sequence[Action]) -> list[Action]:
     return [a for a in actions if type(a) is Hu or type(a) is Zimo]
 
@@ -74,10 +77,8 @@ class RandomBot:
         actions = table.legal_actions(seat)
         if not actions:
             raise ValueError(f"seat {seat} has nothing to decide")
-        if self.always_win:
-            for a in actions:
-                if type(a) is Hu or type(a) is Zimo:
-                    return a
+        if self.always_win and not _WIN_TYPES.isdisjoint(map(type, actions)):
+            return next(a for a in actions if type(a) in _WIN_TYPES)
         # rng.choice(actions) without its two Python frames: the same draw
         # (``getrandbits`` rejection sampling, as random.Random does it), so
         # a seed plays the same hand; tests/test_bots.py checks the two agree.

@@ -290,11 +290,13 @@ class MahjongFlow:
 
     def hand_entry(self, table: Any, seat: int, hand: list[int]) -> tuple | None:
         """What the flow knows of ``seat``'s concealed ``hand`` one tile short
-        of a win: ``(hand, melds, counts, waits)`` — copies of the hand and
-        melds it was computed from, ``bytes`` of the 34 counts, and the
-        *shape waits*: the kinds that could complete it into a winning shape.
-        None when the flow cannot tell (the hand is not one tile short, or
-        the win check is not this flow's).
+        of a win: ``(hand, melds, counts, waits, codes, kinds)`` — copies of
+        the hand and melds it was computed from, ``bytes`` of the 34 counts,
+        the *shape waits* (the kinds that could complete it into a winning
+        shape), the counts' ``win_shapes.segment_codes`` and the hand's
+        distinct kinds in order (a list never changed in place).  None when
+        the flow cannot tell (the hand is not one tile short, or the win
+        check is not this flow's).
 
         Known only when this flow answers the table's ``qipai_win_check``
         from a patterns module that gives ``SHAPE_SHIFT``, its special
@@ -329,7 +331,8 @@ class MahjongFlow:
         counts = bytes(b)
         codes = segment_codes(counts)
         entry = cache[seat] = (list(hand), list(melds), counts,
-                               shape_waits_bytes(counts, melds, self.shape_shift, codes), codes)
+                               shape_waits_bytes(counts, melds, self.shape_shift, codes), codes,
+                               sorted(set(hand)))
         return entry
 
     def entry_after_discard(self, table: Any, seat: int, drawn: int, card: int) -> None:
@@ -350,7 +353,14 @@ class MahjongFlow:
         hand = list(entry[0])
         hand.remove(card)
         insort(hand, drawn)
-        cache[seat] = (hand, entry[1], stepped[0], stepped[2], stepped[1])
+        kinds = entry[5]
+        if not entry[2][drawn] or not stepped[0][card]:  # a kind comes or goes
+            kinds = list(kinds)
+            if not entry[2][drawn]:
+                insort(kinds, drawn)
+            if not stepped[0][card]:
+                kinds.remove(card)
+        cache[seat] = (hand, entry[1], stepped[0], stepped[2], stepped[1], kinds)
 
     def may_win(self, table: Any, seat: int, hand: list[int], card: int) -> bool:
         """False when ``card`` certainly cannot complete ``seat``'s ``hand``
@@ -386,13 +396,12 @@ class MahjongFlow:
         st = state.extra
         s = state.seats[seat]
         hand = s.hand
-        kinds = list(dict.fromkeys(hand))  # the hand is kept sorted: its kinds in order
         made = self._discards.get(seat)
         if made is None:
             made = self._discards[seat] = [Discard(seat, k) for k in range(TILES.n_kinds)]
         drawn = st.drawn
         if drawn is None:  # after a 吃 or 碰: discard only
-            return list(map(made.__getitem__, kinds))
+            return list(map(made.__getitem__, sorted(set(hand))))
         acts: list[Action] = []
         entry = None
         if drawn in hand:
@@ -406,6 +415,13 @@ class MahjongFlow:
                     self.wins(table, self.claim_for(table, seat, drawn, "zimo", None, rest),
                               "zimo", None):
                 acts.append(Zimo(seat))
+        if entry is None:
+            kinds = sorted(set(hand))
+        elif entry[2][drawn]:
+            kinds = entry[5]  # the rest's kinds: the drawn kind among them
+        else:
+            kinds = list(entry[5])
+            insort(kinds, drawn)
         if len(state.wall) > getattr(table.options, "reserve_tiles", 0):  # kongs after a draw
             if entry is not None:  # four of a kind: from the counts of the rest
                 counts = entry[2]
