@@ -335,6 +335,12 @@ def _median(xs: Sequence[float | None]) -> float | None:
     return statistics.median(vals) if vals else None
 
 
+def _paired_ratio(ours: Sequence[float | None], theirs: Sequence[float | None]) -> float | None:
+    """Median over rounds of ours ÷ theirs in the same round (each pair saw
+    the same machine load)."""
+    return _median([a / b if a is not None and b else None for a, b in zip(ours, theirs)])
+
+
 def rlcard_games_per_s(seconds: float, seed: int) -> float | None:
     try:
         import rlcard
@@ -483,8 +489,9 @@ def summary(seed: int, n: int, repeat: int, bots: dict[str, Any],
                         "steps_per_hand_random": bots["random"]["steps_per_hand"],
                         "steps_per_hand_greedy": bots["greedy"]["steps_per_hand"],
                         "rlcard_random": rl, "riichienv_random": rie,
-                        "ratio_vs_rlcard": ratio(ours_random, rl),
-                        "ratio_vs_riichienv": ratio(ours_random, rie),
+                        "ratio_vs_rlcard": _paired_ratio(rates["qipai"], rates["rlcard"]),
+                        "ratio_vs_riichienv": _paired_ratio(rates["qipai"], rates["riichienv"]),
+                        "ratio_of_medians_vs_rlcard": ratio(ours_random, rl),
                         "rounds": rates},
         "zipai_split_us": split_us,
         "zipai_split_vs_win_check": split_us / win_beside,
@@ -501,7 +508,8 @@ win check: patterns.is_win_shape_bytes — 桂林 shape decision (standard, 七�
 waits: shapes.waits (standard shape) of the 13-tile hands; anchor: 34 is_agari calls.
 shanten: shapes.shanten (standard and 七对); anchor: Shanten().calculate_shanten (all shapes).
 hands/s: full 桂林麻将 hands (deal to settlement) with random bots; RLCard mahjong and
-  riichienv single-hand games with random agents; medians of interleaved rounds (--rounds).  zipai split: groups.best_split of 20 + 1 cards
+  riichienv single-hand games with random agents; medians of interleaved rounds (--rounds),
+  the ratio the median of the rounds' ratios (each round's engines saw the same load).  zipai split: groups.best_split of 20 + 1 cards
   (memo warm, as in play), its passes interleaved with the bytes win check's."""
 
 

@@ -5,7 +5,9 @@ Covered: the shape waits of :mod:`qipai.families.mahjong.win_shapes`
 force over the 34 kinds; the variants' ``shape_waits`` against their
 ``evaluate`` (a win is never outside the waits); the mahjong flow's
 shortcuts (``hand_entry``, ``entry_after_discard``,
-``qipai_window_actions``) against play with them switched off; and the
+``qipai_window_actions``) against play with them switched off, against
+``qipai_claim_actions`` seat by seat at played and at set-up positions,
+and its kept hand entries against a fresh count; and the
 table's fast paths (``Table.apply``'s listed-instance look-up,
 ``resolved_hooks``, the generated hook callers, skipping
 ``qipai_resolve_claims`` when everyone passed).
@@ -235,7 +237,8 @@ def _plus(b: bytes, t: int) -> bytes:
 
 
 def _brute(b: bytes, melds: tuple[Meld, ...], shift: int) -> frozenset[int]:
-    return frozenset(t for t in range(34) if b[t] < 4 and win_shape_bytes(_plus(b, t), melds, shift))
+    return frozenset(t for t in range(34)
+                     if b[t] < 4 and win_shape_bytes(_plus(b, t), melds, shift))
 
 
 # --------------------------------------------------------------------------
@@ -302,8 +305,8 @@ def test_segment_codes_are_the_table_look_ups(corpus):
     for c, _ in corpus[::2]:
         for b in (bytes(c), _plus(bytes(c), c.index(max(c)))):
             codes = segment_codes(b)
-            assert codes == (suit_tables.SEGMENT.get(b[0:9], nc), suit_tables.SEGMENT.get(b[9:18], nc),
-                             suit_tables.SEGMENT.get(b[18:27], nc),
+            seg = suit_tables.SEGMENT
+            assert codes == (seg.get(b[0:9], nc), seg.get(b[9:18], nc), seg.get(b[18:27], nc),
                              suit_tables.HONORS_SEGMENT.get(b[27:34], nc))
             v = shapes.segment_code(b)
             if v >= 0:
@@ -365,10 +368,11 @@ def test_step_waits_none_cases():
     for shift in SHIFTS.values():
         assert step_waits(b, codes, 0, 5, (), shift) is None  # a fifth 1m
         assert step_waits(b, codes, 0, 0, (), shift) is None  # draw a fifth, discard it
-        assert step_waits(b, codes, 9, 30, (), shift) is None  # 30 (W) not held
+        assert step_waits(b, codes, 9, 30, (), shift) is None  # 30 (N) not held
         assert step_waits(b, codes, 9, 10, (), shift) is None  # 10 (2p) not held
         # a kind drawn and thrown at once: the same hand again
-        assert step_waits(b, codes, 30, 30, (), shift) == (b, codes, shape_waits_bytes(b, (), shift))
+        same = step_waits(b, codes, 30, 30, (), shift)
+        assert same == (b, codes, shape_waits_bytes(b, (), shift))
         ok = step_waits(b, codes, 9, 27, (), shift)
         new = _plus(b, 9)
         new = new[:27] + b"\x00" + new[28:]
@@ -485,20 +489,84 @@ def _in_view(table) -> list[int]:
     return c
 
 
+def _check_entries(table, shift: int) -> int:
+    """Every kept hand entry (``scratch["mahjong.waits"]``) is what counting
+    its hand afresh gives; returns how many there were."""
+    cache = table.scratch.get("mahjong.waits")
+    if not cache:
+        return 0
+    for seat, entry in cache.items():
+        hand, melds, counts, waits, codes = entry[:5]
+        if len(entry) > 5:  # the hand's kinds, in order
+            assert list(entry[5]) == sorted(set(hand)), (seat, hand, entry[5])
+        c = bytearray(34)
+        for k in hand:
+            c[k] += 1
+        assert counts == bytes(c) and hand == sorted(hand), (seat, hand)
+        assert codes == segment_codes(counts), (seat, hand)
+        assert waits == _brute(counts, tuple(melds), shift), (seat, hand, melds)
+    return len(cache)
+
+
+def _probe(table, flow: MahjongFlow, w: Window, own: bool, first: bool) -> dict:
+    """``flow.qipai_window_actions`` against ``qipai_claim_actions`` seat by
+    seat (and against ``claims`` with every win checked); the window
+    actions asked ``first`` (before the seats' entries are made) or last."""
+    key = "mahjong.answers.qipai_claim_actions"
+
+    def window_actions():
+        if own:
+            return flow.qipai_window_actions(table, w)
+        assert flow.qipai_window_actions(table, w) is None  # 广西 wraps the claims
+        table.scratch[key] = True  # the shortcut itself, as if the flow answered alone
+        try:
+            return flow.qipai_window_actions(table, w)
+        finally:
+            table.scratch[key] = False
+
+    got = window_actions() if first else None
+    want = {}
+    for s in range(4):
+        acts = flow.qipai_claim_actions(table, s, w)
+        # the same with no shortcut at all: every win checked
+        assert acts == ([] if s == w.owner else flow.claims(table, s, w, True)), (s, w)
+        if acts:
+            want[s] = acts
+    if not first:
+        got = window_actions()
+    assert got == want, w
+    if own:
+        assert {s: table.hook.qipai_claim_actions(table=table, seat=s, window=w)
+                for s in want} == want
+    return want
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_window_actions_equal_claim_actions_seat_by_seat(variant):
+def test_window_actions_equal_claim_actions_seat_by_seat(variant, monkeypatch):
     rs = load(variant)
+    shift = SHIFTS["lanpai" if "guilin" in variant else "shisanyao"]
     rng = random.Random(SEED + 4)
     own = variant == "guilin-mahjong"  # 广西 wraps qipai_claim_actions (封胡)
-    probes = nonempty = hus = 0
-    for seed in range(12):
+    flow = next(p for p in rs.pm.get_plugins() if isinstance(p, MahjongFlow))
+    steps = []
+    step = flow.entry_after_discard
+
+    def counted(table, seat, drawn, card):  # count the entries derived by a step
+        old = (table.scratch.get("mahjong.waits") or {}).get(seat)
+        step(table, seat, drawn, card)
+        new = (table.scratch.get("mahjong.waits") or {}).get(seat)
+        steps.append(new is not old)
+
+    monkeypatch.setattr(flow, "entry_after_discard", counted)
+    probes = nonempty = hus = entries = 0
+    for kind, seed in [("random", s) for s in range(8)] + [("greedy", s) for s in range(10)]:
         table = rs.table(seed=seed)
-        bots = make_bots("random", 4, seed)
-        flow = next(p for p in table.ruleset.pm.get_plugins() if isinstance(p, MahjongFlow))
+        bots = make_bots(kind, 4, seed)
         state = table.state
         while state.result is None:
             seat = min(state.pending)
             if state.window is None and seat == state.turn:
+                entries += _check_entries(table, shift)
                 before = table.snapshot()
                 seen = _in_view(table)
                 kinds = sorted(set(state.seats[seat].hand))
@@ -506,38 +574,60 @@ def test_window_actions_equal_claim_actions_seat_by_seat(variant):
                 windows = [Window(k, seat, "discard", {}) for k in kinds]
                 windows += [Window(k, seat, src, {}) for k in rng.sample(spare, min(3, len(spare)))
                             for src in ("discard", "jiagang")]
-                for w in windows:
-                    want = {}
-                    for s in range(4):
-                        acts = flow.qipai_claim_actions(table, s, w)
-                        # the same with no shortcut at all: every win checked
-                        assert acts == ([] if s == seat else flow.claims(table, s, w, True)), \
-                            (seed, len(state.actions), s, w)
-                        if acts:
-                            want[s] = acts
-                    if own:
-                        got = flow.qipai_window_actions(table, w)
-                        assert got == want, (seed, len(state.actions), w)
-                        assert {s: table.hook.qipai_claim_actions(table=table, seat=s, window=w)
-                                for s in want} == want
-                    else:
-                        assert flow.qipai_window_actions(table, w) is None
-                        # the shortcut itself, as if the flow answered alone
-                        key = "mahjong.answers.qipai_claim_actions"
-                        table.scratch[key] = True
-                        try:
-                            got = flow.qipai_window_actions(table, w)
-                        finally:
-                            table.scratch[key] = False
-                        assert got == want, (seed, len(state.actions), w)
+                # on the table as played, and on a copy with nothing kept yet
+                copy = Table.restore(rs, before) if len(state.actions) % 4 == 0 else None
+                for i, w in enumerate(windows):
+                    where = (seed, kind, len(state.actions), w)
+                    try:
+                        want = _probe(table, flow, w, own, first=i % 2 == 0)
+                        if copy is not None:
+                            assert _probe(copy, flow, w, own, first=i == 0) == want
+                    except AssertionError as exc:
+                        raise AssertionError(f"{where}: {exc}") from exc
                     probes += 1
                     nonempty += bool(want)
                     hus += any(type(a) is Hu for acts in want.values() for a in acts)
                 assert table.snapshot() == before, (seed, len(state.actions))
+                entries += _check_entries(table, shift)
             table.apply(bots[seat].choose(table, seat))
         # probing changed nothing: the hand is the one played without probes
-        assert _record(table) == _record(play_hand(load(variant), seed=seed, bots="random"))
-    assert probes > 1000 and nonempty > 100 and hus >= 5, (probes, nonempty, hus)
+        assert _record(table) == _record(play_hand(load(variant), seed=seed, bots=kind))
+    assert probes > 1000 and nonempty > 100 and hus >= 50, (probes, nonempty, hus)
+    assert entries > 1000 and sum(steps) > 100, (entries, sum(steps))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_hand_entries_and_window_actions_on_set_positions(corpus, variant):
+    """Seat 0 holds a corpus hand (melds too), seat 3 deals and holds the
+    turn: seat 0's hand entry has the brute-force shape waits, and windows
+    of seat 3's discards (seat 0 next: 吃 too) get the same actions from
+    the window shortcut as seat by seat."""
+    rs = load(variant)
+    shift = SHIFTS["lanpai" if "guilin" in variant else "shisanyao"]
+    own = variant == "guilin-mahjong"
+    flow = next(p for p in rs.pm.get_plugins() if isinstance(p, MahjongFlow))
+    rng = random.Random(SEED + 5)
+    waited = hus = 0
+    for c, melds in corpus[::5]:
+        rest = [k for k in range(34)
+                for _ in range(4 - c[k] - sum(m.cards.count(k) for m in melds))]
+        rng.shuffle(rest)
+        hand = [k for k in range(34) for _ in range(c[k])]
+        table = Table.from_position(rs, dealer=3, hands=[hand, rest[:13], rest[13:26], rest[26:40]],
+                                    wall=rest[40:], melds=[list(melds), [], [], []])
+        entry = flow.hand_entry(table, 0, table.state.seats[0].hand)
+        want = _brute(bytes(c), melds, shift)
+        assert entry is not None and entry[3] == want, (c, melds)
+        assert _check_entries(table, shift) >= 1  # the dealer's too, from his turn
+        waited += bool(want)
+        left = sorted(set(rest[26:]))  # the card comes from the dealer's hand or the stock
+        for k in sorted(want) + rng.sample(left, min(3, len(left))):
+            if k in want and k not in left:
+                continue
+            for src in ("discard", "jiagang"):
+                got = _probe(table, flow, Window(k, 3, src, {}), own, first=rng.random() < 0.5)
+                hus += Hu(0) in got.get(0, ())
+    assert waited > 300 and hus > 300, (waited, hus)
 
 
 # --------------------------------------------------------------------------
@@ -704,6 +794,7 @@ def _window_table(variant: str):
     return t, Window(t.state.seats[seat].hand[0], seat, "discard", {})
 
 
+@pytest.mark.filterwarnings("ignore:Argument.*cannot be found in this hook call")
 def test_direct_hook_caller_missing_argument():
     """``qipai_claim_priority`` (firstresult, the flow's one implementation)
     is that implementation itself: a missing argument is a TypeError."""

@@ -122,8 +122,11 @@ class ResolvedHooks:
     arguments of its spec, by keyword (as pluggy requires): a missing one
     raises ``HookCallError`` or ``TypeError``.  Hooks with wrappers,
     historic hooks, spec defaults or call monitoring keep pluggy's own
-    caller.  A table keeps the hooks it was made with: plugins registered
-    later are seen by tables made later.
+    caller.  Each hook is bound the first time any table of the ruleset
+    calls it, and a bound hook keeps the implementations it was bound with;
+    tables made after a plugin is registered (or unregistered) get a fresh
+    set.  (Register plugins before making tables, as rulesets do when
+    loaded.)
     """
 
     def __init__(self, relay: Any) -> None:
