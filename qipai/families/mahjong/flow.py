@@ -38,6 +38,7 @@ from qipai.families.mahjong.tiles import TILES
 from qipai.families.mahjong.win_shapes import segment_codes, shape_waits_bytes, step_waits
 
 HU, PENG_GANG, CHI = 3, 2, 1
+_DECK = tuple(full_deck(TILES))
 _PRIORITY = {Hu: HU, Peng: PENG_GANG, Minggang: PENG_GANG, Chi: CHI}
 
 
@@ -167,7 +168,7 @@ class MahjongFlow:
     @hookimpl(trylast=True)
     def qipai_deck(self, options: Any) -> list[int]:
         """136 tiles, 34 kinds × 4 (mahjong-common.md, Components)."""
-        return full_deck(TILES)
+        return list(_DECK)
 
     @hookimpl(trylast=True)
     def qipai_first_dealer(self, options: Any, rng: random.Random) -> int:
