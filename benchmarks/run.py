@@ -434,7 +434,7 @@ def tables_mb() -> float:
 
 
 def summary(seed: int, n: int, repeat: int, bots: dict[str, Any],
-            anchor_seconds: float, rounds: int = 5) -> dict[str, Any]:
+            anchor_seconds: float, rounds: int = 9) -> dict[str, Any]:
     """The issue-5 figures: ours and the anchors on one seeded corpus."""
     from qipai.variants.guilin_mahjong import patterns
 
@@ -592,10 +592,10 @@ def main(argv: list[str] | None = None) -> None:
                    help="random 14-tile hands and 21-card zipai holdings (default 2000 each)")
     p.add_argument("--bot-hands", type=int, default=60, help="hands per bot kind (default 60)")
     p.add_argument("--repeat", type=int, default=7, help="passes per timing, median kept")
-    p.add_argument("--anchor-seconds", type=float, default=5.0,
+    p.add_argument("--anchor-seconds", type=float, default=9.0,
                    help="seconds of full-hand play for qipai, RLCard and riichienv each, "
-                        "split over --rounds interleaved rounds (default 5)")
-    p.add_argument("--rounds", type=int, default=5,
+                        "split over --rounds interleaved rounds (default 9)")
+    p.add_argument("--rounds", type=int, default=9,
                    help="interleaved rounds of the hands-per-second figures, median kept")
     p.add_argument("--seed", type=int, default=20240601)
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
