@@ -2,7 +2,7 @@
 
 Covered: the shape waits of :mod:`qipai.families.mahjong.win_shapes`
 (``shape_waits_bytes``, ``segment_codes``, ``step_waits``) against a brute
-force over the 34 kinds; the variants' ``shape_waits`` against their
+force over the 34 kinds; the variants' ``SHAPE_SHIFT`` waits against their
 ``evaluate`` (a win is never outside the waits); the mahjong flow's
 shortcuts (``hand_entry``, ``entry_after_discard``,
 ``qipai_window_actions``) against play with them switched off, against
@@ -41,6 +41,7 @@ from qipai.families.mahjong.win_shapes import (
 )
 from qipai.variants.guangxi_mahjong import patterns as guangxi
 from qipai.variants.guilin_mahjong import patterns as guilin
+from test_speed_agreement import _near  # a near miss: one tile swapped for another kind
 
 SEED = 20240611
 VARIANTS = ("guilin-mahjong", "guangxi-mahjong")
@@ -142,16 +143,6 @@ def _minus_one(rng: random.Random, c: list[int]) -> list[int]:
     return c
 
 
-def _swap(rng: random.Random, c: list[int]) -> list[int]:
-    """A near miss: one tile replaced by another kind."""
-    c = list(c)
-    old = rng.choice([k for k in range(34) if c[k]])
-    new = rng.choice([k for k in range(34) if k != old and c[k] < 4])
-    c[old] -= 1
-    c[new] += 1
-    return c
-
-
 def _meld_of(rng: random.Random, s: tuple[int, ...], spare: bool) -> Meld:
     """Set ``s`` as a claimed meld (a triplet may become a kong if ``spare``)."""
     src = rng.choice((1, 2, 3))
@@ -215,13 +206,13 @@ def _corpus(seed: int, size: int) -> list[tuple[list[int], tuple[Meld, ...]]]:
     for i in range(size):
         done = makers[i % len(makers)]()
         out.append((_minus_one(rng, done), ()))
-        out.append((_minus_one(rng, _swap(rng, done)), ()))  # a near miss
+        out.append((_minus_one(rng, _near(rng, done)), ()))  # a near miss
         out.append((_deck_counts(rng, 13), ()))
         c, melds = _melded(rng, 1 + i % 4)
         out.append((_minus_one(rng, c), melds))
         if i % 3 == 0:
             c, melds = _melded(rng, 1 + i % 4)
-            out.append((_minus_one(rng, _swap(rng, c)), melds))
+            out.append((_minus_one(rng, _near(rng, c)), melds))
     return [(c, m) for c, m in out if _honest(c, m)]
 
 
@@ -382,7 +373,7 @@ def test_step_waits_none_cases():
 
 
 # --------------------------------------------------------------------------
-# 2. the variants' shape_waits bound evaluate's wins
+# 2. the variants' shape waits (their SHAPE_SHIFT) bound evaluate's wins
 
 
 @pytest.mark.parametrize("patterns", [guilin, guangxi], ids=["guilin", "guangxi"])
@@ -393,9 +384,8 @@ def test_evaluate_never_wins_outside_the_shape_waits(corpus, patterns):
     hands = corpus[::2]
     for c, melds in hands:
         b = bytes(c)
-        waits = patterns.shape_waits(b, melds)
-        assert waits == shape_waits_bytes(b, melds, shift)
-        assert patterns.shape_waits(b, melds, segment_codes(b)) == waits
+        waits = shape_waits_bytes(b, melds, patterns.SHAPE_SHIFT)
+        assert shape_waits_bytes(b, melds, patterns.SHAPE_SHIFT, segment_codes(b)) == waits
         total = list(c)
         for m in melds:
             for k in m.cards:

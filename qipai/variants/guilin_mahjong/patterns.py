@@ -36,7 +36,7 @@ from collections.abc import Sequence
 
 from qipai.core.model import Meld, WinClaim, WinEval
 from qipai.families.mahjong import shapes
-from qipai.families.mahjong.win_shapes import LANPAI_SHIFT, counts_if_shaped, win_shape, shape_waits_bytes, win_shape_bytes, win_shape_plain
+from qipai.families.mahjong.win_shapes import LANPAI_SHIFT, counts_if_shaped, win_shape, win_shape_bytes, win_shape_plain
 from qipai.families.mahjong.scoring_kit import (  # HOWS, KNOWN_FLAGS: re-exported
     HOWS,  # noqa: F401
     KNOWN_FLAGS,  # noqa: F401
@@ -406,27 +406,7 @@ def _is_win_shape_checked(counts: list[int], melds: Sequence[Meld]) -> bool:
     return is_win_shape_bytes(bytes(counts), melds)
 
 
-#: The segment-code field of this variant's special 14-tile shape
-#: (``qipai.families.mahjong.win_shapes``): with it the mahjong flow keeps
-#: each seat's shape waits and skips win checks that cannot succeed.
+#: The segment-code field of this variant's special 14-tile shape, for
+#: ``win_shapes.shape_waits_bytes``: with it the mahjong flow keeps each
+#: seat's shape waits and skips win checks that cannot succeed.
 SHAPE_SHIFT = LANPAI_SHIFT
-
-
-def shape_waits(b: bytes, melds: Sequence[Meld] = (),
-                codes: tuple[int, int, int, int] | None = None) -> frozenset[int]:
-    """The kinds that complete a checked hand into a winning *shape*.
-
-    Args:
-        b: ``bytes`` of the 34 counts (each 0–4) of the concealed hand,
-            ``13 - 3 × len(melds)`` tiles, the winning tile not included.
-        melds: the hand's melds.
-        codes: the hand's ``win_shapes.segment_codes(b)`` if the caller
-            keeps them.
-
-    Returns:
-        Every kind ``t`` (fewer than four copies in ``b``) such that
-        :func:`is_win_shape_bytes` holds with ``t`` added.  :func:`evaluate`
-        finds no win on a tile outside it, so the flow skips those checks
-        (``MahjongFlow.may_win``).  No input check.
-    """
-    return shape_waits_bytes(b, melds, LANPAI_SHIFT, codes)
