@@ -278,7 +278,8 @@ class Table:
                  _position: bool = False) -> None:
         self.ruleset = ruleset
         self.hook = resolved_hooks(ruleset)
-        self._instant = getattr(self.hook, "only", lambda name: None)("qipai_instant_payments")
+        only = getattr(self.hook, "only", None)  # ResolvedHooks has it; pluggy's relay not
+        self._instant = only("qipai_instant_payments") if only is not None else None
         self.options = ruleset.options
         self.cards = ruleset.cards
         self.n = ruleset.manifest.players
