@@ -72,6 +72,10 @@ class RandomBot:
     def __init__(self, rng: random.Random | None = None, *, always_win: bool = True) -> None:
         self.rng = rng or random.Random()
         self.always_win = always_win
+        # the inlined draw below is random.choice's only where choice draws
+        # with getrandbits (random.Random, SystemRandom, most subclasses)
+        self._inline = getattr(type(self.rng), "_randbelow", None) is \
+            getattr(random.Random, "_randbelow_with_getrandbits", object())
 
     def choose(self, table: Any, seat: int) -> Action:
         actions = table.legal_actions(seat)
@@ -82,6 +86,8 @@ class RandomBot:
         # rng.choice(actions) without its two Python frames: the same draw
         # (``getrandbits`` rejection sampling, as random.Random does it), so
         # a seed plays the same hand; tests/test_bots.py checks the two agree.
+        if not self._inline:
+            return self.rng.choice(actions)
         getrandbits = self.rng.getrandbits
         n = len(actions)
         k = n.bit_length()

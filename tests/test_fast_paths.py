@@ -871,3 +871,103 @@ def test_resolve_claims_is_skipped_when_everyone_passes(variant):
                     all_pass += bool(declared)
             prev = entry
     assert resolves == with_claims > 0 and all_pass > 0, (resolves, with_claims, all_pass)
+
+
+# --------------------------------------------------------------------------
+# review regressions: the shortcuts honour the flow's extension points
+
+
+def _flow_of(rs) -> MahjongFlow:
+    return next(p for p in rs.pm.get_plugins() if isinstance(p, MahjongFlow))
+
+
+def test_a_reserve_override_is_honoured(monkeypatch):
+    """A flow whose ``reserve`` keeps 14 tiles back ends every hand with 14
+    in the stock (the shortcuts read the reserve through the flow)."""
+    rs = load("guilin-mahjong")
+    monkeypatch.setattr(_flow_of(rs), "reserve", lambda table: 14)
+    ends = [play_hand(rs, seed=s, bots="random") for s in range(12)]
+    assert all(t.result.end == "huangzhuang" for t in ends if len(t.state.wall) >= 14)
+    assert [len(t.state.wall) for t in ends if t.result.end == "huangzhuang"]
+    assert {len(t.state.wall) for t in ends if t.result.end == "huangzhuang"} == {14}
+
+
+def test_a_subclass_override_of_claim_actions_is_asked(monkeypatch):
+    """A MahjongFlow subclass overriding qipai_claim_actions is asked seat by
+    seat: the window shortcut must not answer for it."""
+    from qipai.variants.guilin_mahjong import patterns as guilin_patterns
+    from qipai.variants.guilin_mahjong import plugin as guilin_plugin
+
+    class NoChiFlow(MahjongFlow):
+        @hookimpl(trylast=True)
+        def qipai_claim_actions(self, table, seat, window):
+            acts = [a for a in super().qipai_claim_actions(table, seat, window)
+                    if type(a) is not Chi]
+            return [] if len(acts) == 1 else acts
+
+    flow = NoChiFlow(guilin_plugin.MANIFEST, patterns=guilin_patterns, angang_hidden=3)
+    monkeypatch.setattr(guilin_plugin, "QIPAI_BASE_PLUGINS", [flow])
+    rs = load("guilin-mahjong")
+    assert _flow_of(rs) is flow
+    tables = [play_hand(rs, seed=s, bots="random") for s in range(25)]
+    assert not any(type(a) is Chi for t in tables for a in t.state.actions)
+    assert any(type(a) is Peng for t in tables for a in t.state.actions)
+
+
+def test_a_subclass_override_of_wins_turns_the_skip_off(monkeypatch):
+    from qipai.variants.guilin_mahjong import patterns as guilin_patterns
+    from qipai.variants.guilin_mahjong import plugin as guilin_plugin
+
+    calls = []
+
+    class CountingFlow(MahjongFlow):
+        def wins(self, table, claim, how, owner):
+            calls.append(how)
+            return super().wins(table, claim, how, owner)
+
+    flow = CountingFlow(guilin_plugin.MANIFEST, patterns=guilin_patterns, angang_hidden=3)
+    monkeypatch.setattr(guilin_plugin, "QIPAI_BASE_PLUGINS", [flow])
+    rs = load("guilin-mahjong")
+    table = play_hand(rs, seed=5, bots="random")
+    discards = sum(type(a) is Discard for a in table.state.actions)
+    assert table.scratch.get("mahjong.waits") is False  # no shape waits kept
+    assert calls.count("dianpao") >= 2 * discards  # every other seat asked on each discard
+
+
+@pytest.mark.parametrize("source", ["discard", "jiagang"])
+def test_a_fifth_copy_in_play_is_refused(source):
+    """A card of a kind the claimer already holds four of cannot be in play:
+    asking about it raises BadCards, as the full check does."""
+    from qipai.core.errors import BadCards
+
+    rs = load("guilin-mahjong")
+    p = rs.parse
+    table = Table.from_position(
+        rs, dealer=0,
+        hands=[p("123m456m789m1122p3p"), p("5555p123s456s789s"), p("2468m2468p2468s9s"),
+               p("EEESSSWWWNNNC")],
+        wall=p("9p9p9p"))
+    five = p("5p")[0]
+    with pytest.raises(BadCards, match="5 copies of 5p"):
+        table.claim_options(1, five, 0, source)
+
+
+def test_step_waits_builds_its_tables_in_a_fresh_interpreter():
+    """step_waits given codes kept from elsewhere (here: computed in this
+    process) must build the look-up tables it needs itself."""
+    import subprocess
+    import sys
+
+    # 123456789m 11p 3s E; draw 3s (20), discard E (27): 123456789m 11p 33s
+    # waits on 1p or 3s (a set of either pair).
+    before = bytes([1] * 9 + [2] + [0] * 8 + [0, 0, 1] + [0] * 6 + [1] + [0] * 6)
+    codes = segment_codes(before)
+    code = (
+        "from qipai.families.mahjong import suit_tables\n"
+        "from qipai.families.mahjong.win_shapes import step_waits, LANPAI_SHIFT\n"
+        "assert not suit_tables.SEGMENT\n"
+        f"new, codes, waits = step_waits({before!r}, {codes!r}, 20, 27, (), LANPAI_SHIFT)\n"
+        "print(sorted(waits))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[9, 20]"
+    assert sorted(step_waits(before, codes, 20, 27, (), LANPAI_SHIFT)[2]) == [9, 20]

@@ -221,29 +221,32 @@ def _compiled_caller(hook: str, argnames: tuple[str, ...],
     implementation (``order``: pluggy's call order) with its own arguments
     positionally — what pluggy's ``_multicall`` does, less its per-call
     bookkeeping.  It is generated once per hook as source text (like
-    ``dataclasses`` builds ``__init__``) so a call makes no dict and no
-    list: a hot hook is called a few hundred times a hand.
+    ``dataclasses`` builds ``__init__``) so a call builds no keyword dict
+    and no argument lists (only the result list of a collecting hook): a
+    hot hook is called a few hundred times a hand.
 
     A missing argument raises pluggy's ``HookCallError``; arguments the
     spec does not name are ignored, as pluggy ignores them.
     """
     for name in argnames:  # hookspec argument names: identifiers, never code
-        if not name.isidentifier():  # pragma: no cover - pluggy gives identifiers
+        if not name.isidentifier() or name.startswith("_qipai_"):  # pragma: no cover
             raise ValueError(f"hook {hook} has an argument named {name!r}")
-    env: dict[str, Any] = {"_MISSING": _MISSING, "_missing": _missing}
-    params = ", ".join(f"{a}=_MISSING" for a in argnames)
-    lines = [f"def call(*, {params}, **_ignored):" if argnames else "def call(**_ignored):"]
+    env: dict[str, Any] = {"_qipai_MISSING": _MISSING, "_qipai_missing": _missing}
+    params = ", ".join(f"{a}=_qipai_MISSING" for a in argnames)
+    lines = [f"def call(*, {params}, **_qipai_ignored):" if argnames
+             else "def call(**_qipai_ignored):"]
     if argnames:
-        lines.append("    if " + " or ".join(f"{a} is _MISSING" for a in argnames) + ":")
-        lines.append(f"        _missing({hook!r}, " + ", ".join(f"{a}={a}" for a in argnames) + ")")
-    if not firstresult:
-        lines.append("    out = []")
+        lines.append("    if " + " or ".join(f"{a} is _qipai_MISSING" for a in argnames) + ":")
+        lines.append(f"        _qipai_missing({hook!r}, "
+                     + ", ".join(f"{a}={a}" for a in argnames) + ")")
+    if not firstresult:  # locals named so that no argument name can shadow them
+        lines.append("    _qipai_out = []")
     for i, (fn, names) in enumerate(order):
-        env[f"_f{i}"] = fn
-        lines.append(f"    r = _f{i}({', '.join(names)})")
-        lines.append("    if r is not None:")
-        lines.append("        return r" if firstresult else "        out.append(r)")
-    lines.append("    return None" if firstresult else "    return out")
+        env[f"_qipai_f{i}"] = fn
+        lines.append(f"    _qipai_r = _qipai_f{i}({', '.join(names)})")
+        lines.append("    if _qipai_r is not None:")
+        lines.append("        return _qipai_r" if firstresult else "        _qipai_out.append(_qipai_r)")
+    lines.append("    return None" if firstresult else "    return _qipai_out")
     exec("\n".join(lines), env)  # noqa: S102 - source built above from identifiers only
     call = env["call"]
     call.__name__ = call.__qualname__ = hook
@@ -421,6 +424,11 @@ class Table:
     # ------------------------------------------------------------------ acting
     def apply(self, action: Action) -> list[Event]:
         """Apply one seat's decision; return the events it caused.
+
+        An action equal to a listed legal one (``==``: the same type and
+        equal fields, so ``1.0`` or ``True`` for card 1) is taken as that
+        listed action, and the listed instance is what the record keeps;
+        anything else is checked field by field (:meth:`_checked`) first.
 
         Raises:
             IllegalAction: the action is not legal now (wrong seat, wrong

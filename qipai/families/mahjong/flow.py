@@ -32,13 +32,14 @@ from qipai.core.model import (
     Melded,
     Minggang, Pass, Peng, WinClaim, Window, Won, Zimo,
 )
-from qipai.families.mahjong.hand_checks import COUNTS_0_TO_4
+from qipai.families.mahjong.hand_checks import COUNTS_0_TO_4, check_meld_once
 from qipai.families.mahjong.scoring_kit import as_wineval
 from qipai.families.mahjong.tiles import TILES
 from qipai.families.mahjong.win_shapes import segment_codes, shape_waits_bytes, step_waits
 
 HU, PENG_GANG, CHI = 3, 2, 1
 _DECK = tuple(full_deck(TILES))
+_NO_MELDS = bytes(34)  # the meld counts of a hand without melds
 _PRIORITY = {Hu: HU, Peng: PENG_GANG, Minggang: PENG_GANG, Chi: CHI}
 
 
@@ -228,8 +229,22 @@ class MahjongFlow:
 
     def drawable(self, table: Any) -> int:
         """Tiles that may still be drawn (the stock less the reserve)."""
-        left = len(table.state.wall) - getattr(table.options, "reserve_tiles", 0)
+        left = len(table.state.wall) - self.reserve(table)
         return left if left > 0 else 0
+
+    def can_draw(self, table: Any) -> bool:
+        """``drawable(table) > 0``, the check of every turn and claim window:
+        with the family's own ``reserve`` and ``drawable`` the reserve is
+        read once per table; an override of either is asked each time."""
+        r = table.scratch.get("mahjong.reserve")
+        if r is None:
+            plain = "reserve" not in vars(self) and "drawable" not in vars(self) \
+                and type(self).reserve is MahjongFlow.reserve \
+                and type(self).drawable is MahjongFlow.drawable
+            r = table.scratch["mahjong.reserve"] = self.reserve(table) if plain else -1
+        if r < 0:
+            return self.drawable(table) > 0
+        return len(table.state.wall) > r
 
     def win_flags(self, table: Any, seat: int, how: str, owner: int | None) -> tuple[str, ...]:
         st = table.extra
@@ -279,25 +294,31 @@ class MahjongFlow:
 
     def answers(self, table: Any, hook: str) -> bool:
         """Whether this flow alone implements ``hook`` on ``table``'s ruleset
-        (no variant or house plugin overrides it): only then may the flow
-        take the shortcuts that assume its own answer.  Kept per table."""
+        with this class's own method (no variant or house plugin answers it,
+        no subclass overrides it): only then may the flow take the
+        shortcuts that assume its own answer.  Read once per table, from the
+        plugins registered then."""
         sc = table.scratch
         key = "mahjong.answers." + hook
         own = sc.get(key)
         if own is None:
             impls = getattr(table.ruleset.hook, hook).get_hookimpls()
-            own = sc[key] = [i.plugin for i in impls] == [self]
+            own = sc[key] = [i.plugin for i in impls] == [self] and \
+                getattr(type(self), hook) is getattr(MahjongFlow, hook)  # not a subclass's
         return own
 
     def hand_entry(self, table: Any, seat: int, hand: list[int]) -> tuple | None:
         """What the flow knows of ``seat``'s concealed ``hand`` one tile short
-        of a win: ``(hand, melds, counts, waits, codes, kinds)`` — copies of
-        the hand and melds it was computed from, ``bytes`` of the 34 counts,
-        the *shape waits* (the kinds that could complete it into a winning
-        shape), the counts' ``win_shapes.segment_codes`` and the hand's
-        distinct kinds in order (a list never changed in place).  None when
-        the flow cannot tell (the hand is not one tile short, or the win
-        check is not this flow's).
+        of a win: ``(hand, melds, counts, waits, codes, kinds, held)`` —
+        copies of the hand and melds it was computed from, ``bytes`` of the
+        34 counts, the *shape waits* (the kinds that could complete it into a
+        winning shape), the counts' ``win_shapes.segment_codes``, the hand's
+        distinct kinds in order (a list never changed in place) and the
+        counts of the meld cards.  None when the flow cannot tell
+        (the hand is not one tile short, or the win check is not this
+        flow's).  A tile is skipped (:meth:`may_win`) only when it is not a
+        shape wait and fewer than four of it are held: a fifth copy goes to
+        the full check, which refuses it.
 
         Known only when this flow answers the table's ``qipai_win_check``
         from a patterns module that gives ``SHAPE_SHIFT``, its special
@@ -309,7 +330,8 @@ class MahjongFlow:
         """
         cache = table.scratch.get("mahjong.waits")
         if cache is None:
-            if self.shape_shift is None or not self.answers(table, "qipai_win_check"):
+            if self.shape_shift is None or not self.answers(table, "qipai_win_check") \
+                    or type(self).wins is not MahjongFlow.wins:
                 table.scratch["mahjong.waits"] = False
                 return None
             cache = table.scratch["mahjong.waits"] = {}
@@ -325,15 +347,21 @@ class MahjongFlow:
         try:
             for k in hand:
                 b[k] += 1
+            in_melds = bytearray(34)
+            for m in melds:
+                check_meld_once(m)  # a malformed meld raises, as the full check would
+                for k in m.cards:
+                    in_melds[k] += 1
         except (IndexError, TypeError, ValueError):
             return None
-        if b.translate(None, COUNTS_0_TO_4):  # a count above 4: not a hand of this game
+        held = bytes(x + y for x, y in zip(b, in_melds)) if melds else b
+        if held.translate(None, COUNTS_0_TO_4):  # a fifth copy: the full check raises
             return None
         counts = bytes(b)
         codes = segment_codes(counts)
         entry = cache[seat] = (list(hand), list(melds), counts,
                                shape_waits_bytes(counts, melds, self.shape_shift, codes), codes,
-                               sorted(set(hand)))
+                               sorted(set(hand)), bytes(in_melds) if melds else _NO_MELDS)
         return entry
 
     def entry_after_discard(self, table: Any, seat: int, drawn: int, card: int) -> None:
@@ -361,13 +389,13 @@ class MahjongFlow:
                 insort(kinds, drawn)
             if not stepped[0][card]:
                 kinds.remove(card)
-        cache[seat] = (hand, entry[1], stepped[0], stepped[2], stepped[1], kinds)
+        cache[seat] = (hand, entry[1], stepped[0], stepped[2], stepped[1], kinds, entry[6])
 
     def may_win(self, table: Any, seat: int, hand: list[int], card: int) -> bool:
         """False when ``card`` certainly cannot complete ``seat``'s ``hand``
         into a win (see :meth:`hand_entry`), so the win check is skipped."""
         entry = self.hand_entry(table, seat, hand)
-        return entry is None or card in entry[3]
+        return entry is None or card in entry[3] or entry[2][card] + entry[6][card] >= 4
 
     def wins(self, table: Any, claim: WinClaim, how: str, owner: int | None) -> bool:
         ev = table.hook.qipai_win_check(claim=claim, how=how, dealer=table.state.dealer,
@@ -412,7 +440,7 @@ class MahjongFlow:
             entry = cache.get(seat) if cache else None
             if entry is None or entry[0] != rest or entry[1] != s.melds:
                 entry = self.hand_entry(table, seat, rest)
-            if (entry is None or drawn in entry[3]) and \
+            if (entry is None or drawn in entry[3] or entry[2][drawn] + entry[6][drawn] >= 4) and \
                     self.wins(table, self.claim_for(table, seat, drawn, "zimo", None, rest),
                               "zimo", None):
                 acts.append(Zimo(seat))
@@ -423,7 +451,7 @@ class MahjongFlow:
         else:
             kinds = list(entry[5])
             insort(kinds, drawn)
-        if len(state.wall) > getattr(table.options, "reserve_tiles", 0):  # kongs after a draw
+        if self.can_draw(table):  # kongs after a draw
             if entry is not None:  # four of a kind: from the counts of the rest
                 counts = entry[2]
                 if counts[drawn] == 3 or counts.find(4) >= 0:
@@ -511,8 +539,7 @@ class MahjongFlow:
         owner, card = window.owner, window.card
         state = table.state
         seats = state.seats
-        melds_too = window.source == "discard" and \
-            len(state.wall) > getattr(table.options, "reserve_tiles", 0)
+        melds_too = window.source == "discard" and self.can_draw(table)
         nxt = (owner + 1) % table.n
         rank = card % 9 if card < 27 else -1  # -1: an honor, never in a run
         cache = table.scratch.get("mahjong.waits")  # see hand_entry
@@ -524,7 +551,7 @@ class MahjongFlow:
             hand = s.hand
             entry = cache.get(seat) if cache else None
             if entry is not None and entry[0] == hand and entry[1] == s.melds:
-                hu = card in entry[3]
+                hu = card in entry[3] or entry[2][card] + entry[6][card] >= 4  # see hand_entry
                 if not hu:
                     if not melds_too:
                         continue
@@ -564,7 +591,7 @@ class MahjongFlow:
             claim = self.claim_for(table, seat, card, how, window.owner)
             if self.wins(table, claim, how, window.owner):
                 acts.append(Hu(seat))
-        if window.source == "discard" and self.drawable(table) > 0:
+        if window.source == "discard" and self.can_draw(table):
             hand = table.state.seats[seat].hand
             n = hand.count(card)
             if n >= 2:
@@ -613,7 +640,7 @@ class MahjongFlow:
             state.seats[owner].discards.append(card)
             st.kong_discard = None
             nxt = (owner + 1) % table.n
-            if len(state.wall) <= getattr(table.options, "reserve_tiles", 0):
+            if not self.can_draw(table):
                 self.huangzhuang(table)
             else:
                 table.draw(nxt)

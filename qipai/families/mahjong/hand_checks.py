@@ -23,8 +23,10 @@ _GOOD_MELDS: set[Meld] = set()
 _MAX_GOOD_MELDS = 1 << 14
 
 
-def _check_meld_once(m: Meld) -> None:
-    """:func:`check_meld`, skipped for a meld equal to one that passed."""
+def check_meld_once(m: Meld) -> None:
+    """:func:`~qipai.families.mahjong.scoring_kit.check_meld` (raises
+    ``BadCards`` for a malformed meld), skipped for a meld equal to one that
+    passed."""
     try:
         if m in _GOOD_MELDS:
             return
@@ -54,7 +56,7 @@ def valid_bytes(counts: Sequence[int], melds: Sequence[Meld]) -> bytes | None:
     if melds:
         held = bytearray(b)
         for m in melds:
-            _check_meld_once(m)
+            check_meld_once(m)
         try:
             for m in melds:
                 for c in m.cards:

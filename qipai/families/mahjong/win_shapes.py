@@ -117,6 +117,8 @@ def step_waits(counts: bytes, codes: tuple[int, int, int, int], add: int, remove
         ``(counts, codes, waits)`` of the new hand, or None when ``add``
         would be a fifth copy or ``remove`` is not held.
     """
+    if not suit_tables.SEGMENT:
+        suit_tables.build_segments()
     b = bytearray(counts)
     b[add] += 1
     if b[add] > 4 or not b[remove]:
@@ -143,17 +145,18 @@ def shape_waits_bytes(b: bytes, melds: Sequence[Meld], special_shift: int,
         melds: the hand's melds.
         special_shift: the variant's special shape's segment-code field.
         codes: ``segment_codes(b)`` when the caller keeps them (see
-            :func:`codes_after`); computed when None.
+            :func:`step_waits`); computed when None.
 
     Returns:
         A frozenset of kinds; a kind with four copies in ``b`` is never in it.
         It is exact: ``t in shape_waits_bytes(b, …)`` iff
-        ``win_shape_bytes(b + t, …)`` (checked in
-        ``tests/test_speed_agreement.py``), so a flow may skip a win check
-        whose tile is not in it.
+        ``win_shape_bytes(b + t, …)`` (checked in ``tests/test_fast_paths.py``),
+        so a flow may skip a win check whose tile is not in it.
     """
     if codes is None:
         codes = segment_codes(b)
+    elif not suit_tables.SEGMENT:  # codes from elsewhere: the tables are still needed
+        suit_tables.build_segments()
     v = codes[0] + codes[1] + codes[2] + codes[3]
     # Fields of the sum: segments not complete (× NOT_COMPLETE: complete
     # segments sum below it), segments with the special / 七对 / empty flag.
