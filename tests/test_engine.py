@@ -331,3 +331,27 @@ def test_a_record_of_another_variant_version_is_refused():
     obj["version"] = "999"
     with pytest.raises(BadRecord, match="version 999"):
         replay_check(decode_record(msgspec.json.encode(obj)))
+
+
+def test_the_table_shuffle_is_random_shuffle():
+    """qipai.core.cards.shuffle inlines random.Random.shuffle: the same
+    permutation for the same seed (so a seed keeps dealing the same hand),
+    and an RNG with its own shuffle is asked."""
+    import random as _random
+
+    from qipai.core.cards import shuffle
+
+    for seed in range(300):
+        ours, theirs = list(range(136)), list(range(136))
+        shuffle(_random.Random(seed), ours)
+        _random.Random(seed).shuffle(theirs)
+        assert ours == theirs
+        assert sorted(ours) == list(range(136))
+
+    class Reversing(_random.Random):
+        def shuffle(self, x):
+            x.reverse()
+
+    deck = list(range(10))
+    shuffle(Reversing(1), deck)
+    assert deck == list(range(9, -1, -1))

@@ -36,7 +36,7 @@ from typing import Any
 import msgspec
 from pluggy import HookCallError
 
-from qipai.core.cards import check_copies
+from qipai.core.cards import check_copies, shuffle
 from qipai.core.checks import checked_relations
 from qipai.core.errors import BadCards, BadRecord, IllegalAction
 from qipai.core.model import (
@@ -301,7 +301,7 @@ class Table:
         if deal is None:
             rng = rng or (random.Random(seed) if seed is not None else secrets.SystemRandom())
             deck = list(self.hook.qipai_deck(options=self.options))
-            rng.shuffle(deck)
+            shuffle(rng, deck)
             if dealer is None:
                 dealer = self.hook.qipai_first_dealer(options=self.options, rng=rng)
             deal = self.hook.qipai_deal(deck=deck, dealer=dealer, options=self.options)

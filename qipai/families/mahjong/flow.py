@@ -451,7 +451,8 @@ class MahjongFlow:
         else:
             kinds = list(entry[5])
             insort(kinds, drawn)
-        if self.can_draw(table):  # kongs after a draw
+        r = table.scratch.get("mahjong.reserve")  # can_draw, read inline
+        if (len(state.wall) > r if r is not None and r >= 0 else self.can_draw(table)):  # kongs
             if entry is not None:  # four of a kind: from the counts of the rest
                 counts = entry[2]
                 if counts[drawn] == 3 or counts.find(4) >= 0:
@@ -539,7 +540,9 @@ class MahjongFlow:
         owner, card = window.owner, window.card
         state = table.state
         seats = state.seats
-        melds_too = window.source == "discard" and self.can_draw(table)
+        r = table.scratch.get("mahjong.reserve")  # can_draw, read inline
+        melds_too = window.source == "discard" and (
+            len(state.wall) > r if r is not None and r >= 0 else self.can_draw(table))
         nxt = (owner + 1) % table.n
         rank = card % 9 if card < 27 else -1  # -1: an honor, never in a run
         cache = table.scratch.get("mahjong.waits")  # see hand_entry
@@ -640,7 +643,8 @@ class MahjongFlow:
             state.seats[owner].discards.append(card)
             st.kong_discard = None
             nxt = (owner + 1) % table.n
-            if not self.can_draw(table):
+            r = table.scratch.get("mahjong.reserve")  # can_draw, read inline
+            if not (len(state.wall) > r if r is not None and r >= 0 else self.can_draw(table)):
                 self.huangzhuang(table)
             else:
                 table.draw(nxt)
