@@ -432,8 +432,8 @@ def test_flow_shortcuts_play_the_same_hands(variant, monkeypatch):
     assert any(type(a) is Hu for t in fast for a in t.state.actions)
     assert any(type(a) is Zimo for t in fast for a in t.state.actions)
     # the shortcuts were taken: every table kept shape waits
-    assert all(isinstance(t.scratch.get("mahjong.waits"), dict) and t.scratch["mahjong.waits"]
-               for t in fast)
+    assert all(isinstance(t.scratch.get("mahjong.waits"), list)
+               and any(t.scratch["mahjong.waits"]) for t in fast)
 
     # no shape waits (every win check asked), the window shortcut still on
     for flow in _flows(fast_rs):
@@ -485,17 +485,25 @@ def _check_entries(table, shift: int) -> int:
     cache = table.scratch.get("mahjong.waits")
     if not cache:
         return 0
-    for seat, entry in cache.items():
-        hand, melds, counts, waits, codes = entry[:5]
-        if len(entry) > 5:  # the hand's kinds, in order
-            assert list(entry[5]) == sorted(set(hand)), (seat, hand, entry[5])
+    kept = 0
+    for seat, entry in enumerate(cache):
+        if entry is None:
+            continue
+        kept += 1
+        hand, melds, counts, waits, codes, kinds, four = entry
+        assert list(kinds) == sorted(set(hand)), (seat, hand, kinds)
         c = bytearray(34)
         for k in hand:
             c[k] += 1
+        held = list(c)
+        for m in melds:
+            for k in m.cards:
+                held[k] += 1
+        assert four == {k for k in range(34) if held[k] == 4}, (seat, hand, melds, four)
         assert counts == bytes(c) and hand == sorted(hand), (seat, hand)
         assert codes == segment_codes(counts), (seat, hand)
         assert waits == _brute(counts, tuple(melds), shift), (seat, hand, melds)
-    return len(cache)
+    return kept
 
 
 def _probe(table, flow: MahjongFlow, w: Window, own: bool, first: bool) -> dict:
@@ -542,9 +550,9 @@ def test_window_actions_equal_claim_actions_seat_by_seat(variant, monkeypatch):
     step = flow.entry_after_discard
 
     def counted(table, seat, drawn, card):  # count the entries derived by a step
-        old = (table.scratch.get("mahjong.waits") or {}).get(seat)
+        old = (table.scratch.get("mahjong.waits") or [None] * 4)[seat]
         step(table, seat, drawn, card)
-        new = (table.scratch.get("mahjong.waits") or {}).get(seat)
+        new = (table.scratch.get("mahjong.waits") or [None] * 4)[seat]
         steps.append(new is not old)
 
     monkeypatch.setattr(flow, "entry_after_discard", counted)

@@ -39,7 +39,7 @@ from qipai.families.mahjong.win_shapes import segment_codes, shape_waits_bytes, 
 
 HU, PENG_GANG, CHI = 3, 2, 1
 _DECK = tuple(full_deck(TILES))
-_NO_MELDS = bytes(34)  # the meld counts of a hand without melds
+_NONE: frozenset[int] = frozenset()
 _PRIORITY = {Hu: HU, Peng: PENG_GANG, Minggang: PENG_GANG, Chi: CHI}
 
 
@@ -314,18 +314,19 @@ class MahjongFlow:
         34 counts, the *shape waits* (the kinds that could complete it into a
         winning shape), the counts' ``win_shapes.segment_codes``, the hand's
         distinct kinds in order (a list never changed in place) and the
-        counts of the meld cards.  None when the flow cannot tell
+        kinds held four times among hand and melds (a fifth copy of them is
+        impossible).  None when the flow cannot tell
         (the hand is not one tile short, or the win check is not this
         flow's).  A tile is skipped (:meth:`may_win`) only when it is not a
-        shape wait and fewer than four of it are held: a fifth copy goes to
-        the full check, which refuses it.
+        shape wait and not one of those four-times-held kinds: a fifth copy
+        goes to the full check, which refuses it.
 
         Known only when this flow answers the table's ``qipai_win_check``
         from a patterns module that gives ``SHAPE_SHIFT``, its special
         shape's field for :func:`~qipai.families.mahjong.win_shapes.shape_waits_bytes`
         (a house plugin's win check is always asked): ``evaluate`` finds no
         win on a tile outside the waits, so that check is skipped.  Each seat's entry
-        is kept in ``table.scratch["mahjong.waits"]`` and reused while the
+        is kept in ``table.scratch["mahjong.waits"]`` (a list by seat) and reused while the
         seat's hand and melds equal its copies: computed once per hand change.
         """
         cache = table.scratch.get("mahjong.waits")
@@ -334,11 +335,11 @@ class MahjongFlow:
                     or type(self).wins is not MahjongFlow.wins:
                 table.scratch["mahjong.waits"] = False
                 return None
-            cache = table.scratch["mahjong.waits"] = {}
+            cache = table.scratch["mahjong.waits"] = [None] * table.n
         elif cache is False:
             return None
         melds = table.state.seats[seat].melds
-        entry = cache.get(seat)
+        entry = cache[seat]
         if entry is not None and entry[0] == hand and entry[1] == melds:
             return entry
         if len(hand) != 13 - 3 * len(melds):
@@ -354,14 +355,15 @@ class MahjongFlow:
                     in_melds[k] += 1
         except (IndexError, TypeError, ValueError):
             return None
-        held = bytes(x + y for x, y in zip(b, in_melds)) if melds else b
+        held = bytes(x + y for x, y in zip(b, in_melds)) if melds else bytes(b)
         if held.translate(None, COUNTS_0_TO_4):  # a fifth copy: the full check raises
             return None
         counts = bytes(b)
         codes = segment_codes(counts)
+        four = frozenset(k for k in range(34) if held[k] == 4) if 4 in held else _NONE
         entry = cache[seat] = (list(hand), list(melds), counts,
                                shape_waits_bytes(counts, melds, self.shape_shift, codes), codes,
-                               sorted(set(hand)), bytes(in_melds) if melds else _NO_MELDS)
+                               sorted(set(hand)), four)
         return entry
 
     def entry_after_discard(self, table: Any, seat: int, drawn: int, card: int) -> None:
@@ -373,7 +375,7 @@ class MahjongFlow:
         self-consistent by construction and, like any entry, used only while
         the seat's hand and melds equal its copies."""
         cache = table.scratch.get("mahjong.waits")
-        entry = cache.get(seat) if cache else None
+        entry = cache[seat] if cache else None
         if entry is None or card == drawn:
             return  # nothing kept, or the same hand again
         stepped = step_waits(entry[2], entry[4], drawn, card, entry[1], self.shape_shift)
@@ -389,13 +391,21 @@ class MahjongFlow:
                 insort(kinds, drawn)
             if not stepped[0][card]:
                 kinds.remove(card)
-        cache[seat] = (hand, entry[1], stepped[0], stepped[2], stepped[1], kinds, entry[6])
+        four = entry[6]  # the kinds held four times, hand and melds
+        held = stepped[0][drawn]
+        if entry[1]:
+            held += sum(m.cards.count(drawn) for m in entry[1])
+        if held > 4:
+            return  # a fifth copy: no entry, the full check refuses it
+        if held == 4 or card in four:
+            four = (four - {card}) | ({drawn} if held == 4 else _NONE)
+        cache[seat] = (hand, entry[1], stepped[0], stepped[2], stepped[1], kinds, four)
 
     def may_win(self, table: Any, seat: int, hand: list[int], card: int) -> bool:
         """False when ``card`` certainly cannot complete ``seat``'s ``hand``
         into a win (see :meth:`hand_entry`), so the win check is skipped."""
         entry = self.hand_entry(table, seat, hand)
-        return entry is None or card in entry[3] or entry[2][card] + entry[6][card] >= 4
+        return entry is None or card in entry[3] or card in entry[6]
 
     def wins(self, table: Any, claim: WinClaim, how: str, owner: int | None) -> bool:
         ev = table.hook.qipai_win_check(claim=claim, how=how, dealer=table.state.dealer,
@@ -437,10 +447,10 @@ class MahjongFlow:
             rest = list(hand)
             rest.remove(drawn)
             cache = table.scratch.get("mahjong.waits")  # see hand_entry
-            entry = cache.get(seat) if cache else None
+            entry = cache[seat] if cache else None
             if entry is None or entry[0] != rest or entry[1] != s.melds:
                 entry = self.hand_entry(table, seat, rest)
-            if (entry is None or drawn in entry[3] or entry[2][drawn] + entry[6][drawn] >= 4) and \
+            if (entry is None or drawn in entry[3] or drawn in entry[6]) and \
                     self.wins(table, self.claim_for(table, seat, drawn, "zimo", None, rest),
                               "zimo", None):
                 acts.append(Zimo(seat))
@@ -552,9 +562,9 @@ class MahjongFlow:
                 continue
             s = seats[seat]
             hand = s.hand
-            entry = cache.get(seat) if cache else None
+            entry = cache[seat] if cache else None
             if entry is not None and entry[0] == hand and entry[1] == s.melds:
-                hu = card in entry[3] or entry[2][card] + entry[6][card] >= 4  # see hand_entry
+                hu = card in entry[3] or card in entry[6]  # see hand_entry
                 if not hu:
                     if not melds_too:
                         continue
