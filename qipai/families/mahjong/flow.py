@@ -348,14 +348,13 @@ class MahjongFlow:
         try:
             for k in hand:
                 b[k] += 1
-            in_melds = bytearray(34)
+            held = bytearray(b)
             for m in melds:
                 check_meld_once(m)  # a malformed meld raises, as the full check would
                 for k in m.cards:
-                    in_melds[k] += 1
+                    held[k] += 1
         except (IndexError, TypeError, ValueError):
             return None
-        held = bytes(x + y for x, y in zip(b, in_melds)) if melds else bytes(b)
         if held.translate(None, COUNTS_0_TO_4):  # a fifth copy: the full check raises
             return None
         counts = bytes(b)
