@@ -25,7 +25,7 @@ def _angang_then_huangzhuang(rs):
     hands = [P("2m3m4m 2p3p4p 2s3s4s 6m7m8m E"), P("1m1m1m1m 9p9p9p 5s6s7s 9m9m E S"),
              P("5p6p7p 5m6m7m 9s9s9s C C F P"), P("2m3m4m 2p3p4p 2s3s4s 6s7s8s W")]
     wall = P("N")  # the replacement for the kong; then the stock is empty
-    t = rs.table(deal=Deal(1, tuple(map(tuple, hands)), tuple(wall)))
+    t = rs.table(deal=Deal(1, tuple(map(tuple, hands)), tuple(wall)), partial=True)
     from qipai.core.model import Angang, Discard
     t.apply(Angang(1, P("1m")[0]))
     t.apply(Discard(1, P("N")[0]))

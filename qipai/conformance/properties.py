@@ -234,7 +234,7 @@ def replay_problem(rs: Ruleset, record: Record) -> str | None:
     """Replay ``record`` on ``rs``'s plugins (a variant given as a plugin
     object has no registry name to load); the first difference, or None."""
     table = Table(rs.with_options(**record.options), deal=record.deal, seed=record.seed,
-                  relations=record.relations)
+                  relations=record.relations, partial=record.partial)
     enc = msgspec.json.encode
     for i, action in enumerate(record.actions):
         try:

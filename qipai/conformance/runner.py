@@ -442,7 +442,7 @@ def play_scenario(rs: Ruleset, g: dict) -> Table:
     hands = [cards(rs, h) for h in g["hands"]]
     wall = cards(rs, g.get("wall", ""))
     table = Table(rs, deal=Deal(g.get("dealer", 0), tuple(map(tuple, hands)), tuple(wall)),
-                  relations=_relations(g))
+                  relations=_relations(g), partial=True)
     mark = len(table.events)
     for i, text in enumerate(g.get("actions", ())):
         m = _ACTION.match(text)

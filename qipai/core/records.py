@@ -9,6 +9,7 @@ re-run first differs.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,8 @@ class Record(msgspec.Struct, kw_only=True):
         actions: every decision, in order.
         events: every event the hand produced.
         result: how it ended (None if unfinished).
+        partial: the deal is not the whole deck (a test position; see
+            ``Table(partial=True)``); replay allows it again.
     """
 
     format: int = FORMAT_VERSION
@@ -45,6 +48,49 @@ class Record(msgspec.Struct, kw_only=True):
     actions: list[Action] = []
     events: list[Event] = []
     result: Result | None = None
+    partial: bool = False
+
+
+#: The largest record text :func:`decode_record` reads (bytes), and the
+#: deepest nesting it accepts: a record is at most 6 levels deep.
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+MAX_RECORD_DEPTH = 32
+
+
+def _depth_problem(data: bytes | str) -> str | None:
+    """Why ``data`` is too large or too deeply nested to decode, or None.
+
+    Brackets inside JSON strings are skipped (escapes honoured)."""
+    if len(data) > MAX_RECORD_BYTES:
+        return f"a record is at most {MAX_RECORD_BYTES} bytes; this is {len(data)}"
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    if text.count("[") + text.count("{") <= MAX_RECORD_DEPTH:
+        return None
+    depth = 0
+    for m in _BRACKETS.finditer(_STRINGS.sub("", text)):
+        if m.group() in "[{":
+            depth += 1
+            if depth > MAX_RECORD_DEPTH:
+                return f"a record is nested at most {MAX_RECORD_DEPTH} deep"
+        else:
+            depth -= 1
+    return None
+
+
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def _object_depth(obj: Any, limit: int = MAX_RECORD_DEPTH) -> bool:
+    """True when the decoded ``obj`` nests deeper than ``limit``."""
+    stack = [(obj, 1)]
+    while stack:
+        o, d = stack.pop()
+        if isinstance(o, (dict, list, tuple)):
+            if d > limit:
+                return True
+            stack.extend((v, d + 1) for v in (o.values() if isinstance(o, dict) else o))
+    return False
 
 
 def record_of(table: Any) -> Record:
@@ -54,6 +100,7 @@ def record_of(table: Any) -> Record:
         variant=st.variant, version=table.ruleset.manifest.version, options=dict(st.options),
         seed=table.seed, deal=st.deal, relations=st.start_relations,
         actions=list(st.actions), events=list(st.events), result=st.result,
+        partial=bool(getattr(table, "partial", False)),
     )
 
 
@@ -64,11 +111,23 @@ def decode_record(data: bytes | str | dict[str, Any]) -> Record:
     output) or a ``"hands"`` list (the first hand is taken) is accepted too.
 
     Raises:
-        BadRecord: not JSON, not a record, or of an unknown format version.
+        BadRecord: not JSON, not a record, of an unknown format version, or
+            larger than :data:`MAX_RECORD_BYTES` or nested deeper than
+            :data:`MAX_RECORD_DEPTH`.
     """
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        data = bytes(data)
+    if isinstance(data, (bytes, str)):
+        problem = _depth_problem(data)
+        if problem:
+            raise BadRecord(f"not a record: {problem}")
+    elif not isinstance(data, dict):
+        raise BadRecord(f"not a record: expected JSON text or a dict, not {type(data).__name__}")
+    elif _object_depth(data):
+        raise BadRecord(f"not a record: a record is nested at most {MAX_RECORD_DEPTH} deep")
     try:
         obj = msgspec.json.decode(data) if isinstance(data, (bytes, str)) else data
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:
         raise BadRecord(f"not a JSON record: {exc}") from None
     if isinstance(obj, dict) and "hands" in obj and isinstance(obj["hands"], list) and obj["hands"]:
         if len(obj["hands"]) != 1:
@@ -84,7 +143,7 @@ def decode_record(data: bytes | str | dict[str, Any]) -> Record:
         raise BadRecord(f"unknown record format {fmt!r}; this qipai reads format {FORMAT_VERSION}")
     try:
         return msgspec.convert(obj, Record, str_keys=True)
-    except msgspec.ValidationError as exc:
+    except (msgspec.ValidationError, RecursionError) as exc:
         raise BadRecord(f"malformed record: {exc}") from None
 
 
@@ -112,7 +171,8 @@ def replay(record: Record, plugins: Any = ()) -> Any:
         if record.version != ruleset.manifest.version:
             raise BadRecord(f"the record was made with {record.variant} version "
                             f"{record.version}; this is version {ruleset.manifest.version}")
-        table = Table(ruleset, deal=record.deal, seed=record.seed, relations=record.relations)
+        table = Table(ruleset, deal=record.deal, seed=record.seed, relations=record.relations,
+                      partial=record.partial)
     except QipaiError as exc:
         raise BadRecord(f"record cannot be set up: {exc}") from None
     for i, action in enumerate(record.actions):

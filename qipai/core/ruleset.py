@@ -259,8 +259,12 @@ def convert_options(manifest: Manifest, options: dict[str, Any]) -> Any:
         BadOption: naming the unknown option or the bad value, and listing
             the valid options.
     """
+    if not isinstance(options, dict):
+        raise BadOption(f"options for {manifest.name} must be a dict, not {options!r}")
     try:
-        return msgspec.convert(options, manifest.options_type)
+        converted = msgspec.convert(options, manifest.options_type)
+        _check_int_range(msgspec.to_builtins(converted), manifest.name, "")
+        return converted
     except msgspec.ValidationError as exc:
         valid = ", ".join(manifest.options_type.__struct_fields__)
         msg = str(exc)
@@ -270,6 +274,24 @@ def convert_options(manifest: Manifest, options: dict[str, Any]) -> Any:
                 f"unknown option {m.group(1)!r} for {manifest.name}; options are: {valid}"
             ) from None
         raise BadOption(f"bad option for {manifest.name}: {msg}") from None
+
+
+#: Option integers must fit in 64 bits (snapshots are msgpack).
+_INT_MIN, _INT_MAX = -2**63, 2**64 - 1
+
+
+def _check_int_range(value: Any, variant: str, where: str) -> None:
+    """BadOption if an int anywhere in ``value`` (builtins) is beyond 64 bits."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not _INT_MIN <= value <= _INT_MAX:
+            raise BadOption(f"option {where or 'value'} of {variant} is out of range: {value} "
+                            f"(integers must fit in 64 bits)")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _check_int_range(v, variant, f"{where}.{k}" if where else str(k))
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _check_int_range(v, variant, where)
 
 
 def load_plugin(spec: str) -> Any:
@@ -316,8 +338,13 @@ def load(spec: str, options: dict[str, Any] | None = None,
 
     Raises:
         UnknownVariant: no variant of that name; the message lists those there are.
-        BadOption: an unknown option or a bad value.
+        BadOption: an unknown option or a bad value, ``options`` that is
+            not a dict, a spec that is not a str.
     """
+    if not isinstance(spec, str):
+        raise BadOption(f"a ruleset spec is a str (name or name(key=value, …)), not {spec!r}")
+    if options is not None and not isinstance(options, dict):
+        raise BadOption(f"options must be a dict of option name to value, not {options!r}")
     name, spec_opts = parse_spec(spec)
     eps = available()
     if name not in eps:

@@ -28,6 +28,8 @@ cards or the stock order.
 
 from __future__ import annotations
 
+import hashlib
+import operator
 import random
 import secrets
 from collections.abc import Sequence
@@ -253,7 +255,7 @@ def _compiled_caller(hook: str, argnames: tuple[str, ...],
     return call
 
 
-_SNAPSHOT = msgspec.msgpack.Decoder(tuple[TableState, int | None])
+_SNAPSHOT = msgspec.msgpack.Decoder(tuple[TableState, int | str | None])
 ACTION_CLASSES = tuple(ACTION_TYPES.values())
 _ACTION_SET = frozenset(ACTION_CLASSES)
 
@@ -270,15 +272,30 @@ class Table:
         dealer: the dealer's seat (default: the variant's first dealer).
         relations: standing relations at the start (``{"hubao": [[0, 1]]}``).
         rng: a ``random.Random`` to use instead of ``seed``.
+        partial: accept an explicit ``deal`` that is not the whole deck (a
+            short stock, as conformance scenarios and tests set up); its
+            cards must still be possible (no fifth copy).  Without it a deal
+            must hold exactly the variant's deck (``qipai_deck``).
+
+    Seeds, seats and cards may be any integer type (``operator.index``:
+    a numpy integer is the int it is; ``True`` is not a card).  A seed is
+    an int of at most 256 bits (``abs(seed) < 2**256``).
 
     Raises:
-        BadCards: a deal with a fifth copy of a kind or the wrong seat count.
+        BadCards: an impossible deal — a fifth copy of a kind, the wrong
+            seat count, not the variant's deck, ``shown`` cards not in the
+            dealer's hand, something that is not a card —, a bad seed or a
+            bad ``rng``.
     """
 
-    def __init__(self, ruleset: Ruleset, *, seed: int | None = None, deal: Deal | None = None,
-                 dealer: int | None = None, relations: dict[str, list[list[int]]] | None = None,
-                 rng: random.Random | None = None, _state: TableState | None = None,
-                 _position: bool = False) -> None:
+    def __init__(self, ruleset: Ruleset, *, seed: int | None = None,
+                 deal: Deal | None = None, dealer: int | None = None,
+                 relations: dict[str, list[list[int]]] | None = None,
+                 rng: random.Random | None = None, partial: bool = False,
+                 _state: TableState | None = None, _position: bool = False) -> None:
+        seed = _checked_seed(seed)
+        if rng is not None and not isinstance(rng, random.Random):
+            raise BadCards(f"rng must be a random.Random, not {type(rng).__name__}")
         self.ruleset = ruleset
         self.hook = resolved_hooks(ruleset)
         only = getattr(self.hook, "only", None)  # ResolvedHooks has it; pluggy's relay not
@@ -292,11 +309,19 @@ class Table:
         #: in snapshots or records, empty on a restored table, and a hook
         #: must get the same answers without it.
         self.scratch: dict[str, Any] = {}
+        #: True when the deal need not be the whole deck (``partial``, or a
+        #: position); a record says so, and its replay allows it again.
+        self.partial = bool(partial or _position)
         if _state is not None:
             self.state = _state
+            d = _state.deal
+            self.partial = sorted([c for h in d.hands for c in h] + list(d.wall)) != \
+                sorted(self.hook.qipai_deck(options=self.options))
             return
-        if dealer is not None and (type(dealer) is not int or not 0 <= dealer < self.n):
-            raise BadCards(f"dealer {dealer!r} is not a seat (0..{self.n - 1})")
+        if dealer is not None:
+            dealer = _index(dealer, BadCards, "dealer")
+            if not 0 <= dealer < self.n:
+                raise BadCards(f"dealer {dealer!r} is not a seat (0..{self.n - 1})")
         relations = checked_relations(relations, self.n, ruleset.manifest.relations)
         if deal is None:
             rng = rng or (random.Random(seed) if seed is not None else secrets.SystemRandom())
@@ -306,9 +331,9 @@ class Table:
                 dealer = self.hook.qipai_first_dealer(options=self.options, rng=rng)
             deal = self.hook.qipai_deal(deck=deck, dealer=dealer, options=self.options)
         else:
+            deal = self._check_deal(deal, whole=not self.partial)
             if dealer is not None and dealer != deal.dealer:
                 raise BadCards(f"the deal was dealt for dealer {deal.dealer}, not {dealer}")
-            self._check_deal(deal)
             if not _position:
                 problem = self.hook.qipai_check_deal(deal=deal, options=self.options)
                 if problem:
@@ -350,17 +375,21 @@ class Table:
             BadCards: a fifth copy of a kind anywhere, or the wrong seat count.
         """
         n = ruleset.manifest.players
-        melds = melds or [[] for _ in range(n)]
-        discards = discards or [[] for _ in range(n)]
+        kinds = ruleset.cards.n_kinds
+        melds = _sequence(melds, "melds") if melds is not None else [[] for _ in range(n)]
+        discards = (_sequence(discards, "discards") if discards is not None
+                    else [[] for _ in range(n)])
+        hands = _sequence(hands, "hands")
         if len(melds) != n or len(discards) != n:
             raise BadCards(f"{ruleset.name} seats {n} players: give melds and discards by seat")
+        melds = [_melds(ms, kinds, n, seat) for seat, ms in enumerate(melds)]
+        discards = [_cards(d, kinds, f"seat {seat}'s discards") for seat, d in enumerate(discards)]
+        hands = [_cards(h, kinds, f"seat {seat}'s hand") for seat, h in enumerate(hands)]
+        wall = _cards(wall, kinds, "the wall")
         every = [c for ms in melds for m in ms for c in m.cards] + [c for d in discards for c in d]
         every += [c for h in hands for c in h] + list(wall)
-        for c in every:
-            if type(c) is not int or not 0 <= c < ruleset.cards.n_kinds:
-                raise BadCards(f"not a card kind: {c!r}")
         check_copies(every, ruleset.cards, "the position's cards")
-        deal = Deal(dealer, tuple(tuple(h) for h in hands), tuple(wall))
+        deal = Deal(dealer, tuple(hands), wall)
         table = cls(ruleset, deal=deal, relations=relations, _position=True)
         for seat, (ms, ds) in enumerate(zip(melds, discards)):
             table.seats[seat].melds = list(ms)
@@ -369,17 +398,45 @@ class Table:
         table.give_turn(dealer)
         return table
 
-    def _check_deal(self, deal: Deal) -> None:
-        if len(deal.hands) != self.n:
+    def _check_deal(self, deal: Any, whole: bool = True) -> Deal:
+        """``deal`` with every field converted to ints and tuples, checked.
+
+        ``whole``: the hands and the stock must be exactly the variant's
+        deck (``qipai_deck``, as a multiset); else they need only hold no
+        fifth copy.  ``shown`` must be cards of the dealer's hand.
+
+        Raises:
+            BadCards: naming what is wrong.
+        """
+        if not isinstance(deal, Deal):
+            raise BadCards(f"not a Deal: {deal!r}")
+        kinds = self.cards.n_kinds
+        dealer = _index(deal.dealer, BadCards, "the deal's dealer")
+        if not 0 <= dealer < self.n:
+            raise BadCards(f"dealer {dealer} is not a seat (0..{self.n - 1})")
+        hands_in = _sequence(deal.hands, "the deal's hands")
+        if len(hands_in) != self.n:
             raise BadCards(f"{self.ruleset.name} seats {self.n} players; the deal has "
-                           f"{len(deal.hands)} hands")
-        if type(deal.dealer) is not int or not 0 <= deal.dealer < self.n:
-            raise BadCards(f"dealer {deal.dealer} is not a seat (0..{self.n - 1})")
-        everything = [c for h in deal.hands for c in h] + list(deal.wall)
-        for c in everything:
-            if not isinstance(c, int) or not 0 <= c < self.cards.n_kinds:
-                raise BadCards(f"not a card kind: {c!r}")
+                           f"{len(hands_in)} hands")
+        hands = tuple(_cards(h, kinds, f"seat {i}'s hand") for i, h in enumerate(hands_in))
+        wall = _cards(deal.wall, kinds, "the deal's wall")
+        shown = _cards(deal.shown, kinds, "the deal's shown cards")
+        everything = [c for h in hands for c in h] + list(wall)
         check_copies(everything, self.cards, "the deal's hands and wall")
+        if whole:
+            deck = sorted(self.hook.qipai_deck(options=self.options))
+            if sorted(everything) != deck:
+                raise BadCards(f"the deal is not the {self.ruleset.name} deck: its hands and "
+                               f"wall hold {len(everything)} cards of the {len(deck)}"
+                               if len(everything) != len(deck) else
+                               f"the deal is not the {self.ruleset.name} deck: the kinds differ")
+        held = list(hands[dealer])
+        for c in shown:
+            if c not in held:
+                raise BadCards(f"a shown card ({self.cards.token(c)}) is not in the "
+                               f"dealer's hand")
+            held.remove(c)
+        return Deal(dealer, hands, wall, shown)
 
     # ------------------------------------------------------------------ queries
     @property
@@ -472,24 +529,32 @@ class Table:
         cards out of range); put a chi's cards in canonical (sorted) order."""
         if not isinstance(action, ACTION_CLASSES):
             raise IllegalAction(f"not an action: {action!r}")
-        seat = action.seat
-        if type(seat) is not int or not 0 <= seat < self.n:
-            raise IllegalAction(f"seat {seat!r} is not a seat at this table (0..{self.n - 1})")
+        seat = _index_or_none(action.seat)
+        if seat is None or not 0 <= seat < self.n:
+            raise IllegalAction(f"seat {action.seat!r} is not a seat at this table (0..{self.n - 1})")
         kinds = self.cards.n_kinds
-        cards = []
-        if hasattr(action, "card"):
-            cards.append(action.card)
-        if isinstance(action, Chi):
-            cards.extend(action.cards)
-            for g in action.extra:
-                cards.extend(g)
-        for c in cards:
-            if type(c) is not int or not 0 <= c < kinds:
+
+        def card(c: Any) -> int:
+            k = _index_or_none(c)
+            if k is None or not 0 <= k < kinds:
                 raise IllegalAction(f"not a card of this game: {c!r} (kinds are 0..{kinds - 1})")
+            return k
+
+        def group(g: Any, what: str) -> tuple[int, ...]:
+            if isinstance(g, (str, bytes)) or not isinstance(g, Sequence):
+                raise IllegalAction(f"a chi's {what} must be a sequence of cards, not {g!r}")
+            return tuple(sorted(card(c) for c in g))
+
         if isinstance(action, Chi):
-            action = Chi(seat, tuple(sorted(action.cards)),
-                         tuple(sorted(tuple(sorted(g)) for g in action.extra)))
-        return action
+            extra = action.extra
+            if isinstance(extra, (str, bytes)) or not isinstance(extra, Sequence):
+                raise IllegalAction(f"a chi's extra must be a sequence of groups, not {extra!r}")
+            return msgspec.structs.replace(
+                action, seat=seat, cards=group(action.cards, "cards"),
+                extra=tuple(sorted(group(g, "extra group") for g in extra)))
+        if hasattr(action, "card"):
+            return msgspec.structs.replace(action, seat=seat, card=card(action.card))
+        return action if seat is action.seat else msgspec.structs.replace(action, seat=seat)
 
     def _why_illegal(self, action: Action) -> str:
         seat = getattr(action, "seat", None)
@@ -662,25 +727,114 @@ class Table:
 
     # ------------------------------------------------------------------ snapshots
     def snapshot(self) -> bytes:
-        """The whole state, msgpack-encoded (restore with :meth:`restore`)."""
-        return msgspec.msgpack.encode([self.state, self.seed])
+        """The whole state: ``SNAPSHOT_MAGIC``, a 16-byte blake2b digest of
+        the payload, then the payload (msgpack ``[state, seed]``; a seed
+        beyond 64 bits is written as its decimal text).  Restore with
+        :meth:`restore`, which checks the digest."""
+        seed = self.seed
+        if seed is not None and not -2**63 <= seed < 2**64:
+            seed = str(seed)
+        payload = msgspec.msgpack.encode([self.state, seed])
+        return SNAPSHOT_MAGIC + hashlib.blake2b(payload, digest_size=16).digest() + payload
 
     @classmethod
     def restore(cls, ruleset: Ruleset, data: bytes) -> Table:
         """A table equal to the one whose :meth:`snapshot` gave ``data``.
 
         Raises:
-            BadRecord: not a snapshot, or one of another variant or options.
+            BadRecord: not a snapshot, a snapshot altered since it was made
+                (the digest does not match), or one of another variant or
+                options.
         """
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise BadRecord(f"not a snapshot: expected bytes, not {type(data).__name__}")
+        data = bytes(data)
+        head = len(SNAPSHOT_MAGIC)
+        if not data.startswith(SNAPSHOT_MAGIC) or len(data) < head + 16:
+            raise BadRecord(f"not a snapshot of a {ruleset.name} table (no qipai snapshot header)")
+        digest, payload = data[head:head + 16], data[head + 16:]
+        if hashlib.blake2b(payload, digest_size=16).digest() != digest:
+            raise BadRecord("the snapshot is corrupt: its digest does not match its contents")
         state_type = ruleset.manifest.state_type
         try:
-            state, seed = _SNAPSHOT.decode(data)
+            state, seed = _SNAPSHOT.decode(payload)
             if state_type is not None and state.extra is not None:
                 state.extra = msgspec.convert(state.extra, state_type)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            if isinstance(seed, str):
+                seed = int(seed)
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError) as exc:
             raise BadRecord(f"not a snapshot of a {ruleset.name} table: {exc}") from None
         if state.variant != ruleset.name or \
                 msgspec.json.encode(state.options) != msgspec.json.encode(ruleset.options_dict()):
             raise BadRecord(f"the snapshot is of {state.variant} with options {state.options}, "
                             f"not of {ruleset.spec}")
         return cls(ruleset, seed=seed, _state=state)
+
+
+#: The first bytes of every snapshot (format 2: with a digest).
+SNAPSHOT_MAGIC = b"QPSNAP2\n"
+_SEED_LIMIT = 2**256
+
+
+def _index(value: Any, error: type, what: str) -> int:
+    """``value`` as an int (``operator.index``: ints and integer types such
+    as numpy's, never bool); else ``error`` naming ``what``."""
+    if isinstance(value, bool):
+        raise error(f"{what} must be an integer, not {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise error(f"{what} must be an integer, not {value!r}") from None
+
+
+def _index_or_none(value: Any) -> int | None:
+    """``value`` as an int (``operator.index``, never bool), or None."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def _sequence(value: Any, what: str) -> Sequence[Any]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise BadCards(f"{what} must be a sequence, not {value!r}")
+    return value
+
+
+def _cards(value: Any, kinds: int, what: str) -> tuple[int, ...]:
+    """A tuple of card kinds from a sequence of integers (BadCards otherwise)."""
+    out = []
+    for c in _sequence(value, what):
+        k = _index(c, BadCards, f"a card of {what}")
+        if not 0 <= k < kinds:
+            raise BadCards(f"not a card kind in {what}: {c!r} (kinds are 0..{kinds - 1})")
+        out.append(k)
+    return tuple(out)
+
+
+def _melds(value: Any, kinds: int, n: int, seat: int) -> list[Meld]:
+    out = []
+    for m in _sequence(value, f"seat {seat}'s melds"):
+        if not isinstance(m, Meld):
+            raise BadCards(f"seat {seat}'s melds must be Meld values, not {m!r}")
+        if not isinstance(m.kind, str) or isinstance(m.hidden, bool) or \
+                not isinstance(m.hidden, int) or m.hidden < 0:
+            raise BadCards(f"a malformed meld of seat {seat}: {m!r}")
+        cards = _cards(m.cards, kinds, f"seat {seat}'s meld")
+        from_seat = None if m.from_seat is None else _index(m.from_seat, BadCards, "a meld's seat")
+        if from_seat is not None and not 0 <= from_seat < n:
+            raise BadCards(f"a meld of seat {seat} is from seat {from_seat}, not a seat")
+        claimed = None if m.claimed is None else _cards([m.claimed], kinds, "a meld's claim")[0]
+        out.append(Meld(m.kind, cards, from_seat, claimed, m.hidden))
+    return out
+
+
+def _checked_seed(seed: Any) -> int | None:
+    if seed is None:
+        return None
+    seed = _index(seed, BadCards, "the seed")
+    if not -_SEED_LIMIT < seed < _SEED_LIMIT:
+        raise BadCards(f"the seed must be below 2**256 in size, not {seed}")
+    return seed
