@@ -414,12 +414,12 @@ def _check_replays(hands: list[tuple[str, dict[str, Any], Any]],
     """
     from qipai.core.errors import ReplayDiverged
     from qipai.core.records import replay_check
-    from qipai.core.ruleset import load
+    from qipai.core.ruleset import load_cached
 
     n_actions = 0
     total: list[int] | None = None
     for label, summary, rec in hands:
-        load(rec.variant, rec.options)  # unknown variant / options: bad input, not a difference
+        load_cached(rec.variant, rec.options)  # unknown variant / options: bad input, not a difference
         try:
             diff = replay_check(rec, plugins=plugins)
         except ReplayDiverged as exc:

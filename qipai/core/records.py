@@ -163,11 +163,11 @@ def replay(record: Record, plugins: Any = ()) -> Any:
         BadRecord: the variant or options are unknown, or the deal is impossible.
         ReplayDiverged: an action is refused on replay.
     """
-    from qipai.core.ruleset import load
+    from qipai.core.ruleset import load_cached
     from qipai.core.table import Table
 
     try:
-        ruleset = load(record.variant, record.options, plugins=plugins)
+        ruleset = load_cached(record.variant, record.options, plugins=plugins)
         if record.version != ruleset.manifest.version:
             raise BadRecord(f"the record was made with {record.variant} version "
                             f"{record.version}; this is version {ruleset.manifest.version}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+import threading
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 from importlib.metadata import entry_points
@@ -352,3 +353,40 @@ def load(spec: str, options: dict[str, Any] | None = None,
         raise UnknownVariant(f"unknown variant {name!r}; registered variants: {known}")
     plugin = eps[name].load()
     return Ruleset(plugin, {**spec_opts, **(options or {})}, plugins=list(plugins))
+
+
+_LOADED: dict[tuple[Any, ...], Ruleset] = {}
+_LOADED_LOCK = threading.Lock()
+_LOADED_MAX = 64
+
+
+def load_cached(spec: str, options: dict[str, Any] | None = None,
+                plugins: Iterable[Any] = ()) -> Ruleset:
+    """:func:`load`, but a ruleset already loaded with the same ``spec``,
+    options and plugin objects is returned again instead of built anew
+    (loading costs tens of ms; :func:`~qipai.core.records.replay` loads one
+    per record).  Thread-safe: the cache is read and written under a lock,
+    and a ruleset is only stored once fully loaded.  At most 64 are kept.
+
+    A ruleset is shared by every table made from it, so sharing it between
+    callers is safe.  Options that cannot be made a key (not JSON-like) and
+    unhashable plugins are loaded without the cache.
+
+    Raises:
+        UnknownVariant, BadOption: as :func:`load` (a failure is not cached).
+    """
+    plugins = tuple(plugins)
+    try:
+        key = (spec, msgspec.json.encode(options or {}, order="sorted"), plugins)
+        hash(key)
+    except (TypeError, ValueError, OverflowError, RecursionError, msgspec.EncodeError):
+        return load(spec, options, plugins)
+    with _LOADED_LOCK:
+        got = _LOADED.get(key)
+    if got is not None:
+        return got
+    rs = load(spec, options, plugins)
+    with _LOADED_LOCK:
+        if len(_LOADED) >= _LOADED_MAX:
+            _LOADED.clear()
+        return _LOADED.setdefault(key, rs)

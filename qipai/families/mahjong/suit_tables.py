@@ -7,6 +7,15 @@ check costs one ``bytes()`` of the hand and four dict look-ups.
 
 Tables (built on first use, about 40 ms and 3 MB; never at import):
 
+Thread safety: each build runs under :data:`_LOCK` into fresh local dicts,
+and only then publishes them into the module's dicts, one ``dict.update``
+each (a single C call under the GIL: a reader sees a table empty or
+complete, never part of it).  The table a caller tests before using the
+others is published last (:data:`COMPLETE` after the other three,
+:data:`SEGMENT` after :data:`HONORS_SEGMENT` and after :func:`build`), so a
+non-empty sentinel means every table it guards is complete.  The dicts keep
+their identity: other modules hold them by reference.
+
 * :data:`COMPLETE` / :data:`HONORS_COMPLETE`: key → ``tiles + 100 × pairs``
   for every segment that splits into sets and at most one pair (0 for the
   empty segment).  Summing the four values gives ``total + 100 × pairs``, so a
@@ -22,6 +31,7 @@ else.
 
 from __future__ import annotations
 
+import threading
 from itertools import combinations_with_replacement, pairwise
 
 STANDARD_SUMS = frozenset({102, 105, 108, 111, 114})
@@ -31,6 +41,8 @@ COMPLETE: dict[bytes, int] = {}
 HONORS_COMPLETE: dict[bytes, int] = {}
 WAITS: dict[bytes, int] = {}
 HONORS_WAITS: dict[bytes, int] = {}
+_LOCK = threading.RLock()
+"""Held while a table is built (re-entrant: :func:`build_segments` calls :func:`build`)."""
 
 
 def _fill(complete: dict[bytes, int], waits: dict[bytes, int], n: int,
@@ -59,13 +71,24 @@ def _fill(complete: dict[bytes, int], waits: dict[bytes, int], n: int,
 
 
 def build() -> None:
-    """Fill the tables (idempotent)."""
+    """Fill the tables (idempotent, thread-safe: see the module docstring)."""
     if COMPLETE:
         return
-    suit_sets = [(r, r + 1, r + 2) for r in range(7)] + [(r, r, r) for r in range(9)]
-    honor_sets = [(r, r, r) for r in range(7)]
-    _fill(COMPLETE, WAITS, 9, suit_sets)
-    _fill(HONORS_COMPLETE, HONORS_WAITS, 7, honor_sets)
+    with _LOCK:
+        if COMPLETE:  # another thread built them while this one waited
+            return
+        suit_sets = [(r, r + 1, r + 2) for r in range(7)] + [(r, r, r) for r in range(9)]
+        honor_sets = [(r, r, r) for r in range(7)]
+        complete: dict[bytes, int] = {}
+        waits: dict[bytes, int] = {}
+        honors_complete: dict[bytes, int] = {}
+        honors_waits: dict[bytes, int] = {}
+        _fill(complete, waits, 9, suit_sets)
+        _fill(honors_complete, honors_waits, 7, honor_sets)
+        HONORS_WAITS.update(honors_waits)
+        HONORS_COMPLETE.update(honors_complete)
+        WAITS.update(waits)
+        COMPLETE.update(complete)  # last: the sentinel readers test
 
 
 # --------------------------------------------------------------------------
@@ -132,12 +155,18 @@ def _flag_keys(n: int, honors: bool) -> dict[bytes, int]:
 
 
 def build_segments() -> None:
-    """Fill :data:`SEGMENT` and :data:`HONORS_SEGMENT` (idempotent)."""
+    """Fill :data:`SEGMENT` and :data:`HONORS_SEGMENT` (idempotent,
+    thread-safe: see the module docstring; :func:`build` first)."""
     if SEGMENT:
         return
-    build()
-    for table, complete, honors, n in ((SEGMENT, COMPLETE, False, 9),
-                                       (HONORS_SEGMENT, HONORS_COMPLETE, True, 7)):
-        flags = _flag_keys(n, honors)
-        for key in set(complete) | set(flags):
-            table[key] = complete.get(key, NOT_COMPLETE) + flags.get(key, 0)
+    with _LOCK:
+        if SEGMENT:
+            return
+        build()
+        built = []
+        for complete, honors, n in ((COMPLETE, False, 9), (HONORS_COMPLETE, True, 7)):
+            flags = _flag_keys(n, honors)
+            built.append({key: complete.get(key, NOT_COMPLETE) + flags.get(key, 0)
+                          for key in set(complete) | set(flags)})
+        HONORS_SEGMENT.update(built[1])
+        SEGMENT.update(built[0])  # last: the sentinel readers test

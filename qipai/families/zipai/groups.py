@@ -39,6 +39,7 @@ test oracle): it tries every partition of the cards.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
 
 from msgspec import Struct
@@ -381,7 +382,19 @@ _COUNTS_0_TO_3 = bytes(range(4))
 _CHUNKS: list[dict[bytes, tuple[int, int, list[int], int]]] = []
 
 
+_CHUNKS_LOCK = threading.Lock()
+
+
 def _build_chunks() -> None:
+    """Fill :data:`_CHUNKS` once, thread-safe: built into a local list under
+    a lock, then published by one slice assignment (a reader sees no chunk
+    or all four, each complete)."""
+    with _CHUNKS_LOCK:
+        if not _CHUNKS:
+            _CHUNKS[:] = _chunks()
+
+
+def _chunks() -> list[dict[bytes, tuple[int, int, list[int], int]]]:
     chunks = []
     for pos in range(4):
         table = {}
@@ -399,7 +412,7 @@ def _build_chunks() -> None:
                     n += c
             table[bytes(cs)] = (packed, n, kans, kan_hu)
         chunks.append(table)
-    _CHUNKS[:] = chunks
+    return chunks
 
 
 def _flagged(s: int, n: int) -> int:
