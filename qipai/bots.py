@@ -72,10 +72,6 @@ class RandomBot:
     def __init__(self, rng: random.Random | None = None, *, always_win: bool = True) -> None:
         self.rng = rng or random.Random()
         self.always_win = always_win
-        # the inlined draw below is random.choice's only where choice draws
-        # with getrandbits (random.Random, SystemRandom, most subclasses)
-        self._inline = getattr(type(self.rng), "_randbelow", None) is \
-            getattr(random.Random, "_randbelow_with_getrandbits", object())
 
     def choose(self, table: Any, seat: int) -> Action:
         actions = table.legal_actions(seat)
@@ -83,18 +79,7 @@ class RandomBot:
             raise ValueError(f"seat {seat} has nothing to decide")
         if self.always_win and not _WIN_TYPES.isdisjoint(map(type, actions)):
             return next(a for a in actions if type(a) in _WIN_TYPES)
-        # rng.choice(actions) without its two Python frames: the same draw
-        # (``getrandbits`` rejection sampling, as random.Random does it), so
-        # a seed plays the same hand; tests/test_bots.py checks the two agree.
-        if not self._inline:
-            return self.rng.choice(actions)
-        getrandbits = self.rng.getrandbits
-        n = len(actions)
-        k = n.bit_length()
-        r = getrandbits(k)
-        while r >= n:
-            r = getrandbits(k)
-        return actions[r]
+        return self.rng.choice(actions)
 
 
 # --------------------------------------------------------------------------

@@ -135,7 +135,7 @@ def test_bots_take_a_win_when_offered(rs):
 
 
 def test_random_bot_draws_as_random_choice_does(rs):
-    """RandomBot inlines ``rng.choice``; the same seed must pick the same
+    """RandomBot draws with ``rng.choice``: the same seed picks the same
     actions as ``choice`` itself (so a seed keeps playing the same hand)."""
     table = rs.table(seed=3)
     seat = table.to_decide()[0]

@@ -334,9 +334,9 @@ def test_a_record_of_another_variant_version_is_refused():
 
 
 def test_the_table_shuffle_is_random_shuffle():
-    """qipai.core.cards.shuffle inlines random.Random.shuffle: the same
-    permutation for the same seed (so a seed keeps dealing the same hand),
-    and an RNG with its own shuffle is asked."""
+    """qipai.core.cards.shuffle is the RNG's own public shuffle: the same
+    permutation as random.Random.shuffle for the same seed (so a seed keeps
+    dealing the same hand), and an RNG with its own shuffle is asked."""
     import random as _random
 
     from qipai.core.cards import shuffle

@@ -81,28 +81,10 @@ def full_deck(system: CardSystem) -> list[int]:
     return [k for k in range(system.n_kinds) for _ in range(system.copies)]
 
 
-_RANDBELOW_BY_BITS = getattr(random.Random, "_randbelow_with_getrandbits", object())
-
-
 def shuffle(rng: random.Random, deck: list[Any]) -> None:
-    """``rng.shuffle(deck)``: the same permutation for the same RNG state.
-
-    For an RNG that shuffles as :class:`random.Random` does, by drawing with
-    ``getrandbits`` (``random.Random``, ``SystemRandom``, most subclasses),
-    the loop is run here without ``shuffle``'s call per card — a table
-    shuffles 80–136 cards a hand; ``tests/test_engine.py`` checks the
-    permutations agree.  Any other RNG's own ``shuffle`` is called.
+    """Shuffle ``deck`` in place with ``rng``'s own public ``shuffle``: the
+    same permutation for the same RNG state (a seeded ``random.Random``
+    deals the same hands on every CPython that keeps ``random``'s
+    documented reproducibility; ``tests/test_engine.py`` pins a digest).
     """
-    kind = type(rng)
-    if getattr(kind, "shuffle", None) is not random.Random.shuffle or \
-            getattr(kind, "_randbelow", None) is not _RANDBELOW_BY_BITS:
-        rng.shuffle(deck)
-        return
-    getrandbits = rng.getrandbits
-    for i in range(len(deck) - 1, 0, -1):
-        n = i + 1
-        k = n.bit_length()
-        j = getrandbits(k)
-        while j >= n:
-            j = getrandbits(k)
-        deck[i], deck[j] = deck[j], deck[i]
+    rng.shuffle(deck)

@@ -50,3 +50,22 @@ class ReplayDiverged(BadRecord):
 
 class BadCase(QipaiError, ValueError):
     """A conformance case file does not follow CONFORMANCE.md."""
+
+
+class PluginError(QipaiError, RuntimeError):
+    """A plugin's hook broke the engine's contract: it raised during
+    :meth:`~qipai.core.table.Table.apply`, or answered something the engine
+    refuses (a payment from a seat that is not at the table, a negative or
+    non-int amount, a next dealer out of range, no legal action at all, …).
+
+    ``hook`` is the hook's name (``"qipai_settle"``), ``plugin`` the pluggy
+    name of the plugin that answered (several names, comma-separated, when
+    the engine cannot tell which of them did), ``reason`` what was wrong.
+    Raised by ``apply``, the table is left exactly as before the call.
+    """
+
+    def __init__(self, hook: str, plugin: str, reason: str) -> None:
+        super().__init__(f"plugin {plugin} broke hook {hook}: {reason}")
+        self.hook = hook
+        self.plugin = plugin
+        self.reason = reason

@@ -20,7 +20,6 @@ from importlib.metadata import entry_points
 from typing import Any
 
 import msgspec
-import pluggy
 
 from qipai.core import hookspecs
 from qipai.core.cards import CardSystem
@@ -142,7 +141,7 @@ class Ruleset:
 
     def __init__(self, plugin: Any, options: dict[str, Any] | None = None,
                  plugins: Sequence[Any] = ()) -> None:
-        pm = pluggy.PluginManager(hookspecs.PROJECT)
+        pm = hookspecs.PluginManager(hookspecs.PROJECT)
         pm.add_hookspecs(hookspecs)
         for base in getattr(plugin, "QIPAI_BASE_PLUGINS", ()):
             pm.register(base)

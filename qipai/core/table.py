@@ -32,6 +32,7 @@ import hashlib
 import operator
 import random
 import secrets
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,12 +41,15 @@ from pluggy import HookCallError
 
 from qipai.core.cards import check_copies, shuffle
 from qipai.core.checks import checked_relations
-from qipai.core.errors import BadCards, BadRecord, IllegalAction
+from qipai.core.errors import BadCards, BadRecord, IllegalAction, PluginError, QipaiError
 from qipai.core.model import (
     ACTION_TYPES, Action, Chi, Deal, Dealt, Drew, Ended, Event, Flipped, Meld, Melded, Paid, Pass, Payment, Result,
     SeatState, Settlement, TableState, Window, net_of,
 )
 from qipai.core.ruleset import Ruleset
+
+ACTION_CLASSES = tuple(ACTION_TYPES.values())
+_ACTION_SET = frozenset(ACTION_CLASSES)
 
 
 class MeldView(msgspec.Struct, frozen=True):
@@ -116,23 +120,27 @@ class ResolvedHooks:
 
     ``hooks.qipai_x(**kwargs)`` returns what ``ruleset.hook.qipai_x(**kwargs)``
     returns.  On first use each hook is bound to a plain function that calls
-    the implementations in pluggy's order (last registered / tryfirst first;
-    for a ``firstresult`` hook, the first non-None result, else the list of
-    non-None results), skipping pluggy's per-call bookkeeping; a
-    ``firstresult`` hook with one implementation taking every argument is
-    bound to that implementation itself.  Call a hook with exactly the
-    arguments of its spec, by keyword (as pluggy requires): a missing one
-    raises ``HookCallError`` or ``TypeError``.  Hooks with wrappers,
-    historic hooks, spec defaults or call monitoring keep pluggy's own
-    caller.  Each hook is bound the first time any table of the ruleset
-    calls it, and a bound hook keeps the implementations it was bound with;
-    tables made after a plugin is registered (or unregistered) get a fresh
-    set.  (Register plugins before making tables, as rulesets do when
-    loaded.)
+    the implementations pluggy lists (its public ``get_hookimpls``) in
+    pluggy's order (last registered / tryfirst first; for a ``firstresult``
+    hook, the first non-None result, else the list of non-None results),
+    skipping pluggy's per-call bookkeeping; a ``firstresult`` hook with one
+    implementation taking every argument is bound to that implementation
+    itself.  Call a hook with exactly the arguments of its spec, by keyword
+    (as pluggy requires): a missing one raises ``HookCallError`` or
+    ``TypeError``.  Hooks with wrappers, historic hooks, spec defaults, call
+    monitoring, or a plugin manager that is not
+    :class:`qipai.core.hookspecs.PluginManager` (which counts monitoring)
+    keep pluggy's own caller.  Each hook is bound the first time any table
+    of the ruleset calls it, and a bound hook keeps the implementations it
+    was bound with; tables made after a plugin is registered (or
+    unregistered) get a fresh set.  (Register plugins before making tables,
+    as rulesets do when loaded.)  Binding is done under a lock and each
+    caller is published whole, so tables in several threads may share it.
     """
 
-    def __init__(self, relay: Any) -> None:
+    def __init__(self, relay: Any, pm: Any = None) -> None:
         self._relay = relay
+        self._pm = pm
         self._only: dict[str, Any] = {}
 
     def only(self, name: str) -> Any:
@@ -140,37 +148,63 @@ class ResolvedHooks:
         taking every argument of the spec, and pluggy would call it plainly
         (no wrapper, no monitoring); else None.  Called by keyword, it
         returns that implementation's own result (not a list)."""
-        if name not in self._only:
-            self._only[name] = _only_impl(getattr(self._relay, name))
-        return self._only[name]
+        try:
+            return self._only[name]
+        except KeyError:
+            with _RESOLVE_LOCK:
+                if name not in self._only:
+                    self._only[name] = _only_impl(getattr(self._relay, name), self._pm)
+                return self._only[name]
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):  # copy/pickle probes, and _relay before __init__
             raise AttributeError(name)
-        fast = _direct_caller(getattr(self._relay, name))
-        setattr(self, name, fast)
+        with _RESOLVE_LOCK:
+            fast = self.__dict__.get(name)
+            if fast is None:
+                fast = _direct_caller(getattr(self._relay, name), self._pm)
+                setattr(self, name, fast)  # published whole
         return fast
+
+
+#: Serialises building resolved hooks (first use only: afterwards a hook is
+#: an instance attribute and no lock is taken).
+_RESOLVE_LOCK = threading.RLock()
+
+
+def _monitoring(pm: Any) -> tuple[int, int] | None:
+    """``(monitors in force, changes)`` of a counting plugin manager, or None
+    (a plugin manager that does not count: pluggy's callers are kept)."""
+    monitors = getattr(pm, "qipai_monitors", None)
+    if monitors is None:
+        return None
+    return monitors, pm.qipai_monitor_changes
 
 
 def resolved_hooks(ruleset: Any) -> Any:
     """The :class:`ResolvedHooks` of ``ruleset``'s relay, shared by its
     tables while the ruleset's plugins (and pluggy's call monitoring) stay
-    as they were; a table made after a change gets a fresh one."""
+    as they were; a table made after a change gets a fresh one.  Safe to
+    call from several threads (the pair is built whole, then published)."""
     pm = getattr(ruleset, "pm", None)
     if pm is None:
         return ResolvedHooks(ruleset.hook)
-    key = (tuple(pm.list_name_plugin()), getattr(pm, "_inner_hookexec", None))
+    key = (tuple(pm.list_name_plugin()), _monitoring(pm))
     known = ruleset.__dict__.get("_resolved_hooks")
     if known is not None and known[0] == key:
         return known[1]
-    hooks = ResolvedHooks(ruleset.hook)
-    ruleset.__dict__["_resolved_hooks"] = (key, hooks)
+    with _RESOLVE_LOCK:
+        known = ruleset.__dict__.get("_resolved_hooks")
+        if known is not None and known[0] == key:
+            return known[1]
+        hooks = ResolvedHooks(ruleset.hook, pm)
+        ruleset.__dict__["_resolved_hooks"] = (key, hooks)
     return hooks
 
 
-def _only_impl(caller: Any) -> Any:
+def _only_impl(caller: Any, pm: Any) -> Any:
     """The single plain implementation of ``caller`` taking every argument, or None."""
-    fast = _direct_caller(caller)
+    fast = _direct_caller(caller, pm)
     if fast is caller:  # pluggy's own caller: wrappers, monitoring …
         return None
     impls = caller.get_hookimpls()
@@ -179,17 +213,22 @@ def _only_impl(caller: Any) -> Any:
     return None
 
 
-def _direct_caller(caller: Any) -> Any:
-    """A plain function calling ``caller``'s implementations, or ``caller``."""
-    try:  # pluggy internals: anything unexpected keeps pluggy's caller
-        from pluggy._callers import _multicall
+def _direct_caller(caller: Any, pm: Any) -> Any:
+    """A plain function calling ``caller``'s implementations, or ``caller``.
 
+    Reads only pluggy's public API: ``HookCaller.spec``/``is_historic``/
+    ``get_hookimpls`` and ``HookImpl.function``/``argnames``/``kwargnames``/
+    ``hookwrapper``/``wrapper``.  Anything unexpected keeps pluggy's caller.
+    """
+    monitoring = _monitoring(pm)
+    if monitoring is None or monitoring[0]:
+        return caller
+    try:
         spec = caller.spec
         impls = caller.get_hookimpls()
-        plain = (spec is not None and not caller.is_historic() and not spec.kwargdefaults
-                 and caller._hookexec.__self__._inner_hookexec is _multicall
+        plain = (spec is not None and not caller.is_historic() and not spec.kwargnames
                  and not any(i.hookwrapper or i.wrapper or i.kwargnames for i in impls))
-    except (AttributeError, ImportError):
+    except AttributeError:
         return caller
     if not plain:
         return caller
@@ -221,7 +260,7 @@ def _compiled_caller(hook: str, argnames: tuple[str, ...],
                      order: list[tuple[Any, tuple[str, ...]]], firstresult: bool) -> Any:
     """A function taking the hook's arguments by keyword and calling each
     implementation (``order``: pluggy's call order) with its own arguments
-    positionally — what pluggy's ``_multicall`` does, less its per-call
+    positionally — what pluggy's own hook call does, less its per-call
     bookkeeping.  It is generated once per hook as source text (like
     ``dataclasses`` builds ``__init__``) so a call builds no keyword dict
     and no argument lists (only the result list of a collecting hook): a
@@ -256,8 +295,53 @@ def _compiled_caller(hook: str, argnames: tuple[str, ...],
 
 
 _SNAPSHOT = msgspec.msgpack.Decoder(tuple[TableState, int | str | None])
-ACTION_CLASSES = tuple(ACTION_TYPES.values())
-_ACTION_SET = frozenset(ACTION_CLASSES)
+
+
+def _payment_problem(p: Any, n: int) -> str | None:
+    """Why ``p`` is not a payment at an ``n``-seat table, or None: seats are
+    ints ``0..n-1`` (never bool), payer ≠ payee, the amount an int ≥ 0."""
+    if type(p) is not Payment:
+        return f"{p!r} is not a Payment"
+    for role, seat in (("payer", p.payer), ("payee", p.payee)):
+        if type(seat) is not int or not 0 <= seat < n:
+            return f"{p!r}: {role} {seat!r} is not a seat (0..{n - 1})"
+    if p.payer == p.payee:
+        return f"{p!r}: the payer pays itself"
+    if type(p.amount) is not int or p.amount < 0:
+        return f"{p!r}: the amount {p.amount!r} is not an int >= 0"
+    if type(p.reason) is not str:
+        return f"{p!r}: the reason {p.reason!r} is not a str"
+    return None
+
+
+def _payments_problem(payments: Any, n: int) -> str | None:
+    """Why ``payments`` is not a sequence of valid payments, or None."""
+    if not isinstance(payments, (list, tuple)):
+        return f"{payments!r} is not a list of payments"
+    for p in payments:
+        problem = _payment_problem(p, n)
+        if problem:
+            return problem
+    return None
+
+
+def _settlement_problem(settlement: Any, n: int) -> str | None:
+    """Why ``settlement`` is not a :class:`Settlement` of valid payments, or None."""
+    if not isinstance(settlement, Settlement):
+        return f"{settlement!r} is not a Settlement"
+    return _payments_problem(settlement.payments, n)
+
+
+def _actions_problem(acts: Any, seat: int, empty_ok: bool) -> str | None:
+    """Why ``acts`` is not a list of ``seat``'s actions, or None."""
+    if not isinstance(acts, (list, tuple)):
+        return f"{acts!r} is not a list of actions"
+    if not acts and not empty_ok:
+        return f"no legal action for seat {seat}: the hand could not go on"
+    for a in acts:
+        if type(a) not in _ACTION_SET or a.seat != seat:
+            return f"{a!r} is not an action of seat {seat}"
+    return None
 
 
 class Table:
@@ -312,6 +396,10 @@ class Table:
         #: True when the deal need not be the whole deck (``partial``, or a
         #: position); a record says so, and its replay allows it again.
         self.partial = bool(partial or _position)
+        #: Rollback (see :meth:`apply`): the snapshot and action count that
+        #: the actions since are played again from; True while apply runs.
+        self._base: tuple[bytes, int] | None = None
+        self._applying = False
         if _state is not None:
             self.state = _state
             d = _state.deal
@@ -324,11 +412,18 @@ class Table:
                 raise BadCards(f"dealer {dealer!r} is not a seat (0..{self.n - 1})")
         relations = checked_relations(relations, self.n, ruleset.manifest.relations)
         if deal is None:
-            rng = rng or (random.Random(seed) if seed is not None else secrets.SystemRandom())
+            if rng is None:
+                if seed is None:
+                    rng = secrets.SystemRandom()  # the OS's CSPRNG: no seed to learn
+                else:
+                    rng = random.Random(seed)  # reproducible: tests, demos, records
             deck = list(self.hook.qipai_deck(options=self.options))
             shuffle(rng, deck)
             if dealer is None:
                 dealer = self.hook.qipai_first_dealer(options=self.options, rng=rng)
+                if type(dealer) is not int or not 0 <= dealer < self.n:
+                    raise PluginError("qipai_first_dealer", self._plugins("qipai_first_dealer"),
+                                      f"first dealer {dealer!r} is not a seat (0..{self.n - 1})")
             deal = self.hook.qipai_deal(deck=deck, dealer=dealer, options=self.options)
         else:
             deal = self._check_deal(deal, whole=not self.partial)
@@ -489,9 +584,23 @@ class Table:
 
         Raises:
             IllegalAction: the action is not legal now (wrong seat, wrong
-                time, cards not held, …); the table is unchanged.  (Legality
-                is decided before anything changes; a hook that raises after
-                that is a plugin bug and leaves the table where it stopped.)
+                time, cards not held, …); the table is unchanged.
+            PluginError: a hook raised while the action was applied, or
+                answered something the engine refuses (see
+                :class:`~qipai.core.errors.PluginError`); it names the hook
+                and the plugin.  The table is then exactly as before the call.
+
+        Transactional at almost no cost: the first ``apply`` keeps one
+        snapshot (a primitive such as :meth:`draw` called from outside
+        ``apply`` drops it, the next ``apply`` takes another), and on
+        failure the state is rebuilt from it by playing the actions since
+        again — checked to give the very events and actions the table had —
+        and :attr:`scratch` is emptied.  The table keeps no RNG after the
+        deal, so nothing else is to restore.  This relies on what a record
+        relies on: hooks answer from the table's state alone.  A hook that
+        does not (the rebuild fails or differs) leaves the table where the
+        failure left it, and the ``PluginError`` says so.  A host that
+        changes ``table.state`` by hand between calls must not rely on it.
         """
         st = self.state
         if st.result is not None:
@@ -512,17 +621,104 @@ class Table:
             if legal is None or action not in legal:
                 raise IllegalAction(self._why_illegal(action)) from None
             action = legal[legal.index(action)]
+        if self._base is None:
+            self._base = (self.snapshot(), len(st.actions))
+        done = len(st.actions)
         start = len(st.events)
-        st.actions.append(action)
-        if st.window is not None:
-            st.window.declared[action.seat] = action
-            del st.pending[action.seat]
-            if not st.pending:
-                self._resolve_window()
-        else:
-            st.pending = {}
-            self.hook.qipai_apply_turn(table=self, action=action)
+        self._applying = True
+        try:
+            st.actions.append(action)
+            if st.window is not None:
+                st.window.declared[action.seat] = action
+                del st.pending[action.seat]
+                if not st.pending:
+                    self._resolve_window()
+            else:
+                st.pending = {}
+                self.hook.qipai_apply_turn(table=self, action=action)
+        except BaseException as exc:
+            self._applying = False
+            stuck = self._roll_back(done, start)
+            if stuck is None and (isinstance(exc, QipaiError) or not isinstance(exc, Exception)):
+                raise
+            if isinstance(exc, PluginError):
+                hook, plugin, reason = exc.hook, exc.plugin, exc.reason
+            else:
+                hook, plugin = self._raiser(exc)
+                reason = f"{type(exc).__name__}: {exc}"
+            if stuck is not None:
+                reason += f"; the table could not be put back: {stuck}"
+            raise PluginError(hook, plugin, reason) from exc
+        self._applying = False
         return st.events[start:]
+
+    def _roll_back(self, done: int, start: int) -> str | None:
+        """Put the table back as it was with ``done`` actions and ``start``
+        events: the base snapshot (:meth:`apply`), then the actions after it
+        played again, checked to give the same events and actions.  Returns
+        None when done, else why the table could not be put back (it is
+        then left as the failure left it)."""
+        data, at = self._base
+        st = self.state
+        try:
+            fresh = type(self).restore(self.ruleset, data)
+            for a in st.actions[at:done]:
+                fresh.apply(a)
+        except Exception as exc:  # noqa: BLE001 - reported to the caller
+            return f"playing the actions again failed too ({type(exc).__name__}: {exc})"
+        if fresh.state.events != st.events[:start] or fresh.state.actions != st.actions[:done]:
+            return "playing the actions again gave other events"
+        self.state = fresh.state
+        self.scratch = {}
+        return None
+
+    def _plugins(self, hook: str) -> str:
+        """The pluggy names of the plugins implementing ``hook``, in call order."""
+        try:
+            impls = getattr(self.ruleset.hook, hook).get_hookimpls()
+        except AttributeError:
+            return "?"
+        return ", ".join(i.plugin_name for i in reversed(impls)) or "?"
+
+    def _culprit(self, hook: str, problem: Any, **kwargs: Any) -> str:
+        """Which plugin gave a refused answer of ``hook`` (the failure path
+        only: each implementation is asked again in pluggy's order; the
+        caller rolls back whatever that changes).  ``problem(answer)`` says
+        why an answer is refused, or None."""
+        try:
+            caller = getattr(self.ruleset.hook, hook)
+            first = bool(caller.spec.opts.get("firstresult", False))
+            for impl in reversed(caller.get_hookimpls()):
+                if impl.hookwrapper or impl.wrapper:
+                    continue
+                answer = impl.function(*[kwargs[a] for a in impl.argnames])
+                if answer is not None and (first or problem(answer)):
+                    return impl.plugin_name
+        except Exception:  # noqa: BLE001 - naming is best effort
+            pass
+        return self._plugins(hook)
+
+    def _refuse(self, hook: str, problem: str, check: Any, **kwargs: Any) -> None:
+        raise PluginError(hook, self._culprit(hook, check, **kwargs), problem)
+
+    def _raiser(self, exc: BaseException) -> tuple[str, str]:
+        """The hook and plugin whose implementation is the innermost one on
+        ``exc``'s traceback, or ``("?", "?")``."""
+        codes: dict[Any, tuple[str, str]] = {}
+        for name in dir(self.ruleset.hook):
+            if not name.startswith("qipai_"):
+                continue
+            for impl in getattr(self.ruleset.hook, name).get_hookimpls():
+                fn = getattr(impl.function, "__func__", impl.function)
+                code = getattr(fn, "__code__", None)
+                if code is not None:
+                    codes.setdefault(code, (name, impl.plugin_name))
+        found = ("?", "?")
+        tb = exc.__traceback__
+        while tb is not None:
+            found = codes.get(tb.tb_frame.f_code, found)
+            tb = tb.tb_next
+        return found
 
     def _checked(self, action: Any) -> Action:
         """Refuse what is not an action of this table's shape (wrong types,
@@ -586,6 +782,12 @@ class Table:
         if window.declared and any(type(a) is not Pass for a in window.declared.values()):
             taken = list(self.hook.qipai_resolve_claims(table=self, window=window,
                                                         declared=dict(window.declared)))
+            given = list(window.declared.values())
+            for a in taken:
+                if a not in given:
+                    self._refuse("qipai_resolve_claims", f"{a!r} was not declared",
+                                 lambda t: any(x not in given for x in t),
+                                 table=self, window=window, declared=dict(window.declared))
         else:  # all passed, or nobody was asked: nothing takes effect
             taken = []
         st.window = None
@@ -593,19 +795,33 @@ class Table:
 
     # ------------------------------------------------------------------ primitives for hooks
     def emit(self, event: Event) -> None:
-        """Record ``event`` and make the instant payments it triggers."""
+        """Record ``event`` and make the instant payments it triggers.
+
+        Raises:
+            PluginError: ``qipai_instant_payments`` answered something that
+                is not a list of valid payments (seats in range, payer ≠
+                payee, an int amount ≥ 0).
+        """
+        if not self._applying:
+            self._base = None
         st = self.state
         st.events.append(event)
         if self._instant is not None:  # one implementation: its list itself
             due = self._instant(table=self, event=event)
             if not due:
                 return
+            problem = _payments_problem(due, self.n)
             due = list(due)
         else:
             lists = self.hook.qipai_instant_payments(table=self, event=event)
             if not any(lists):
                 return
-            due = [p for ps in lists for p in ps]
+            problem = next(filter(None, (_payments_problem(ps, self.n) for ps in lists)), None)
+            if problem is None:
+                due = [p for ps in lists for p in ps]
+        if problem:
+            self._refuse("qipai_instant_payments", problem,
+                         lambda ps: _payments_problem(ps, self.n), table=self, event=event)
         if due:
             st.instant.extend(due)
             st.events.append(Paid(tuple(due)))
@@ -614,6 +830,8 @@ class Table:
         """Take the next stock card (head, or tail for a replacement) for
         ``seat`` and hand it to ``qipai_after_draw``.  Returns the card, or
         None if the stock is empty (nothing happens then)."""
+        if not self._applying:
+            self._base = None
         wall = self.state.wall
         if not wall:
             return None
@@ -622,11 +840,23 @@ class Table:
         return card
 
     def give_turn(self, seat: int) -> None:
-        """``seat`` holds the turn; its legal actions come from ``qipai_turn_actions``."""
+        """``seat`` holds the turn; its legal actions come from ``qipai_turn_actions``.
+
+        Raises:
+            PluginError: ``qipai_turn_actions`` answered no action (the hand
+                could not go on) or something not an action of ``seat``.
+        """
+        if not self._applying:
+            self._base = None
         st = self.state
+        acts = self.hook.qipai_turn_actions(table=self, seat=seat)
+        problem = _actions_problem(acts, seat, False) if acts else \
+            f"no legal action for seat {seat}: the hand could not go on ({acts!r})"
+        if problem:
+            self._refuse("qipai_turn_actions", problem, lambda a: True, table=self, seat=seat)
         st.turn = seat
         st.window = None
-        st.pending = {seat: list(self.hook.qipai_turn_actions(table=self, seat=seat))}
+        st.pending = {seat: list(acts)}
 
     def open_window(self, card: int, owner: int, source: str) -> None:
         """Offer ``card`` (from ``owner``, by ``source``) to the seats.
@@ -634,6 +864,8 @@ class Table:
         Seats with nothing but a pass are not asked; a single compulsory
         action is taken at once; if nobody is asked the window resolves now.
         """
+        if not self._applying:
+            self._base = None
         st = self.state
         window = Window(card, owner, source, {})
         st.window = window
@@ -642,11 +874,25 @@ class Table:
         if by_seat is None:
             by_seat = {seat: self.hook.qipai_claim_actions(table=self, seat=seat, window=window)
                        for seat in range(self.n)}
+            hook = "qipai_claim_actions"
+        else:
+            hook = "qipai_window_actions"
+            if not isinstance(by_seat, dict):
+                self._refuse(hook, f"{by_seat!r} is not a dict of actions by seat",
+                             lambda a: True, table=self, window=window)
+        for seat in by_seat or ():
+            if type(seat) is not int or not 0 <= seat < self.n:
+                self._refuse(hook, f"answered for seat {seat!r}, not a seat (0..{self.n - 1})",
+                             lambda a: True, table=self, window=window)
         for seat, acts in sorted(by_seat.items()) if by_seat else ():
-            if type(seat) is not int or not 0 <= seat < self.n:  # a plugin bug
-                raise TypeError(f"qipai_window_actions answered for seat {seat!r}, "
-                                f"not a seat (0..{self.n - 1})")
-            acts = list(acts or ())
+            acts = acts or ()
+            problem = _actions_problem(acts, seat, True)
+            if problem:
+                kw = dict(table=self, window=window)
+                if hook == "qipai_claim_actions":
+                    kw["seat"] = seat
+                self._refuse(hook, problem, lambda a: True, **kw)
+            acts = list(acts)
             has_pass = Pass(seat) in acts
             if not acts or (has_pass and len(acts) == 1):
                 continue
@@ -664,10 +910,35 @@ class Table:
         return list(self.hook.qipai_claim_actions(table=self, seat=seat, window=window) or ())
 
     def pay(self, payments: Sequence[Payment]) -> None:
-        """Make instant payments now (recorded with a ``paid`` event)."""
+        """Make instant payments now (recorded with a ``paid`` event).
+
+        Raises:
+            PluginError: not a list of valid payments (named as a
+                ``qipai_instant_payments`` answer of the plugins calling it).
+        """
+        if not self._applying:
+            self._base = None
+        problem = _payments_problem(payments, self.n) if payments else None
+        if problem:
+            raise PluginError("qipai_instant_payments (Table.pay)", "?", problem)
         if payments:
             self.state.instant.extend(payments)
             self.state.events.append(Paid(tuple(payments)))
+
+    def settle(self, end: Any) -> Settlement:
+        """``qipai_settle`` for the hand end ``end`` (a
+        :class:`~qipai.core.model.HandEnd`), checked.
+
+        Raises:
+            PluginError: the answer is not a :class:`Settlement` of valid
+                payments (seats in range, payer ≠ payee, int amounts ≥ 0),
+                naming the plugin that gave it.
+        """
+        settlement = self.hook.qipai_settle(end=end, options=self.options)
+        problem = _settlement_problem(settlement, self.n)
+        if problem:
+            self._refuse("qipai_settle", problem, lambda a: True, end=end, options=self.options)
+        return settlement
 
     def end_hand(self, end: str, winners: Sequence[int] = (), settlement: Settlement | None = None,
                  from_seat: int | None = None) -> Result:
@@ -679,8 +950,16 @@ class Table:
             settlement: the wins' settlement (None at 荒庄).
             from_seat: the discarder / robbed kong maker (for the next dealer).
         """
+        if not self._applying:
+            self._base = None
         st = self.state
         settlement = settlement or Settlement()
+        problem = _settlement_problem(settlement, self.n)
+        if problem:
+            raise PluginError("qipai_settle", self._plugins("qipai_settle"), problem)
+        for w in winners:
+            if type(w) is not int or not 0 <= w < self.n:
+                raise PluginError("Table.end_hand", self._plugins("qipai_settle"), f"winner {w!r} is not a seat (0..{self.n - 1})")
         if settlement.flipped:
             st.events.append(Flipped(tuple(settlement.flipped), dict(settlement.xing)))
         payments = tuple(st.instant) + tuple(settlement.payments)
@@ -689,6 +968,10 @@ class Table:
             raise AssertionError(f"settlement does not sum to zero: {net}")
         nxt = self.hook.qipai_next_dealer(table=self, end=end, winners=list(winners),
                                           from_seat=from_seat)
+        if type(nxt) is not int or not 0 <= nxt < self.n:
+            self._refuse("qipai_next_dealer", f"next dealer {nxt!r} is not a seat (0..{self.n - 1})",
+                         lambda a: True, table=self, end=end, winners=list(winners),
+                         from_seat=from_seat)
         result = Result(end=end, winners=tuple(winners), net=tuple(net), payments=payments,
                         instant=tuple(st.instant), patterns=dict(settlement.patterns),
                         xing=dict(settlement.xing), flipped=tuple(settlement.flipped),

@@ -762,7 +762,7 @@ class MahjongFlow:
                       winners=tuple(claims), stock=tuple(table.state.wall),
                       relations=table.hook.qipai_relations(table=table) or {},
                       n_players=table.n)
-        settlement = table.hook.qipai_settle(end=end, options=table.options)
+        settlement = table.settle(end)
         for c in claims:
             table.state.events.append(Won(c.seat, how, c.tile, from_seat,
                                           tuple(settlement.patterns.get(c.seat, ()))))

@@ -308,7 +308,7 @@ class ZipaiFlow:
         end = HandEnd(dealer=table.state.dealer, how=how, from_seat=from_seat,
                       winners=(claim,), stock=tuple(table.state.wall),
                       relations=table.hook.qipai_relations(table=table) or {}, n_players=N)
-        settlement = table.hook.qipai_settle(end=end, options=table.options)
+        settlement = table.settle(end)
         table.state.events.append(Won(claim.seat, how, claim.tile, from_seat,
                                       tuple(settlement.patterns.get(claim.seat, ()))))
         table.end_hand("hu", [claim.seat], settlement, from_seat)
