@@ -308,3 +308,25 @@ def test_a_hook_that_does_not_replay_is_reported_not_hidden():
             seat = min(t.state.pending)
             t.apply(bots[seat].choose(t, seat))
     assert info.value.hook == "qipai_after_draw"
+
+
+def test_a_restored_table_rolls_back_too():
+    plugin = RaisingDraw()
+    rs = load("guilin-zipai", plugins=[plugin])
+    t = rs.table(seed=SEED)
+    bots = make_bots("random", t.n, SEED)
+    assert _to_turn(t, bots)
+    t2 = table_module.Table.restore(rs, t.snapshot())
+    plugin.arm(t2)
+    for _ in range(50):
+        seat = min(t2.state.pending)
+        action = bots[seat].choose(t2, seat)
+        before = t2.snapshot()
+        try:
+            t2.apply(action)
+        except PluginError as exc:
+            assert exc.hook == "qipai_after_draw"
+            assert "could not be put back" not in exc.reason
+            assert t2.snapshot() == before
+            return
+    pytest.fail("the armed plugin was never asked")

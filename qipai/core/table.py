@@ -295,6 +295,10 @@ def _compiled_caller(hook: str, argnames: tuple[str, ...],
 
 
 _SNAPSHOT = msgspec.msgpack.Decoder(tuple[TableState, int | str | None])
+#: The fields of TableState that playing changes (the rest is the hand's
+#: header: variant, options, deal, …).
+_PLAY_FIELDS = frozenset({"seats", "wall", "turn", "window", "pending", "instant", "events",
+                          "actions", "result", "relations", "extra"})
 
 
 def _payment_problem(p: Any, n: int) -> str | None:
@@ -453,6 +457,7 @@ class Table:
                                        len(deal.wall), tuple(deal.shown)))
         if not _position:
             self.hook.qipai_start(table=self)
+            self._base = (None, 0)  # rebuilt from the deal (see _roll_back)
 
     @classmethod
     def from_position(cls, ruleset: Ruleset, *, dealer: int, hands: Sequence[Sequence[int]],
@@ -590,11 +595,12 @@ class Table:
                 :class:`~qipai.core.errors.PluginError`); it names the hook
                 and the plugin.  The table is then exactly as before the call.
 
-        Transactional at almost no cost: the first ``apply`` keeps one
-        snapshot (a primitive such as :meth:`draw` called from outside
-        ``apply`` drops it, the next ``apply`` takes another), and on
-        failure the state is rebuilt from it by playing the actions since
-        again — checked to give the very events and actions the table had —
+        Transactional at almost no cost: on failure the state is rebuilt
+        from the deal (a table made by the constructor), the snapshot (one
+        made by :meth:`restore`) or a snapshot the first ``apply`` takes
+        (a table from :meth:`from_position`, or after a primitive such as
+        :meth:`draw` was called from outside ``apply``), by playing the
+        actions since again — checked to give the very events and actions the table had —
         and :attr:`scratch` is emptied.  The table keeps no RNG after the
         deal, so nothing else is to restore.  This relies on what a record
         relies on: hooks answer from the table's state alone.  A hook that
@@ -661,7 +667,14 @@ class Table:
         data, at = self._base
         st = self.state
         try:
-            fresh = type(self).restore(self.ruleset, data)
+            if data is None:  # a table made by the constructor: made again
+                fresh = type(self)(self.ruleset, deal=st.deal, relations=st.start_relations,
+                                   partial=self.partial)
+                for name in TableState.__struct_fields__:  # what play never changes
+                    if name not in _PLAY_FIELDS:
+                        setattr(fresh.state, name, getattr(st, name))
+            else:
+                fresh = type(self).restore(self.ruleset, data)
             for a in st.actions[at:done]:
                 fresh.apply(a)
         except Exception as exc:  # noqa: BLE001 - reported to the caller
@@ -850,9 +863,11 @@ class Table:
             self._base = None
         st = self.state
         acts = self.hook.qipai_turn_actions(table=self, seat=seat)
-        problem = _actions_problem(acts, seat, False) if acts else \
-            f"no legal action for seat {seat}: the hand could not go on ({acts!r})"
-        if problem:
+        # The hot path checks the list; an element that is not one of the
+        # seat's actions is refused when applied (IllegalAction).
+        if not acts or not isinstance(acts, (list, tuple)):
+            problem = f"no legal action for seat {seat}: the hand could not go on ({acts!r})" \
+                if not acts else f"{acts!r} is not a list of actions"
             self._refuse("qipai_turn_actions", problem, lambda a: True, table=self, seat=seat)
         st.turn = seat
         st.window = None
@@ -1051,7 +1066,9 @@ class Table:
                 msgspec.json.encode(state.options) != msgspec.json.encode(ruleset.options_dict()):
             raise BadRecord(f"the snapshot is of {state.variant} with options {state.options}, "
                             f"not of {ruleset.spec}")
-        return cls(ruleset, seed=seed, _state=state)
+        table = cls(ruleset, seed=seed, _state=state)
+        table._base = (bytes(data), len(state.actions))
+        return table
 
 
 #: The first bytes of every snapshot (format 2: with a digest).
