@@ -402,7 +402,7 @@ class Table:
         self.partial = bool(partial or _position)
         #: Rollback (see :meth:`apply`): the snapshot and action count that
         #: the actions since are played again from; True while apply runs.
-        self._base: tuple[bytes, int] | None = None
+        self._base: tuple[bytes | None, int] | None = None  # None bytes: from the deal
         self._applying = False
         if _state is not None:
             self.state = _state
