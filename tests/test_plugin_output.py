@@ -20,7 +20,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from qipai.bots import make_bots, run_to_end
@@ -205,6 +205,9 @@ _AMOUNTS = st.one_of(st.integers(-5, 2**40), st.booleans(), st.floats(allow_nan=
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(payer=_SEATS, payee=_SEATS, amount=_AMOUNTS)
+@example(payer=0, payee=1, amount=0)
+@example(payer=3, payee=0, amount=2**40)
+@example(payer=-1, payee=0, amount=1)
 def test_any_instant_payment_is_valid_or_refused_with_the_table_unchanged(payer, payee, amount):
     plugin = BadPayment(Payment(payer, payee, amount, "house"))
     rs = load("guilin-mahjong", plugins=[plugin])
