@@ -239,7 +239,9 @@ class ZipaiFlow:
         for seat in range(N):
             hand = table.seats[seat].hand
             self.lay_fours(table, seat)
-            if st.takes[seat] >= 2:
+            # D-ZP13: exactly two 扫穿; a seat dealt three wins 三笼五坎
+            # (or 天胡) with the cards dealt: no extra card, no skip
+            if st.takes[seat] == 2:
                 if getattr(table.options, "two_saochuan", "skip_discard") == "extra_card":
                     if table.state.wall:
                         card = table.state.wall.pop(0)

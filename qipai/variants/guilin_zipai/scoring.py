@@ -63,7 +63,8 @@ Choices this module makes where the rules file is silent:
   later 开招/扫穿, §3.2), or one less when ``n4 ≥ 2`` (D-ZP13: a player
   dealt two 扫穿 before his first take; after a 2nd 扫穿 on one's draw).
   天胡 / 三笼五坎: the dealt 21 (dealer) or 20 cards, one more under
-  ``two_saochuan = "extra_card"`` with two or more 扫穿.
+  ``two_saochuan = "extra_card"`` with exactly two 扫穿 dealt (D-ZP13; with
+  three or more either count is accepted, as the extra card may make a third).
   Flags ``haidi``/``haidipao`` are accepted and ignored (海底胡 is read from
   the stock being empty).
 - ``max_flips = 0`` switches 醒 off (海底胡 included).  With an empty stock
@@ -342,12 +343,16 @@ def analyse(
             c[claim.tile] += 1
         _take_quads(c, melds)
         n_sc = len(melds)
-        want = (21 if seat == dealer else 20) + (
-            1 if options.two_saochuan == "extra_card" and n_sc >= 2 else 0
-        )
-        if total != want:
+        # D-ZP13: the extra card goes to a seat dealt exactly two 扫穿; it
+        # may make a third, so three 扫穿 hold the dealt count or one more
+        dealt = 21 if seat == dealer else 20
+        extra = options.two_saochuan == "extra_card"
+        wants = {dealt + 1} if extra and n_sc == 2 else (
+            {dealt, dealt + 1} if extra and n_sc >= 3 else {dealt})
+        if total not in wants:
             raise BadCards(
-                f"seat {seat} was dealt {want} cards (扫穿 included), got {total}"
+                f"seat {seat} was dealt {' or '.join(map(str, sorted(wants)))}"
+                f" cards (扫穿 included), got {total}"
             )
         if "sanlong_wukan" in flags:
             hu = sanlong_wukan_hu(c, melds)
