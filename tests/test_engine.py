@@ -355,3 +355,26 @@ def test_the_table_shuffle_is_random_shuffle():
     deck = list(range(10))
     shuffle(Reversing(1), deck)
     assert deck == list(range(9, -1, -1))
+
+
+@pytest.mark.parametrize("variant", ["guilin-mahjong", "guangxi-mahjong", "guilin-zipai"])
+def test_card_won_on_is_with_the_winner_in_the_final_state(variant):
+    """Issue 10: after a win on another's card (or a shown draw) the card was
+    in no zone of the final state; it now joins the winner's hand."""
+    import random as _random
+
+    from qipai.conformance.properties import cards_in_play, choose, dealt_cards
+
+    rs = load(variant)
+    claimed = 0
+    for seed in range(40):
+        rng = _random.Random(seed)
+        table = rs.table(seed=seed)
+        while not table.over:
+            table.apply(choose(table, table.to_decide()[0], rng))
+        won = [e for e in table.state.events if type(e).__name__ == "Won"]
+        if won and won[0].from_seat is not None:
+            claimed += 1
+            assert won[0].card in table.seats[won[0].seat].hand
+        assert cards_in_play(table) == dealt_cards(table), seed
+    assert claimed > 0

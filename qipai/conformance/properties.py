@@ -3,7 +3,7 @@
 Random legal play (seeded) on a variant's table must keep these invariants
 (CONFORMANCE.md "Running"; the brief's "Invariants"):
 
-* ``conservation`` — at every decision the cards in hands, melds, discards,
+* ``conservation`` — at every decision and at the end the cards in hands, melds, discards,
   the stock and the card in play are exactly the dealt cards;
 * ``zero_sum`` — every hand's net sums to zero;
 * ``deck`` — the deck holds no kind more often than the card system's copies;
@@ -161,6 +161,7 @@ def play_checked(rs: Ruleset, seed: int, max_steps: int = 2000) -> Table:
         if twin is not None:
             twin_actions.append(action)
         step += 1
+    check_conservation(table)  # the final state too: a card won on is with the winner
     if twin is not None:
         for a in twin_actions:
             twin.apply(a)

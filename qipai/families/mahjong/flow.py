@@ -758,6 +758,10 @@ class MahjongFlow:
     # ------------------------------------------------------------- endings
     def finish_win(self, table: Any, how: str, from_seat: int | None,
                    claims: list[WinClaim], card: int | None = None) -> None:
+        """Settle and end the hand.  ``card``: the card won on (another's
+        discard, or a 抢杠 card), which is in no zone until then: after
+        settlement it joins the hand of the first winner in ``claims``, so the final
+        state holds every card of the deal once."""
         end = HandEnd(dealer=table.state.dealer, how=how, from_seat=from_seat,
                       winners=tuple(claims), stock=tuple(table.state.wall),
                       relations=table.hook.qipai_relations(table=table) or {},
@@ -766,6 +770,8 @@ class MahjongFlow:
         for c in claims:
             table.state.events.append(Won(c.seat, how, c.tile, from_seat,
                                           tuple(settlement.patterns.get(c.seat, ()))))
+        if card is not None and claims:
+            table.seats[claims[0].seat].hand.append(card)
         table.end_hand("hu", [c.seat for c in claims], settlement, from_seat)
 
     def huangzhuang(self, table: Any) -> None:

@@ -306,13 +306,20 @@ class ZipaiFlow:
                                         from_seat=owner, options=table.options)
         return bool(ev and ev.wins)
 
-    def finish_win(self, table: Any, how: str, from_seat: int | None, claim: WinClaim) -> None:
+    def finish_win(self, table: Any, how: str, from_seat: int | None, claim: WinClaim,
+                   card: int | None = None) -> None:
+        """Settle and end the hand on ``claim``'s win.  ``card``: the window's
+        card won on (another's discard or a shown draw), which is in no zone
+        until then: it joins the winner's hand after settlement, so the final
+        state holds every card of the deal."""
         end = HandEnd(dealer=table.state.dealer, how=how, from_seat=from_seat,
                       winners=(claim,), stock=tuple(table.state.wall),
                       relations=table.hook.qipai_relations(table=table) or {}, n_players=N)
         settlement = table.settle(end)
         table.state.events.append(Won(claim.seat, how, claim.tile, from_seat,
                                       tuple(settlement.patterns.get(claim.seat, ()))))
+        if card is not None:
+            table.seats[claim.seat].hand.append(card)
         table.end_hand("hu", [claim.seat], settlement, from_seat)
 
     def begin_turn(self, table: Any, seat: int, discard_due: bool, after_sao: bool = False) -> None:
@@ -550,9 +557,9 @@ class ZipaiFlow:
         card, owner = window.card, window.owner
         action = taken[0] if taken else None
         if isinstance(action, (Hu, Zimo)):
+            claim = self.win_claim(table, action.seat, window)
             self.finish_win(table, self.how_for(window, action.seat), owner if
-                            isinstance(action, Hu) else None,
-                            self.win_claim(table, action.seat, window))
+                            isinstance(action, Hu) else None, claim, card=card)
             return True
         kz = self.kaizhao_seat(table, window)
         self.mark_passes(table, window, action, kz)
