@@ -378,3 +378,29 @@ def test_card_won_on_is_with_the_winner_in_the_final_state(variant):
             assert won[0].card in table.seats[won[0].seat].hand
         assert cards_in_play(table) == dealt_cards(table), seed
     assert claimed > 0
+
+
+@pytest.mark.parametrize("variant", ["guilin-mahjong", "guilin-zipai"])
+def test_a_records_seed_is_checked_against_its_deal(variant):
+    """Issue 10: a stacked deal with ``seed = 42`` written in the record
+    replayed "identical"; the seed now re-deals and a mismatch is reported."""
+    import random as _random
+
+    from qipai.conformance.properties import choose
+
+    rs = load(variant)
+    table = rs.table(seed=7)
+    rng = _random.Random(7)
+    while not table.over:
+        table.apply(choose(table, table.to_decide()[0], rng))
+    rec = record_of(table)
+    assert rec.seed == 7 and replay_check(rec) is None
+    stacked = msgspec.structs.replace(rec, seed=42)
+    assert "seed 42" in replay_check(stacked)
+    # an explicit deal records no seed, and replays as identical
+    explicit = rs.table(seed=42, deal=rec.deal)
+    assert explicit.seed is None and record_of(explicit).seed is None
+    rng = _random.Random(7)
+    while not explicit.over:
+        explicit.apply(choose(explicit, explicit.to_decide()[0], rng))
+    assert replay_check(record_of(explicit)) is None

@@ -28,7 +28,9 @@ class Record(msgspec.Struct, kw_only=True):
         format: record format version (:data:`FORMAT_VERSION`).
         variant: registered variant name.  version: the variant's version.
         options: every option of the ruleset (a dict).
-        seed: the seed that made the deal, if any (informative only).
+        seed: the seed whose shuffle made the deal, if any; None for an
+            explicit deal.  :func:`replay_check` deals from it again and
+            reports a deal that differs.
         deal: the dealt order — dealer, hands by seat, stock head first.
         relations: standing relations at the start of the hand.
         actions: every decision, in order.
@@ -184,14 +186,39 @@ def replay(record: Record, plugins: Any = ()) -> Any:
     return table
 
 
+def seed_problem(record: Record, ruleset: Any) -> str | None:
+    """None if ``record`` carries no seed or its seed deals its deal (the
+    same shuffle for the record's dealer), else a one-line description.
+
+    A seed written beside a deal it did not make (a stacked deal) would
+    otherwise replay as identical: the deal is replayed as recorded.
+    ``ruleset``: the record's loaded ruleset.
+    """
+    if record.seed is None:
+        return None
+    from qipai.core.table import Table
+
+    try:
+        derived = Table(ruleset, seed=record.seed, dealer=record.deal.dealer).state.deal
+    except QipaiError as exc:
+        return f"seed {record.seed} deals no deal: {exc}"
+    if derived != record.deal:
+        return f"the deal is not the one seed {record.seed} deals"
+    return None
+
+
 def replay_check(record: Record, plugins: Any = ()) -> str | None:
-    """Replay ``record``; None if events and result are identical, else a
-    one-line description of the first difference.
+    """Replay ``record``; None if events and result are identical (and a
+    seed it carries deals its deal, :func:`seed_problem`), else a one-line
+    description of the first difference.
 
     Raises:
         BadRecord: see :func:`replay`.
     """
     table = replay(record, plugins=plugins)
+    problem = seed_problem(record, table.ruleset)
+    if problem is not None:
+        return problem
     got = table.state.events
     for i, (a, b) in enumerate(zip(record.events, got)):
         if a != b:

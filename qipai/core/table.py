@@ -356,10 +356,13 @@ class Table:
         seed: seeds the RNG that shuffles and picks the first dealer; None
             (and no ``deal``) uses the OS's cryptographic source.
         deal: an explicit deal (hands by seat, stock head first); wins over
-            ``seed``.
+            ``seed``, and the table then keeps no seed (``table.seed`` is
+            None, and so is its record's: a record's seed is the one whose
+            shuffle made its deal, which replay checks).
         dealer: the dealer's seat (default: the variant's first dealer).
         relations: standing relations at the start (``{"hubao": [[0, 1]]}``).
-        rng: a ``random.Random`` to use instead of ``seed``.
+        rng: a ``random.Random`` to use instead of ``seed`` (the table then
+            keeps no seed either).
         partial: accept an explicit ``deal`` that is not the whole deck (a
             short stock, as conformance scenarios and tests set up); its
             cards must still be possible (no fifth copy).  Without it a deal
@@ -416,7 +419,9 @@ class Table:
                 raise BadCards(f"dealer {dealer!r} is not a seat (0..{self.n - 1})")
         relations = checked_relations(relations, self.n, ruleset.manifest.relations)
         if deal is None:
-            if rng is None:
+            if rng is not None:
+                self.seed = None  # the seed did not deal: the record keeps none
+            else:
                 if seed is None:
                     rng = secrets.SystemRandom()  # the OS's CSPRNG: no seed to learn
                 else:
@@ -430,6 +435,7 @@ class Table:
                                       f"first dealer {dealer!r} is not a seat (0..{self.n - 1})")
             deal = self.hook.qipai_deal(deck=deck, dealer=dealer, options=self.options)
         else:
+            self.seed = None  # an explicit deal records no seed (replay checks a seed)
             deal = self._check_deal(deal, whole=not self.partial)
             if dealer is not None and dealer != deal.dealer:
                 raise BadCards(f"the deal was dealt for dealer {deal.dealer}, not {dealer}")
