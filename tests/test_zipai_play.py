@@ -285,3 +285,55 @@ def test_only_kan_left_a_kan_card_is_discarded(rs):
                             wall=P("d9 d9"))
     assert {type(a).__name__ for a in t.legal_actions(0)} == {"Discard"}
     assert {a.card for a in t.legal_actions(0)} == {P("x4")[0]}
+
+
+def _kaizhao_seat(table):
+    """The seat whose 开招 the window's card makes (§3.1), computed here from
+    the rules, not from the flow: a 坎 in another's hand or a 扫 of another's
+    card, a 碰 of a drawn card."""
+    w = table.state.window
+    for seat in range(table.n):
+        s = table.seats[seat]
+        own = seat == w.owner
+        if not own and s.hand.count(w.card) == 3:
+            return seat
+        for m in s.melds:
+            if len(m.cards) == 3 and m.cards[0] == w.card:
+                if (m.kind in ("sao", "guosao") and not own) or \
+                        (m.kind == "peng" and w.source == "draw"):
+                    return seat
+    return None
+
+
+def test_a_mandatory_kaizhao_seat_is_offered_only_what_it_may_do(rs):
+    """Issue 10: a seat whose 开招 is mandatory was offered 吃 and Pass (its
+    answer then ignored) on another's card matching its 坎 and on its own
+    draw of the 4th card of its 碰.  Now it is offered only a win (with Pass,
+    meaning the 开招) or nothing, and a 吃 from it is refused."""
+    import random
+
+    from qipai.conformance.properties import choose
+    from qipai.core.errors import IllegalAction
+    from qipai.core.model import Chi, Hu, Pass, Peng, Zimo
+
+    seen = 0
+    for seed in range(150):
+        rng = random.Random(seed)
+        table = rs.table(seed=seed)
+        while not table.over:
+            if table.state.window is not None:
+                kz = _kaizhao_seat(table)
+                if kz is not None:
+                    seen += 1
+                    legal = table.legal_actions(kz)
+                    assert all(isinstance(a, (Hu, Zimo, Pass)) for a in legal), legal
+                    if legal:
+                        assert any(isinstance(a, (Hu, Zimo)) for a in legal)
+                    card = table.state.window.card
+                    before = table.snapshot()
+                    for bad in (Chi(kz, (card, card + 1, card + 2)), Peng(kz)):
+                        with pytest.raises(IllegalAction):
+                            table.apply(bad)
+                    assert table.snapshot() == before
+            table.apply(choose(table, table.to_decide()[0], rng))
+    assert seen > 20

@@ -508,12 +508,19 @@ class ZipaiFlow:
 
     @hookimpl(trylast=True)
     def qipai_claim_actions(self, table: Any, seat: int, window: Window) -> list[Action]:
+        """What ``seat`` may do with the window's card (§3.1).  A seat whose
+        开招 the card makes (another's card matching its 坎 or 扫, its own
+        draw of the 4th card of its 碰) must lay it unless it wins at 胡
+        priority: it is offered only the win and Pass (Pass = the 开招), or
+        nothing — never 吃/碰, whose answer the 开招 would override."""
         acts: list[Action] = []
         if self.can_win(table, seat, window):
             win = Zimo(seat) if self.how_for(window, seat) == "zimo" else Hu(seat)
             if window.source != "draw" and getattr(table.options, "fangpao_bihu", True):
                 return [win]  # 放炮必胡: compulsory
             acts.append(win)
+        if self.kaizhao_seat(table, window) == seat:
+            return acts + [Pass(seat)] if acts else []  # 开招 is mandatory
         # 碰/吃 are offered even when another seat's 开招 will take the card:
         # its 坎 or face-down 扫 is hidden, and asking reveals nothing.
         if self.can_peng(table, seat, window):
@@ -651,6 +658,9 @@ class ZipaiFlow:
             if isinstance(action, (Hu, Peng, Chi)):
                 return f"no card is in play to claim; it is seat {st.turn}'s turn"
             return None
+        if isinstance(action, (Chi, Peng)) and self.kaizhao_seat(table, w) == seat:
+            return (f"seat {seat} must 开招 (kaizhao) {tok(w.card)}: it makes four with "
+                    f"his 坎, 扫 or 碰, so he may not {type(action).__name__.lower()} it")
         if isinstance(action, Chi) and seat not in self.chi_seats(w):
             return (f"seat {seat} may not chi {tok(w.card)}: only "
                     f"{' then '.join(f'seat {s}' for s in self.chi_seats(w))} may")
