@@ -463,6 +463,21 @@ def play_scenario(rs: Ruleset, g: dict) -> Table:
                 continue  # a compulsory win the engine already made
             if table.over:
                 raise Refused(i, "the hand is over")
+            if verb == "zimo":
+                # zipai shows a drawn card and offers it: the zimo is made at
+                # the seat's first own shown draw it may win on (earlier
+                # windows pass); else on its own turn (mahjong, D-ZP4)
+                while (w := table.state.window) is not None and not table.over:
+                    if w.source == "draw" and w.owner == seat and \
+                            any(isinstance(a, Zimo) for a in table.legal_actions(seat)):
+                        break
+                    _pass_all(table)
+                if table.over:
+                    raise Refused(i, "the hand is over")
+                if table.state.window is not None:
+                    mark = len(table.events)
+                    table.apply(Zimo(seat))
+                    continue
             if verb in TURN_VERBS:
                 while table.state.window is not None and not table.over:
                     _pass_all(table)
