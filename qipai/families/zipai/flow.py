@@ -491,7 +491,7 @@ class ZipaiFlow:
     def can_peng(self, table: Any, seat: int, window: Window) -> bool:
         """A 碰 of a card from another player with a pair in hand, not barred
         by 过张, that leaves a card he may discard (the §3.1 rule for 吃
-        applied to 碰 too: a take must be followed by a discard)."""
+        applied to 碰 too, D-ZP14: a take must be followed by a discard)."""
         hand = table.seats[seat].hand
         if seat == window.owner or hand.count(window.card) != 2 or \
                 self.barred_peng(table, seat, window.card):
@@ -521,8 +521,9 @@ class ZipaiFlow:
             acts.append(win)
         if self.kaizhao_seat(table, window) == seat:
             return acts + [Pass(seat)] if acts else []  # 开招 is mandatory
-        # 碰/吃 are offered even when another seat's 开招 will take the card:
-        # its 坎 or face-down 扫 is hidden, and asking reveals nothing.
+        # D-ZP19: 碰/吃 are offered even when another seat's 开招 will take the
+        # card: its 坎 or face-down 扫 is hidden, and asking reveals nothing
+        # (the answer has no effect and creates no 过张 bar).
         if self.can_peng(table, seat, window):
             acts.append(Peng(seat))
         acts.extend(self.chis(table, seat, window))
@@ -619,7 +620,8 @@ class ZipaiFlow:
     def mark_passes(self, table: Any, window: Window, taken: Action | None,
                     kz: int | None) -> None:
         """D-ZP11 过张: every seat the card was offered to for 碰 or 吃 that let
-        it go (and no higher claim took it first) is barred from that kind."""
+        it go (and no higher claim took it first) is barred from that kind.
+        D-ZP19: when a 开招 takes the card, no answer creates a bar."""
         st = table.extra
         card = window.card
         if kz is not None:
