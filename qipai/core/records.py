@@ -175,6 +175,9 @@ def replay(record: Record, plugins: Any = ()) -> Any:
                             f"{record.version}; this is version {ruleset.manifest.version}")
         table = Table(ruleset, deal=record.deal, seed=record.seed, relations=record.relations,
                       partial=record.partial)
+        # the table keeps the record's seed, so its record is the record;
+        # whether that seed deals this deal is replay_check's question
+        table.seed = record.seed
     except QipaiError as exc:
         raise BadRecord(f"record cannot be set up: {exc}") from None
     for i, action in enumerate(record.actions):
