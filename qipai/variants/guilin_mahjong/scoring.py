@@ -141,7 +141,7 @@ def normal_amounts(
 
 
 def settle(end: HandEnd, options: GuilinOptions | None = None) -> Settlement:
-    """Settle the wins of a finished hand (§3.3, §3.4, §4; D-GL4, D-GL7, D-GL10, D-GL13).
+    """Settle the wins of a finished hand (§3.3, §3.4, §4; D-GL4, D-GL7, D-GL10, D-GL13, D-GL14).
 
     Normal amounts (:func:`normal_amounts`): each paying seat owes the
     winner ``value × multiplier + 醒数``.  Then 互包 pairs
@@ -167,8 +167,9 @@ def settle(end: HandEnd, options: GuilinOptions | None = None) -> Settlement:
     - A zimo winner with three partners pays as case 4 (each partner pays the
       full doubled amount).
     - Under ``"literal"``, D's partner pays the winner twice the normal amount
-      even if he is himself a co-winner or the winner's partner (then on top of
-      case 1): every pair is applied independently, as §4.2 says.
+      even if he is himself a co-winner (D-GL14: the letter says anyone but
+      B) or the winner's partner (then on top of case 1): every pair is
+      applied independently, as §4.2 says.
     - With three or more winners, case 5 is applied to every pair of
       co-winners.
     - ``Payment.reason`` is ``"hubao"`` when 互包 changed or created the
@@ -223,7 +224,7 @@ def settle(end: HandEnd, options: GuilinOptions | None = None) -> Settlement:
             for b in _partners(w, pairs):  # case 1
                 if b != d and b not in winners:
                     ledger.add(b, w, amt, "hubao")
-            if options.hubao_dealin == "literal":  # case 3, literal reading
+            if options.hubao_dealin == "literal":  # case 3, literal; D-GL14: B may be a co-winner
                 for b in _partners(d, pairs):
                     if b != w:
                         ledger.add(b, w, 2 * amt, "hubao")
