@@ -262,13 +262,15 @@ class MahjongFlow:
                     and not any(row[seat] for row in st.claims) \
                     and not (st.any_claim if self.dihu_voided_by_chi else st.any_peng):
                 # his first turn: no draw before, no claim of his own (which
-                # would have been a turn), no kong; voided by others' claims
+                # would have been a turn), no kong (广西 D-GX12: a win on a
+                # kong's replacement is 杠开, not 地胡); voided by others' claims
                 flags.append("dihu")
         elif how == "dianpao":
             if owner is not None and st.kong_discard == owner:
                 flags.append("gangshangpao")
             if empty:
                 flags.append("haidipao")
+            # 全求人反冲 needs a discard: robbing a 全求人 补杠 is 抢杠 only (D-GX14)
             if owner is not None and self.in_quanqiuren(table, owner):
                 flags.append("quanqiupao")
             if owner == table.state.dealer and seat != owner and st.discards_made == 1:

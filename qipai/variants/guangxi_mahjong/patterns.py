@@ -113,6 +113,7 @@ _DOUBLES = ("haidi", "haidipao", "tianhu", "dihu", "renhu")
 #: 杠冲 / 全求人反冲 (D-GX1: one of them applies).
 _CHONG = ("gangshangpao", "quanqiupao")
 #: What a 平胡 pays under 杠冲 / 全求人反冲: plain, 门清 (§3, seed: 9 张, 门清 12 张).
+#: D-GX15: fixed — a custom ``values`` entry for 平胡 does not change it.
 _CHONG_PINGHU = (9, 12)
 #: The two 明杠 (from another seat's tile): their feeder pays a 连杠 (D-GX7).
 _MINGGANG = ("minggang", "jiagang")

@@ -18,12 +18,15 @@ Option ``liability`` selects which of them count (D-GX8).
 Choices this module makes where the rules file is silent:
 
 - A 杠开 with a 连杠 payer is paid by that payer alone (three shares), and
-  neither 封胡 effect 4 (D-GX8 says so) nor the 互包 zimo rule adds to it.
+  neither 封胡 effect 4 (D-GX8 says so) nor the 互包 zimo rule (D-GX16) adds
+  to it.
 - Several seats liable toward one zimo winner (a small ``fenghu_count``,
   several 互包 partners, or 封胡 and 互包 together under ``both``): each pays
   all three shares, as §5 says for two 互包 pairs; the others pay nothing.
 - 封胡 effect 3 ("A pays B the same amount as C"): A pays the normal amount
-  of the win — what C would owe with no liability — even if C owes more.
+  of the win — what C would owe with no liability — even if C owes more
+  (D-GX13: each relation on its own; likewise a 互包 partner of the winner
+  pays the normal amount when the discarder is 封胡 toward the winner).
 - 互包 between two winners of one discard is ignored whatever their amounts
   (§5: 通炮 and "different amounts" both say so); pairs with the discarder
   still apply.
@@ -171,7 +174,7 @@ def _settle_zimo(
     w = claim.seat
     all_three = sum(ev.amounts.values())
     payer = gangkai_payer(claim, options)
-    if payer is not None:  # 连杠的杠开: paid once, by the feeder
+    if payer is not None:  # 连杠的杠开: paid once, by the feeder (D-GX8, D-GX16)
         ledger.add(payer, w, all_three, "liangang")
         return
     liable = [(g, "fenghu") for g, t in sorted(fenghu) if t == w]  # effect 4
@@ -201,11 +204,11 @@ def _settle_discard(
             if t != w:
                 continue
             # effect 2: the 封胡 seat deals in — twice; effect 3: another deals
-            # in — the 封胡 seat pays as much as well.
+            # in — the 封胡 seat pays as much as well (the normal amount, D-GX13).
             ledger.add(g, w, amt, "fenghu")
         if frozenset((d, w)) in hubao:  # partners deal in to each other: 3×
             ledger.add(d, w, 2 * amt, "hubao")
-        for b in partners(w, hubao):  # the other partner pays as much
+        for b in partners(w, hubao):  # the other partner pays the normal amount (D-GX13)
             if b != d:
                 ledger.add(b, w, amt, "hubao")
 
