@@ -23,11 +23,11 @@ the options (``xiahuo``, ``guozhang``, ``own_discard_bars_chi``,
 Conventions: a card in an open window is in no hand; a card nobody takes
 is *dead* and joins its owner's ``discards``.
 
-Gaps decided here (not in the rules file): a 碰 that would leave no card to
-discard is not offered (the §3.1 rule for 吃, applied to 碰); when a discard
-is due and only 坎 remain, a 坎 card is discarded (the discard rule of §3.2
+Decisions applied here: a 碰 that would leave no card to discard is not
+offered (D-ZP14, the §3.1 rule for 吃 applied to 碰); when a discard is due
+and only 坎 remain, a 坎 card is discarded (D-ZP17: the discard rule of §3.2
 outranks 坎 不能拆散); when a mandatory 扫 empties the hand there is nothing
-to discard and the seat plays on one card over.  Face-down melds (扫, 过扫,
+to discard and the seat plays on one card over (D-ZP18).  Face-down melds (扫, 过扫,
 扫穿) have ``hidden`` = their size.
 """
 
@@ -261,7 +261,7 @@ class ZipaiFlow:
             if liang in rest:
                 rest.remove(liang)
                 tile = liang
-            else:  # the 亮张 went into an initial 扫穿: the hand is split alone
+            else:  # the 亮张 went into an initial 扫穿: the hand is split alone (D-ZP16)
                 tile = None
             claim = WinClaim(dealer, tuple(rest), tuple(table.seats[dealer].melds), tile,
                              ("tianhu",))
@@ -381,8 +381,9 @@ class ZipaiFlow:
         if st.discard_due:
             hand = table.seats[seat].hand
             # A 坎 is not discarded while another card can be; when only 坎
-            # are left, the discard rule (§3.2) wins and a 坎 card goes.  An
-            # empty hand (a 扫 took the last pair) has nothing to discard.
+            # are left, the discard rule (§3.2) wins and a 坎 card goes
+            # (D-ZP17).  An empty hand (a 扫 took the last pair) has nothing
+            # to discard (D-ZP18).
             free = sorted(set(free_cards(hand))) or sorted(set(hand))
             acts.extend(Discard(seat, k) for k in free)
             if not free:

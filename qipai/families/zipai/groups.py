@@ -361,7 +361,8 @@ class _Hand:
             four = self.kan_hu - _KAN[card]
             if self_drawn:
                 # One's own 4th card of a 坎 is a compulsory 扫穿 (or, in a
-                # dealt hand, an initial 扫穿): it cannot join another group.
+                # dealt hand, an initial 扫穿): it cannot join another group
+                # (D-ZP15).
                 return [(four + _SAOCHUAN[card], _flagged(self.base, self.n), card)]
             # D-ZP9: the 坎 stays whole and the card joins a group, or the
             # four is laid as 开招.  Ties go to the first (坎 kept).
@@ -371,7 +372,7 @@ class _Hand:
             ]
         if c == 2 and self_drawn:
             # One's own card on a pair: a compulsory 扫 (or a 坎 of a dealt
-            # hand), worth a 坎 (D-ZP5); never split.
+            # hand), worth a 坎 (D-ZP5); never split (D-ZP15).
             return [(self.kan_hu + _KAN[card], _flagged(self.base - 2 * u, self.n - 2), 20 + card)]
         return [(self.kan_hu, _flagged(self.base + u, self.n + 1), -1)]
 

@@ -29,7 +29,7 @@ How a caller describes a win (:class:`~qipai.core.model.WinClaim`):
 - A plain ``zimo`` whose card makes a 扫 or 扫穿 (a pair or 坎 of it in the
   hand, or a 扫/过扫 of it on the table) is read as that mandatory move
   followed by D-ZP4 (§3: 扫 and 扫穿 take the drawn card before any 胡), so
-  the card is **not** free to join another group.
+  the card is **not** free to join another group (D-ZP15).
 
 Choices this module makes where the rules file is silent:
 
@@ -40,7 +40,7 @@ Choices this module makes where the rules file is silent:
   discarder pays both shares); ``pinghu`` so that every win names how it was
   won.  The bonuses (番 / +子) are those among ``zimo tianhu dihu
   sanlong_wukan`` (:data:`BONUSES`).
-- 三笼五坎 (D-ZP6) 胡数 = its 扫穿 (12/9) and 坎 (6/3) plus, among the other
+- 三笼五坎 (D-ZP6, D-ZP16) 胡数 = its 扫穿 (12/9) and 坎 (6/3) plus, among the other
   cards, the most 胡数 of disjoint valid groups, leftovers allowed: only
   一二三/壹贰叁 and 二七十/贰柒拾 score there (the other cards hold no three
   identical — those are its 坎), so it is 3 (small) or 6 (big) × the most
@@ -49,7 +49,7 @@ Choices this module makes where the rules file is silent:
   least 1 子 whatever the 胡数.
 - 天胡: the 21 dealt cards are split as one hand (the 亮张 is not a drawn card
   that could 扫; three identical are 坎, four identical the 扫穿 placed at the
-  deal, D-ZP6).
+  deal, D-ZP6; a 亮张 gone into an initial 扫穿 changes nothing, D-ZP16).
 - D-ZP9 with a table meld: a winning card may be the 4th of one's 扫/过扫 (a
   discard or another's draw) or of one's 碰 (any drawn card): the meld then
   scores as 开招 and the hand alone must split.  The 4th of a 坎 in the hand
@@ -306,7 +306,9 @@ def _expected_sizes(n4: int) -> tuple[int, ...]:
     """Holding sizes (hand, winning card, melds) a win can have with ``n4``
     four-card melds: 21 with none; with some, each four holds one card more
     than a group of three, and whether a take that made one was followed by
-    a discard (the first, or a D-ZP13 skip) shifts it — so 20 … 21 + n4."""
+    a discard (the first, or a D-ZP13 skip) shifts it — so 20 … 21 + n4
+    (D-ZP18; a hand emptied by a mandatory 扫 is one card over, which only a
+    four can then complete).  With no four only 21 is reachable in play."""
     return (21,) if n4 == 0 else tuple(range(20, 22 + n4))
 
 
