@@ -367,6 +367,24 @@ def test_qianggang_kong_maker_pays_zimo_value_times_three():
     assert paid(s) == {(2, 1): 9}
 
 
+def test_robbing_a_quanqiuren_buggang_is_qianggang_only():
+    # D-GX14: 全求人反冲 needs a discard; robbing the 补杠 of a seat in 全求人
+    # is paid as 抢杠 alone (zimo value × 3 = 9), and the flag is refused there.
+    assert ev(PINGHU, "qianggang", 1, 2).amounts == {2: 9}
+    with pytest.raises(BadCards, match="quanqiupao"):
+        ev(PINGHU, "qianggang", 1, 2, "quanqiupao")
+
+
+def test_gangchong_pinghu_figure_ignores_custom_values():
+    # D-GX15: the 杠冲/反冲 平胡 figure (9, 门清 12) is the seed's, whatever
+    # ``values`` says for 平胡; other values still follow ``values``.
+    opts = GuangxiOptions(values={"pinghu": (5, 10)})
+    assert ev(PINGHU, "dianpao", 1, 3, "gangshangpao", options=opts).share == 9
+    assert ev(PINGHU, "dianpao", 1, 3, "quanqiupao", options=opts).share == 9
+    assert ev(PINGHU_MQ, "dianpao", 1, 3, "gangshangpao", options=opts).share == 12
+    assert ev(PINGHU, "dianpao", 1, 3, options=opts).share == 5
+
+
 # ----------------------------------------------------------------- 天胡 地胡 人胡 海底 杠开
 
 
