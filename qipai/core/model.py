@@ -372,3 +372,6 @@ class TableState(Struct):
     relations: dict[str, list[list[int]]] = {}
     start_relations: dict[str, list[list[int]]] = {}
     extra: Any = None
+    #: Every claim window asks every seat but its owner (at least ``Pass``):
+    #: see :meth:`Table.open_window <qipai.core.table.Table.open_window>`.
+    ask_all: bool = False

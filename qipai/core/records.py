@@ -38,6 +38,8 @@ class Record(msgspec.Struct, kw_only=True):
         result: how it ended (None if unfinished).
         partial: the deal is not the whole deck (a test position; see
             ``Table(partial=True)``); replay allows it again.
+        ask_all: the table asked every seat at every claim window
+            (``Table(ask_all=True)``); default False (older records).
     """
 
     format: int = FORMAT_VERSION
@@ -51,6 +53,7 @@ class Record(msgspec.Struct, kw_only=True):
     events: list[Event] = []
     result: Result | None = None
     partial: bool = False
+    ask_all: bool = False
 
 
 #: The largest record text :func:`decode_record` reads (bytes), and the
@@ -103,6 +106,7 @@ def record_of(table: Any) -> Record:
         seed=table.seed, deal=st.deal, relations=st.start_relations,
         actions=list(st.actions), events=list(st.events), result=st.result,
         partial=bool(getattr(table, "partial", False)),
+        ask_all=st.ask_all,
     )
 
 
@@ -174,7 +178,8 @@ def replay(record: Record, plugins: Any = ()) -> Any:
             raise BadRecord(f"the record was made with {record.variant} version "
                             f"{record.version}; this is version {ruleset.manifest.version}")
         table = Table(ruleset, deal=record.deal, seed=record.seed, relations=record.relations,
-                      partial=record.partial)
+                      partial=record.partial,
+                      ask_all=record.ask_all)
         # the table keeps the record's seed, so its record is the record;
         # whether that seed deals this deal is replay_check's question
         table.seed = record.seed

@@ -41,7 +41,7 @@ from pluggy import HookCallError
 
 from qipai.core.cards import check_copies, shuffle
 from qipai.core.checks import checked_relations
-from qipai.core.errors import BadCards, BadRecord, IllegalAction, PluginError, QipaiError
+from qipai.core.errors import BadCards, BadOption, BadRecord, IllegalAction, PluginError, QipaiError
 from qipai.core.model import (
     ACTION_TYPES, Action, Chi, Deal, Dealt, Drew, Ended, Event, Flipped, Meld, Melded, Paid, Pass, Payment, Result,
     SeatState, Settlement, TableState, Window, net_of,
@@ -367,6 +367,11 @@ class Table:
             short stock, as conformance scenarios and tests set up); its
             cards must still be possible (no fifth copy).  Without it a deal
             must hold exactly the variant's deck (``qipai_deck``).
+        ask_all: every claim window asks every seat but the card's owner,
+            at least ``Pass``, so no seat learns from its view or a refusal
+            whether another seat could claim (docs: concepts/turn-protocol,
+            "Asking all seats alike").  Default False: only seats with a
+            claim are asked.
 
     Seeds, seats and cards may be any integer type (``operator.index``:
     a numpy integer is the int it is; ``True`` is not a card).  A seed is
@@ -383,6 +388,7 @@ class Table:
                  deal: Deal | None = None, dealer: int | None = None,
                  relations: dict[str, list[list[int]]] | None = None,
                  rng: random.Random | None = None, partial: bool = False,
+                 ask_all: bool = False,
                  _state: TableState | None = None, _position: bool = False) -> None:
         seed = _checked_seed(seed)
         if rng is not None and not isinstance(rng, random.Random):
@@ -413,6 +419,8 @@ class Table:
             self.partial = sorted([c for h in d.hands for c in h] + list(d.wall)) != \
                 sorted(self.hook.qipai_deck(options=self.options))
             return
+        if type(ask_all) is not bool:
+            raise BadOption(f"ask_all must be True or False, not {ask_all!r}")
         if dealer is not None:
             dealer = _index(dealer, BadCards, "dealer")
             if not 0 <= dealer < self.n:
@@ -458,6 +466,7 @@ class Table:
             relations={k: [list(g) for g in v] for k, v in (relations or {}).items()},
             start_relations={k: [list(g) for g in v] for k, v in (relations or {}).items()},
             extra=self.hook.qipai_new_state(options=self.options),
+            ask_all=ask_all,
         )
         self.state.events.append(Dealt(deal.dealer, tuple(len(h) for h in deal.hands),
                                        len(deal.wall), tuple(deal.shown)))
@@ -884,6 +893,9 @@ class Table:
 
         Seats with nothing but a pass are not asked; a single compulsory
         action is taken at once; if nobody is asked the window resolves now.
+        On an ``ask_all`` table every seat but ``owner`` that is not asked
+        otherwise (nothing but a pass, or nothing at all) is asked ``Pass``,
+        so the window always waits for every other seat.
         """
         if not self._applying:
             self._base = None
@@ -921,6 +933,10 @@ class Table:
                 window.declared[seat] = acts[0]
                 continue
             st.pending[seat] = acts
+        if st.ask_all:  # every other seat decides, so waiting tells nobody anything
+            for seat in range(self.n):
+                if seat != owner and seat not in st.pending and seat not in window.declared:
+                    st.pending[seat] = [Pass(seat)]
         if not st.pending:
             self._resolve_window()
 

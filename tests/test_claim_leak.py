@@ -1,0 +1,156 @@
+"""Issue 10, "Leaks": whether another seat can claim a card must not show.
+
+On an ``ask_all`` table (docs: concepts/turn-protocol, "Asking all seats
+alike") a seat's view and the text of every refusal it gets read the same
+whether or not another seat could claim the card in play: the test plays a
+hand to a discard, makes a twin table in which the cards the observer cannot
+see (the other hands, the stock) are permuted, discards the same card in
+both and compares.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from qipai.core.errors import BadOption, QipaiError
+from qipai.core.model import Discard, Hu, Pass, Peng, Zimo
+from qipai.core.records import record_of, replay_check
+from qipai.core.ruleset import load
+from qipai.core.table import Table
+
+VARIANTS = ("guilin-mahjong", "guangxi-mahjong", "guilin-zipai")
+_RULESETS = {}
+
+
+def _ruleset(name):
+    if name not in _RULESETS:
+        _RULESETS[name] = load(name)
+    return _RULESETS[name]
+
+
+def _to_discard(ruleset, seed, steps, ask_all):
+    """A table (or None) whose turn holder may discard, after ``steps`` random decisions."""
+    rng = random.Random(seed)
+    table = Table(ruleset, seed=seed, ask_all=ask_all)
+    for i in range(400):
+        if table.over:
+            return None
+        st_ = table.state
+        if i >= steps and st_.window is None and st_.turn is not None and \
+                any(isinstance(a, Discard) for a in table.legal_actions(st_.turn)):
+            return table
+        seat = table.to_decide()[0]
+        legal = table.legal_actions(seat)
+        wins = [a for a in legal if isinstance(a, (Hu, Zimo))]
+        table.apply(wins[0] if wins else rng.choice(legal))
+    return None
+
+
+def _twin(table, keep, rng):
+    """A copy of ``table`` with the concealed cards of every seat not in
+    ``keep`` and the stock permuted among themselves (sizes kept)."""
+    twin = Table.restore(table.ruleset, table.snapshot())
+    st_ = twin.state
+    others = [s for s in range(twin.n) if s not in keep]
+    pool = [c for s in others for c in st_.seats[s].hand] + list(st_.wall)
+    rng.shuffle(pool)
+    for s in others:
+        k = len(st_.seats[s].hand)
+        st_.seats[s].hand, pool = sorted(pool[:k]), pool[k:]
+    st_.wall = pool
+    return twin
+
+
+def _probes(table, seat):
+    """What ``seat`` gets for each of a few actions: the events seen, or the refusal text."""
+    w = table.state.window
+    hand = table.seats[seat].hand
+    actions = [Pass(seat), Peng(seat), Hu(seat), Zimo(seat)]
+    actions += [Discard(seat, c) for c in sorted(set(hand))[:3]]
+    if w is not None:
+        actions.append(Discard(seat, w.card))
+    out = []
+    for action in actions:
+        probe = Table.restore(table.ruleset, table.snapshot())
+        try:
+            probe.apply(action)
+            out.append(("taken", repr(action)))
+        except QipaiError as exc:
+            out.append(("refused", type(exc).__name__, str(exc)))
+    return out
+
+
+def _compare(table, discarder, observer, rng):
+    twin = _twin(table, {discarder, observer}, rng)
+    card = next(a for a in table.legal_actions(discarder) if isinstance(a, Discard))
+    card = rng.choice([a for a in table.legal_actions(discarder) if isinstance(a, Discard)])
+    table.apply(card)
+    twin.apply(card)
+    return (table.view(observer), _probes(table, observer)), \
+        (twin.view(observer), _probes(twin, observer)), (table, twin)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 2**32), steps=st.integers(0, 40), other=st.integers(0, 3),
+       perm=st.integers(0, 2**32))
+def test_views_and_refusals_do_not_show_whether_another_seat_can_claim(variant, seed, steps,
+                                                                       other, perm):
+    ruleset = _ruleset(variant)
+    table = _to_discard(ruleset, seed, steps, ask_all=True)
+    if table is None:
+        return
+    discarder = table.state.turn
+    observer = discarder if other == 0 else (discarder + other) % table.n
+    a, b, (t1, t2) = _compare(table, discarder, observer, random.Random(perm))
+    assert a == b
+    # the window is open for everyone but its owner, whoever could claim
+    assert t1.state.window is not None and t2.state.window is not None
+    assert t1.to_decide() == t2.to_decide() == [s for s in range(t1.n) if s != discarder] \
+        or t1.state.window.source != "discard"
+
+
+def test_default_tables_still_ask_only_seats_with_a_claim():
+    """Without ``ask_all`` the window closes at once when nobody can claim
+    (the old behaviour, kept so seeded play gives the same records) — which
+    is exactly what the discarder could see; this is why hosts that show
+    views to players use ``ask_all``."""
+    ruleset = _ruleset("guilin-mahjong")
+    differs = 0
+    for seed in range(30):
+        table = _to_discard(ruleset, seed, 5, ask_all=False)
+        if table is None:
+            continue
+        discarder = table.state.turn
+        a, b, _ = _compare(table, discarder, discarder, random.Random(seed))
+        differs += a != b
+    assert differs  # the leak the issue describes, on default tables
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_ask_all_hands_replay_and_snapshot(variant):
+    ruleset = _ruleset(variant)
+    rng = random.Random(7)
+    table = Table(ruleset, seed=7, ask_all=True)
+    passes_only = 0
+    while not table.over:
+        seat = table.to_decide()[0]
+        legal = table.legal_actions(seat)
+        passes_only += legal == [Pass(seat)]
+        wins = [a for a in legal if isinstance(a, (Hu, Zimo))]
+        table.apply(wins[0] if wins else rng.choice(legal))
+    assert passes_only  # seats with nothing to claim were asked
+    record = record_of(table)
+    assert record.ask_all is True
+    assert replay_check(record) is None
+    restored = Table.restore(ruleset, table.snapshot())
+    assert restored.state.ask_all is True
+
+
+def test_ask_all_must_be_a_bool():
+    with pytest.raises(BadOption, match="ask_all"):
+        Table(_ruleset("guilin-mahjong"), seed=1, ask_all="yes")
