@@ -56,11 +56,21 @@ def _twin(table, keep, rng):
     twin = Table.restore(table.ruleset, table.snapshot())
     st_ = twin.state
     others = [s for s in range(twin.n) if s not in keep]
-    pool = [c for s in others for c in st_.seats[s].hand] + list(st_.wall)
-    rng.shuffle(pool)
-    for s in others:
-        k = len(st_.seats[s].hand)
-        st_.seats[s].hand, pool = sorted(pool[:k]), pool[k:]
+    cards = [c for s in others for c in st_.seats[s].hand] + list(st_.wall)
+    for _ in range(50):  # a zipai hand never holds four alike (they are a 扫穿)
+        pool = list(cards)
+        rng.shuffle(pool)
+        hands = []
+        for s in others:
+            k = len(st_.seats[s].hand)
+            hands.append(sorted(pool[:k]))
+            pool = pool[k:]
+        if not any(h.count(c) >= 4 for h in hands for c in h):
+            break
+    else:
+        return None
+    for s, h in zip(others, hands):
+        st_.seats[s].hand = h
     st_.wall = pool
     return twin
 
@@ -86,7 +96,8 @@ def _probes(table, seat):
 
 def _compare(table, discarder, observer, rng):
     twin = _twin(table, {discarder, observer}, rng)
-    card = next(a for a in table.legal_actions(discarder) if isinstance(a, Discard))
+    if twin is None:
+        return None, None, None
     card = rng.choice([a for a in table.legal_actions(discarder) if isinstance(a, Discard)])
     table.apply(card)
     twin.apply(card)
@@ -106,7 +117,10 @@ def test_views_and_refusals_do_not_show_whether_another_seat_can_claim(variant, 
         return
     discarder = table.state.turn
     observer = discarder if other == 0 else (discarder + other) % table.n
-    a, b, (t1, t2) = _compare(table, discarder, observer, random.Random(perm))
+    a, b, tables = _compare(table, discarder, observer, random.Random(perm))
+    if tables is None:
+        return
+    t1, t2 = tables
     assert a == b
     # the window is open for everyone but its owner, whoever could claim
     assert t1.state.window is not None and t2.state.window is not None
@@ -154,3 +168,32 @@ def test_ask_all_hands_replay_and_snapshot(variant):
 def test_ask_all_must_be_a_bool():
     with pytest.raises(BadOption, match="ask_all"):
         Table(_ruleset("guilin-mahjong"), seed=1, ask_all="yes")
+
+
+def test_a_guosao_shows_to_the_other_seats_as_a_hidden_meld_of_three():
+    """guilin-zipai.md §3.1: others learn only that a hidden meld of 3 (or 4)
+    was laid, not that it is a 过扫; face-down cards are None in views and
+    in redacted events alike (docs/concepts/views)."""
+    from qipai.bots import play_hand
+    from qipai.core.model import Melded
+
+    ruleset = _ruleset("guilin-zipai")
+    for seed in range(400):
+        table = play_hand(ruleset, seed=seed)
+        owners = [e.seat for e in table.events if isinstance(e, Melded) and e.meld.kind == "guosao"]
+        if owners:
+            break
+    else:  # pragma: no cover
+        pytest.skip("no 过扫 in the seeds tried")
+    owner = owners[0]
+    for viewer in range(table.n):
+        view = table.view(viewer)
+        kinds = [e.meld.kind for e in view.events if isinstance(e, Melded) and e.seat == owner]
+        if viewer == owner:
+            assert "guosao" in kinds
+            continue
+        assert "guosao" not in kinds and "sao" in kinds
+        for e in view.events:
+            if isinstance(e, Melded) and e.seat != viewer and e.meld.hidden:
+                assert e.meld.cards[:e.meld.hidden] == (None,) * e.meld.hidden
+        assert all(m.kind != "guosao" for m in view.melds[owner])

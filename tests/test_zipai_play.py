@@ -235,10 +235,11 @@ def check_views(table) -> int:
             if isinstance(e, Melded) and e.meld.hidden:
                 m = e.meld
                 if e.seat == viewer:
-                    assert -1 not in m.cards  # one's own 扫 in full
+                    assert None not in m.cards  # one's own 扫 in full
                     continue
                 looked += 1
-                assert m.cards[:m.hidden] == (-1,) * m.hidden, e
+                assert m.cards[:m.hidden] == (None,) * m.hidden, e  # views' spelling
+                assert m.kind in ("sao", "saochuan"), e  # 过扫 shows as a 扫 (§3.1)
                 assert m.hidden == len(m.cards) and m.claimed is None, e
             if isinstance(e, Drew) and e.seat != viewer and not e.shown:
                 assert e.card is None, e  # an unshown draw (a 扫's card) stays unknown
@@ -248,6 +249,7 @@ def check_views(table) -> int:
             for mv, m in zip(melds, real):
                 if seat != viewer and m.hidden:
                     assert mv.cards == (None,) * len(m.cards), (seat, mv)
+                    assert mv.kind != "guosao", (seat, mv)  # §3.1: only a hidden meld of 3
                 else:
                     assert mv.cards == m.cards
         for seat in range(table.n):

@@ -590,7 +590,7 @@ def view_leak(table: Table, seat: int) -> str | None:
         if isinstance(ev, Drew) and ev.seat != seat and not ev.shown and ev.card is not None:
             return f"view of seat {seat} shows seat {ev.seat}'s drawn card"
         if isinstance(ev, Melded) and ev.seat != seat and ev.meld.hidden and \
-                any(c >= 0 for c in ev.meld.cards[: ev.meld.hidden]):
+                any(c is not None for c in ev.meld.cards[: ev.meld.hidden]):
             return f"view of seat {seat} shows a face-down card of seat {ev.seat}"
     for s, ms in enumerate(v.melds):
         if s == seat:
@@ -598,15 +598,23 @@ def view_leak(table: Table, seat: int) -> str | None:
         for real, mv in zip(table.seats[s].melds, ms):
             if sum(1 for c in mv.cards if c is None) < real.hidden:
                 return f"view of seat {seat} shows a face-down meld card of seat {s}"
+    masked = dict(table.ruleset.manifest.face_down_kinds)
+    for ev in v.events:  # a wholly face-down meld shows no kind it masks (§3.1 过扫)
+        if isinstance(ev, Melded) and ev.seat != seat and ev.meld.hidden >= len(ev.meld.cards) \
+                and ev.meld.kind in masked:
+            return f"view of seat {seat} shows the kind of seat {ev.seat}'s face-down {ev.meld.kind}"
+    for s, ms in enumerate(v.melds):
+        if s != seat and any(m.kind in masked and all(c is None for c in m.cards) for m in ms):
+            return f"view of seat {seat} shows the kind of a face-down meld of seat {s}"
     for i, ev in enumerate(v.events):
         # a meld that lies face down must be face down in its event too
         if not isinstance(ev, Melded) or ev.seat == seat:
             continue
-        shown = [c for c in ev.meld.cards if c >= 0]
+        shown = [c for c in ev.meld.cards if c is not None]
         for real in table.seats[ev.seat].melds:
             if real.hidden and real.kind == ev.meld.kind and \
-                    sorted(real.cards) == sorted(ev.meld.cards) and \
-                    len(shown) > len(real.cards) - real.hidden:
+                    len(shown) > len(real.cards) - real.hidden and \
+                    sorted(real.cards) == sorted(shown):
                 return (f"view of seat {seat} leaks the face-down cards of seat {ev.seat}'s "
                         f"{real.kind} {kinds_text(table.ruleset, shown)} in its event stream "
                         f"(event {i} shows {len(shown)} of its cards face up, the meld "

@@ -46,6 +46,10 @@ class Manifest:
         relations: the names of the standing relations the variant keeps
             (``("hubao",)``); a table or settlement given another name is
             refused.  None (the default) accepts any name.
+        face_down_kinds: for a meld lying wholly face down, the kind other
+            seats see instead of its own (``(("guosao", "sao"),)``: zipai's
+            过扫 shows as a 扫, so others learn only that a hidden meld of 3
+            was laid — guilin-zipai.md §3.1).  Pairs, empty by default.
     """
 
     name: str
@@ -57,6 +61,7 @@ class Manifest:
     version: str = "0"
     state_type: type | None = None
     relations: tuple[str, ...] | None = None
+    face_down_kinds: tuple[tuple[str, str], ...] = ()
 
 
 def available() -> dict[str, Any]:

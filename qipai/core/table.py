@@ -92,25 +92,35 @@ class SeatView(msgspec.Struct, frozen=True):
     result: Result | None
 
 
-def meld_view(meld: Meld, visible: bool) -> MeldView:
-    """The meld with its first ``meld.hidden`` cards hidden unless ``visible``."""
+def meld_view(meld: Meld, visible: bool, face_down_kinds: dict[str, str] | None = None) -> MeldView:
+    """The meld with its first ``meld.hidden`` cards hidden (None) unless
+    ``visible``; a meld wholly face down shows the kind ``face_down_kinds``
+    gives for its own (``Manifest.face_down_kinds``), if any."""
     if visible or not meld.hidden:
         return MeldView(meld.kind, tuple(meld.cards), meld.from_seat)
     cards = tuple(None if i < meld.hidden else c for i, c in enumerate(meld.cards))
-    return MeldView(meld.kind, cards, meld.from_seat)
+    return MeldView(_shown_kind(meld, face_down_kinds), cards, meld.from_seat)
 
 
-def redact(event: Event, viewer: int) -> Event:
-    """``event`` as ``viewer`` may see it (another's unshown draw → card None,
-    face-down meld cards → the meld's hidden cards replaced)."""
+def _shown_kind(meld: Meld, face_down_kinds: dict[str, str] | None) -> str:
+    if face_down_kinds and meld.hidden >= len(meld.cards):
+        return face_down_kinds.get(meld.kind, meld.kind)
+    return meld.kind
+
+
+def redact(event: Event, viewer: int, face_down_kinds: dict[str, str] | None = None) -> Event:
+    """``event`` as ``viewer`` may see it: another's unshown draw has card
+    None; another's face-down meld cards are None (the spelling views use:
+    docs/concepts/views), and a wholly face-down meld shows the kind
+    ``face_down_kinds`` gives (see :func:`meld_view`)."""
     if isinstance(event, Drew) and event.seat != viewer and not event.shown:
         return msgspec.structs.replace(event, card=None)
     if isinstance(event, Melded) and event.seat != viewer and event.meld.hidden:
         m = event.meld
-        cards = tuple(-1 if i < m.hidden else c for i, c in enumerate(m.cards))
+        cards = tuple(None if i < m.hidden else c for i, c in enumerate(m.cards))
         claimed = None if m.claimed is not None and m.hidden >= len(m.cards) else m.claimed
         return msgspec.structs.replace(event, meld=msgspec.structs.replace(
-            m, cards=cards, claimed=claimed))
+            m, kind=_shown_kind(m, face_down_kinds), cards=cards, claimed=claimed))
     return event
 
 
@@ -1028,20 +1038,21 @@ class Table:
             raise IllegalAction(f"seat {seat!r} is not a seat at this table (0..{self.n - 1})")
         st = self.state
         w = st.window
+        fdk = dict(getattr(self.ruleset.manifest, "face_down_kinds", ()))
         return SeatView(
             seat=seat,
             dealer=st.dealer,
             turn=st.turn,
             hand=tuple(sorted(st.seats[seat].hand)),
             hand_sizes=tuple(len(s.hand) for s in st.seats),
-            melds=tuple(tuple(meld_view(m, i == seat) for m in s.melds)
+            melds=tuple(tuple(meld_view(m, i == seat, fdk) for m in s.melds)
                         for i, s in enumerate(st.seats)),
             discards=tuple(tuple(s.discards) for s in st.seats),
             stock=len(st.wall),
             window=(w.card, w.owner, w.source) if w is not None else None,
             legal=tuple(st.pending.get(seat, ())),
             instant=tuple(st.instant),
-            events=tuple(redact(e, seat) for e in st.events),
+            events=tuple(redact(e, seat, fdk) for e in st.events),
             result=st.result,
         )
 

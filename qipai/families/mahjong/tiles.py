@@ -113,7 +113,7 @@ class MahjongTiles:
 
     def token(self, kind: int) -> str:
         """``"1m"`` … ``"9s"``, ``"E"`` … ``"P"``; ``"?"`` for a face-down card
-        (-1 in a seat's view).
+        (None in a seat's view; -1 is read the same).
 
         Raises:
             BadNotation: any other kind outside 0..33.
@@ -127,7 +127,7 @@ class MahjongTiles:
 
     def format(self, cards: Iterable[int]) -> str:
         """Compact form, sorted, suits grouped: ``"123m45p EEC"``; face-down
-        cards (-1) last, as ``?``."""
+        cards (None, or -1) last, as ``?``."""
         tiles = sorted(_checked(c) for c in cards)
         hidden = tiles.count(HIDDEN)
         tiles = tiles[hidden:]
@@ -160,7 +160,9 @@ class MahjongTiles:
 HIDDEN = -1  # a face-down card in a seat's view of the events
 
 
-def _checked(kind: int) -> int:
+def _checked(kind: int | None) -> int:
+    if kind is None:  # a face-down card as views and redacted events spell it
+        return HIDDEN
     if type(kind) is not int or not HIDDEN <= kind < N_KINDS:
         raise BadNotation(f"tile kind {kind!r} is out of range 0..33")
     return kind

@@ -118,20 +118,21 @@ class ZipaiCards:
         out.extend(found)
 
     def token(self, kind: int) -> str:
-        """``"x1"`` … ``"x10"``, ``"d1"`` … ``"d10"``; ``"?"`` face down (-1)."""
-        return "?" if kind == -1 else _TOKENS[_checked(kind)]
+        """``"x1"`` … ``"x10"``, ``"d1"`` … ``"d10"``; ``"?"`` face down (None, or -1)."""
+        return "?" if kind is None or kind == -1 else _TOKENS[_checked(kind)]
 
     def format(self, cards: Iterable[int]) -> str:
         """Tokens in canonical order, joined by spaces: ``"x1 x2 x3 d10"``."""
-        return " ".join("?" if c == -1 else _TOKENS[_checked(c)] for c in sorted(cards))
+        return " ".join("?" if c is None or c == -1 else _TOKENS[_checked(c)]
+                        for c in sorted(cards, key=lambda c: -1 if c is None else c))
 
     def format_seq(self, cards: Iterable[int]) -> str:
         """Tokens in the given order (for stocks and decks)."""
-        return " ".join("?" if c == -1 else _TOKENS[_checked(c)] for c in cards)
+        return " ".join("?" if c is None or c == -1 else _TOKENS[_checked(c)] for c in cards)
 
     def chinese(self, kind: int) -> str:
-        """``"一"`` … ``"十"``, ``"壹"`` … ``"拾"``; ``"?"`` face down (-1)."""
-        return "?" if kind == -1 else _CHINESE[_checked(kind)]
+        """``"一"`` … ``"十"``, ``"壹"`` … ``"拾"``; ``"?"`` face down (None, or -1)."""
+        return "?" if kind is None or kind == -1 else _CHINESE[_checked(kind)]
 
 
 def _checked(kind: int) -> int:

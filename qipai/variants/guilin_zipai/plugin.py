@@ -26,7 +26,8 @@ VERSION = "1"
 
 MANIFEST = Manifest(name=NAME, title="桂林字牌", players=3, cards=CARDS,
                     options_type=ZipaiOptions, family="zipai", version=VERSION,
-                    state_type=ZipaiState, relations=())
+                    state_type=ZipaiState, relations=(),
+                    face_down_kinds=(("guosao", "sao"),))  # §3.1: 扫/过扫 alike face down
 QIPAI_BASE_PLUGINS = [ZipaiFlow(MANIFEST)]
 
 
