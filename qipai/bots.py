@@ -17,8 +17,8 @@ RNG, so a seed fixes a whole hand (the shuffle and every decision).
 
 from __future__ import annotations
 
+import hashlib
 import random
-import secrets
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
@@ -746,11 +746,18 @@ def make_bots(bots: str | Sequence[str | Bot], n: int, seed: int | None) -> list
 
 
 def hand_seed(seed: int, index: int) -> int:
-    """The seed of hand ``index`` (0-based) in a session seeded ``seed``:
-    hand 0 uses ``seed`` itself, later hands a value derived from both."""
-    if index == 0:
-        return seed
-    return random.Random(f"qipai-hand:{seed}:{index}").getrandbits(48)
+    """The 128-bit seed of hand ``index`` (0-based) in a session seeded ``seed``.
+
+    A BLAKE2b hash of the session seed and the index (issue 10, Leaks): the
+    hands' seeds are independent of one another — knowing hand 0's seed
+    (written in its record) does not give hand 1's — and the session seed
+    itself is written in no record.  (A session seed that is small can be
+    guessed from a record: seeded play is for tests and demos; an unseeded
+    session deals from the OS's CSPRNG.)
+    """
+    data = f"{int(seed)}:{int(index)}".encode()
+    digest = hashlib.blake2b(data, digest_size=16, person=b"qipai-hand").digest()
+    return int.from_bytes(digest, "big")
 
 
 def run_to_end(table: Any, bots: Sequence[Bot], max_steps: int = MAX_STEPS) -> int:
@@ -782,13 +789,12 @@ def play_hand(ruleset: Any, *, seed: int | None = None, dealer: int | None = Non
     Args:
         ruleset: a loaded :class:`~qipai.core.ruleset.Ruleset`.
         seed: seeds the shuffle and the bots: the same seed gives the same
-            record.  None picks a random seed (kept as ``table.seed``).
+            record.  None deals from the OS's CSPRNG (``table.seed`` None,
+            the record's ``rng`` ``"os"``) and the bots are unseeded.
         dealer: the dealer's seat (default: the variant's first dealer).
         bots: see :func:`make_bots`.
         deal: an explicit :class:`~qipai.core.model.Deal` instead of a shuffle.
     """
-    if seed is None:
-        seed = secrets.randbits(32)
     table = ruleset.table(seed=seed, deal=deal, dealer=dealer)
     run_to_end(table, make_bots(bots, table.n, seed))
     return table
@@ -801,11 +807,11 @@ def play_hands(ruleset: Any, hands: int = 1, *, seed: int | None = None,
 
     Each hand's dealer is the previous hand's ``result.next_dealer`` (the
     first: ``dealer``, or the variant's first dealer); hand ``i`` is seeded
-    with :func:`hand_seed` ``(seed, i)``.
+    with :func:`hand_seed` ``(seed, i)``; with ``seed`` None every hand is
+    dealt from the OS's CSPRNG.
     """
-    if seed is None:
-        seed = secrets.randbits(32)
     for i in range(hands):
-        table = play_hand(ruleset, seed=hand_seed(seed, i), dealer=dealer, bots=bots)
+        table = play_hand(ruleset, seed=None if seed is None else hand_seed(seed, i),
+                          dealer=dealer, bots=bots)
         dealer = table.result.next_dealer
         yield table

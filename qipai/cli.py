@@ -97,7 +97,8 @@ def _literal(value: Any) -> str:
 @cli.command()
 @click.argument("variant", default=DEFAULT_VARIANT, metavar="[VARIANT]")
 @click.option("--seed", type=int, default=None,
-              help="Seed of the session (shuffles and bots); random if omitted.")
+              help="Seed of the session (shuffles and bots), for tests and demos; without "
+                   "it every hand is dealt from the OS's CSPRNG.")
 @click.option("--hands", type=click.IntRange(min=1), default=1, show_default=True,
               help="Hands to play at one table; the dealer passes by the rules.")
 @click.option("--bots", type=click.Choice(["greedy", "random"]), default="greedy",
@@ -113,14 +114,10 @@ def play(variant: str, seed: int | None, hands: int, bots: str, as_json: bool,
 
     VARIANT may carry options: 'guilin-mahjong(hubao=false, max_flips=1)'.
     """
-    import secrets
-
     from qipai.bots import play_hands
     from qipai.core.ruleset import load
 
     rs = load(variant, plugins=[_load_plugin(p) for p in plugins])
-    if seed is None:
-        seed = secrets.randbelow(2**31)
     tables = play_hands(rs, hands, seed=seed, bots=bots)
     if as_json:
         _print_json(rs, seed, bots, list(tables))
@@ -128,13 +125,15 @@ def play(variant: str, seed: int | None, hands: int, bots: str, as_json: bool,
     from rich.console import Console
 
     console = Console(highlight=False)
-    console.print(f"[bold]{rs.manifest.title} {rs.spec}[/bold] · seed {seed} · {bots} bots · "
+    dealt = f"seed {seed}" if seed is not None else "dealt by the OS's CSPRNG"
+    console.print(f"[bold]{rs.manifest.title} {rs.spec}[/bold] · {dealt} · {bots} bots · "
                   f"{hands} hand{'s' if hands != 1 else ''}")
     import shlex
 
-    extra = "".join(f" --plugin {shlex.quote(p)}" for p in plugins)
-    console.print(f"reproduce: qipai play {shlex.quote(rs.spec)} --seed {seed} --hands {hands} "
-                  f"--bots {bots}{extra}", style="dim", soft_wrap=True)
+    if seed is not None:
+        extra = "".join(f" --plugin {shlex.quote(p)}" for p in plugins)
+        console.print(f"reproduce: qipai play {shlex.quote(rs.spec)} --seed {seed} "
+                      f"--hands {hands} --bots {bots}{extra}", style="dim", soft_wrap=True)
     done = []
     for i, table in enumerate(tables, 1):
         _print_hand(console, table, i)
@@ -142,7 +141,7 @@ def play(variant: str, seed: int | None, hands: int, bots: str, as_json: bool,
     _print_total(console, done)
 
 
-def _print_json(rs: Any, seed: int, bots: str, tables: list[Any]) -> None:
+def _print_json(rs: Any, seed: int | None, bots: str, tables: list[Any]) -> None:
     import msgspec
 
     from qipai.core.records import record_of
@@ -307,7 +306,8 @@ def _print_hand(console: Any, table: Any, index: int) -> None:
 
     cards = table.cards
     r = table.result
-    console.print(Rule(f"hand {index} · dealer seat {table.state.dealer} · seed {table.seed}"))
+    dealt = f"seed {table.seed}" if table.seed is not None else "rng os"
+    console.print(Rule(f"hand {index} · dealer seat {table.state.dealer} · {dealt}"))
     for line in _log_lines(table):
         console.print(line, markup=False)
     wins = {e.seat: e for e in table.events if isinstance(e, Won)}

@@ -80,11 +80,13 @@ def test_same_seed_same_record_other_seed_other_record(rs):
         assert rec(11, bots) != rec(12, bots)
 
 
-def test_play_hand_without_seed_picks_and_keeps_one(rs):
+def test_play_hand_without_seed_deals_from_the_os(rs):
+    # issue 10: no small seed is picked (and recorded); the record replays
+    from qipai.core.records import replay_check
+
     table = play_hand(rs)
-    assert isinstance(table.seed, int)
-    again = play_hand(rs, seed=table.seed)
-    assert record_of(again) == record_of(table)
+    assert table.seed is None and table.state.rng == "os"
+    assert replay_check(record_of(table)) is None
 
 
 def test_play_hand_honours_dealer_and_deal(rs):
@@ -100,7 +102,9 @@ def test_play_hands_passes_the_deal_by_next_dealer(rs):
     for before, after in zip(tables, tables[1:]):
         assert after.state.dealer == before.result.next_dealer
     seeds = [t.seed for t in tables]
-    assert seeds[0] == 3 and len(set(seeds)) == 6
+    # issue 10: hand 0 is not dealt from the session seed itself (no record holds it)
+    assert 3 not in seeds and len(set(seeds)) == 6 and all(0 <= s < 2**128 for s in seeds) \
+        and max(seeds) >= 2**64  # 128-bit seeds
     assert seeds == [hand_seed(3, i) for i in range(6)]
     # the session is reproducible
     again = list(play_hands(rs, 6, seed=3, bots="greedy"))

@@ -90,14 +90,20 @@ def test_play_with_options_and_random_bots(run):
     assert doc["hands"][0]["record"]["options"]["hubao"] is False
 
 
-def test_play_without_seed_reports_the_seed_it_used(run):
-    res = run("play", "--json")
+def test_play_without_seed_deals_from_the_os(run):
+    """Issue 10: an unseeded session deals every hand from the OS's CSPRNG
+    (no seed to guess, none recorded); each record says so and replays."""
+    from qipai.core.records import decode_record, replay_check
+
+    res = run("play", "--json", "--hands", "2")
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
-    again = run("play", "--seed", str(doc["seed"]), "--json")
-    assert json.loads(again.stdout) == doc
+    assert doc["seed"] is None
+    for hand in doc["hands"]:
+        assert hand["record"]["seed"] is None and hand["record"]["rng"] == "os"
+        assert replay_check(decode_record(hand["record"])) is None
     log = run("play")
-    assert log.exit_code == 0 and "reproduce: qipai play" in log.stdout
+    assert log.exit_code == 0 and "reproduce: qipai play" not in log.stdout
 
 
 def test_play_unknown_variant(run):

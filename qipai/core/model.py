@@ -375,3 +375,6 @@ class TableState(Struct):
     #: Every claim window asks every seat but its owner (at least ``Pass``):
     #: see :meth:`Table.open_window <qipai.core.table.Table.open_window>`.
     ask_all: bool = False
+    #: What dealt the hand: ``"seeded"`` (``random.Random(seed)``), ``"os"``
+    #: (the OS's CSPRNG), ``"host"`` (a host's ``rng``); None for an explicit deal.
+    rng: str | None = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -40,6 +40,9 @@ class Record(msgspec.Struct, kw_only=True):
             ``Table(partial=True)``); replay allows it again.
         ask_all: the table asked every seat at every claim window
             (``Table(ask_all=True)``); default False (older records).
+        rng: what dealt the hand — ``"seeded"`` (a seed, for tests and
+            demos), ``"os"`` (the OS's CSPRNG), ``"host"`` (a host's RNG);
+            None for an explicit deal or an older record.
     """
 
     format: int = FORMAT_VERSION
@@ -54,6 +57,7 @@ class Record(msgspec.Struct, kw_only=True):
     result: Result | None = None
     partial: bool = False
     ask_all: bool = False
+    rng: Literal["seeded", "os", "host"] | None = None
 
 
 #: The largest record text :func:`decode_record` reads (bytes), and the
@@ -106,7 +110,7 @@ def record_of(table: Any) -> Record:
         seed=table.seed, deal=st.deal, relations=st.start_relations,
         actions=list(st.actions), events=list(st.events), result=st.result,
         partial=bool(getattr(table, "partial", False)),
-        ask_all=st.ask_all,
+        ask_all=st.ask_all, rng=st.rng,
     )
 
 
@@ -183,6 +187,7 @@ def replay(record: Record, plugins: Any = ()) -> Any:
         # the table keeps the record's seed, so its record is the record;
         # whether that seed deals this deal is replay_check's question
         table.seed = record.seed
+        table.state.rng = record.rng  # what dealt the recorded hand, not the replay
     except QipaiError as exc:
         raise BadRecord(f"record cannot be set up: {exc}") from None
     for i, action in enumerate(record.actions):

@@ -436,7 +436,9 @@ class Table:
             if not 0 <= dealer < self.n:
                 raise BadCards(f"dealer {dealer!r} is not a seat (0..{self.n - 1})")
         relations = checked_relations(relations, self.n, ruleset.manifest.relations)
+        dealt_by = None
         if deal is None:
+            dealt_by = "host" if rng is not None else "seeded" if seed is not None else "os"
             if rng is not None:
                 self.seed = None  # the seed did not deal: the record keeps none
             else:
@@ -477,6 +479,7 @@ class Table:
             start_relations={k: [list(g) for g in v] for k, v in (relations or {}).items()},
             extra=self.hook.qipai_new_state(options=self.options),
             ask_all=ask_all,
+            rng=dealt_by,
         )
         self.state.events.append(Dealt(deal.dealer, tuple(len(h) for h in deal.hands),
                                        len(deal.wall), tuple(deal.shown)))
