@@ -602,7 +602,8 @@ def view_leak(table: Table, seat: int) -> str | None:
     for ev in v.events:  # a wholly face-down meld shows no kind it masks (§3.1 过扫)
         if isinstance(ev, Melded) and ev.seat != seat and ev.meld.hidden >= len(ev.meld.cards) \
                 and ev.meld.kind in masked:
-            return f"view of seat {seat} shows the kind of seat {ev.seat}'s face-down {ev.meld.kind}"
+            return (f"view of seat {seat} shows the kind of seat {ev.seat}'s face-down "
+                    f"{ev.meld.kind}")
     for s, ms in enumerate(v.melds):
         if s != seat and any(m.kind in masked and all(c is None for c in m.cards) for m in ms):
             return f"view of seat {seat} shows the kind of a face-down meld of seat {s}"
