@@ -1,4 +1,4 @@
-"""Conformance case files (../shared/CONFORMANCE.md), read into Structs.
+"""Conformance case files (the format of docs/howto/conformance.md), read into Structs.
 
 A file is TOML: ``variant``, optional ``options``, and ``[[cases]]`` each
 with ``id``, ``source``, ``check``, optional ``note`` and ``options``, and
