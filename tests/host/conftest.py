@@ -1,0 +1,54 @@
+"""Fixtures for the server tests: ``db_url`` runs a test once per database.
+
+``db_url`` is parametrized over ``sqlite`` (a fresh file in the test's temporary
+folder) and ``postgresql`` (a fresh database in one throwaway cluster per test
+session, see ``pgcluster.py``).  It yields a URL string:
+
+- ``sqlite:///ABSOLUTE/PATH/qipai.db``
+- ``postgresql://postgres@/DBNAME?host=SOCKETDIR`` (libpq form; SQLAlchemy
+  needs ``postgresql+psycopg://`` for the psycopg driver —
+  ``pgcluster.sqlalchemy_url`` does that)
+
+Where PostgreSQL is not installed the ``postgresql`` cases skip with one line
+naming the package; under ``QIPAI_CI=1`` (set by ``.ci/run``) that is a failure
+instead, so CI never silently skips them.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from pgcluster import Cluster, PostgresMissing
+
+
+def in_ci() -> bool:
+    return os.environ.get("QIPAI_CI", "") not in ("", "0")
+
+
+@pytest.fixture(scope="session")
+def pg_cluster():
+    """The session's throwaway PostgreSQL cluster (skips, or fails in CI, when absent)."""
+    missing = None
+    try:
+        cluster = Cluster.start()
+    except PostgresMissing as e:
+        missing = str(e)
+    if missing is not None:
+        if in_ci():
+            pytest.fail(f"QIPAI_CI is set and PostgreSQL cannot run: {missing}", pytrace=False)
+        pytest.skip(missing)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request, tmp_path) -> str:
+    """A URL of a fresh, empty database, once per database kind."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'qipai.db'}"
+    cluster = request.getfixturevalue("pg_cluster")
+    return cluster.create_database()
