@@ -36,13 +36,154 @@ class Meld(Struct, frozen=True):
     hidden: int = 0
 
 
+class Term(Struct, frozen=True, omit_defaults=True):
+    """One term of a payment's breakdown (:attr:`Payment.why`).
+
+    A breakdown is an arithmetic expression over its terms' ``value`` s,
+    read as ordinary arithmetic: each term joins the terms before it by its
+    ``op`` — ``"+"`` (an addend; the first term's op is ``"+"``) or ``"*"``
+    (a factor, shown as ×) — and ``×`` binds tighter than ``+``, so a breakdown is a sum
+    of products (:func:`why_total`).  A term with ``of`` is a parenthesised
+    sub-expression: its ``value`` is ``why_total(of)`` (checked).  ``basis``
+    shows what a value was read from without being evaluated (zipai: the
+    子 from the 胡数, the 胡数 from the split's groups).
+
+    Attributes:
+        kind: what the term is — ``pattern`` (a value pattern, 子/张),
+            ``multiplier`` (a factor such as 门清 ×2), ``dealer`` (the
+            dealer's share), ``xing`` (醒/翻醒 in all; ``of`` the flips),
+            ``flip`` (one flipped card, ``cards`` = it, ``value`` = what it
+            was worth), ``liability`` (the rule that made this seat pay:
+            互包, 封胡, 连杠 …; its value the factor), ``fee`` (an instant
+            payment: a kong, 追牌), ``share`` / ``sum`` (a named / plain
+            bracket), zipai ``zi`` ``hu`` ``group`` ``bonus``.
+        id: the pinyin id (``pengpenghu``, ``menqing``, ``hubao``); the
+            variant's ``Manifest.names`` gives its Chinese name.
+        value: the number (子 / 张, a factor, 醒数, 胡数).
+        op: ``"+"`` or ``"*"`` (ASCII in data; text shows ``×``).
+        cards: the cards the term is about (a flipped card, a group), kinds.
+        rule: the rule applied, as the variant page cites it
+            (``"§4.2 case 2"``, ``"D-GX8"``), or empty.
+        of: the sub-expression of a bracket (its value = ``why_total(of)``).
+        basis: informative terms the value was read from; not evaluated.
+    """
+
+    kind: str
+    id: str
+    value: int
+    op: str = "+"
+    cards: tuple[int, ...] = ()
+    rule: str = ""
+    of: tuple[Term, ...] = ()
+    basis: tuple[Term, ...] = ()
+
+
+#: The two operators of a breakdown: ``"+"`` (plus) and ``"*"`` (times).
+OPS = ("+", "*")
+
+
+def why_total(why: tuple[Term, ...] | list[Term]) -> int:
+    """The amount a breakdown stands for: the sum of its products.
+
+    Terms are read left to right; a ``"*"`` term multiplies the current
+    product, a ``"+"`` term starts a new one (the first term starts the
+    first); the products are added.  A bracket (``of``) counts as its value,
+    which must equal ``why_total(of)``.  ``basis`` is not evaluated.  An
+    empty breakdown is 0.
+
+    Raises:
+        ValueError: an op other than ``+``/``*``, a first term with op
+            ``*``, or a bracket whose value is not the total of its terms.
+    """
+    total = 0
+    product: int | None = None
+    for i, t in enumerate(why):
+        if t.of and why_total(t.of) != t.value:
+            raise ValueError(f"term {t.id or t.kind!r}: value {t.value} is not its terms' "
+                             f"total {why_total(t.of)}")
+        if t.op == "*":
+            if product is None:
+                raise ValueError(f"the first term ({t.id or t.kind!r}) cannot have op *")
+            product *= t.value
+        elif t.op == "+":
+            if product is not None:
+                total += product
+            product = t.value
+        else:
+            raise ValueError(f"term {i} ({t.id or t.kind!r}): unknown op {t.op!r}; "
+                             "expected + or *")
+    return total + (product or 0)
+
+
+def bracket(terms: tuple[Term, ...] | list[Term], kind: str = "sum", id: str = "",
+            op: str = "+", rule: str = "") -> Term:
+    """``terms`` as one term (a bracket whose value is their total).
+
+    One term alone is returned itself with ``op`` (no bracket is needed).
+    """
+    terms = tuple(terms)
+    if len(terms) == 1 and not id:
+        t = terms[0]
+        return t if t.op == op else Term(t.kind, t.id, t.value, op, t.cards, t.rule,
+                                         t.of, t.basis)
+    return Term(kind, id, why_total(terms), op, rule=rule, of=terms)
+
+
+def times(terms: tuple[Term, ...] | list[Term], factor: Term) -> tuple[Term, ...]:
+    """``factor × (terms)``: the factor first (op ``+``), then the terms as
+    one factor (bracketed unless a single term)."""
+    f = Term(factor.kind, factor.id, factor.value, "+", factor.cards, factor.rule,
+             factor.of, factor.basis)
+    return (f, bracket(terms, op="*"))
+
+
+def format_why(why: tuple[Term, ...] | list[Term], names: dict[str, str] | None = None,
+               cards: Any = None) -> str:
+    """A breakdown as text: ``"碰碰胡 pengpenghu 9 × 自摸 zimo 2"``.
+
+    Args:
+        why: the terms.
+        names: pinyin id → Chinese name (a variant's ``Manifest.names``);
+            an id not in it is shown alone.
+        cards: a callable formatting a tuple of kinds (``CardSystem.format``),
+            or None to leave the cards out.
+
+    Returns:
+        One line; a bracket is shown in parentheses after its name; a
+        ``basis`` in square brackets after the value.
+    """
+    names = names or {}
+    parts: list[str] = []
+    for i, t in enumerate(why):
+        if i:
+            parts.append("×" if t.op == "*" else t.op)
+        label = " ".join(x for x in (names.get(t.id, ""), t.id) if x)
+        if t.cards and cards is not None:
+            label = f"{label} {cards(t.cards)}".strip()
+        if t.of:
+            text = f"{label}({format_why(t.of, names, cards)})" if label else \
+                f"({format_why(t.of, names, cards)})"
+        else:
+            text = f"{label} {t.value}" if label else str(t.value)
+        if t.basis:
+            text += f" [{format_why(t.basis, names, cards)}]"
+        parts.append(text)
+    return " ".join(parts)
+
+
 class Payment(Struct, frozen=True):
-    """One transfer of ``amount`` 子 from ``payer`` to ``payee``, for ``reason``."""
+    """One transfer of ``amount`` 子 from ``payer`` to ``payee``, for ``reason``.
+
+    ``why`` is the breakdown of ``amount`` (:class:`Term`; ``why_total(why)
+    == amount`` for every payment a variant makes); empty in records made
+    before record format 2.
+    """
 
     payer: int
     payee: int
     amount: int
     reason: str = ""
+    why: tuple[Term, ...] = ()
 
 
 def net_of(payments: list[Payment] | tuple[Payment, ...], n_players: int) -> list[int]:

@@ -50,6 +50,9 @@ class Manifest:
             seats see instead of its own (``(("guosao", "sao"),)``: zipai's
             过扫 shows as a 扫, so others learn only that a hidden meld of 3
             was laid — guilin-zipai.md §3.1).  Pairs, empty by default.
+        names: pinyin id → Chinese name of the ids the variant's payment
+            breakdowns use (``{"pengpenghu": "碰碰胡"}``; see
+            :class:`~qipai.core.model.Term`), for text shown to people.
     """
 
     name: str
@@ -62,6 +65,7 @@ class Manifest:
     state_type: type | None = None
     relations: tuple[str, ...] | None = None
     face_down_kinds: tuple[tuple[str, str], ...] = ()
+    names: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def available() -> dict[str, Any]:

@@ -44,7 +44,7 @@ from qipai.core.checks import checked_relations
 from qipai.core.errors import BadCards, BadOption, BadRecord, IllegalAction, PluginError, QipaiError
 from qipai.core.model import (
     ACTION_TYPES, Action, Chi, Deal, Dealt, Drew, Ended, Event, Flipped, Meld, Melded, Paid, Pass, Payment, Result,
-    SeatState, Settlement, TableState, Window, net_of,
+    SeatState, Settlement, TableState, Window, net_of, why_total,
 )
 from qipai.core.ruleset import Ruleset
 
@@ -325,6 +325,13 @@ def _payment_problem(p: Any, n: int) -> str | None:
         return f"{p!r}: the amount {p.amount!r} is not an int >= 0"
     if type(p.reason) is not str:
         return f"{p!r}: the reason {p.reason!r} is not a str"
+    if p.why:
+        try:
+            total = why_total(p.why)
+        except (ValueError, TypeError, AttributeError) as exc:
+            return f"{p!r}: its why is not a breakdown ({exc})"
+        if total != p.amount:
+            return f"{p!r}: its why totals {total}, not the amount {p.amount}"
     return None
 
 

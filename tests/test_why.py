@@ -1,0 +1,72 @@
+"""Payment breakdowns (issue 11): the Term arithmetic, its text, the explain helpers."""
+
+from __future__ import annotations
+
+import io
+
+import msgspec
+import pytest
+from rich.console import Console
+
+from qipai.core.model import Payment, Term, bracket, format_why, times, why_total
+from qipai.explain import payment_rows, payments_json, print_payments
+
+NAMES = {"pengpenghu": "碰碰胡", "zimo": "自摸", "hubao": "互包", "fanxing": "翻醒"}
+
+
+def test_sum_of_products():
+    why = (Term("pattern", "pengpenghu", 9), Term("multiplier", "zimo", 2, "*"),
+           Term("xing", "fanxing", 3))
+    assert why_total(why) == 9 * 2 + 3
+    assert format_why(why, NAMES) == "碰碰胡 pengpenghu 9 × 自摸 zimo 2 + 翻醒 fanxing 3"
+
+
+def test_bracket_and_times():
+    inner = (Term("pattern", "pinghu", 5), Term("dealer", "zhuang", 2))
+    b = bracket(inner)
+    assert b.value == 7 and b.of == inner
+    why = (*times((b, Term("multiplier", "menqing", 2, "*")), Term("liability", "hubao", 2)),)
+    assert why_total(why) == 2 * (7 * 2)
+    assert format_why(why, NAMES) == "互包 hubao 2 × ((pinghu 5 + zhuang 2) × menqing 2)"
+    # a single term is not bracketed
+    assert bracket([Term("pattern", "qidui", 35)], op="*") == Term("pattern", "qidui", 35, "*")
+
+
+def test_empty_is_zero_and_bad_terms_raise():
+    assert why_total(()) == 0
+    with pytest.raises(ValueError, match="op"):
+        why_total((Term("pattern", "x", 1, "-"),))
+    with pytest.raises(ValueError, match="first term"):
+        why_total((Term("multiplier", "x", 2, "*"),))
+    with pytest.raises(ValueError, match="not its terms' total"):
+        why_total((Term("sum", "", 5, of=(Term("pattern", "x", 4),)),))
+
+
+def test_basis_is_not_evaluated():
+    zi = Term("zi", "zi", 2, basis=(Term("hu", "hushu", 14),))
+    assert why_total((zi,)) == 2
+    assert format_why((zi,)) == "zi 2 [hushu 14]"
+
+
+def test_payment_round_trip_and_rows():
+    why = (Term("pattern", "pengpenghu", 9), Term("multiplier", "zimo", 2, "*"))
+    p = Payment(2, 0, 18, "hu", why)
+    assert msgspec.json.decode(msgspec.json.encode(p), type=Payment) == p
+    (row,) = payment_rows([p], names=NAMES)
+    assert (row.payer, row.payee, row.amount, row.exact) == (2, 0, 18, True)
+    assert row.why == "碰碰胡 pengpenghu 9 × 自摸 zimo 2"
+    assert payments_json([p])[0]["why"][1] == {"kind": "multiplier", "id": "zimo", "value": 2,
+                                                "op": "*"}
+    out = io.StringIO()
+    print_payments(Console(file=out, width=120), [p, Payment(1, 0, 3, "angang")], names=NAMES)
+    text = out.getvalue()
+    assert "seat 2 → seat 0" in text and "= 碰碰胡 pengpenghu 9 × 自摸 zimo 2" in text
+    assert "(angang)" in text
+
+
+def test_table_refuses_a_why_that_does_not_total():
+    from qipai.core.table import _payment_problem
+
+    bad = Payment(1, 0, 5, "hu", (Term("pattern", "pinghu", 4),))
+    assert "totals 4" in _payment_problem(bad, 4)
+    assert _payment_problem(Payment(1, 0, 4, "hu", (Term("pattern", "pinghu", 4),)), 4) is None
