@@ -1,7 +1,7 @@
 """The ``qipai`` command line: list variants, let bots play, check replays.
 
 ``qipai variants`` · ``qipai play [VARIANT] [--seed N] [--hands K] [--bots …] [--json]``
-· ``qipai replay FILE`` · ``qipai conformance VARIANT [--cases PATH …]``.
+· ``qipai replay FILE`` · ``qipai verify RECORD`` · ``qipai conformance VARIANT [--cases PATH …]``.
 
 Bad input ends with one ``error: …`` line on stderr and exit status 2; no
 traceback.  Heavy modules (the engine, rich) are imported inside the
@@ -168,16 +168,28 @@ def _print_json(rs: Any, seed: int | None, bots: str, tables: list[Any]) -> None
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--plugin", "plugins", multiple=True, metavar="MODULE_OR_FILE",
               help="The house-rule plugins the record was played with (repeatable).")
-def replay(file: str, plugins: tuple[str, ...]) -> None:
+@click.option("--allow-version-mismatch", is_flag=True,
+              help="Replay a record made under another qipai version (the variant version, "
+                   "ruleset and plugins must still match).")
+def replay(file: str, plugins: tuple[str, ...], allow_version_mismatch: bool) -> None:
     """Replay FILE and check it reproduces its events and settlement.
 
     FILE is a JSON record, a `qipai play --json` output (every hand is
     checked) or - for stdin.  Exit 0 if identical, 1 at the first
-    difference, 2 if FILE cannot be read as records.
+    difference, 2 if FILE cannot be read as records or was made under
+    other versions or plugins.
     """
+    import msgspec
+
+    from qipai.core.stamps import unstamped_note
+
     data = sys.stdin.buffer.read() if file == "-" else _read(file)
-    ok, message = _check_replays(*_records_in(data),
-                                 plugins=[_load_plugin(p) for p in plugins])
+    hands, total = _records_in(data)
+    note = unstamped_note(msgspec.structs.asdict(hands[0][2]))
+    if note:
+        click.echo(f"warning: {note}", err=True)
+    ok, message = _check_replays(hands, total, plugins=[_load_plugin(p) for p in plugins],
+                                 allow_version_mismatch=allow_version_mismatch)
     if not ok:
         click.echo(f"replay differs: {message}")
         sys.exit(EXIT_DIFFERS)
@@ -187,6 +199,27 @@ def replay(file: str, plugins: tuple[str, ...]) -> None:
 def _read(path: str) -> bytes:
     with open(path, "rb") as fh:
         return fh.read()
+
+
+@cli.command()
+@click.argument("record", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--plugin", "plugins", multiple=True, metavar="MODULE_OR_FILE",
+              help="The house-rule plugins the record was played with (repeatable).")
+@click.option("--allow-version-mismatch", is_flag=True,
+              help="Verify a record made under another qipai version.")
+def verify(record: str, plugins: tuple[str, ...], allow_version_mismatch: bool) -> None:
+    """Verify a hosted hand's RECORD: its commitment, its replay, its sums.
+
+    Checks that the SHA-256 of the deal and the revealed salt is the
+    commitment published at the deal, that the actions replay to the
+    recorded events and result under this qipai, that the result sums to
+    zero, and what dealt it.  One line per check; exit 0 if all pass, 1 if
+    one fails, 2 if RECORD (a file or - for stdin) cannot be read.
+    """
+    from qipai.verify import run
+
+    data = sys.stdin.buffer.read() if record == "-" else _read(record)
+    sys.exit(run(data, [_load_plugin(p) for p in plugins], allow_version_mismatch))
 
 
 # --------------------------------------------------------------------------
@@ -405,7 +438,8 @@ def _records_in(data: bytes) -> tuple[list[tuple[str, dict[str, Any], Any]], Any
 
 
 def _check_replays(hands: list[tuple[str, dict[str, Any], Any]],
-                   claimed_total: Any = None, plugins: Any = ()) -> tuple[bool, str]:
+                   claimed_total: Any = None, plugins: Any = (),
+                   allow_version_mismatch: bool = False) -> tuple[bool, str]:
     """Replay each record; (True, summary) or (False, the first difference),
     checking also the hands' summaries and ``claimed_total`` if given.
 
@@ -421,7 +455,8 @@ def _check_replays(hands: list[tuple[str, dict[str, Any], Any]],
     for label, summary, rec in hands:
         load_cached(rec.variant, rec.options)  # unknown variant / options: bad input, not a difference
         try:
-            diff = replay_check(rec, plugins=plugins)
+            diff = replay_check(rec, plugins=plugins,
+                                allow_version_mismatch=allow_version_mismatch)
         except ReplayDiverged as exc:
             return False, f"{label}: {exc}"
         if diff is not None:

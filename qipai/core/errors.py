@@ -69,3 +69,20 @@ class PluginError(QipaiError, RuntimeError):
         self.hook = hook
         self.plugin = plugin
         self.reason = reason
+
+
+class VersionMismatch(BadRecord):
+    """A record or snapshot was made under another qipai version, variant
+    version, ruleset or set of house plugins than the one asked to replay or
+    restore it: it is refused rather than played into a different game.
+
+    ``differences`` lists what differs, each ``(what, recorded, running)``
+    (``what`` is ``"qipai version"``, ``"variant version"``, ``"ruleset"``
+    or ``"house plugins"``); the message names every one.
+    """
+
+    def __init__(self, subject: str, differences: list[tuple[str, str, str]]) -> None:
+        parts = "; ".join(f"{what}: recorded {rec}, running {run}"
+                          for what, rec, run in differences)
+        super().__init__(f"{subject} was made under other versions ({parts})")
+        self.differences = differences

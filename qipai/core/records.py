@@ -17,6 +17,7 @@ import msgspec
 
 from qipai.core.errors import BadRecord, QipaiError, ReplayDiverged
 from qipai.core.model import Action, Deal, Event, Result
+from qipai.core.stamps import PluginStamp
 
 FORMAT_VERSION = 1
 
@@ -43,6 +44,22 @@ class Record(msgspec.Struct, kw_only=True):
         rng: what dealt the hand — ``"seeded"`` (a seed, for tests and
             demos), ``"os"`` (the OS's CSPRNG), ``"host"`` (a host's RNG);
             None for an explicit deal or an older record.
+        commitment: hex SHA-256 of the deal's canonical bytes and ``salt``,
+            published by a host at the deal (:mod:`qipai.core.fair`); None
+            when the hand was not committed.
+        salt: the commitment's secret salt, revealed after the hand (64 hex
+            digits = 32 bytes); None when not committed.
+        timeouts: indices into ``actions`` of the actions a host made for a
+            seat that did not answer in time (its default action); empty
+            when none (or not hosted).
+        qipai_version: the qipai version that made the record (None: an
+            older record, made before version stamps).
+        spec: the ruleset spec, ``name(key=value, …)`` with the options
+            that differ from the defaults (None: an older record).
+        plugins: the house-rule plugins the hand was played with, in
+            registration order, each its name and source SHA-256 (None: an
+            older record; ``[]``: none).  See :mod:`qipai.core.stamps` for
+            how a replay under other versions is refused.
     """
 
     format: int = FORMAT_VERSION
@@ -58,6 +75,12 @@ class Record(msgspec.Struct, kw_only=True):
     partial: bool = False
     ask_all: bool = False
     rng: Literal["seeded", "os", "host"] | None = None
+    commitment: str | None = None
+    salt: str | None = None
+    timeouts: list[int] = []
+    qipai_version: str | None = None
+    spec: str | None = None
+    plugins: list[PluginStamp] | None = None
 
 
 #: The largest record text :func:`decode_record` reads (bytes), and the
@@ -103,9 +126,16 @@ def _object_depth(obj: Any, limit: int = MAX_RECORD_DEPTH) -> bool:
 
 
 def record_of(table: Any) -> Record:
-    """The record of a table (finished or not)."""
+    """The record of a table (finished or not), stamped with the qipai
+    version, ruleset spec and house plugins it runs under.  A host adds
+    ``commitment``/``salt`` with :func:`qipai.core.fair.committed` and
+    ``timeouts`` itself."""
+    from qipai.core.stamps import qipai_version
+
     st = table.state
+    rs = table.ruleset
     return Record(
+        qipai_version=qipai_version(), spec=rs.spec, plugins=list(rs.plugin_stamps),
         variant=st.variant, version=table.ruleset.manifest.version, options=dict(st.options),
         seed=table.seed, deal=st.deal, relations=st.start_relations,
         actions=list(st.actions), events=list(st.events), result=st.result,
@@ -166,21 +196,55 @@ def load_record(path: str | Path) -> Record:
     return decode_record(data)
 
 
-def replay(record: Record, plugins: Any = ()) -> Any:
-    """Play the record's actions again on a fresh table; return the table.
+def stamp_check(record: Record, plugins: Any = (), allow_version_mismatch: bool = False,
+                ruleset: Any = None) -> Any:
+    """Load the record's ruleset with ``plugins`` and check the record was
+    made under it: the same variant version, ruleset spec and house plugins,
+    and the same qipai version unless ``allow_version_mismatch``
+    (:mod:`qipai.core.stamps`).  A record without stamps (older) is checked
+    for its variant version only.  Returns the ruleset.
 
     Raises:
+        VersionMismatch: naming everything that differs.
+        UnknownVariant, BadOption: the record's variant or options cannot be loaded.
+    """
+    from qipai.core.ruleset import load_cached
+    from qipai.core.stamps import check, stamp_of
+
+    if ruleset is None:
+        ruleset = load_cached(record.variant, record.options, plugins=plugins)
+    recorded = {"qipai_version": record.qipai_version, "version": record.version,
+                "spec": record.spec, "plugins": record.plugins}
+    check("the record", recorded, stamp_of(ruleset), allow_version_mismatch)
+    return ruleset
+
+
+def replay(record: Record, plugins: Any = (), allow_version_mismatch: bool = False) -> Any:
+    """Play the record's actions again on a fresh table; return the table.
+
+    ``plugins``: the house-rule plugins the record was played with (they
+    must be the ones its stamps name).  ``allow_version_mismatch``: replay a
+    record made under another qipai version (the variant version, ruleset
+    and plugins must still match).
+
+    Raises:
+        VersionMismatch: made under another qipai version (unless allowed),
+            variant version, ruleset or house plugins (:func:`stamp_check`).
         BadRecord: the variant or options are unknown, or the deal is impossible.
         ReplayDiverged: an action is refused on replay.
     """
+    from qipai.core.errors import VersionMismatch
     from qipai.core.ruleset import load_cached
     from qipai.core.table import Table
 
     try:
         ruleset = load_cached(record.variant, record.options, plugins=plugins)
-        if record.version != ruleset.manifest.version:
-            raise BadRecord(f"the record was made with {record.variant} version "
-                            f"{record.version}; this is version {ruleset.manifest.version}")
+        stamp_check(record, allow_version_mismatch=allow_version_mismatch, ruleset=ruleset)
+    except VersionMismatch:
+        raise
+    except QipaiError as exc:
+        raise BadRecord(f"record cannot be set up: {exc}") from None
+    try:
         table = Table(ruleset, deal=record.deal, seed=record.seed, relations=record.relations,
                       partial=record.partial,
                       ask_all=record.ask_all)
@@ -220,15 +284,16 @@ def seed_problem(record: Record, ruleset: Any) -> str | None:
     return None
 
 
-def replay_check(record: Record, plugins: Any = ()) -> str | None:
+def replay_check(record: Record, plugins: Any = (),
+                 allow_version_mismatch: bool = False) -> str | None:
     """Replay ``record``; None if events and result are identical (and a
     seed it carries deals its deal, :func:`seed_problem`), else a one-line
     description of the first difference.
 
     Raises:
-        BadRecord: see :func:`replay`.
+        BadRecord, VersionMismatch: see :func:`replay`.
     """
-    table = replay(record, plugins=plugins)
+    table = replay(record, plugins=plugins, allow_version_mismatch=allow_version_mismatch)
     problem = seed_problem(record, table.ruleset)
     if problem is not None:
         return problem

@@ -145,7 +145,7 @@ class Ruleset:
 
     Build it with :func:`load`.  Attributes: ``name``, ``manifest``,
     ``options`` (the options Struct), ``pm`` (the ``PluginManager``),
-    ``hook`` (its hook relay).
+    ``hook`` (its hook relay), ``plugins`` (the house-rule plugins).
     """
 
     def __init__(self, plugin: Any, options: dict[str, Any] | None = None,
@@ -163,6 +163,9 @@ class Ruleset:
             raise UnknownVariant(f"plugin {plugin!r} does not implement qipai_manifest")
         self.pm = pm
         self.hook = pm.hook
+        #: The house-rule plugins, in registration order (their stamps are
+        #: in records and snapshots: :mod:`qipai.core.stamps`).
+        self.plugins: tuple[Any, ...] = tuple(plugins)
         self.manifest: Manifest = manifest
         self.name = manifest.name
         self.cards = manifest.cards
@@ -181,6 +184,14 @@ class Ruleset:
         if not diff:
             return self.name
         return f"{self.name}({', '.join(f'{k}={v!r}' for k, v in diff.items())})"
+
+    @cached_property
+    def plugin_stamps(self) -> tuple[Any, ...]:
+        """The house plugins' :class:`~qipai.core.stamps.PluginStamp` s
+        (name and source SHA-256), in registration order."""
+        from qipai.core.stamps import plugin_stamps
+
+        return plugin_stamps(self.plugins)
 
     def with_options(self, **changes: Any) -> Ruleset:
         """A new ruleset with some options changed (same plugins)."""

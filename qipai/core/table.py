@@ -47,6 +47,7 @@ from qipai.core.model import (
     SeatState, Settlement, TableState, Window, net_of, why_total,
 )
 from qipai.core.ruleset import Ruleset
+from qipai.core.stamps import Stamp, check as check_stamp, stamp_of
 
 ACTION_CLASSES = tuple(ACTION_TYPES.values())
 _ACTION_SET = frozenset(ACTION_CLASSES)
@@ -304,7 +305,7 @@ def _compiled_caller(hook: str, argnames: tuple[str, ...],
     return call
 
 
-_SNAPSHOT = msgspec.msgpack.Decoder(tuple[TableState, int | str | None])
+_SNAPSHOT = msgspec.msgpack.Decoder(tuple[TableState, int | str | None, Stamp])
 #: The fields of TableState that playing changes (the rest is the hand's
 #: header: variant, options, deal, …).
 _PLAY_FIELDS = frozenset({"seats", "wall", "turn", "window", "pending", "instant", "events",
@@ -1069,28 +1070,44 @@ class Table:
     # ------------------------------------------------------------------ snapshots
     def snapshot(self) -> bytes:
         """The whole state: ``SNAPSHOT_MAGIC``, a 16-byte blake2b digest of
-        the payload, then the payload (msgpack ``[state, seed]``; a seed
-        beyond 64 bits is written as its decimal text).  Restore with
-        :meth:`restore`, which checks the digest."""
+        the payload, then the payload (msgpack ``[state, seed, stamp]``; a
+        seed beyond 64 bits is written as its decimal text; the stamp, a
+        :class:`~qipai.core.stamps.Stamp`, names the qipai version, variant
+        version, ruleset spec and house plugins).  Restore with
+        :meth:`restore`, which checks the digest and the stamp."""
         seed = self.seed
         if seed is not None and not -2**63 <= seed < 2**64:
             seed = str(seed)
-        payload = msgspec.msgpack.encode([self.state, seed])
+        stamp = getattr(self, "_stamp", None)
+        if stamp is None:
+            stamp = self._stamp = stamp_of(self.ruleset)
+        payload = msgspec.msgpack.encode([self.state, seed, stamp])
         return SNAPSHOT_MAGIC + hashlib.blake2b(payload, digest_size=16).digest() + payload
 
     @classmethod
-    def restore(cls, ruleset: Ruleset, data: bytes) -> Table:
+    def restore(cls, ruleset: Ruleset, data: bytes, *,
+                allow_version_mismatch: bool = False) -> Table:
         """A table equal to the one whose :meth:`snapshot` gave ``data``.
 
+        The snapshot must have been made under ``ruleset``'s variant
+        version, spec and house plugins, and under this qipai version unless
+        ``allow_version_mismatch`` (:mod:`qipai.core.stamps`).
+
         Raises:
+            VersionMismatch: made under another qipai version, variant
+                version, ruleset or house plugins; names what differs.
             BadRecord: not a snapshot, a snapshot altered since it was made
-                (the digest does not match), or one of another variant or
-                options.
+                (the digest does not match), one of another variant or
+                options, or one of an older qipai (without version stamps).
         """
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise BadRecord(f"not a snapshot: expected bytes, not {type(data).__name__}")
         data = bytes(data)
         head = len(SNAPSHOT_MAGIC)
+        if data.startswith(b"QPSNAP2\n"):
+            raise BadRecord("the snapshot was made by an older qipai (snapshot format 2, "
+                            "without version stamps); restore it there, or replay the "
+                            "hand's record")
         if not data.startswith(SNAPSHOT_MAGIC) or len(data) < head + 16:
             raise BadRecord(f"not a snapshot of a {ruleset.name} table (no qipai snapshot header)")
         digest, payload = data[head:head + 16], data[head + 16:]
@@ -1098,7 +1115,7 @@ class Table:
             raise BadRecord("the snapshot is corrupt: its digest does not match its contents")
         state_type = ruleset.manifest.state_type
         try:
-            state, seed = _SNAPSHOT.decode(payload)
+            state, seed, stamp = _SNAPSHOT.decode(payload)
             if state_type is not None and state.extra is not None:
                 state.extra = msgspec.convert(state.extra, state_type)
             if isinstance(seed, str):
@@ -1109,13 +1126,18 @@ class Table:
                 msgspec.json.encode(state.options) != msgspec.json.encode(ruleset.options_dict()):
             raise BadRecord(f"the snapshot is of {state.variant} with options {state.options}, "
                             f"not of {ruleset.spec}")
+        running = stamp_of(ruleset)
+        check_stamp("the snapshot", msgspec.structs.asdict(stamp), running,
+                    allow_version_mismatch)
         table = cls(ruleset, seed=seed, _state=state)
         table._base = (bytes(data), len(state.actions))
+        table._stamp = running
         return table
 
 
-#: The first bytes of every snapshot (format 2: with a digest).
-SNAPSHOT_MAGIC = b"QPSNAP2\n"
+#: The first bytes of every snapshot (format 3: with a digest and a
+#: version stamp; format 2 had no stamp and is refused).
+SNAPSHOT_MAGIC = b"QPSNAP3\n"
 _SEED_LIMIT = 2**256
 
 
