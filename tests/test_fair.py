@@ -342,3 +342,15 @@ def test_a_snapshot_under_other_versions_is_refused():
 def test_an_unstamped_snapshot_of_an_older_qipai_is_refused():
     with pytest.raises(BadRecord, match="older qipai"):
         Table.restore(load("guilin-mahjong"), b"QPSNAP2\n" + bytes(40))
+
+
+def test_committed_takes_a_record():
+    with pytest.raises(BadRecord, match="takes a qipai.core.records.Record"):
+        fair.committed({"deal": None}, SALT)
+
+
+def test_the_replay_property_replays_with_the_tables_house_plugins():
+    from qipai.conformance.properties import check_replay
+
+    table = next(play_hands(load("guangxi-mahjong", plugins=[house_rules()]), 1, seed=2))
+    check_replay(table)  # raises PropertyFailure (or VersionMismatch) if not

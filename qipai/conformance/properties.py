@@ -260,7 +260,7 @@ def check_replay(table: Table) -> None:
     if is_local(rec.variant):
         diff = replay_problem(table.ruleset, rec)
     else:
-        diff = replay_check(rec)
+        diff = replay_check(rec, plugins=table.ruleset.plugins)  # the stamps name them
     if diff:
         raise PropertyFailure(f"replay differs: {diff}")
 

@@ -105,8 +105,13 @@ def committed(record: Any, salt: bytes) -> Any:
     ``commitment(record.deal, salt)`` at the deal).
 
     Raises:
-        BadRecord: as :func:`commitment`.
+        BadRecord: ``record`` is not a Record, or as :func:`commitment`.
     """
+    from qipai.core.records import Record
+
+    if not isinstance(record, Record):
+        raise BadRecord(f"committed() takes a qipai.core.records.Record, not "
+                        f"{type(record).__name__}")
     return msgspec.structs.replace(record, commitment=commitment(record.deal, salt),
                                    salt=_salt(salt).hex())
 
