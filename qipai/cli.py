@@ -105,11 +105,14 @@ def _literal(value: Any) -> str:
               show_default=True, help="Who plays every seat.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object (hands with their records) instead of the log.")
+@click.option("--commit", is_flag=True,
+              help="With --json: commit each hand's deal under a fresh salt and reveal both "
+                   "in its record, as a host does (try qipai verify on it).")
 @click.option("--plugin", "plugins", multiple=True, metavar="MODULE_OR_FILE",
               help="A house-rule plugin layered over the variant: an importable module "
                    "or a .py file (repeatable).")
 def play(variant: str, seed: int | None, hands: int, bots: str, as_json: bool,
-         plugins: tuple[str, ...]) -> None:
+         commit: bool, plugins: tuple[str, ...]) -> None:
     """Let bots play HANDS hands of VARIANT (default guilin-mahjong).
 
     VARIANT may carry options: 'guilin-mahjong(hubao=false, max_flips=1)'.
@@ -117,10 +120,12 @@ def play(variant: str, seed: int | None, hands: int, bots: str, as_json: bool,
     from qipai.bots import play_hands
     from qipai.core.ruleset import load
 
+    if commit and not as_json:
+        fail("--commit needs --json (the committed records are in the JSON)")
     rs = load(variant, plugins=[_load_plugin(p) for p in plugins])
     tables = play_hands(rs, hands, seed=seed, bots=bots)
     if as_json:
-        _print_json(rs, seed, bots, list(tables))
+        _print_json(rs, seed, bots, list(tables), commit)
         return
     from rich.console import Console
 
@@ -141,9 +146,11 @@ def play(variant: str, seed: int | None, hands: int, bots: str, as_json: bool,
     _print_total(console, done)
 
 
-def _print_json(rs: Any, seed: int | None, bots: str, tables: list[Any]) -> None:
+def _print_json(rs: Any, seed: int | None, bots: str, tables: list[Any],
+                commit: bool = False) -> None:
     import msgspec
 
+    from qipai.core.fair import committed, new_salt
     from qipai.core.records import record_of
 
     out_hands = []
@@ -153,7 +160,8 @@ def _print_json(rs: Any, seed: int | None, bots: str, tables: list[Any]) -> None
         total = [a + b for a, b in zip(total, r.net)]
         out_hands.append({
             "dealer": t.state.dealer, "end": r.end, "winners": list(r.winners),
-            "net": list(r.net), "record": msgspec.to_builtins(record_of(t)),
+            "net": list(r.net), "record": msgspec.to_builtins(
+                committed(record_of(t), new_salt()) if commit else record_of(t)),
         })
     doc = {"variant": rs.name, "options": rs.options_dict(), "seed": seed, "bots": bots,
            "hands": out_hands, "total": total}

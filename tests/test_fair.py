@@ -354,3 +354,21 @@ def test_the_replay_property_replays_with_the_tables_house_plugins():
 
     table = next(play_hands(load("guangxi-mahjong", plugins=[house_rules()]), 1, seed=2))
     check_replay(table)  # raises PropertyFailure (or VersionMismatch) if not
+
+
+def test_cli_play_commit_makes_records_that_verify(tmp_path):
+    res = CliRunner().invoke(cli, ["play", "guilin-zipai", "--hands", "2", "--json", "--commit"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    for hand in out["hands"]:
+        rec = hand["record"]
+        assert len(rec["salt"]) == 64 and rec["rng"] == "os"
+        body = json.dumps({k: rec["deal"][k] for k in ("dealer", "hands", "wall", "shown")},
+                          separators=(",", ":")).encode()
+        assert hashlib.sha256(body + bytes.fromhex(rec["salt"])).hexdigest() == rec["commitment"]
+    f = tmp_path / "two.json"
+    f.write_text(res.stdout)
+    res = CliRunner().invoke(cli, ["verify", str(f)])
+    assert res.exit_code == 0 and res.output.splitlines()[-1].startswith("verified: 2 hands")
+    res = CliRunner().invoke(cli, ["play", "--commit"])
+    assert res.exit_code == 2 and res.output.startswith("error: --commit needs --json")
