@@ -276,8 +276,9 @@ def convert_options(manifest: Manifest, options: dict[str, Any]) -> Any:
     """Validate a dict of options into the variant's options Struct.
 
     Raises:
-        BadOption: naming the unknown option or the bad value, and listing
-            the valid options.
+        BadOption: naming the unknown option and listing the valid ones, or
+            naming the bad value and what the option allows
+            (:func:`qipai.core.options.explain_error`).
     """
     if not isinstance(options, dict):
         raise BadOption(f"options for {manifest.name} must be a dict, not {options!r}")
@@ -286,14 +287,10 @@ def convert_options(manifest: Manifest, options: dict[str, Any]) -> Any:
         _check_int_range(msgspec.to_builtins(converted), manifest.name, "")
         return converted
     except msgspec.ValidationError as exc:
-        valid = ", ".join(manifest.options_type.__struct_fields__)
-        msg = str(exc)
-        m = re.search(r"unknown field `([^`]+)`", msg)
-        if m:
-            raise BadOption(
-                f"unknown option {m.group(1)!r} for {manifest.name}; options are: {valid}"
-            ) from None
-        raise BadOption(f"bad option for {manifest.name}: {msg}") from None
+        from qipai.core.options import explain_error
+
+        raise BadOption(f"bad option for {manifest.name}: "
+                        f"{explain_error(manifest.options_type, options, str(exc))}") from None
 
 
 #: Option integers must fit in 64 bits (snapshots are msgpack).

@@ -1,4 +1,4 @@
-"""Options of 广西麻将 (guangxi-mahjong.md §7).
+"""Options of 广西麻将 (docs/variants/guangxi-mahjong.md, Options).
 
 A host's options dict is converted with ``msgspec.convert(d, GuangxiOptions)``:
 an unknown name, a wrong type, a string choice outside its ``Literal``, a
@@ -15,7 +15,7 @@ from msgspec import Meta
 
 __all__ = ["DEFAULT_VALUES", "GuangxiOptions"]
 
-#: §2 value table, per paying seat, in 张: pattern id → (dianpao, zimo).
+#: The value table (Patterns and values), per paying seat, in 张: pattern id → (dianpao, zimo).
 #: ``dianpao`` is what the discarder pays, ``zimo`` what each of the three
 #: others pays.  Order = the rules file's table order.
 #:
@@ -43,41 +43,60 @@ def _default_values() -> dict[str, tuple[int, int]]:
 
 
 class GuangxiOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """The house-rule switches of 广西麻将, with the rules file's defaults.
+    """The house-rule switches of 广西麻将, with the rules' defaults.
 
-    Attributes:
-        liability: which liability scheme settles a win (D-GX8):
-            ``"fenghu"`` (default) — 封胡 (§4) only; ``"hubao"`` — 互包 (§5)
-            only; ``"both"`` — both, and where A is 封胡 toward B, §4 replaces
-            §5 between A and B; ``"off"`` — neither (a seat that gave three
-            pengs may still win).
-        gangkai_liability: who pays a 连杠的杠开 (zimo on the replacement at
-            the end of a kong chain, §6, D-GX7): ``"first_kong"`` (default,
-            the seed read literally) — if the chain's first kong is a 明杠
-            (点杠 or 补杠) the seat that fed it pays all three shares, if it is
-            an 暗杠 each of the three pays his share; ``"any_minggang"`` — the
-            feeder of the chain's first 明杠 pays whenever the chain holds one.
-        fenghu_count: 封胡 — how many 碰 (a 明杠 from a discard counting as one,
-            D-GX2) B must claim from A's discards for A to be 封胡 toward B.
-            Default 3 (seed: 碰足3次).  Read by the relation tracker, not by
-            scoring, which takes the ``fenghu`` relations as given.
-        values: 牌型分 — per-pattern ``(dianpao, zimo)`` values in 张 (§2).
-            Keys are value-pattern ids of :data:`DEFAULT_VALUES`; a key not
-            given keeps its §2 default, so ``{"ziyise": [24, 16]}`` changes
-            字一色 alone.  Values must be ≥ 0.
-        menqing_on_dianpao: 吃炮带门清 — apply 门清 (×4/3, rounded down) to
-            wins by discard too (D-GX5).  Default ``False``: 门清 counts on
-            zimo, on 抢杠 and on the 平胡 base of 杠冲/全求人反冲 only.
-        reserve_tiles: 荒庄 — tiles at the tail of the wall that are never
-            drawn (mahjong-common.md).  Default 0.
+    Each field's metadata says what it means, what it allows and where the
+    rule comes from (the source document or the decision D-GX… of the
+    variant page); :func:`qipai.core.options.describe` reads it for
+    ``qipai variants guangxi-mahjong`` and the page's options table.
+    ``fenghu_count`` is read by the relation tracker, not by scoring, which
+    takes the ``fenghu`` relations as given.
     """
 
-    liability: Literal["fenghu", "hubao", "both", "off"] = "fenghu"
-    gangkai_liability: Literal["first_kong", "any_minggang"] = "first_kong"
-    fenghu_count: Annotated[int, Meta(ge=1)] = 3
-    values: dict[str, tuple[int, int]] = msgspec.field(default_factory=_default_values)
-    menqing_on_dianpao: bool = False
-    reserve_tiles: Annotated[int, Meta(ge=0, le=83)] = 0
+    liability: Annotated[Literal["fenghu", "hubao", "both", "off"], Meta(
+        description="Which liability scheme settles a win.  `fenghu`: 封胡 only; "
+                    "`hubao`: 互包 only; `both`: both, and where A is 封胡 toward B, "
+                    "封胡 replaces 互包 between A and B; `off`: neither (a seat that "
+                    "gave three pengs may still win).",
+        extra={"source": "D-GX8, D-GX13"},
+    )] = "fenghu"
+    gangkai_liability: Annotated[Literal["first_kong", "any_minggang"], Meta(
+        description="Who pays a 连杠的杠开 (zimo on the replacement at the end of a "
+                    "kong chain).  `first_kong` (the source read literally): if the "
+                    "chain's first kong is a 明杠 (点杠 or 补杠) the seat that fed it "
+                    "pays all three shares, if it is an 暗杠 each of the three pays "
+                    "his share; `any_minggang`: the feeder of the chain's first 明杠 "
+                    "pays whenever the chain holds one.",
+        extra={"source": "D-GX7, D-GX16 (source document: 先暗杠，再杠开，根据胡牌牌型"
+                         "三家给付 / 先明杠，再杠开，则由第一次给碰玩家给付)"},
+    )] = "first_kong"
+    fenghu_count: Annotated[int, Meta(
+        ge=1,
+        description="封胡: how many 碰 (a 明杠 from a discard counting as one) B must "
+                    "claim from A's discards for A to be 封胡 toward B.",
+        extra={"source": "source document: A玩家被B玩家碰足3次就不能再胡牌; D-GX2"},
+    )] = 3
+    values: Annotated[dict[str, tuple[int, int]], Meta(
+        description="牌型分: per-pattern `[dianpao, zimo]` values in 张, per paying "
+                    "seat; a pattern not given keeps its default, so "
+                    "`{\"ziyise\": [24, 16]}` changes 字一色 alone.  Values >= 0.",
+        extra={"source": "source document's values; the zimo values of 字一色 and "
+                         "超超豪华七对 and the 全求人 zimo column (抢杠 only) are house "
+                         "defaults; D-GX15",
+               "allowed": "pattern ids of the value table → two integers >= 0",
+               "default_text": "the value table (Patterns and values)"},
+    )] = msgspec.field(default_factory=_default_values)
+    menqing_on_dianpao: Annotated[bool, Meta(
+        description="吃炮带门清: apply 门清 (×4/3, rounded down) to wins by discard "
+                    "too.  Off: 门清 counts on zimo, on 抢杠 and on the 平胡 base of "
+                    "杠冲/全求人反冲 only.",
+        extra={"source": "D-GX5"},
+    )] = False
+    reserve_tiles: Annotated[int, Meta(
+        ge=0, le=83,
+        description="荒庄: tiles at the tail of the wall that are never drawn.",
+        extra={"source": "D-M3 (mahjong common rules)"},
+    )] = 0
 
     def __post_init__(self) -> None:
         # msgspec turns these into a ValidationError naming the bad entry when

@@ -1,4 +1,4 @@
-"""Options of 桂林字牌 (guilin-zipai.md §8).
+"""Options of 桂林字牌 (docs/variants/guilin-zipai.md, Options).
 
 A host's options dict is converted with ``msgspec.convert(d, ZipaiOptions)``:
 an unknown name, a wrong type, a string choice outside its ``Literal`` or a
@@ -24,50 +24,65 @@ HU_SCALES: dict[str, tuple[int, int]] = {
 
 
 class ZipaiOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """The house-rule switches of 桂林字牌, with the rules file's defaults (§8).
+    """The house-rule switches of 桂林字牌, with the rules' defaults.
 
-    Attributes:
-        hu_scale: 胡数 → 子 (§7, seed 结算方法): ``"10/3"`` (default: 10胡起胡,
-            3胡1子), ``"10/5"``, ``"15/3"``, ``"15/5"``.  The first number is
-            the threshold — also the minimum 胡数 of a win (起胡) — the second
-            the step: 子 = 1 + ⌊(胡数 − threshold) / step⌋.
-        bonus_mode: 名堂 bonuses (自摸, 天胡, 地胡, 三笼五坎; seed "2番或加1子"):
-            ``"fan"`` (default: each bonus doubles, 番数 = 2^k) or ``"zi"``
-            (each bonus adds 1 子).
-        xing_mode: which card is the 醒 of a flipped card (§6): ``"shang"``
-            上醒 (default: the next number of the same case, 翻小三 → 小四),
-            ``"ben"`` 本醒 (the flipped card itself), ``"xia"`` 下醒 (the
-            previous number, 翻小四 → 小三).  Numbers wrap within their case
-            (D-ZP7: x10's next is x1).
-        max_flips: 连翻 (§6, D-ZP8): at most this many 醒 flips per win; None
-            (default) = no limit but the stock.  0 switches 醒 off entirely
-            (海底胡 included).
-        first_dealer: the first hand's dealer (§2: the room creator, 开房玩家).
-            Seat 0–2, default 0.
-        fangpao_bihu: 放炮必胡 (§4): a player who can win on a discard must
-            win.  Default True.
-        xiahuo: 下伙 (§3.1, D-ZP10): a 吃 must also lay down the further
-            copies of the eaten kind in valid groups.  Default True.
-        guozhang: 过张 (§3.1, D-ZP11): ``"joint"`` (default: a passed 吃 or 碰
-            bars both 吃 and 碰 of that kind) or ``"separate"`` (a passed 吃
-            bars only 吃, a passed 碰 only 碰).
-        own_discard_bars_chi: D-ZP11: a player may not 吃 a kind he has
-            discarded himself.  Default False.
-        two_saochuan: a player dealt two 扫穿 (§3.2): ``"skip_discard"``
-            (default, D-ZP13: he skips the first discard otherwise due) or
-            ``"extra_card"`` (he receives the next stock card at the deal).
+    Each field's metadata says what it means, what it allows and where the
+    rule comes from (the source document or the decision D-ZP… of the
+    variant page); :func:`qipai.core.options.describe` reads it for
+    ``qipai variants guilin-zipai`` and the page's options table.
     """
 
-    hu_scale: Literal["10/3", "10/5", "15/3", "15/5"] = "10/3"
-    bonus_mode: Literal["fan", "zi"] = "fan"
-    xing_mode: Literal["shang", "ben", "xia"] = "shang"
-    max_flips: Annotated[int, Meta(ge=0)] | None = None
-    first_dealer: Annotated[int, Meta(ge=0, le=2)] = 0
-    fangpao_bihu: bool = True
-    xiahuo: bool = True
-    guozhang: Literal["joint", "separate"] = "joint"
-    own_discard_bars_chi: bool = False
-    two_saochuan: Literal["skip_discard", "extra_card"] = "skip_discard"
+    hu_scale: Annotated[Literal["10/3", "10/5", "15/3", "15/5"], Meta(
+        description="胡数 → 子: `threshold/step`.  The threshold is also the minimum "
+                    "胡数 of a win (起胡); 子 = 1 + ⌊(胡数 − threshold) / step⌋.",
+        extra={"source": "source document, 结算方法: 10胡起胡，3胡1子 … (four settings)"},
+    )] = "10/3"
+    bonus_mode: Annotated[Literal["fan", "zi"], Meta(
+        description="名堂 bonuses (自摸, 天胡, 地胡, 三笼五坎).  `fan`: each bonus "
+                    "doubles (番数 = 2^k); `zi`: each bonus adds 1 子.",
+        extra={"source": "source document: 2番或加1子"},
+    )] = "fan"
+    xing_mode: Annotated[Literal["shang", "ben", "xia"], Meta(
+        description="Which card is the 醒 of a flipped card.  `shang` 上醒: the next "
+                    "number of the same case (翻小三 → 小四); `ben` 本醒: the flipped "
+                    "card itself; `xia` 下醒: the previous number (翻小四 → 小三).  "
+                    "Numbers wrap within their case (x10's next is x1).",
+        extra={"source": "source document: 上醒/本醒/下醒（可选）; D-ZP7"},
+    )] = "shang"
+    max_flips: Annotated[Annotated[int, Meta(ge=0)] | None, Meta(
+        description="连翻: at most this many 醒 flips per win; none = no limit but "
+                    "the stock; 0 switches 醒 off entirely (海底胡 included).",
+        extra={"source": "D-ZP8"},
+    )] = None
+    first_dealer: Annotated[int, Meta(
+        ge=0, le=2,
+        description="The first hand's dealer: the room creator's seat.",
+        extra={"source": "source document: 第一局开房玩家为庄家"},
+    )] = 0
+    fangpao_bihu: Annotated[bool, Meta(
+        description="放炮必胡: a player who can win on a discard must win.",
+        extra={"source": "source document: 放炮（放炮必胡）"},
+    )] = True
+    xiahuo: Annotated[bool, Meta(
+        description="下伙: a 吃 must also lay down the further copies of the eaten "
+                    "kind in valid groups.",
+        extra={"source": "D-ZP10"},
+    )] = True
+    guozhang: Annotated[Literal["joint", "separate"], Meta(
+        description="过张.  `joint`: a passed 吃 or 碰 bars both 吃 and 碰 of that "
+                    "kind; `separate`: a passed 吃 bars only 吃, a passed 碰 only 碰.",
+        extra={"source": "D-ZP11 (source document: 过张后的牌不可再吃或者碰)"},
+    )] = "joint"
+    own_discard_bars_chi: Annotated[bool, Meta(
+        description="A player may not 吃 a kind he has discarded himself.",
+        extra={"source": "D-ZP11"},
+    )] = False
+    two_saochuan: Annotated[Literal["skip_discard", "extra_card"], Meta(
+        description="A player dealt two 扫穿.  `skip_discard`: he skips the first "
+                    "discard otherwise due; `extra_card`: he receives the next stock "
+                    "card at the deal.",
+        extra={"source": "D-ZP13"},
+    )] = "skip_discard"
 
 
 def threshold(options: ZipaiOptions | None = None) -> int:
