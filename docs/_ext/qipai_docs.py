@@ -5,6 +5,12 @@
 * A consistency check: every hook of :mod:`qipai.core.hookspecs` must be
   documented (``autofunction``) somewhere, else the build warns — and the
   build runs with ``-W``.
+* The options tables of the variant pages (``docs/variants/NAME.md``,
+  between the ``OPTIONS_BEGIN`` and ``OPTIONS_END`` comments) are generated
+  from the options Structs' metadata
+  (:func:`qipai.core.options.markdown_table`); the build warns when a
+  table differs, and ``uv run python docs/_ext/qipai_options_tables.py``
+  rewrites them (see that module).
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
+
+from qipai_options_tables import options_table, page_options_table
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +65,21 @@ def check_hooks_documented(app: Sphinx, env: Any) -> None:
                            "(add an autofunction for it to reference/hooks.md)", name)
 
 
+def check_options_tables(app: Sphinx, docname: str, source: list[str]) -> None:
+    if not docname.startswith("variants/"):
+        return
+    written = page_options_table(source[0])
+    if written is None:
+        return
+    variant = docname.split("/", 1)[1]
+    if written != options_table(variant):
+        logger.warning("%s: the options table differs from the options Struct's metadata "
+                       "(regenerate: uv run python docs/_ext/qipai_options_tables.py)", docname)
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("qipai-record-schema", RecordSchema)
     app.connect("env-check-consistency", check_hooks_documented)
+    app.connect("source-read", check_options_tables)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+
