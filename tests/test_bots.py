@@ -49,6 +49,7 @@ def deal_with(dealer_hand: str, others: tuple[str, str, str] = ("", "", ""),
 # -------------------------------------------------------------------- whole hands
 
 
+@pytest.mark.slow
 def test_500_greedy_hands_end_zero_sum_replay_and_mostly_win(rs):
     wins = 0
     for seed in range(500):

@@ -31,6 +31,7 @@ def test_play_json_replays(tmp_path):
     assert rep.exit_code == 0, rep.output
 
 
+@pytest.mark.slow
 def test_500_seeded_greedy_hands_end_zero_sum_and_replay():
     rs = load("guangxi-mahjong")
     wins = 0

@@ -277,6 +277,7 @@ def test_decompositions_match_reference_and_readd(c: list[int]) -> None:
         assert _readd(pair, sets) == c
 
 
+@pytest.mark.slow
 @FAST
 @given(WAIT_SIZES, st.data())
 def test_waits_match_reference(c: list[int], data: st.DataObject) -> None:

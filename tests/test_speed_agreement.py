@@ -243,6 +243,7 @@ def test_resolved_hooks_play_the_same_hands_as_pluggy(variant, bots, monkeypatch
         assert a.result == b.result
 
 
+@pytest.mark.slow
 def test_shanten_agrees_with_the_reference(corpus14):
     rng = random.Random(SEED + 7)
     for c in corpus14[:1500]:

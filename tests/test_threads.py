@@ -102,6 +102,7 @@ def test_cold_win_checks_agree_across_threads(attempt):
     assert [what for what, ok in out if not ok] == []
 
 
+@pytest.mark.slow
 def test_threaded_cold_play_equals_serial_play():
     """Hands of each variant played in 8 threads from a cold start give the
     same records as the same seeds played serially (another interpreter)."""

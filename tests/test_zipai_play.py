@@ -199,6 +199,7 @@ def test_play_bad_option_is_one_line(run, spec, word):
 # -------------------------------------------------------------------- many hands
 
 
+@pytest.mark.slow
 def test_500_greedy_zipai_hands_end_zero_sum_and_replay(rs):
     """500 seeded greedy hands: no error, every result sums to zero, and
     each record replays to the same events and result."""
