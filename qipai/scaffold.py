@@ -141,13 +141,15 @@ import msgspec
 
 
 class {CLASS}Options(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """House-rule switches of {NAME}.  TODO: add yours, each with its default.
+    """House-rule switches of {NAME}.  TODO: add yours, each with its default,
+    what it means and where the rule comes from (``qipai variants {NAME}``
+    prints them)."""
 
-    Attributes:
-        stake: what each payer pays for a win.
-    """
-
-    stake: Annotated[int, msgspec.Meta(ge=1)] = 1
+    stake: Annotated[int, msgspec.Meta(
+        ge=1,
+        description="What each payer pays for a win.",
+        extra={"source": "TODO: the rule or decision it comes from"},
+    )] = 1
 '''
 
 _MAHJONG_PLUGIN = '''"""{NAME} — a mahjong variant plugin, registered in ``qipai.variants``.

@@ -2,7 +2,8 @@
 # Conformance from outside (issue 6): install the tutorial's example package
 # docs/examples/qipai-tuidaohu the way a third party would — into a fresh,
 # temporary virtual environment, next to qipai itself — and check it from
-# the example's own folder: `qipai variants` lists it, `qipai play` plays it,
+# the example's own folder: `qipai variants` lists it (and `qipai variants
+# tuidaohu` explains its options), `qipai play` plays it,
 # `qipai conformance tuidaohu` and `pytest --qipai-variant tuidaohu` pass.
 # Then `qipai new-variant demo` writes a package that installs and is listed.
 #
@@ -27,6 +28,10 @@ cd "$example"
 step "qipai variants lists tuidaohu"
 "$bin/qipai" variants | tee "$work/variants.txt"
 grep -q "tuidaohu" "$work/variants.txt"
+
+step "qipai variants tuidaohu explains its options"
+"$bin/qipai" variants tuidaohu | tee "$work/options.txt"
+grep -q "What each payer pays" "$work/options.txt"
 
 step "qipai play tuidaohu"
 "$bin/qipai" play tuidaohu --seed 7

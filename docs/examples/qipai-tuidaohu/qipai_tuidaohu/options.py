@@ -13,13 +13,16 @@ import msgspec
 
 # start-options
 class TuidaohuOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """House-rule switches of 推倒胡.
+    """House-rule switches of 推倒胡; each field's metadata says what it
+    means and where the rule comes from (``qipai variants tuidaohu``)."""
 
-    Attributes:
-        stake: what each payer pays for a plain win (子), before doubling.
-        qidui: 七对 (seven pairs) is a winning shape.
-    """
-
-    stake: Annotated[int, msgspec.Meta(ge=1)] = 1
-    qidui: bool = True
+    stake: Annotated[int, msgspec.Meta(
+        ge=1,
+        description="What each payer pays for a plain win (子), before doubling.",
+        extra={"source": "write-a-variant.md, Options"},
+    )] = 1
+    qidui: Annotated[bool, msgspec.Meta(
+        description="七对 (seven pairs) is a winning shape.",
+        extra={"source": "write-a-variant.md, Options"},
+    )] = True
 # end-options
