@@ -298,12 +298,34 @@ def replay(file: str, plugins: tuple[str, ...], allow_version_mismatch: bool) ->
     note = unstamped_note(msgspec.structs.asdict(hands[0][2]))
     if note:
         click.echo(f"warning: {note}", err=True)
-    ok, message = _check_replays(hands, total, plugins=[_load_plugin(p) for p in plugins],
+    loaded = [_load_plugin(p) for p in plugins]
+    ok, message = _check_replays(hands, total, plugins=loaded,
                                  allow_version_mismatch=allow_version_mismatch)
     if not ok:
         click.echo(f"replay differs: {message}")
         sys.exit(EXIT_DIFFERS)
     click.echo(f"replay identical: {message}")
+    _explain_replays(hands, loaded, allow_version_mismatch)
+
+
+def _explain_replays(hands: list[tuple[str, dict[str, Any], Any]], plugins: Any,
+                     allow_version_mismatch: bool = False) -> None:
+    """Under the verdict, each replayed hand's payments with their breakdown
+    (a format-1 record has none: the replay's are shown)."""
+    from rich.console import Console
+
+    from qipai.core.records import replay as replay_record
+    from qipai.explain import print_payments
+
+    console = Console(highlight=False)
+    for label, _summary, rec in hands:
+        table = replay_record(rec, plugins=plugins,
+                              allow_version_mismatch=allow_version_mismatch)
+        r = table.result
+        if r is None:
+            continue
+        print_payments(console, r.payments, table.ruleset.manifest,
+                       title=f"{label}: {r.end}, winners {list(r.winners) or '—'}")
 
 
 def _read(path: str) -> bytes:
@@ -484,9 +506,10 @@ def _print_hand(console: Any, table: Any, index: int) -> None:
         grid.add_row(str(seat), role, f"{instant[seat]:+d}", f"{settle[seat]:+d}",
                      f"[bold]{r.net[seat]:+d}[/bold]")
     console.print(grid)
-    settlement = r.payments[len(r.instant):]
-    if settlement:
-        console.print(f"payments: {_payments(settlement)}", markup=False)
+    from qipai.explain import print_payments
+
+    print_payments(console, r.payments, table.ruleset.manifest,
+                   title=f"payments, hand {index} (instant first)")
 
 
 def _print_total(console: Any, tables: list[Any]) -> None:

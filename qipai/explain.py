@@ -50,8 +50,18 @@ def _names_cards(manifest: Any, names: Mapping[str, str] | None,
     if manifest is not None:
         names = {**getattr(manifest, "names", {}), **(names or {})}
         if cards is None and getattr(manifest, "cards", None) is not None:
-            cards = manifest.cards.format
+            cards = _card_text(manifest.cards)
     return dict(names or {}), cards
+
+
+def _card_text(system: Any) -> Any:
+    """One card as ``C(中)``, several in the compact notation (``x1 x2 x3``)."""
+    def text(kinds: Any) -> str:
+        kinds = tuple(kinds)
+        if len(kinds) == 1:
+            return f"{system.token(kinds[0])}({system.chinese(kinds[0])})"
+        return system.format(kinds)
+    return text
 
 
 def payment_rows(payments: Iterable[Payment], manifest: Any = None, *,
@@ -63,8 +73,8 @@ def payment_rows(payments: Iterable[Payment], manifest: Any = None, *,
         manifest: the variant's :class:`~qipai.core.ruleset.Manifest` (its
             ``names`` and card system), or None.
         names: more pinyin id → Chinese names (override the manifest's).
-        cards: a callable formatting card kinds (default: the manifest's
-            ``cards.format``).
+        cards: a callable formatting card kinds (default: one card as
+            ``C(中)``, several in the manifest's card notation).
     """
     names_, cards_ = _names_cards(manifest, names, cards)
     rows = []

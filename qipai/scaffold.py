@@ -166,7 +166,7 @@ from collections.abc import Sequence
 
 from qipai.core.errors import BadCards
 from qipai.core.hookspecs import hookimpl
-from qipai.core.model import Flip, HandEnd, Meld, Payment, Settlement, WinClaim, WinEval
+from qipai.core.model import Flip, HandEnd, Meld, Payment, Settlement, Term, WinClaim, WinEval
 from qipai.core.ruleset import Manifest
 from qipai.families.mahjong import shapes
 from qipai.families.mahjong.flow import MahjongFlow, MahjongState
@@ -227,7 +227,8 @@ def qipai_settle(end: HandEnd, options: {CLASS}Options) -> Settlement:
         found[w.seat] = ids
         payers = [s for s in range(end.n_players) if s != w.seat] \\
             if end.how == "zimo" else [end.from_seat]
-        payments += [Payment(p, w.seat, options.stake, end.how) for p in payers]
+        why = (Term("stake", "stake", options.stake),)  # the breakdown: terms totalling it
+        payments += [Payment(p, w.seat, options.stake, end.how, why) for p in payers]
     return Settlement(payments=tuple(payments), patterns=found)
 '''
 
@@ -246,7 +247,7 @@ from collections.abc import Sequence
 from qipai.core.cards import counts
 from qipai.core.errors import BadCards
 from qipai.core.hookspecs import hookimpl
-from qipai.core.model import Flip, HandEnd, Meld, Payment, Settlement, WinClaim, WinEval
+from qipai.core.model import Flip, HandEnd, Meld, Payment, Settlement, Term, WinClaim, WinEval
 from qipai.core.ruleset import Manifest
 from qipai.families.zipai import groups
 from qipai.families.zipai.cards import CARDS
@@ -306,7 +307,8 @@ def qipai_settle(end: HandEnd, options: {CLASS}Options) -> Settlement:
             if s == w.seat:
                 continue
             payer = end.from_seat if end.how == "fangpao" and end.from_seat is not None else s
-            payments.append(Payment(payer, w.seat, options.stake, end.how))
+            why = (Term("stake", "stake", options.stake),)  # the breakdown: terms totalling it
+            payments.append(Payment(payer, w.seat, options.stake, end.how, why))
     return Settlement(payments=tuple(payments), patterns=found)
 '''
 

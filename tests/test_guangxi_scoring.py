@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qipai.core.errors import BadCards
-from qipai.core.model import HandEnd, Meld, Payment, WinClaim, WinEval, net_of
+from qipai.core.model import HandEnd, Meld, Payment, Term, WinClaim, WinEval, net_of
 from qipai.families.mahjong.scoring_kit import as_wineval
 from qipai.families.mahjong.tiles import TILES
 from qipai.variants.guangxi_mahjong.options import DEFAULT_VALUES, GuangxiOptions
@@ -600,10 +600,23 @@ def fees_of_chain(seat: int, chain) -> list[Payment]:
 
 
 def test_single_kong_fees():
-    assert kong_fees(1, [M("minggang", "5m", 3)]) == [Payment(3, 1, 1, "minggang")]
-    assert kong_fees(1, [M("jiagang", "5m", 2)]) == [Payment(2, 1, 1, "jiagang")]
+    fee = lambda kind: (Term("fee", kind, 1, cards=(4,), rule="§6"),)  # noqa: E731 (5m = 4)
+    assert kong_fees(1, [M("minggang", "5m", 3)]) == [Payment(3, 1, 1, "minggang",
+                                                              fee("minggang"))]
+    assert kong_fees(1, [M("jiagang", "5m", 2)]) == [Payment(2, 1, 1, "jiagang", fee("jiagang"))]
     assert kong_fees(1, [M("angang", "5m")]) == [
-        Payment(0, 1, 1, "angang"), Payment(2, 1, 1, "angang"), Payment(3, 1, 1, "angang")]
+        Payment(0, 1, 1, "angang", fee("angang")), Payment(2, 1, 1, "angang", fee("angang")),
+        Payment(3, 1, 1, "angang", fee("angang"))]
+
+
+def test_liangang_fee_why_names_the_chain():
+    # §6 / D-GX7: an 暗杠 after the chain's 补杠 fed by seat 0 is paid by 0 alone,
+    # 1 张 × the three shares.
+    chain = [M("jiagang", "1m", 0), M("angang", "2m")]
+    (p,) = kong_fees(1, chain)
+    assert (p.payer, p.payee, p.amount) == (0, 1, 3)
+    assert p.why == (Term("fee", "angang", 1, cards=(1,), rule="§6"),
+                     Term("liability", "liangang", 3, "*", rule="§6, D-GX7"))
 
 
 # B = 1; A = 0, C = 2, D = 3 each gave B a peng.
@@ -785,3 +798,31 @@ def test_settle_sums_to_zero(data):
         for c in claims:
             e = evaluate(c, how, 0, frm, options)
             assert net[c.seat] == e.total()
+
+
+# ----------------------------------------------------------------- why (issue 11)
+
+
+def test_why_names_fenghu_effect_2_and_menqing():
+    from qipai.core.model import Term, why_total
+    from qipai.variants.guangxi_mahjong.scoring import settle as gx_settle
+
+    # 平胡 by discard (2 张) from a seat 封胡 toward the winner: effect 2, twice.
+    c = WinClaim(seat=1, hand=tuple(TILES.parse("123m456m789s5s")), tile=TILES.parse("5s")[0],
+                 melds=(Meld("chi", tuple(TILES.parse("345p")), from_seat=0, claimed=None),))
+    s = gx_settle(HandEnd(dealer=0, how="dianpao", from_seat=0, winners=(c,),
+                          relations={"fenghu": [[0, 1]]}))
+    (p,) = s.payments
+    assert (p.payer, p.amount, p.reason) == (0, 4, "fenghu")
+    assert p.why == (Term("pattern", "pinghu", 2, rule="§2"),
+                     Term("liability", "fenghu", 1, rule="§4 effect 2"),
+                     Term("pattern", "pinghu", 2, "*", rule="§2"))
+    # 门清 平胡 自摸: 3 → ⌊4 × 3 / 3⌋ = 4 from each, written (3 + 门清 1).
+    c = WinClaim(seat=1, hand=tuple(TILES.parse("123m456m789s345p5s")),
+                 tile=TILES.parse("5s")[0])
+    s = gx_settle(HandEnd(dealer=0, how="zimo", from_seat=None, winners=(c,)))
+    for p in s.payments:
+        assert p.amount == 4 == why_total(p.why)
+        assert p.why == (Term("sum", "", 4, of=(Term("pattern", "pinghu", 3, rule="§2"),
+                                                 Term("multiplier", "menqing", 1,
+                                                      rule="§3 ×4/3, D-GX5"))),)

@@ -689,3 +689,56 @@ def test_settle_sums_to_zero(case):
     # a co-winner (互包 case 5 / literal case 3)
     for w in winners:
         assert net[w] > 0 or len(winners) > 1
+
+
+# ----------------------------------------------------------------- why (issue 11)
+
+
+def test_why_of_the_seed_example_140():
+    # §3.2 seed: 清一色 + 七对 + 杠上炮 = (35 + 35) × 2 = 140; nothing to flip (D-GL8).
+    from qipai.core.model import Term, format_why
+
+    s = settle(end("dianpao", [claim(1, "1122335577994m", "4m", flags=["gangshangpao"])],
+                   dealer=0, frm=2))
+    (p,) = s.payments
+    assert p.why == (
+        Term("sum", "", 70, of=(Term("pattern", "qidui", 35, rule="§3.1"),
+                                Term("pattern", "qingyise", 35, rule="§3.1"))),
+        Term("multiplier", "gangshangpao", 2, "*", rule="§3.2"),
+        Term("xing", "fanxing", 0, rule="§3.3"),
+    )
+    from qipai.variants.guilin_mahjong.plugin import NAMES
+
+    assert format_why(p.why, NAMES) == (
+        "(七对 qidui 35 + 清一色 qingyise 35) × 杠上炮 gangshangpao 2 + 翻醒 fanxing 0")
+
+
+def test_why_of_hubao_case_2_names_the_rule_and_the_dealer_share():
+    # §4.2 case 2: B (seat 3) pays (2 + 4 + 2 + 3 醒 × 3) × 2 = 34 for a
+    # non-dealer 平胡 自摸; the dealer (seat 0) owes 2 + 2 (§3.1), flip 5p: 醒 3.
+    from qipai.core.model import Term, why_total
+
+    s = settle(end("zimo", [one(1, PINGHU)], dealer=0, stock="5p", hubao=[[1, 3]]))
+    (p,) = s.payments
+    assert (p.payer, p.payee, p.amount, p.reason) == (3, 1, 34, "hubao")
+    hubao, three = p.why
+    assert hubao == Term("liability", "hubao", 2, rule="§4.2 case 2")
+    xing = Term("xing", "fanxing", 3, rule="§3.3",
+                of=(Term("flip", "fanxing", 3, cards=(k("5p"),), rule="§3.3"),))
+    pinghu = Term("pattern", "pinghu", 2, rule="§3.1")
+    zhuang = Term("dealer", "zhuang", 2, rule="§3.1")
+    assert [t.of for t in three.of] == [(pinghu, zhuang, xing), (pinghu, xing), (pinghu, xing)]
+    assert [why_total(t.of) for t in three.of] == [7, 5, 5]
+
+
+def test_why_of_kong_fees_and_zhuipai():
+    # §2: 暗杠 2 from each other seat, 点杠 3 from the discarder.
+    from qipai.core.model import Term
+    from qipai.variants.guilin_mahjong.plugin import kong_payments
+
+    pays = kong_payments(1, meld("angang", "7s7s7s7s"))
+    assert [(p.payer, p.amount) for p in pays] == [(0, 2), (2, 2), (3, 2)]
+    assert all(p.why == (Term("fee", "angang", 2, cards=(k("7s"),), rule="§2"),) for p in pays)
+    (p,) = kong_payments(1, meld("minggang", "9m9m9m9m", 0))
+    assert (p.payer, p.amount, p.why) == (0, 3, (Term("fee", "minggang", 3, cards=(k("9m"),),
+                                                      rule="§2"),))

@@ -6,6 +6,8 @@ import io
 
 import msgspec
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 
 from qipai.core.model import Payment, Term, bracket, format_why, times, why_total
@@ -70,3 +72,59 @@ def test_table_refuses_a_why_that_does_not_total():
     bad = Payment(1, 0, 5, "hu", (Term("pattern", "pinghu", 4),))
     assert "totals 4" in _payment_problem(bad, 4)
     assert _payment_problem(Payment(1, 0, 4, "hu", (Term("pattern", "pinghu", 4),)), 4) is None
+
+
+# ----------------------------------------------------------------- every hand explains itself
+
+VARIANTS = ("guilin-mahjong", "guangxi-mahjong", "guilin-zipai")
+
+
+def _explained(table) -> None:
+    from qipai.conformance.properties import why_problem
+
+    r = table.result
+    assert why_problem(r.payments) is None
+    assert r.payments[:len(r.instant)] == r.instant  # the instant ones carry it too
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32))
+def test_random_play_every_payment_why_totals_its_amount(variant, seed):
+    from qipai.conformance.properties import play_checked
+    from qipai.core.ruleset import load_cached
+
+    _explained(play_checked(load_cached(variant), seed))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_greedy_hands_every_payment_why_totals_its_amount(variant):
+    from qipai.bots import play_hands
+    from qipai.core.ruleset import load
+
+    won = 0
+    for table in play_hands(load(variant), 40, seed=11):
+        _explained(table)
+        won += table.result.end == "hu"
+    assert won  # settlements, not only 荒庄, were checked
+
+
+def test_liability_options_explain_themselves():
+    # 互包 / 封胡 / both and the literal 互包 reading: the liability paths.
+    from qipai.bots import play_hands
+    from qipai.core.ruleset import load
+
+    for spec in ("guangxi-mahjong(liability=both, fenghu_count=1)",
+                 "guangxi-mahjong(liability=hubao)",
+                 "guilin-mahjong(hubao_dealin=literal)",
+                 "guilin-zipai(bonus_mode=zi)"):
+        for table in play_hands(load(spec), 25, seed=3):
+            _explained(table)
+
+
+def test_the_why_property_is_checked_by_conformance():
+    from qipai.conformance.properties import PROPERTY_NAMES, run_properties
+
+    assert "why" in PROPERTY_NAMES
+    outcomes = {o.id: o for o in run_properties("guilin-zipai", games=3)}
+    assert outcomes["property/why"].passed, outcomes["property/why"].message

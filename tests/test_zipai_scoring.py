@@ -679,3 +679,46 @@ def test_settle_sums_to_zero(hu, seat, dealer, how, off, scale, bonus, mode, max
             assert n[p] == (-2 * one if p == frm else 0)
         else:
             assert n[p] == -one
+
+
+# ----------------------------------------------------------------- why (issue 11)
+
+
+def test_why_of_dihu_fangpao_is_the_computation():
+    # 地胡 on the dealer's discard, 13 胡 (6 + 3 + 3 + 1 + 0 from the melds, the
+    # hand's two runs 0) → 2 子 (10/3: 13–15 → 2), 中醒 1 (flip x3: 上醒 x4 held
+    # once), 2番 for 地胡; the dealer pays both shares: 2 × (2 + 1) × 2 = 12.
+    from qipai.core.model import Term, format_why, why_total
+
+    c = hu_claim(13, flags=("dihu",))
+    s = settle(end("fangpao", c, dealer=0, frm=0, stock=STOCK_1_XING))
+    (p,) = s.payments
+    assert (p.payer, p.payee, p.amount, why_total(p.why)) == (0, 1, 12, 12)
+    fangpao, share_ = p.why
+    assert fangpao == Term("liability", "fangpao", 2, rule="§7")
+    assert share_.op == "*" and share_.value == 6
+    bracket_, dihu = share_.of
+    assert dihu == Term("bonus", "dihu", 2, "*", rule="§4")
+    zi, xing = bracket_.of
+    assert (zi.kind, zi.value) == ("zi", 2)
+    (hu,) = zi.basis
+    assert (hu.kind, hu.value) == ("hu", 13)
+    groups = sorted((g.id, g.value) for g in hu.of)
+    assert groups == sorted([("shun", 0), ("shun", 0), ("sao", 6), ("peng", 3), ("peng", 3),
+                             ("peng", 1), ("chi", 0)])
+    assert xing == Term("xing", "xing", 1, rule="§6",
+                        of=(Term("flip", "xing", 1, cards=(k("x3"),), rule="§6"),))
+    text = format_why(p.why, {"fangpao": "放炮", "dihu": "地胡"})
+    assert text.startswith("放炮 fangpao 2 × ((zi 2 [hushu(") and text.endswith(
+        "+ xing(1)) × 地胡 dihu 2)")
+
+
+def test_why_of_zi_mode_adds_one_zi_per_bonus():
+    # bonus_mode zi: share = 子 + k + 中醒 = 2 + 1 + 1 = 4 for 13 胡 自摸 with 中醒 1.
+    from qipai.core.model import why_total
+
+    s = settle(end("zimo", hu_claim(13), stock=STOCK_1_XING), ZipaiOptions(bonus_mode="zi"))
+    for p in s.payments:
+        assert p.amount == 4 == why_total(p.why)
+        assert [(t.kind, t.id, t.value, t.op) for t in p.why] == [
+            ("zi", "zi", 2, "+"), ("bonus", "zimo", 1, "+"), ("xing", "xing", 1, "+")]

@@ -6,6 +6,8 @@ Random legal play (seeded) on a variant's table must keep these invariants
 * ``conservation`` — at every decision and at the end the cards in hands, melds, discards,
   the stock and the card in play are exactly the dealt cards;
 * ``zero_sum`` — every hand's net sums to zero;
+* ``why`` — every payment carries a breakdown (``Payment.why``) that
+  evaluates exactly to its amount;
 * ``deck`` — the deck holds no kind more often than the card system's copies;
 * ``replay`` — the record replays to identical events and result;
 * ``snapshot`` — a snapshot restores a table that snapshots identically and
@@ -28,7 +30,9 @@ import msgspec
 from qipai.core.cards import check_copies
 from qipai.core.errors import BadCards, IllegalAction, QipaiError
 from qipai.core.hookspecs import hookimpl
-from qipai.core.model import Action, Discard, Hu, Pass, Payment, Settlement, Zimo
+from qipai.core.model import (
+    Action, Discard, Hu, Pass, Payment, Settlement, Zimo, format_why, why_total,
+)
 from qipai.core.records import Record, decode_record, record_of, replay_check
 from qipai.core.ruleset import Ruleset
 from qipai.core.table import Table
@@ -217,6 +221,30 @@ def check_zero_sum(table: Table) -> None:
         raise PropertyFailure(problem or f"net {list(r.net)} does not sum to zero")
 
 
+def why_problem(payments: Sequence[Payment]) -> str | None:
+    """Why some payment does not explain itself, or None: every payment
+    carries a non-empty ``why`` that evaluates (:func:`~qipai.core.model.why_total`)
+    exactly to its ``amount``."""
+    for p in payments:
+        if not p.why:
+            return f"{p.payer}->{p.payee} {p.amount} ({p.reason or 'no reason'}) has no why"
+        try:
+            total = why_total(p.why)
+        except (ValueError, TypeError, AttributeError) as exc:
+            return f"{p.payer}->{p.payee} {p.amount} ({p.reason}): its why is malformed: {exc}"
+        if total != p.amount:
+            return (f"{p.payer}->{p.payee} {p.amount} ({p.reason}): its why totals {total}: "
+                    f"{format_why(p.why)}")
+    return None
+
+
+def check_why(table: Table) -> None:
+    """Every payment of the hand (instant ones included) explains its amount."""
+    problem = why_problem(table.result.payments)
+    if problem:
+        raise PropertyFailure(problem)
+
+
 def check_deck(rs: Ruleset) -> None:
     """The deck holds each kind at most ``cards.copies`` times, and only kinds
     of the card system."""
@@ -267,6 +295,7 @@ def check_replay(table: Table) -> None:
 
 PROPERTIES: dict[str, Callable[[Table], None]] = {
     "zero_sum": check_zero_sum,
+    "why": check_why,
     "replay": check_replay,
 }
 PLAY = "conservation+views+illegal+snapshot"

@@ -88,8 +88,8 @@ def why_total(why: tuple[Term, ...] | list[Term]) -> int:
     Terms are read left to right; a ``"*"`` term multiplies the current
     product, a ``"+"`` term starts a new one (the first term starts the
     first); the products are added.  A bracket (``of``) counts as its value,
-    which must equal ``why_total(of)``.  ``basis`` is not evaluated.  An
-    empty breakdown is 0.
+    which must equal ``why_total(of)``.  ``basis`` does not count (its own
+    brackets are checked the same way).  An empty breakdown is 0.
 
     Raises:
         ValueError: an op other than ``+``/``*``, a first term with op
@@ -98,6 +98,8 @@ def why_total(why: tuple[Term, ...] | list[Term]) -> int:
     total = 0
     product: int | None = None
     for i, t in enumerate(why):
+        if t.basis:
+            why_total(t.basis)  # its brackets must total too; it does not count
         if t.of and why_total(t.of) != t.value:
             raise ValueError(f"term {t.id or t.kind!r}: value {t.value} is not its terms' "
                              f"total {why_total(t.of)}")
@@ -138,7 +140,7 @@ def times(terms: tuple[Term, ...] | list[Term], factor: Term) -> tuple[Term, ...
 
 
 def format_why(why: tuple[Term, ...] | list[Term], names: dict[str, str] | None = None,
-               cards: Any = None) -> str:
+               cards: Any = None, _parent: str = "") -> str:
     """A breakdown as text: ``"碰碰胡 pengpenghu 9 × 自摸 zimo 2"``.
 
     Args:
@@ -149,20 +151,22 @@ def format_why(why: tuple[Term, ...] | list[Term], names: dict[str, str] | None 
             or None to leave the cards out.
 
     Returns:
-        One line; a bracket is shown in parentheses after its name; a
-        ``basis`` in square brackets after the value.
+        One line; a bracket is shown in parentheses after its name (an id
+        inside it equal to the bracket's is not repeated); a ``basis`` in
+        square brackets after the value.
     """
     names = names or {}
     parts: list[str] = []
     for i, t in enumerate(why):
         if i:
             parts.append("×" if t.op == "*" else t.op)
-        label = " ".join(x for x in (names.get(t.id, ""), t.id) if x)
+        label = "" if t.id == _parent else " ".join(
+            x for x in (names.get(t.id, ""), t.id) if x)
         if t.cards and cards is not None:
             label = f"{label} {cards(t.cards)}".strip()
         if t.of:
-            text = f"{label}({format_why(t.of, names, cards)})" if label else \
-                f"({format_why(t.of, names, cards)})"
+            inner = format_why(t.of, names, cards, t.id)
+            text = f"{label}({inner})" if label else f"({inner})"
         else:
             text = f"{label} {t.value}" if label else str(t.value)
         if t.basis:
@@ -422,10 +426,15 @@ class Settlement(Struct, frozen=True):
 
 
 class Flip(Struct, frozen=True):
-    """The outcome of a bonus flip: the cards used (head first) and the 醒数."""
+    """The outcome of a bonus flip: the cards used (head first) and the 醒数.
+
+    ``each``: the 醒数 each flipped card gave, in order (sums to ``xing``),
+    when the variant tells it (empty otherwise).
+    """
 
     flipped: tuple[int, ...]
     xing: int
+    each: tuple[int, ...] = ()
 
 
 # --------------------------------------------------------------------------

@@ -16,17 +16,23 @@ from typing import Any, Literal
 import msgspec
 
 from qipai.core.errors import BadRecord, QipaiError, ReplayDiverged
-from qipai.core.model import Action, Deal, Event, Result
+from qipai.core.model import Action, Deal, Event, Payment, Result
 from qipai.core.stamps import PluginStamp
 
-FORMAT_VERSION = 1
+#: The record format this qipai writes.  2: payments carry ``why`` (their
+#: breakdown, :class:`~qipai.core.model.Term`).
+FORMAT_VERSION = 2
+#: The formats it reads: 1 (payments without ``why``; replayed and compared
+#: without it) and 2.
+READ_FORMATS = (1, 2)
 
 
 class Record(msgspec.Struct, kw_only=True):
     """One hand, replayable.
 
     Attributes:
-        format: record format version (:data:`FORMAT_VERSION`).
+        format: record format version (:data:`FORMAT_VERSION` when written;
+            any of :data:`READ_FORMATS` is read).
         variant: registered variant name.  version: the variant's version.
         options: every option of the ruleset (a dict).
         seed: the seed whose shuffle made the deal, if any; None for an
@@ -84,7 +90,8 @@ class Record(msgspec.Struct, kw_only=True):
 
 
 #: The largest record text :func:`decode_record` reads (bytes), and the
-#: deepest nesting it accepts: a record is at most 6 levels deep.
+#: deepest nesting it accepts (a record of format 2, its payments' breakdowns
+#: included, nests about 15 levels).
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 MAX_RECORD_DEPTH = 32
 
@@ -179,8 +186,9 @@ def decode_record(data: bytes | str | dict[str, Any]) -> Record:
     if not isinstance(obj, dict):
         raise BadRecord("not a record: expected a JSON object")
     fmt = obj.get("format")
-    if fmt != FORMAT_VERSION:
-        raise BadRecord(f"unknown record format {fmt!r}; this qipai reads format {FORMAT_VERSION}")
+    if fmt not in READ_FORMATS or type(fmt) is not int:
+        raise BadRecord(f"unknown record format {fmt!r}; this qipai reads formats "
+                        f"{', '.join(map(str, READ_FORMATS))}")
     try:
         return msgspec.convert(obj, Record, str_keys=True)
     except (msgspec.ValidationError, RecursionError) as exc:
@@ -298,14 +306,34 @@ def replay_check(record: Record, plugins: Any = (),
     if problem is not None:
         return problem
     got = table.state.events
+    result = table.state.result
+    if record.format < 2:  # format 1: payments had no breakdown; compare without it
+        got = [without_why(e) for e in got]
+        result = without_why(result)
     for i, (a, b) in enumerate(zip(record.events, got)):
         if a != b:
             enc = msgspec.json.encode
             return f"event {i} differs: recorded {enc(a).decode()}, replayed {enc(b).decode()}"
     if len(got) != len(record.events):
         return f"recorded {len(record.events)} events, replay gave {len(got)}"
-    if table.state.result != record.result:
+    if result != record.result:
         enc = msgspec.json.encode
         return f"result differs: recorded {enc(record.result).decode()}, " \
-               f"replayed {enc(table.state.result).decode()}"
+               f"replayed {enc(result).decode()}"
     return None
+
+
+def without_why(obj: Any) -> Any:
+    """``obj`` (an event, a :class:`~qipai.core.model.Result` or None) with
+    every payment's ``why`` emptied, as a format-1 record holds it."""
+    from qipai.core.model import Paid
+
+    def bare(ps: Any) -> tuple[Payment, ...]:
+        return tuple(msgspec.structs.replace(p, why=()) for p in ps)
+
+    if isinstance(obj, Paid):
+        return Paid(payments=bare(obj.payments))
+    if isinstance(obj, Result):
+        return msgspec.structs.replace(obj, payments=bare(obj.payments),
+                                       instant=bare(obj.instant))
+    return obj

@@ -27,7 +27,7 @@ import msgspec
 
 from qipai.core.checks import check_win_context
 from qipai.core.errors import BadCards
-from qipai.core.model import HandEnd, Meld, Payment, WinClaim, WinEval
+from qipai.core.model import HandEnd, Meld, Payment, Term, WinClaim, WinEval, bracket, why_total
 from qipai.families.mahjong import shapes
 from qipai.families.mahjong.tiles import N_KINDS, TILES, suit_of
 
@@ -36,6 +36,7 @@ __all__ = [
     "KNOWN_FLAGS",
     "KONGS",
     "MELD_SIZES",
+    "NAMES",
     "SHAPE_RANK",
     "Ledger",
     "Reading",
@@ -71,6 +72,16 @@ KONGS = frozenset({"minggang", "jiagang", "angang"})
 #: D-M4 last tie-break: a special shape (七对 family, 烂牌, 十三幺) over
 #: 字一色's any-shape reading over the standard one.
 SHAPE_RANK = {"standard": 0, "ziyise": 1, "qidui": 2, "lanpai": 2, "shisanyao": 2}
+
+
+#: Chinese names of the breakdown ids both mahjong variants use (a variant's
+#: ``Manifest.names`` adds its own and may rename).
+NAMES = {
+    "pinghu": "平胡", "pengpenghu": "碰碰胡", "qingyise": "清一色", "ziyise": "字一色",
+    "quanqiuren": "全求人", "menqing": "门清", "qianggang": "抢杠", "gangshanghua": "杠上花",
+    "gangshangpao": "杠上炮", "tianhu": "天胡", "dihu": "地胡", "hubao": "互包",
+    "minggang": "点杠", "jiagang": "蓄杠", "angang": "暗杠", "hu": "胡", "zimo": "自摸",
+}
 
 
 # --------------------------------------------------------------------------
@@ -447,22 +458,33 @@ def evaluate_winners(end: HandEnd, evaluate: Callable[[WinClaim], T | None]) -> 
 class Ledger:
     """Sums transfers per (payer, payee) into pairwise :class:`Payment` s.
 
-    Each transfer carries a reason; a pair's payment takes the reasons other
-    than ``default`` that contributed to it, joined by ``+`` in the order
-    first added, or ``default`` when none did.  Zero totals are omitted.
+    Each transfer is given as its breakdown (:class:`~qipai.core.model.Term`
+    s, a sum of products) and its amount is what the breakdown totals; a
+    pair's payment has the sum of its transfers' amounts and, as ``why``,
+    their breakdowns one after the other (joined by ``+``).  Its reason is
+    the reasons other than ``default`` that contributed, joined by ``+`` in
+    the order first added, or ``default`` when none did.  Zero totals are
+    omitted.
     """
 
     def __init__(self, default: str = "hu") -> None:
         self.default = default
         self.amount: dict[tuple[int, int], int] = {}
         self.reasons: dict[tuple[int, int], list[str]] = {}
+        self.why: dict[tuple[int, int], list[Term]] = {}
 
-    def add(self, payer: int, payee: int, amount: int, reason: str = "") -> None:
-        """Add ``amount`` from ``payer`` to ``payee`` (not the same seat)."""
+    def add(self, payer: int, payee: int, why: Sequence[Term], reason: str = "") -> None:
+        """Add the transfer ``why`` (its total, 子/张) from ``payer`` to
+        ``payee`` (not the same seat)."""
         if payer == payee:
             raise BadCards(f"seat {payer} cannot pay itself")
+        amount = why_total(why)
         key = (payer, payee)
         self.amount[key] = self.amount.get(key, 0) + amount
+        terms = self.why.setdefault(key, [])
+        if why and why[0].op != "+":
+            why = (bracket(why),)
+        terms.extend(why)
         seen = self.reasons.setdefault(key, [])
         if reason and reason != self.default and reason not in seen:
             seen.append(reason)
@@ -470,7 +492,8 @@ class Ledger:
     def payments(self) -> tuple[Payment, ...]:
         """One payment per (payer, payee) with a non-zero total, sorted."""
         return tuple(
-            Payment(payer, payee, amt, "+".join(self.reasons[(payer, payee)]) or self.default)
+            Payment(payer, payee, amt, "+".join(self.reasons[(payer, payee)]) or self.default,
+                    tuple(self.why[(payer, payee)]))
             for (payer, payee), amt in sorted(self.amount.items())
             if amt
         )

@@ -56,7 +56,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from qipai.core.errors import BadCards
-from qipai.core.model import Meld, WinClaim
+from qipai.core.model import Meld, Term, WinClaim, bracket, why_total
 from qipai.families.mahjong import shapes
 from qipai.families.mahjong.win_shapes import SHISANYAO_SHIFT, counts_if_shaped, win_shape, win_shape_bytes, win_shape_plain
 from qipai.families.mahjong.scoring_kit import (
@@ -135,6 +135,8 @@ class Evaluation(Reading, frozen=True):
         amounts: payer → what he owes with no liability: the three others
             ``share`` each on a zimo; the discarder ``share`` on a discard;
             the kong maker ``3 × share`` on a 抢杠.
+        why: one payer's amount as breakdown terms (:func:`amount_why`;
+            every payer owes the same).
 
     ``shape`` is ``"standard"``, ``"qidui"`` (七对 family), ``"shisanyao"`` or
     ``"ziyise"`` (字一色 any shape); ``multipliers`` lists those that change
@@ -144,6 +146,7 @@ class Evaluation(Reading, frozen=True):
     value: int
     share: int
     amounts: dict[int, int]
+    why: tuple[Term, ...] = ()
 
     def total(self) -> int:
         """What the winner receives with no liability (张)."""
@@ -296,35 +299,69 @@ def _readings(
     return out
 
 
+def value_terms(ids: tuple[str, ...], zimo: bool, options: GuangxiOptions) -> tuple[Term, ...]:
+    """§2 as breakdown terms: the largest pattern's value, then ×2 for each
+    other pattern (D-GX9; ``pattern`` terms, the factor 2 each)."""
+    values = [options.value(pid, zimo) for pid in ids]
+    top = max(range(len(ids)), key=lambda i: (values[i], -i))
+    head = Term("pattern", ids[top], values[top], rule="§2")
+    return (head, *(Term("pattern", pid, 2, "*", rule="§2, D-GX9")
+                     for i, pid in enumerate(ids) if i != top))
+
+
 def _value(ids: tuple[str, ...], zimo: bool, options: GuangxiOptions) -> int:
     """§2: the largest value × 2^(k−1) for k patterns (平胡 alone: its value)."""
-    values = [options.value(pid, zimo) for pid in ids]
-    return max(values) * 2 ** (len(values) - 1)
+    return why_total(value_terms(ids, zimo, options))
 
 
-def _share(value: int, pinghu: bool, active: frozenset[str], chain: int) -> int:
-    """The per-seat share of a reading worth ``value`` with multipliers ``active``."""
-    if active.intersection(_CHONG):
+def share_why(value: tuple[Term, ...], pinghu: bool, active: frozenset[str],
+              chain: int) -> tuple[Term, ...]:
+    """The per-seat share of a reading worth ``value`` (its terms, see
+    :func:`value_terms`) with multipliers ``active``, as breakdown terms.
+
+    杠冲 / 全求人反冲 on 平胡: one ``pattern`` term of the fixed figure 9 (12
+    with 门清; the 平胡 value it replaces as its ``basis``, D-GX15); on
+    another value: ×2.  门清 otherwise: ⌊4v/3⌋ written ``(v + 门清 ⌊v/3⌋)``
+    (the same integer).  Then ×2 per 海底/海底炮/天胡/地胡/人胡 and
+    ×2^chain for 杠开 (§3, D-GX5, D-GX7)."""
+    chong = next((m for m in _CHONG if m in active), None)
+    v = why_total(value)
+    if chong is not None:
         if pinghu:
-            share = _CHONG_PINGHU[1 if "menqing" in active else 0]
-        else:
-            share = 2 * value  # D-GX5: no 门清 on other 杠冲/反冲 values
+            fixed = _CHONG_PINGHU[1 if "menqing" in active else 0]
+            basis = value + ((Term("multiplier", "menqing", fixed - _CHONG_PINGHU[0]),)
+                             if "menqing" in active else ())
+            terms: list[Term] = [Term("pattern", chong, fixed, rule="§3, D-GX15", basis=basis)]
+        else:  # D-GX5: no 门清 on other 杠冲/反冲 values
+            terms = [*value, Term("multiplier", chong, 2, "*", rule="§3")]
     elif "menqing" in active:
-        share = 4 * value // 3
+        terms = [bracket((bracket(value), Term("multiplier", "menqing", v // 3,
+                                               rule="§3 ×4/3, D-GX5")))]
     else:
-        share = value
+        terms = list(value)
     for m in _DOUBLES:
         if m in active:
-            share *= 2
+            terms.append(Term("multiplier", m, 2, "*", rule="§3"))
     if "gangshanghua" in active:
-        share *= 2**chain
+        terms.append(Term("multiplier", "gangshanghua", 2**chain, "*", rule="§3, D-GX7"))
+    return tuple(terms)
+
+
+def amount_why(value: tuple[Term, ...], pinghu: bool, active: frozenset[str],
+               chain: int) -> tuple[Term, ...]:
+    """What one payer owes as terms: the share, ×3 for the kong maker of a 抢杠."""
+    share = share_why(value, pinghu, active, chain)
+    if "qianggang" in active:
+        return (*share, Term("multiplier", "qianggang", 3, "*", rule="§3, D-GX8"))
     return share
 
 
-def _amount(value: int, pinghu: bool, active: frozenset[str], chain: int) -> int:
-    """What one payer owes: the share, ×3 for the kong maker of a 抢杠."""
-    share = _share(value, pinghu, active, chain)
-    return 3 * share if "qianggang" in active else share
+def _share(value: tuple[Term, ...], pinghu: bool, active: frozenset[str], chain: int) -> int:
+    return why_total(share_why(value, pinghu, active, chain))
+
+
+def _amount(value: tuple[Term, ...], pinghu: bool, active: frozenset[str], chain: int) -> int:
+    return why_total(amount_why(value, pinghu, active, chain))
 
 
 # --------------------------------------------------------------------------
@@ -386,12 +423,14 @@ def evaluate(claim: WinClaim, how: str, dealer: int, from_seat: int | None,
         active = set(common)
         if menqing_counts and is_menqing(claim.melds) and shape in ("standard", "ziyise"):
             active.add("menqing")
-        value = _value(ids, zimo or how == "qianggang", options)
+        vterms = value_terms(ids, zimo or how == "qianggang", options)
+        value = why_total(vterms)
         pinghu = ids == ("pinghu",)
         full = frozenset(active)
-        amount = _amount(value, pinghu, full, chain)
+        why = amount_why(vterms, pinghu, full, chain)
+        amount = why_total(why)
         # List a multiplier only if it changes the amount (CONFORMANCE.md).
-        listed = [m for m in active if _amount(value, pinghu, full - {m}, chain) != amount]
+        listed = [m for m in active if _amount(vterms, pinghu, full - {m}, chain) != amount]
         mults = ordered(listed, MULTIPLIERS)
         evs.append(
             Evaluation(
@@ -403,8 +442,9 @@ def evaluate(claim: WinClaim, how: str, dealer: int, from_seat: int | None,
                 multipliers=mults,
                 patterns=ids + mults,
                 value=value,
-                share=_share(value, pinghu, full, chain),
+                share=_share(vterms, pinghu, full, chain),
                 amounts={p: amount for p in payers},  # type: ignore[misc]
+                why=why,
             )
         )
     return best_reading(evs, total=Evaluation.total, value=lambda e: e.value,

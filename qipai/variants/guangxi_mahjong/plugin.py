@@ -18,6 +18,7 @@ from qipai.core.model import (
     Action, Flip, HandEnd, Hu, Marked, Melded, Payment, Settlement, Window, Zimo,
 )
 from qipai.core.ruleset import Manifest
+from qipai.families.mahjong import scoring_kit
 from qipai.families.mahjong.flow import MahjongFlow, MahjongState, merged_pairs, pairs_reaching
 from qipai.families.mahjong.tiles import TILES
 from qipai.variants.guangxi_mahjong import patterns, scoring
@@ -26,9 +27,15 @@ from qipai.variants.guangxi_mahjong.options import GuangxiOptions
 NAME = "guangxi-mahjong"
 VERSION = "1"
 
+#: Chinese names of the payment breakdown ids (guangxi-mahjong.md §2–§6).
+NAMES = {**scoring_kit.NAMES, "pengpenghu": "对对胡", "qixiaodui": "七小对", "qidadui": "七大对",
+         "chaohaohua_qidui": "超豪华七对", "chaochaohaohua_qidui": "超超豪华七对",
+         "shisanyao": "十三幺", "haidi": "海底", "haidipao": "海底炮", "gangshanghua": "杠开",
+         "gangshangpao": "杠冲", "quanqiupao": "全求人反冲", "renhu": "人胡",
+         "fenghu": "封胡", "liangang": "连杠", "jiagang": "补杠", "angang_refund": "暗杠退还"}
 MANIFEST = Manifest(name=NAME, title="广西麻将", players=4, cards=TILES,
                     options_type=GuangxiOptions, family="mahjong", version=VERSION,
-                    state_type=MahjongState, relations=("fenghu", "hubao"))
+                    state_type=MahjongState, relations=("fenghu", "hubao"), names=NAMES)
 QIPAI_BASE_PLUGINS = [MahjongFlow(MANIFEST, patterns=patterns, angang_hidden=4,
                                   dihu_voided_by_chi=False)]
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from qipai.core.errors import BadCards
-from qipai.core.model import HandEnd, Meld, Payment, Settlement, WinClaim
+from qipai.core.model import HandEnd, Meld, Payment, Settlement, Term, WinClaim, times, why_total
 from qipai.families.mahjong.scoring_kit import (
     Ledger,
     check_hand_end,
@@ -98,13 +98,18 @@ def kong_fees(seat: int, chain: Sequence[Meld], n_players: int = 4) -> list[Paym
     check_chain(seat, chain, n_players)
     last = chain[-1]
     first = first_minggang(chain)
+    fee = Term("fee", last.kind, KONG_FEE, cards=last.cards[:1], rule="§6")
     if first is not None and len(chain) - 1 >= first:
         feeder = chain[first].from_seat
         assert feeder is not None  # check_chain
-        shares = n_players - 1 if last.kind == "angang" else 1
-        return [Payment(feeder, seat, shares * KONG_FEE, last.kind)]
+        why: tuple[Term, ...] = (fee,)
+        if len(chain) - 1 > first:  # a later kong of the chain: 连杠, its feeder pays
+            shares = n_players - 1 if last.kind == "angang" else 1
+            why = (fee, Term("liability", "liangang", shares, "*", rule="§6, D-GX7"))
+        return [Payment(feeder, seat, why_total(why), last.kind, why)]
     # Before the chain's first 明杠 only 暗杠 can stand: each other seat pays.
-    return [Payment(p, seat, KONG_FEE, "angang") for p in range(n_players) if p != seat]
+    return [Payment(p, seat, why_total((fee,)), "angang", (fee,))
+            for p in range(n_players) if p != seat]
 
 
 def huangzhuang_refunds(instant: Sequence[Payment]) -> list[Payment]:
@@ -118,7 +123,9 @@ def huangzhuang_refunds(instant: Sequence[Payment]) -> list[Payment]:
         (reason ``"angang"``), whoever paid it (a 连杠 feeder included).
     """
     return [
-        Payment(p.payee, p.payer, p.amount, "angang_refund")
+        Payment(p.payee, p.payer, p.amount, "angang_refund",
+                (Term("fee", "angang_refund", p.amount, rule="§6 荒庄明杠算暗杠不算",
+                      basis=p.why),))
         for p in instant
         if p.reason == "angang" and p.amount
     ]
@@ -172,19 +179,22 @@ def _settle_zimo(
     options: GuangxiOptions,
 ) -> None:
     w = claim.seat
-    all_three = sum(ev.amounts.values())
+    # every payer owes the same share: all three = the share × the payers
+    n = len(ev.amounts)
     payer = gangkai_payer(claim, options)
     if payer is not None:  # 连杠的杠开: paid once, by the feeder (D-GX8, D-GX16)
-        ledger.add(payer, w, all_three, "liangang")
+        ledger.add(payer, w, times(ev.why, Term("liability", "liangang", n,
+                                                 rule="§6, D-GX7")), "liangang")
         return
-    liable = [(g, "fenghu") for g, t in sorted(fenghu) if t == w]  # effect 4
-    liable += [(b, "hubao") for b in partners(w, hubao)]
+    liable = [(g, "fenghu", "§4 effect 4") for g, t in sorted(fenghu) if t == w]
+    liable += [(b, "hubao", "§5") for b in partners(w, hubao)]
     if liable:
-        for seat, reason in liable:
-            ledger.add(seat, w, all_three, reason)
+        for seat, reason, rule in liable:
+            why = times(ev.why, Term("liability", reason, n, rule=rule))
+            ledger.add(seat, w, why, reason)
         return
-    for p, amt in ev.amounts.items():
-        ledger.add(p, w, amt, "hu")
+    for p in ev.amounts:
+        ledger.add(p, w, ev.why, "hu")
 
 
 def _settle_discard(
@@ -198,19 +208,21 @@ def _settle_discard(
     # 互包 between two winners of one discard is ignored (通炮, §5).
     hubao = {pair for pair in hubao if not pair <= winners}
     for w in sorted(winners):
-        amt = evs[w].amounts[d]
-        ledger.add(d, w, amt, "hu")
+        why = evs[w].why
+        ledger.add(d, w, why, "hu")
         for g, t in sorted(fenghu):
             if t != w:
                 continue
             # effect 2: the 封胡 seat deals in — twice; effect 3: another deals
             # in — the 封胡 seat pays as much as well (the normal amount, D-GX13).
-            ledger.add(g, w, amt, "fenghu")
+            rule = "§4 effect 2" if g == d else "§4 effect 3, D-GX13"
+            ledger.add(g, w, times(why, Term("liability", "fenghu", 1, rule=rule)), "fenghu")
         if frozenset((d, w)) in hubao:  # partners deal in to each other: 3×
-            ledger.add(d, w, 2 * amt, "hubao")
+            ledger.add(d, w, times(why, Term("liability", "hubao", 2, rule="§5")), "hubao")
         for b in partners(w, hubao):  # the other partner pays the normal amount (D-GX13)
             if b != d:
-                ledger.add(b, w, amt, "hubao")
+                ledger.add(b, w, times(why, Term("liability", "hubao", 1, rule="§5, D-GX13")),
+                           "hubao")
 
 
 def settle(end: HandEnd, options: GuangxiOptions | None = None) -> Settlement:

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from qipai.core.model import Meld, WinClaim, WinEval
+from qipai.core.model import Meld, Term, WinClaim, WinEval, bracket, why_total
 from qipai.families.mahjong import shapes
 from qipai.families.mahjong.win_shapes import LANPAI_SHIFT, counts_if_shaped, win_shape, win_shape_bytes, win_shape_plain
 from qipai.families.mahjong.scoring_kit import (  # HOWS, KNOWN_FLAGS: re-exported
@@ -66,6 +66,7 @@ __all__ = [
     "is_win_shape",
     "is_win_shape_bytes",
     "lanpai",
+    "value_terms",
     "evaluate",
     "win_eval",
     "waits",
@@ -129,6 +130,15 @@ class Evaluation(Reading, frozen=True):
     switches: tuple[str, ...]
     multiplier: int
     base: dict[int, int]
+    base_why: dict[int, tuple[Term, ...]] = {}
+
+    def amount_why(self, payer: int) -> tuple[Term, ...]:
+        """``value × multiplier`` owed by ``payer`` as breakdown terms: the
+        value's terms (bracketed when several and multiplied) and one ``multiplier`` term
+        ×2 per multiplier (§3.2, D-GL3); totals :meth:`amount_from`."""
+        terms = self.base_why[payer]
+        head = terms if len(terms) == 1 or not self.multipliers else (bracket(terms),)
+        return head + tuple(Term("multiplier", m, 2, "*", rule="§3.2") for m in self.multipliers)
 
     @property
     def payers(self) -> tuple[int, ...]:
@@ -244,20 +254,24 @@ def _readings(counts: list[int], melds: Sequence[Meld]) -> list[tuple[str, tuple
     return out
 
 
-def _value(ids: tuple[str, ...], payer: int, seat: int, dealer: int, zimo: bool) -> int:
-    """Pattern value (子) of ``ids`` owed by ``payer`` (§3.1 table)."""
-    total = 0
+def value_terms(ids: tuple[str, ...], payer: int, seat: int, dealer: int,
+                zimo: bool) -> tuple[Term, ...]:
+    """The pattern value (子) of ``ids`` owed by ``payer`` as breakdown terms
+    (§3.1 table): one ``pattern`` term per value pattern (the 35-class add
+    up, 叠加), and for 平胡/烂牌 with the dealer involved (the winner or the
+    payer) a ``dealer`` term ``zhuang`` with the dealer bonus (the table's
+    dealer column minus the plain one: 2).  Their sum is the value."""
+    out: list[Term] = []
     for pid in ids:
         if pid in _DEALER_BONUS:
             plain_d, dealer_d, plain_z, dealer_z = _DEALER_BONUS[pid]
-            with_dealer = dealer in (seat, payer)
-            if zimo:
-                total += dealer_z if with_dealer else plain_z
-            else:
-                total += dealer_d if with_dealer else plain_d
+            plain, with_d = (plain_z, dealer_z) if zimo else (plain_d, dealer_d)
+            out.append(Term("pattern", pid, plain, rule="§3.1"))
+            if dealer in (seat, payer):
+                out.append(Term("dealer", "zhuang", with_d - plain, rule="§3.1"))
         else:
-            total += _FLAT[pid][1 if zimo else 0]
-    return total
+            out.append(Term("pattern", pid, _FLAT[pid][1 if zimo else 0], rule="§3.1"))
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------
@@ -330,6 +344,7 @@ def evaluate(
     for shape, ids in readings:
         menqing = not claim.melds and not switches and shape in ("standard", "ziyise")
         mults = _ordered((["menqing"] if menqing else []) + common, MULTIPLIERS)
+        why = {p: value_terms(ids, p, seat, dealer, zimo) for p in payers}  # type: ignore[misc]
         evs.append(
             Evaluation(
                 seat=seat,
@@ -342,7 +357,8 @@ def evaluate(
                 switches=switches,
                 patterns=ids + mults + switches,
                 multiplier=2 ** len(mults),
-                base={p: _value(ids, p, seat, dealer, zimo) for p in payers},  # type: ignore[misc]
+                base={p: why_total(t) for p, t in why.items()},
+                base_why=why,
             )
         )
     # D-M4: sum over payers of value × multiplier, then value, then shape.

@@ -17,9 +17,10 @@ import msgspec
 
 from qipai.core.hookspecs import hookimpl
 from qipai.core.model import (
-    Discarded, Flip, HandEnd, Meld, Melded, Payment, Settlement,
+    Discarded, Flip, HandEnd, Meld, Melded, Payment, Settlement, Term, why_total,
 )
 from qipai.core.ruleset import Manifest
+from qipai.families.mahjong import scoring_kit
 from qipai.families.mahjong.flow import MahjongFlow, MahjongState, merged_pairs, pairs_reaching
 from qipai.families.mahjong.tiles import TILES
 from qipai.variants.guilin_mahjong import patterns, scoring
@@ -43,9 +44,13 @@ class GuilinState(MahjongState):
     zhuipai_open: bool = True
 
 
+#: Chinese names of the payment breakdown ids (guilin-mahjong.md §1–§5).
+NAMES = {**scoring_kit.NAMES, "lanpai": "烂牌", "qixing_lanpai": "七星烂", "qidui": "七对",
+         "haohua_qidui": "豪华七对", "qianggang": "抢杠胡", "zhuang": "庄家", "fanxing": "翻醒",
+         "zhuipai": "追牌"}
 MANIFEST = Manifest(name=NAME, title="桂林麻将", players=4, cards=TILES,
                     options_type=GuilinOptions, family="mahjong", version=VERSION,
-                    state_type=GuilinState, relations=("hubao",))
+                    state_type=GuilinState, relations=("hubao",), names=NAMES)
 QIPAI_BASE_PLUGINS = [MahjongFlow(MANIFEST, patterns=patterns, angang_hidden=3)]
 
 
@@ -108,10 +113,11 @@ def qipai_instant_payments(table: Any, event: Any) -> list[Payment]:
 def kong_payments(seat: int, meld: Meld) -> list[Payment]:
     """The instant fee of a kong meld made by ``seat`` (§2), as payments (子)."""
     if meld.kind in KONG_FEES:
-        fee = KONG_FEES[meld.kind]
-        return [Payment(p, seat, fee, meld.kind) for p in range(4) if p != seat]
+        why = (Term("fee", meld.kind, KONG_FEES[meld.kind], cards=meld.cards[:1], rule="§2"),)
+        return [Payment(p, seat, why_total(why), meld.kind, why) for p in range(4) if p != seat]
     if meld.kind == "minggang":
-        return [Payment(meld.from_seat, seat, 3, "minggang")]
+        why = (Term("fee", "minggang", 3, cards=meld.cards[:1], rule="§2"),)
+        return [Payment(meld.from_seat, seat, why_total(why), "minggang", why)]
     return []
 
 
@@ -145,7 +151,8 @@ def zhuipai(table: Any, event: Discarded) -> list[Payment]:
     amount = opts.zhuipai_amount
     if amount <= 0:
         return []
-    return [Payment(payer, p, amount, "zhuipai") for p in range(4) if p != payer]
+    why = (Term("fee", "zhuipai", amount, cards=(event.card,), rule="§5, D-GL11"),)
+    return [Payment(payer, p, why_total(why), "zhuipai", why) for p in range(4) if p != payer]
 
 
 @hookimpl

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from qipai.core.errors import BadCards
-from qipai.core.model import Flip, HandEnd, Settlement
+from qipai.core.model import Flip, HandEnd, Settlement, Term, bracket, times, why_total
 from qipai.families.mahjong.scoring_kit import (
     Ledger,
     check_hand_end,
@@ -25,7 +25,7 @@ from qipai.variants.guilin_mahjong.options import GuilinOptions
 from qipai.variants.guilin_mahjong import patterns
 from qipai.variants.guilin_mahjong.patterns import Evaluation, evaluate
 
-__all__ = ["xing_neighbours", "flip", "normal_amounts", "settle"]
+__all__ = ["xing_neighbours", "flip", "xing_term", "normal_amounts", "normal_why", "settle"]
 
 _HONOR_CYCLE = 7  # 东 南 西 北 中 发 白, cyclic (rules/README.md)
 
@@ -89,17 +89,29 @@ def flip(
             raise BadCards(f"tile kind {c} is out of range 0..33")
     held = Counter(holding)
     flipped: list[int] = []
-    xing = 0
+    each: list[int] = []
     i = start
     while len(flipped) < options.max_flips and i < len(stock):
         tile = stock[i]
         got = sum(held[k] for k in xing_neighbours(tile))
         flipped.append(tile)
-        xing += got
+        each.append(got)
         i += 1
         if got < options.reflip_at:
             break
-    return Flip(flipped=tuple(flipped), xing=xing)
+    return Flip(flipped=tuple(flipped), xing=sum(each), each=tuple(each))
+
+
+def xing_term(f: Flip) -> Term:
+    """A 翻醒 as one breakdown term: ``xing`` ``fanxing`` = the 醒数, made of
+    one ``flip`` term per flipped tile (``cards`` = the tile, ``value`` = its
+    醒数, §3.3).  A flip without per-tile 醒数 (a house plugin's) is one
+    term with all the flipped tiles."""
+    if len(f.each) == len(f.flipped) and f.flipped:
+        flips = tuple(Term("flip", "fanxing", n, cards=(t,), rule="§3.3")
+                      for t, n in zip(f.flipped, f.each))
+        return Term("xing", "fanxing", f.xing, rule="§3.3", of=flips)
+    return Term("xing", "fanxing", f.xing, cards=f.flipped, rule="§3.3")
 
 
 # --------------------------------------------------------------------------
@@ -133,11 +145,19 @@ def normal_amounts(
         end, lambda w: evaluate(w, end.how, end.dealer, end.from_seat, options, end.n_players)
     )
     flips = {w.seat: flip(patterns.holding(w), end.stock, options) for w in end.winners}
-    amounts = {
-        seat: {p: ev.amount_from(p) + flips[seat].xing for p in ev.payers}
+    whys = normal_why(evs, flips)
+    amounts = {seat: {p: why_total(t) for p, t in by.items()} for seat, by in whys.items()}
+    return amounts, evs, flips
+
+
+def normal_why(evs: dict[int, Evaluation],
+               flips: dict[int, Flip]) -> dict[int, dict[int, tuple[Term, ...]]]:
+    """The normal amounts as breakdowns: ``[winner][payer]`` = value (its
+    patterns, the dealer's share) × each multiplier + 翻醒 (§3.4)."""
+    return {
+        seat: {p: ev.amount_why(p) + (xing_term(flips[seat]),) for p in ev.payers}
         for seat, ev in evs.items()
     }
-    return amounts, evs, flips
 
 
 def settle(end: HandEnd, options: GuilinOptions | None = None) -> Settlement:
@@ -200,39 +220,46 @@ def settle(end: HandEnd, options: GuilinOptions | None = None) -> Settlement:
     """
     options = options or GuilinOptions()
     amounts, evs, flips = normal_amounts(end, options)
+    normal = normal_why(evs, flips)
     pairs = _hubao_pairs(end, options)
     ledger = Ledger()
+
+    def hubao(factor: int, case: str, terms: tuple[Term, ...]) -> tuple[Term, ...]:
+        return times(terms, Term("liability", "hubao", factor, rule=f"§4.2 case {case}"))
+
     if end.how == "zimo":
         (winner,) = evs
-        owed = amounts[winner]
+        owed = normal[winner]
         partners = _partners(winner, pairs)
         if partners:  # cases 2 and 4
+            three = tuple(bracket(t) for _, t in sorted(owed.items()))
             for b in partners:
-                ledger.add(b, winner, 2 * sum(owed.values()), "hubao")
+                ledger.add(b, winner, hubao(2, "2" if len(partners) == 1 else "4", three),
+                           "hubao")
         else:
-            for payer, amt in owed.items():
-                ledger.add(payer, winner, amt, "hu")
+            for payer, why in owed.items():
+                ledger.add(payer, winner, why, "hu")
     else:
         d = end.from_seat
         assert d is not None  # checked by evaluate
         winners = set(evs)
         for w in sorted(winners):
-            amt = amounts[w][d]
-            ledger.add(d, w, amt, "hu")
+            why = normal[w][d]
+            ledger.add(d, w, why, "hu")
             if frozenset((w, d)) in pairs:  # case 3: dealing in to one's partner
-                ledger.add(d, w, amt, "hubao")
+                ledger.add(d, w, hubao(1, "3", why), "hubao")
             for b in _partners(w, pairs):  # case 1
                 if b != d and b not in winners:
-                    ledger.add(b, w, amt, "hubao")
+                    ledger.add(b, w, hubao(1, "1", why), "hubao")
             if options.hubao_dealin == "literal":  # case 3, literal; D-GL14: B may be a co-winner
                 for b in _partners(d, pairs):
                     if b != w:
-                        ledger.add(b, w, 2 * amt, "hubao")
+                        ledger.add(b, w, hubao(2, "3 (literal, D-GL14)", why), "hubao")
         for pair in sorted(tuple(sorted(p)) for p in pairs):  # case 5
             a, b = pair
             if a in winners and b in winners and amounts[a][d] != amounts[b][d]:
                 big, small = (a, b) if amounts[a][d] > amounts[b][d] else (b, a)
-                ledger.add(small, big, amounts[big][d], "hubao")
+                ledger.add(small, big, hubao(1, "5", normal[big][d]), "hubao")
     used = max(len(f.flipped) for f in flips.values())
     return Settlement(
         payments=ledger.payments(),

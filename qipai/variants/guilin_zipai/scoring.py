@@ -79,9 +79,11 @@ import msgspec
 
 from qipai.core.checks import check_win_context
 from qipai.core.errors import BadCards
-from qipai.core.model import Flip, HandEnd, Meld, Payment, Settlement, WinClaim, WinEval
+from qipai.core.model import (
+    Flip, HandEnd, Meld, Payment, Settlement, Term, WinClaim, WinEval, bracket, times, why_total,
+)
 from qipai.families.zipai.cards import BIG, CARDS, N_KINDS
-from qipai.families.zipai.groups import best_split, meld_hu, valid_group
+from qipai.families.zipai.groups import best_split, group_hu, meld_hu, valid_group
 from qipai.variants.guilin_zipai.options import ZipaiOptions, step, threshold
 
 __all__ = [
@@ -99,6 +101,9 @@ __all__ = [
     "neighbours",
     "flip",
     "share",
+    "share_why",
+    "hu_term",
+    "xing_term",
     "settle",
 ]
 
@@ -539,18 +544,19 @@ def flip(
     if not stock:  # 海底胡
         if tile is None:
             return Flip(flipped=(), xing=0)
-        return Flip(flipped=(tile,), xing=held[xing_card(tile, options)])
+        got = held[xing_card(tile, options)]
+        return Flip(flipped=(tile,), xing=got, each=(got,))
     flipped: list[int] = []
-    xing = 0
+    each: list[int] = []
     for card in stock:
         if limit is not None and len(flipped) >= limit:
             break
         flipped.append(card)
-        xing += held[xing_card(card, options)]
+        each.append(held[xing_card(card, options)])
         trio = [held[k] for k in neighbours(card)]
         if not (max(trio) >= 3 or sum(trio) >= 4):  # neither 真三醒 nor 假四醒
             break
-    return Flip(flipped=tuple(flipped), xing=xing)
+    return Flip(flipped=tuple(flipped), xing=sum(each), each=tuple(each))
 
 
 # --------------------------------------------------------------------------
@@ -564,6 +570,46 @@ def share(zi: int, xing: int, n_bonuses: int, options: ZipaiOptions | None = Non
     if options.bonus_mode == "zi":
         return zi + n_bonuses + xing
     return (zi + xing) * 2**n_bonuses
+
+
+def hu_term(ev: Evaluation) -> Term:
+    """The 胡数 of a win as a breakdown term (§5): ``hu`` ``hushu``, made of
+    one ``group`` term per group of the split (``id`` its kind — ``kan``,
+    ``shun``, ``pair`` …, ``cards`` its cards, ``value`` its 胡数) and per
+    table meld as scored.  For 三笼五坎 (D-ZP6) the 扫穿 and 坎 are its
+    ``basis`` (the other cards' best groups are not listed one by one)."""
+    melds = tuple(Term("group", m.kind, meld_hu(m), cards=m.cards) for m in ev.melds)
+    groups = tuple(Term("group", g, group_hu("kan" if g == "kan" else g, cards), cards=cards)
+                   for g, cards in ev.groups)
+    hu = ev.hu or 0
+    if "sanlong_wukan" in ev.patterns:
+        return Term("hu", "hushu", hu, rule="§5, D-ZP6", basis=melds + groups)
+    return Term("hu", "hushu", hu, rule="§5", of=groups + melds)
+
+
+def xing_term(f: Flip) -> Term:
+    """The 醒 as one breakdown term (§6): ``xing`` ``xing`` = 中醒数, made of
+    one ``flip`` term per flipped card (``cards`` = it, ``value`` = the
+    copies of its 醒 card held)."""
+    if f.flipped and len(f.each) == len(f.flipped):
+        flips = tuple(Term("flip", "xing", n, cards=(c,), rule="§6")
+                      for c, n in zip(f.flipped, f.each))
+        return Term("xing", "xing", f.xing, rule="§6", of=flips)
+    return Term("xing", "xing", f.xing, cards=f.flipped, rule="§6")
+
+
+def share_why(ev: Evaluation, f: Flip, options: ZipaiOptions | None = None) -> tuple[Term, ...]:
+    """One paying share as breakdown terms (§7): ``zi`` (the 子 of the 胡数,
+    ``basis`` = :func:`hu_term`) and the 醒 (:func:`xing_term`); ``fan``
+    mode ``(子 + 醒) × 2`` per bonus, ``zi`` mode ``子 + 1`` per bonus ``+ 醒``
+    (``bonus`` terms, ``id`` = the 名堂).  Totals :func:`share`."""
+    options = options or ZipaiOptions()
+    zi = Term("zi", "zi", ev.zi, rule=f"§7 hu_scale {options.hu_scale}", basis=(hu_term(ev),))
+    xing = xing_term(f)
+    if options.bonus_mode == "zi":
+        return (zi, *(Term("bonus", b, 1, rule="§4") for b in ev.bonuses), xing)
+    head = (zi, xing) if not ev.bonuses else (bracket((zi, xing)),)
+    return head + tuple(Term("bonus", b, 2, "*", rule="§4") for b in ev.bonuses)
 
 
 def settle(end: HandEnd, options: ZipaiOptions | None = None) -> Settlement:
@@ -603,14 +649,17 @@ def settle(end: HandEnd, options: ZipaiOptions | None = None) -> Settlement:
         raise BadCards(f"seat {claim.seat}'s claim is not a win: it {why}")
     tile = claim.tile
     f = flip(holding(claim), list(end.stock), tile, options)
-    amount = share(ev.zi, f.xing, len(ev.bonuses), options)
+    why = share_why(ev, f, options)
+    amount = why_total(why)
     winner = claim.seat
     if end.how == "fangpao":
         assert end.from_seat is not None  # checked by analyse
-        payments: tuple[Payment, ...] = (Payment(end.from_seat, winner, 2 * amount, "fangpao"),)
+        both = times(why, Term("liability", "fangpao", 2, rule="§7"))
+        payments: tuple[Payment, ...] = (
+            Payment(end.from_seat, winner, why_total(both), "fangpao", both),)
     else:
         payments = tuple(
-            Payment(p, winner, amount, "hu") for p in range(end.n_players) if p != winner
+            Payment(p, winner, amount, "hu", why) for p in range(end.n_players) if p != winner
         )
     return Settlement(
         payments=payments,

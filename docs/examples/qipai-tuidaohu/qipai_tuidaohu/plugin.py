@@ -13,7 +13,9 @@ from collections.abc import Sequence
 
 from qipai.core.errors import BadCards
 from qipai.core.hookspecs import hookimpl
-from qipai.core.model import Flip, HandEnd, Meld, Payment, Settlement, WinClaim, WinEval
+from qipai.core.model import (
+    Flip, HandEnd, Meld, Payment, Settlement, WinClaim, WinEval, why_total,
+)
 from qipai.core.ruleset import Manifest
 from qipai.families.mahjong.flow import MahjongFlow, MahjongState
 from qipai.families.mahjong.scoring_kit import check_hand_end
@@ -68,9 +70,9 @@ def qipai_settle(end: HandEnd, options: TuidaohuOptions) -> Settlement:
         if ids is None:
             raise BadCards(f"seat {w.seat}'s hand does not win")
         found[w.seat] = ids
-        amount = rules.value(ids, options)
+        why = rules.value(ids, options)
         payers = [s for s in range(end.n_players) if s != w.seat] \
             if end.how == "zimo" else [end.from_seat]
-        payments += [Payment(p, w.seat, amount, end.how) for p in payers]
+        payments += [Payment(p, w.seat, why_total(why), end.how, why) for p in payers]
     return Settlement(payments=tuple(payments), patterns=found)
 # end-settle

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from qipai.core.model import Meld, WinClaim
+from qipai.core.model import Meld, Term, WinClaim
 from qipai.families.mahjong import shapes
 from qipai.families.mahjong.scoring_kit import (
     check_context,
@@ -59,13 +59,14 @@ def patterns(claim: WinClaim, how: str, dealer: int, from_seat: int | None,
 
 
 # start-value
-def value(pattern_ids: Sequence[str], options: TuidaohuOptions) -> int:
-    """What each payer pays: the stake, doubled for 七对 and for 清一色."""
-    amount = options.stake
+def value(pattern_ids: Sequence[str], options: TuidaohuOptions) -> tuple[Term, ...]:
+    """What each payer pays, as the payment's breakdown: the stake, × 2 for
+    七对 and × 2 for 清一色 (``why_total`` of it is the amount)."""
+    why = [Term("stake", "stake", options.stake)]
     for pid in pattern_ids:
         if pid in (QIDUI, QINGYISE):
-            amount *= 2
-    return amount
+            why.append(Term("multiplier", pid, 2, "*"))
+    return tuple(why)
 # end-value
 
 
