@@ -329,14 +329,14 @@ def share_why(value: tuple[Term, ...], pinghu: bool, active: frozenset[str],
     if chong is not None:
         if pinghu:
             fixed = _CHONG_PINGHU[1 if "menqing" in active else 0]
-            basis = value + ((Term("multiplier", "menqing", fixed - _CHONG_PINGHU[0]),)
-                             if "menqing" in active else ())
+            basis = value + ((Term("multiplier", "menqing", fixed - _CHONG_PINGHU[0],
+                                   rule="D-GX5: 9 → 12"),) if "menqing" in active else ())
             terms: list[Term] = [Term("pattern", chong, fixed, rule="§3, D-GX15", basis=basis)]
         else:  # D-GX5: no 门清 on other 杠冲/反冲 values
             terms = [*value, Term("multiplier", chong, 2, "*", rule="§3")]
     elif "menqing" in active:
-        terms = [bracket((bracket(value), Term("multiplier", "menqing", v // 3,
-                                               rule="§3 ×4/3, D-GX5")))]
+        terms = [bracket((*value, Term("multiplier", "menqing", v // 3,
+                                        rule="§3 ×4/3, D-GX5")))]
     else:
         terms = list(value)
     for m in _DOUBLES:
