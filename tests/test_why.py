@@ -128,3 +128,55 @@ def test_the_why_property_is_checked_by_conformance():
     assert "why" in PROPERTY_NAMES
     outcomes = {o.id: o for o in run_properties("guilin-zipai", games=3)}
     assert outcomes["property/why"].passed, outcomes["property/why"].message
+
+
+# ----------------------------------------------------------------- the commands
+
+
+def test_play_json_records_carry_why_and_replay_lists_the_breakdown(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from qipai.cli import cli
+    from qipai.core.model import Payment, why_total
+
+    runner = CliRunner()
+    res = runner.invoke(cli, ["play", "guilin-mahjong", "--seed", "7", "--hands", "2", "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    paid = [msgspec.convert(p, Payment) for h in doc["hands"]
+            for p in h["record"]["result"]["payments"]]
+    assert paid and all(p.why and why_total(p.why) == p.amount for p in paid)
+    assert all(h["record"]["format"] == 2 for h in doc["hands"])
+    f = tmp_path / "s.json"
+    f.write_text(res.stdout, encoding="utf-8")
+    rep = runner.invoke(cli, ["replay", str(f)])
+    assert rep.exit_code == 0 and rep.stdout.startswith("replay identical: 2 hands")
+    assert "payer → payee" in rep.stdout and "= 平胡 pinghu" in rep.stdout
+
+
+def test_play_prints_the_breakdown_under_the_hand():
+    from click.testing import CliRunner
+
+    from qipai.cli import cli
+
+    res = CliRunner().invoke(cli, ["play", "guilin-mahjong", "--seed", "7"])
+    assert res.exit_code == 0
+    assert "payments, hand 1" in res.stdout and "seat 0 → seat 2" in res.stdout
+    assert "= 平胡 pinghu 5 + 翻醒 fanxing(C(中) 0)" in res.stdout
+
+
+def test_a_format_1_record_replays_without_why():
+    from pathlib import Path
+
+    from qipai.core.records import load_record, replay_check
+
+    docs = Path(__file__).resolve().parent.parent / "docs" / "records"
+    old = load_record(docs / "format-1" / "guilin-mahjong.json")
+    assert old.format == 1 and all(not p.why for p in old.result.payments)
+    assert replay_check(old) is None
+    new = load_record(docs / "format-2" / "guilin-mahjong.json")
+    assert new.format == 2 and all(p.why for p in new.result.payments)
+    assert [(p.payer, p.payee, p.amount) for p in new.result.payments] == \
+        [(p.payer, p.payee, p.amount) for p in old.result.payments]
