@@ -70,7 +70,7 @@ def qipai_settle(end: HandEnd, options: TuidaohuOptions) -> Settlement:
         if ids is None:
             raise BadCards(f"seat {w.seat}'s hand does not win")
         found[w.seat] = ids
-        why = rules.value(ids, options)
+        why = rules.value_why(ids, options)
         payers = [s for s in range(end.n_players) if s != w.seat] \
             if end.how == "zimo" else [end.from_seat]
         payments += [Payment(p, w.seat, why_total(why), end.how, why) for p in payers]

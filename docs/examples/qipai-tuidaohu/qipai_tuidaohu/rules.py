@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from qipai.core.model import Meld, Term, WinClaim
+from qipai.core.model import Meld, Term, WinClaim, why_total
 from qipai.families.mahjong import shapes
 from qipai.families.mahjong.scoring_kit import (
     check_context,
@@ -59,14 +59,19 @@ def patterns(claim: WinClaim, how: str, dealer: int, from_seat: int | None,
 
 
 # start-value
-def value(pattern_ids: Sequence[str], options: TuidaohuOptions) -> tuple[Term, ...]:
+def value_why(pattern_ids: Sequence[str], options: TuidaohuOptions) -> tuple[Term, ...]:
     """What each payer pays, as the payment's breakdown: the stake, × 2 for
-    七对 and × 2 for 清一色 (``why_total`` of it is the amount)."""
+    七对 and × 2 for 清一色."""
     why = [Term("stake", "stake", options.stake)]
     for pid in pattern_ids:
         if pid in (QIDUI, QINGYISE):
             why.append(Term("multiplier", pid, 2, "*"))
     return tuple(why)
+
+
+def value(pattern_ids: Sequence[str], options: TuidaohuOptions) -> int:
+    """What each payer pays: the total of :func:`value_why`."""
+    return why_total(value_why(pattern_ids, options))
 # end-value
 
 
