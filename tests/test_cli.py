@@ -132,7 +132,11 @@ def test_replay_play_output(run, three_hands, tmp_path):
     res = run("replay", str(f))
     assert res.exit_code == 0, res.output
     assert res.stdout.startswith("replay identical: 3 hands")
-    assert len(res.stdout.strip().splitlines()) == 1
+    # one verdict line, then each hand's payments with their breakdown (issue 11)
+    lines = res.stdout.strip().splitlines()
+    assert sum(line.startswith("replay ") for line in lines) == 1
+    assert [line.split(":")[0] for line in lines if line.startswith("hand ")] == [
+        "hand 1", "hand 2", "hand 3"]
 
 
 def test_replay_single_record_and_stdin(run, three_hands, tmp_path):
