@@ -226,7 +226,7 @@ def test_an_old_record_without_commitment_fails_verify_but_replays():
 def test_a_seeded_record_says_so_in_verify():
     rec = record_of(next(play_hands(load("guilin-zipai"), 1, seed=4)))
     rec = fair.committed(rec, SALT)
-    shuffle = [c for c in fair.checks(rec) if c.name == "shuffle"][0]
+    shuffle = next(c for c in fair.checks(rec) if c.name == "shuffle")
     assert shuffle.ok and "seed" in shuffle.message and "tests and demos" in shuffle.message
 
 
