@@ -1,7 +1,8 @@
 """The ``qipai`` command line: list variants, let bots play, check replays.
 
 ``qipai variants [NAME]`` · ``qipai play [VARIANT] [--seed N] [--hands K] [--bots …] [--json]``
-· ``qipai replay FILE`` · ``qipai verify RECORD`` · ``qipai conformance VARIANT [--cases PATH …]``.
+· ``qipai replay FILE`` · ``qipai verify RECORD`` · ``qipai conformance VARIANT [--cases PATH …]``
+· ``qipai conformance --check-cases PATH`` · ``qipai schema [--cases]``.
 
 Bad input ends with one ``error: …`` line on stderr and exit status 2; no
 traceback.  Heavy modules (the engine, rich) are imported inside the
@@ -626,11 +627,35 @@ def _summary_diff(summary: dict[str, Any], rec: Any) -> str | None:
 
 
 @cli.command()
-@click.argument("variant")
+@click.argument("variant", required=False)
 @click.option("--cases", "cases", multiple=True, type=click.Path(exists=False),
               help="Case file or directory (repeatable); default: the variant's own cases.")
-def conformance(variant: str, cases: tuple[str, ...]) -> None:
-    """Run the conformance cases of VARIANT (CONFORMANCE.md)."""
+@click.option("--check-cases", "check", multiple=True, type=click.Path(exists=False),
+              metavar="PATH", help="Only validate the case files at PATH (file or directory, "
+                                   "repeatable) against the case format; run nothing.")
+def conformance(variant: str | None, cases: tuple[str, ...], check: tuple[str, ...]) -> None:
+    """Run the conformance cases of VARIANT (format: docs/reference/case-format.md).
+
+    With --check-cases, report every malformed case (file, id, what is
+    wrong; one line each) and exit 1 if there is any, else print how many
+    cases were read.
+    """
+    if check:
+        from qipai.conformance.cases import check_paths
+        from qipai.conformance.runner import ruleset_for
+
+        problems, count, notes = check_paths(list(check), ruleset_for)
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
+        for p in problems:
+            click.echo(p.line())
+        if problems:
+            click.echo(f"{len(problems)} problem(s) in {count} cases", err=True)
+            sys.exit(EXIT_DIFFERS)
+        click.echo(f"{count} cases, all well-formed")
+        return
+    if variant is None:
+        fail("give a VARIANT to run, or --check-cases PATH to validate case files")
     try:
         from qipai.conformance.runner import main as run_cases
     except ModuleNotFoundError as exc:
@@ -662,12 +687,18 @@ def new_variant(name: str, family: str, directory: str) -> None:
 
 
 @cli.command()
-def schema() -> None:
+@click.option("--cases", is_flag=True, help="The schema of a conformance case file instead.")
+def schema(cases: bool) -> None:
     """Print the JSON Schema of a game record (the current format version)."""
     import msgspec
 
     from qipai.core.records import Record
 
+    if cases:
+        from qipai.conformance.casespec import schema_text
+
+        click.echo(schema_text())
+        return
     click.echo(msgspec.json.format(msgspec.json.encode(msgspec.json.schema(Record))).decode())
 
 

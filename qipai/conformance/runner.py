@@ -1,4 +1,6 @@
-"""The conformance runner: every check kind of CONFORMANCE.md, public API only.
+"""The conformance runner: every check kind of the case format, public API only.
+
+The format is docs/reference/case-format.md (:mod:`qipai.conformance.casespec`).
 
 :func:`run_case` checks one case against a registered variant and returns an
 :class:`Outcome`; :func:`main` runs a variant's own cases, any extra case
@@ -437,8 +439,8 @@ def _pass_all(table: Table) -> None:
 
 
 def play_scenario(rs: Ruleset, g: dict) -> Table:
-    """Set up the scenario's deal and play its actions by CONFORMANCE.md's
-    rules; raise :class:`Refused` at the first refused action."""
+    """Set up the scenario's deal and play its actions by the case format's
+    rules (docs/reference/case-format.md, ``scenario``); raise :class:`Refused` at the first refused action."""
     hands = [cards(rs, h) for h in g["hands"]]
     wall = cards(rs, g.get("wall", ""))
     table = Table(rs, deal=Deal(g.get("dealer", 0), tuple(map(tuple, hands)), tuple(wall)),
@@ -649,7 +651,10 @@ EXPECT_KEYS: dict[str, set[str]] = {
 
 def run_case(variant: str, case: Case, options: dict[str, Any]) -> Outcome:
     """Check one case; never raises for a failing or malformed case.  A case
-    that expects nothing the runner knows fails: it would check nothing."""
+    that expects nothing the runner knows fails: it would check nothing; so
+    does a malformed case (``case.problem``: the format's Structs refused it)."""
+    if case.problem:
+        return Outcome(case.id, False, f"malformed case: {case.problem}", case.source)
     unknown = sorted(set(case.expect) - EXPECT_KEYS[case.check])
     if unknown or not case.expect:
         what = f"unknown expect keys {unknown}" if unknown else "nothing expected"
