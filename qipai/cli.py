@@ -634,11 +634,14 @@ def _summary_diff(summary: dict[str, Any], rec: Any) -> str | None:
               metavar="PATH", help="Only validate the case files at PATH (file or directory, "
                                    "repeatable) against the case format; run nothing.")
 def conformance(variant: str | None, cases: tuple[str, ...], check: tuple[str, ...]) -> None:
-    """Run the conformance cases of VARIANT (format: docs/reference/case-format.md).
+    """Run the conformance cases of VARIANT and the generic property checks.
 
     With --check-cases, report every malformed case (file, id, what is
     wrong; one line each) and exit 1 if there is any, else print how many
     cases were read.
+
+    \b
+    The case format: docs/reference/case-format.md
     """
     if check:
         from qipai.conformance.cases import check_paths

@@ -124,7 +124,8 @@ pytest --qipai-variant {NAME}        # the same from pytest
 ```
 
 Replace the placeholder rules marked TODO in `{MODULE}/plugin.py`, and write
-your rules down as cases in `{MODULE}/cases/` (format: qipai's CONFORMANCE.md).
+your rules down as cases in `{MODULE}/cases/` (format: qipai's
+docs/reference/case-format.md; check them with qipai conformance --check-cases).
 '''
 
 _OPTIONS = '''"""The options of {NAME}: a msgspec Struct with defaults.
@@ -323,8 +324,9 @@ def test_the_variant_loads_with_its_default_options():
     assert rs.name == "{NAME}" and rs.options.stake == 1
 '''
 
-_MAHJONG_CASES = '''# {NAME} conformance cases (format: qipai's CONFORMANCE.md).  Every case
-# names the rule text it comes from.  TODO: write your rules down as cases.
+_MAHJONG_CASES = '''# {NAME} conformance cases (format: qipai's
+# docs/reference/case-format.md; check with: qipai conformance --check-cases FILE).
+# Every case names the rule text it comes from.  TODO: write your rules down as cases.
 variant = "{NAME}"
 
 [[cases]]
@@ -337,8 +339,9 @@ kinds = 34
 copies = 4
 '''
 
-_ZIPAI_CASES = '''# {NAME} conformance cases (format: qipai's CONFORMANCE.md).  Every case
-# names the rule text it comes from.  TODO: write your rules down as cases.
+_ZIPAI_CASES = '''# {NAME} conformance cases (format: qipai's
+# docs/reference/case-format.md; check with: qipai conformance --check-cases FILE).
+# Every case names the rule text it comes from.  TODO: write your rules down as cases.
 variant = "{NAME}"
 
 [[cases]]

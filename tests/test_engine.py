@@ -31,7 +31,7 @@ def test_compact_notation_keeps_order():
 
 
 def test_tenhou_honors_use_their_own_dragon_order():
-    # 1z..7z = E S W N P F C (rules/README.md)
+    # 1z..7z = E S W N P F C (docs/variants/index.md, Notation)
     assert P("1234567z") == P("ESWNPFC")
 
 

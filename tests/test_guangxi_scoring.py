@@ -1,7 +1,7 @@
 """广西麻将 scoring: options, patterns and values, settlement, 封胡, 互包, kongs.
 
-Every expectation is worked out by hand from seed 003 and
-``rules/guangxi-mahjong.md`` (§ and D-GX numbers in the comments).  Values are
+Every expectation is worked out by hand from 《广西麻将游戏》 and
+docs/variants/guangxi-mahjong.md (D-GX numbers in the comments).  Values are
 in 张 per paying seat: ``dianpao`` = what the discarder pays, ``zimo`` = what
 each of the three others pays.  Seats: the dealer is 0 unless said otherwise.
 """
@@ -290,7 +290,7 @@ def test_angang_keeps_menqing():
 
 
 def test_menqing_not_on_discard_and_not_listed():
-    # CONFORMANCE: a multiplier that does not change the value is not listed.
+    # the case format: a multiplier that does not change the value is not listed.
     d = ev(PINGHU_MQ, "dianpao")
     assert d.patterns == ("pinghu",) and d.share == 2
 
@@ -376,7 +376,7 @@ def test_robbing_a_quanqiuren_buggang_is_qianggang_only():
 
 
 def test_gangchong_pinghu_figure_ignores_custom_values():
-    # D-GX15: the 杠冲/反冲 平胡 figure (9, 门清 12) is the seed's, whatever
+    # D-GX15: the 杠冲/反冲 平胡 figure (9, 门清 12) is the source's, whatever
     # ``values`` says for 平胡; other values still follow ``values``.
     opts = GuangxiOptions(values={"pinghu": (5, 10)})
     assert ev(PINGHU, "dianpao", 1, 3, "gangshangpao", options=opts).share == 9

@@ -1,7 +1,7 @@
 """桂林麻将 scoring: options, win check, 翻醒, settlement and 互包.
 
-Expectations are computed by hand from the seed (000/001/002: 牌型得分表,
-翻倍, 互包 cases 1–5, 翻醒) and ``rules/guilin-mahjong.md``.
+Expectations are computed by hand from the source (《桂林麻將遊戲規則》: 牌型得分表,
+翻倍, 互包 cases 1–5, 翻醒) and docs/variants/guilin-mahjong.md.
 """
 
 from __future__ import annotations
@@ -198,7 +198,7 @@ def test_not_a_win():
 
 
 @pytest.mark.parametrize("spec, pattern, dealer_zimo, dealer_dp, other_zimo, other_dp", [
-    # cells of the seed's 牌型得分表: 庄家自摸 (each), 庄家点炮, 闲家自摸
+    # cells of the source's 牌型得分表: 庄家自摸 (each), 庄家点炮, 闲家自摸
     # (from each non-dealer, from the dealer), 闲家点炮 (discarder not the dealer).
     (PINGHU, "pinghu", 4, 7, (2, 4), 5),
     (LANPAI, "lanpai", 5, 10, (3, 5), 8),

@@ -1,7 +1,7 @@
 """Mahjong hand shapes (qipai.families.mahjong.shapes) against hand-checked
 examples and against the brute-force reference (…mahjong.reference).
 
-Rule source: rules/mahjong-common.md, "Hand shapes (win checks)".
+Rule source: docs/variants/mahjong-common.md, "Hand shapes".
 """
 
 from __future__ import annotations

@@ -46,8 +46,9 @@ def test_every_case_cites_the_tutorial():
         data = tomllib.loads(f.read_text(encoding="utf-8"))
         assert data["variant"] == "tuidaohu"
         for case in data["cases"]:
-            assert case["source"].startswith("write-a-variant.md, "), case["id"]
-            section = case["source"].split(", ", 1)[1].split(":", 1)[0]
+            prefix = "docs/tutorial/write-a-variant.md § "
+            assert case["source"].startswith(prefix), case["id"]
+            section = case["source"].removeprefix(prefix).split(":", 1)[0]
             assert f"## {section}\n" in PAGE.read_text(encoding="utf-8"), case["id"]
 
 

@@ -2,8 +2,8 @@
 (…zipai.groups) against hand-checked examples and against the brute-force
 reference (…zipai.reference).
 
-Rule source: rules/guilin-zipai.md §1 (groups), §4 (winning, D-ZP5, D-ZP9),
-§5 (胡数 table).  Every expected value below is worked out by hand in the
+Rule source: docs/variants/guilin-zipai.md, "Cards and groups", "Winning"
+(D-ZP5, D-ZP9) and "胡数" (the table).  Every expected value below is worked out by hand in the
 comment next to it.
 """
 

@@ -1,7 +1,7 @@
 """桂林字牌 played end to end: the CLI (play, --json, replay, options),
 500 seeded greedy hands, and what each seat may see of face-down melds.
 
-Rule source: rules/guilin-zipai.md (§3: 扫、扫穿不示众 — a 扫/过扫/扫穿 goes
+Rule source: docs/variants/guilin-zipai.md ("Play": 扫、扫穿不示众 — a 扫/过扫/扫穿 goes
 face down, the others learn only that a hidden meld of 3 or 4 was laid).
 """
 

@@ -1,8 +1,8 @@
 """桂林字牌 scoring: options, 胡数 → 子, win check, 醒 and settlement.
 
-Expectations are computed by hand from seed 004 and ``rules/guilin-zipai.md``
-(§4 winning and bonuses, §5 胡数, §6 醒, §7 settlement); the reasoning is in
-the comments.  胡数 values used throughout (§5): 碰 big 3 / small 1; 坎, 扫
+Expectations are computed by hand from 《桂林字牌玩法规则》 and
+docs/variants/guilin-zipai.md ("Winning" and bonuses, "胡数", "醒", "Settlement"); the reasoning is in
+the comments.  胡数 values used throughout ("胡数"): 碰 big 3 / small 1; 坎, 扫
 big 6 / small 3; 开招 9 / 6; 扫穿 12 / 9; 壹贰叁, 贰柒拾 6; 一二三, 二七十 3;
 every other group 0.
 """

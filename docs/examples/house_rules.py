@@ -4,8 +4,8 @@ Options are the first tool (``guangxi-mahjong(fenghu_count=4)``); a plugin is
 the second, for a change no option covers.  This one makes two:
 
 * 荒庄轮庄 — after an exhaustive draw the deal passes to the next seat
-  (the seed's rule is 荒庄连庄: the dealer deals again);
-* 暗杠 fees stand at 荒庄 (the seed returns them).
+  (the source's rule is 荒庄连庄: the dealer deals again);
+* 暗杠 fees stand at 荒庄 (the source returns them).
 
 Load it with ``load("guangxi-mahjong", plugins=[house_rules])``, or from the
 command line with ``qipai play guangxi-mahjong --plugin docs/examples/house_rules.py``.

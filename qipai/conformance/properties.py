@@ -1,7 +1,7 @@
 """Generic property checks that hold for every variant.
 
 Random legal play (seeded) on a variant's table must keep these invariants
-(CONFORMANCE.md "Running"; the brief's "Invariants"):
+(docs/reference/case-format.md, "Checking case files"; docs/howto/conformance.md):
 
 * ``conservation`` — at every decision and at the end the cards in hands, melds, discards,
   the stock and the card in play are exactly the dealt cards;
@@ -344,4 +344,4 @@ def run_properties(variant: str, games: int = 20, seed: int = 0,
         for name in PROPERTIES:
             failures.setdefault(name, f"not checked: none of the {games} hands finished")
     return [Outcome(f"property/{n}", n not in failures, failures.get(n, ""),
-                    "CONFORMANCE.md Running; generic invariants") for n in PROPERTY_NAMES]
+                    "docs/howto/conformance.md § Run the conformance suite; generic invariants") for n in PROPERTY_NAMES]

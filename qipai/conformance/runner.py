@@ -601,7 +601,7 @@ def view_leak(table: Table, seat: int) -> str | None:
             if sum(1 for c in mv.cards if c is None) < real.hidden:
                 return f"view of seat {seat} shows a face-down meld card of seat {s}"
     masked = dict(table.ruleset.manifest.face_down_kinds)
-    for ev in v.events:  # a wholly face-down meld shows no kind it masks (§3.1 过扫)
+    for ev in v.events:  # a wholly face-down meld shows no kind it masks (guilin-zipai page, Play: 过扫)
         if isinstance(ev, Melded) and ev.seat != seat and ev.meld.hidden >= len(ev.meld.cards) \
                 and ev.meld.kind in masked:
             return (f"view of seat {seat} shows the kind of seat {ev.seat}'s face-down "

@@ -49,7 +49,7 @@ class ReplayDiverged(BadRecord):
 
 
 class BadCase(QipaiError, ValueError):
-    """A conformance case file does not follow CONFORMANCE.md."""
+    """A conformance case file does not follow the case format (docs/reference/case-format.md)."""
 
 
 class PluginError(QipaiError, RuntimeError):

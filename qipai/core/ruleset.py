@@ -49,7 +49,7 @@ class Manifest:
         face_down_kinds: for a meld lying wholly face down, the kind other
             seats see instead of its own (``(("guosao", "sao"),)``: zipai's
             过扫 shows as a 扫, so others learn only that a hidden meld of 3
-            was laid — guilin-zipai.md §3.1).  Pairs, empty by default.
+            was laid — docs/variants/guilin-zipai.md, Play).  Pairs, empty by default.
         names: pinyin id → Chinese name of the ids the variant's payment
             breakdowns use (``{"pengpenghu": "碰碰胡"}``; see
             :class:`~qipai.core.model.Term`), for text shown to people.

@@ -620,7 +620,7 @@ class MahjongFlow:
 
     @hookimpl(trylast=True)
     def qipai_claim_priority(self, table: Any, window: Window, action: Action) -> int:
-        """胡 > 碰/杠 > 吃 (seed 000 动作术语: 胡>(碰|杠)>吃)."""
+        """胡 > 碰/杠 > 吃 (《桂林麻将游戏规则介绍》 动作术语: 胡>(碰|杠)>吃)."""
         return _PRIORITY.get(type(action), 0)
 
     @hookimpl(trylast=True)
@@ -788,7 +788,7 @@ class MahjongFlow:
     @hookimpl(trylast=True)
     def qipai_next_dealer(self, table: Any, end: str, winners: Any, from_seat: int | None) -> int:
         """Winner deals; several winners → the discarder (D-M8: the robbed
-        kong maker); 荒庄 → the dealer again (seed 003, Guilin D-GL12)."""
+        kong maker); 荒庄 → the dealer again (《广西麻将游戏》, Guilin D-GL12)."""
         if end != "hu":
             return table.state.dealer
         if len(winners) == 1:

@@ -5,7 +5,7 @@ each one here is written to be obviously correct, not fast — copy the counts,
 try every choice, recurse.  Same inputs and results as the fast functions
 (count vectors of 34 ints; see the shapes module), but no input checking.
 
-Rule source: ``rules/mahjong-common.md``, "Hand shapes (win checks)".
+Rule source: docs/variants/mahjong-common.md, "Hand shapes".
 """
 
 from __future__ import annotations

@@ -59,9 +59,9 @@ __all__ = [
 
 T = TypeVar("T")
 
-#: How a mahjong hand is won (CONFORMANCE.md ``win``: ``how``).
+#: How a mahjong hand is won (the case format's ``win``: ``how``).
 HOWS = ("zimo", "dianpao", "qianggang")
-#: Context flags a win may carry (CONFORMANCE.md ``win``: ``flags``).
+#: Context flags a win may carry (the case format's ``win``: ``flags``).
 KNOWN_FLAGS = frozenset(
     {"gangshanghua", "gangshangpao", "haidi", "haidipao", "quanqiupao", "tianhu", "dihu", "renhu"}
 )
@@ -102,7 +102,7 @@ class Reading(msgspec.Struct, frozen=True):
             ``"ziyise"`` 字一色's any-shape reading).
         value_patterns: value pattern ids of the reading (rules file order).
         multipliers: multiplier ids applied.
-        patterns: every id the settlement applies (CONFORMANCE.md ``win`` →
+        patterns: every id the settlement applies (the case format's ``win`` →
             ``patterns``).
     """
 
@@ -308,7 +308,7 @@ def waits_for(
 
     Returns:
         Sorted distinct kinds; a kind whose four copies are all in the hand
-        and melds is not a wait (CONFORMANCE.md ``waits``).
+        and melds is not a wait (the case format's ``waits``).
 
     Raises:
         BadCards: a kind out of range, a bad meld, a wrong size, a fifth copy.

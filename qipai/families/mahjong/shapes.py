@@ -1,9 +1,9 @@
 """Hand shapes on count vectors: win checks, waits, shanten.
 
-Rule source: ``rules/mahjong-common.md``, "Hand shapes (win checks)".
+Rule source: docs/variants/mahjong-common.md, "Hand shapes".
 
 Every function takes a **count vector**: a sequence of 34 ints, one per kind
-(``rules/README.md`` index: 0–8 = 1m–9m, 9–17 = 1p–9p, 18–26 = 1s–9s,
+(the index of docs/variants/index.md, Notation: 0–8 = 1m–9m, 9–17 = 1p–9p, 18–26 = 1s–9s,
 27–33 = E S W N C F P), each 0–4.  Build one with
 ``qipai.core.cards.counts(kinds, 34)``.  The vector holds only the
 *concealed* tiles: melds already on the table are not in it (each meld is one

@@ -1,4 +1,4 @@
-"""Mahjong tile notation (rules/README.md, "Mahjong tiles").
+"""Mahjong tile notation (docs/variants/index.md, "Notation": mahjong tiles).
 
 Kinds 0–33: ``1m``–``9m`` (0–8), ``1p``–``9p`` (9–17), ``1s``–``9s`` (18–26),
 ``E S W N`` (27–30), ``C F P`` 中 发 白 (31–33).

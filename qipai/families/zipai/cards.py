@@ -1,4 +1,4 @@
-"""Zipai card notation (rules/README.md, "Zipai cards").
+"""Zipai card notation (docs/variants/index.md, "Notation": zipai cards).
 
 Kinds 0–19: ``x1``–``x10`` small (小写) 一 … 十 (0–9), ``d1``–``d10`` big
 (大写) 壹 … 拾 (10–19).  So ``kind = 10 * big + number - 1``.

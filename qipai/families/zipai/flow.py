@@ -534,7 +534,7 @@ class ZipaiFlow:
 
     @hookimpl(trylast=True)
     def qipai_claim_priority(self, table: Any, window: Window, action: Action) -> int:
-        """扫穿/扫 (before the window) > 胡 > 开招/碰 > 吃 (seed 004 组牌优先顺序)."""
+        """扫穿/扫 (before the window) > 胡 > 开招/碰 > 吃 (《桂林字牌玩法规则》 组牌优先顺序)."""
         if isinstance(action, (Hu, Zimo)):
             return 3
         if isinstance(action, Peng):

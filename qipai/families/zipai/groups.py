@@ -1,7 +1,7 @@
 """Zipai groups and the 胡数 search: which splits win, and for how many 胡.
 
-Rule source: ``rules/guilin-zipai.md`` §1 (groups), §4 (winning, D-ZP5,
-D-ZP9), §5 (胡数 table).
+Rule source: docs/variants/guilin-zipai.md, "Cards and groups", "Winning"
+(D-ZP5, D-ZP9) and "胡数" (the table).
 
 Kinds are ints 0–19 (``x1``–``x10`` = 0–9, ``d1``–``d10`` = 10–19, see
 :mod:`qipai.families.zipai.cards`).  A *count vector* is 20 ints, one per
@@ -21,7 +21,7 @@ rules file and :class:`qipai.core.model.Meld`): ``kan`` 坎, ``peng`` 碰,
 ``sao`` 扫, ``guosao`` 过扫, ``kaizhao`` 开招, ``saochuan`` 扫穿 (identical
 cards), ``chi`` 吃 (a table meld of non-identical cards), ``shun`` (any valid
 group of non-identical cards in the hand: runs, 一二三, 二七十 and also
-大大小/小小大, which the seed lists among the 一坒), ``pair`` 对.
+大大小/小小大, which the source lists among the 一坒), ``pair`` 对.
 
 The search (:func:`best_split`) is the hot path of every zipai win check
 and wait list.  A 坎 never takes part in it (it is a fixed group), so every

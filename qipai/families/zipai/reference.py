@@ -5,7 +5,8 @@ fast.  :func:`ref_best_split` lists the cards, tries **every** partition of
 them into groups of 2, 3 or 4 cards, keeps those the rules allow and scores
 each one from scratch.  Use it on small holdings only (a dozen cards).
 
-Rule source: ``rules/guilin-zipai.md`` §1, §4 (D-ZP5, D-ZP9), §5.  It
+Rule source: docs/variants/guilin-zipai.md, "Cards and groups", "Winning"
+(D-ZP5, D-ZP9), "胡数".  It
 shares no code with the fast module except the :class:`Split` container.
 """
 

@@ -1,1 +1,1 @@
-"""广西麻将 ``guangxi-mahjong`` (rules/guangxi-mahjong.md): options, patterns, scoring."""
+"""广西麻将 ``guangxi-mahjong`` (docs/variants/guangxi-mahjong.md): options, patterns, scoring."""

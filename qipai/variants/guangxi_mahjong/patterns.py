@@ -35,7 +35,7 @@ Choices this module makes where the rules file is silent:
   discard: 2 → 2, so 门清 is then not listed) or a host's own ``values`` can
   round.
 - A multiplier is listed in ``patterns`` only when it changes the amount
-  (CONFORMANCE.md: 门清 on a discard win is not listed); in practice that is
+  (the case format: 门清 on a discard win is not listed); in practice that is
   whenever it applies and the value is not 0.
 - 全求人's zimo column (the rules give "—") is used only on a 抢杠 win; its
   default is in :mod:`.options`.
@@ -233,7 +233,7 @@ def kong_chain(claim: WinClaim, n_players: int = 4) -> tuple[Meld, ...]:
 
     ``claim.kong_chain`` when given — each of its kongs must be one of the
     winner's kong melds — else a chain of one: the last kong among
-    ``claim.melds`` (CONFORMANCE.md); ``()`` if the winner has no kong.
+    ``claim.melds`` (the case format's ``kong_chain``); ``()`` if the winner has no kong.
 
     Raises:
         BadCards: as :func:`check_chain`, or a chain kong the winner does not
@@ -429,7 +429,7 @@ def evaluate(claim: WinClaim, how: str, dealer: int, from_seat: int | None,
         full = frozenset(active)
         why = amount_why(vterms, pinghu, full, chain)
         amount = why_total(why)
-        # List a multiplier only if it changes the amount (CONFORMANCE.md).
+        # List a multiplier only if it changes the amount (the case format's ``win``).
         listed = [m for m in active if _amount(vterms, pinghu, full - {m}, chain) != amount]
         mults = ordered(listed, MULTIPLIERS)
         evs.append(

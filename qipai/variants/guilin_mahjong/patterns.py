@@ -89,7 +89,7 @@ MULTIPLIERS = ("menqing", "qianggang", "gangshangpao", "gangshanghua")
 #: Flags listed as patterns that only switch 门清 off (D-GL5).
 SWITCHES = ("tianhu", "dihu")
 
-#: The context flags (CONFORMANCE.md ``win``) Guilin gives a meaning to and
+#: The context flags (the case format's ``win``) Guilin gives a meaning to and
 #: checks against ``how``; the others of ``KNOWN_FLAGS`` (haidi, haidipao,
 #: quanqiupao, renhu) are accepted and ignored.
 _CHECKED_FLAGS = ("gangshanghua", "gangshangpao", "tianhu", "dihu")
@@ -408,7 +408,7 @@ def waits(hand: Sequence[int], melds: Sequence[Meld] = ()) -> list[int]:
 
     Returns:
         Sorted distinct kinds; a kind whose four copies are all in the hand
-        and melds is not a wait (CONFORMANCE.md ``waits``).
+        and melds is not a wait (the case format's ``waits``).
 
     Raises:
         BadCards: as :func:`is_win_shape` (a fifth copy, a bad size, a bad meld).

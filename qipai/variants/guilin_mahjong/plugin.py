@@ -1,4 +1,4 @@
-"""桂林麻将 ``guilin-mahjong`` — the variant plugin (rules/guilin-mahjong.md).
+"""桂林麻将 ``guilin-mahjong`` — the variant plugin (docs/variants/guilin-mahjong.md).
 
 Registered under the entry-point group ``qipai.variants``.  The common
 mahjong flow comes from :class:`qipai.families.mahjong.flow.MahjongFlow`

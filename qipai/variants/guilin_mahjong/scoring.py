@@ -27,7 +27,7 @@ from qipai.variants.guilin_mahjong.patterns import Evaluation, evaluate
 
 __all__ = ["xing_neighbours", "flip", "xing_term", "normal_amounts", "normal_why", "settle"]
 
-_HONOR_CYCLE = 7  # 东 南 西 北 中 发 白, cyclic (rules/README.md)
+_HONOR_CYCLE = 7  # 东 南 西 北 中 发 白, cyclic (docs/variants/index.md, Notation)
 
 
 def xing_neighbours(kind: int) -> tuple[int, ...]:

@@ -33,7 +33,7 @@ How a caller describes a win (:class:`~qipai.core.model.WinClaim`):
 
 Choices this module makes where the rules file is silent:
 
-- ``patterns`` names the way the hand was won and its bonuses, the seed's
+- ``patterns`` names the way the hand was won and its bonuses, the source's
   名堂: exactly one of ``pinghu``, ``zimo``, ``fangpao``, ``tianhu``,
   ``sanlong_wukan`` (天胡 and 三笼五坎 replace 自摸), plus ``dihu`` with
   ``fangpao``.  ``fangpao`` is listed because the settlement applies it (the
@@ -449,7 +449,7 @@ def evaluate(
     options: ZipaiOptions | None = None,
     n_players: int = N_PLAYERS,
 ) -> WinEval:
-    """The win check (CONFORMANCE.md ``win``): :func:`analyse` as a
+    """The win check (the case format's ``win``): :func:`analyse` as a
     :class:`WinEval` — ``wins``, ``patterns`` (the 名堂 applied, module doc)
     and ``hu`` (胡数 of the best reading; also given for a split below the
     threshold, None when the cards do not split).
