@@ -176,7 +176,7 @@ def test_ask_all_must_be_a_bool():
 
 
 def test_a_guosao_shows_to_the_other_seats_as_a_hidden_meld_of_three():
-    """guilin-zipai.md §3.1: others learn only that a hidden meld of 3 (or 4)
+    """docs/variants/guilin-zipai.md, Play: others learn only that a hidden meld of 3 (or 4)
     was laid, not that it is a 过扫; face-down cards are None in views and
     in redacted events alike (docs/concepts/views)."""
     from qipai.bots import play_hand

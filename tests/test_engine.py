@@ -232,7 +232,8 @@ def test_core_imports_no_variant():
 # ---------------------------------------------------------------- found by QA
 
 def test_no_kong_after_a_peng_only_a_discard():
-    # mahjong-common.md §2: after 碰/吃 the claimer discards (no draw), so no kong
+    # docs/variants/mahjong-common.md "A hand, step by step", step 2: after 碰/吃 the
+    # claimer discards (no draw), so no kong
     rs = load("guilin-mahjong")
     hands = [P("19m19p19s ESWNCF 5p P"), P("555p 7777s 1m 2m 3m 4m 5m 6m"),
              P("2p3p4p 2s3s4s 6p7p8p 2m3m4m E"), P("6m7m8m 6s8s9s 9p8p 7m 8m 9m W N")]

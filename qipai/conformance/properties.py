@@ -344,4 +344,4 @@ def run_properties(variant: str, games: int = 20, seed: int = 0,
         for name in PROPERTIES:
             failures.setdefault(name, f"not checked: none of the {games} hands finished")
     return [Outcome(f"property/{n}", n not in failures, failures.get(n, ""),
-                    "docs/howto/conformance.md § Run the conformance suite; generic invariants") for n in PROPERTY_NAMES]
+                    "docs/howto/conformance.md; generic invariants") for n in PROPERTY_NAMES]

@@ -440,7 +440,8 @@ def _pass_all(table: Table) -> None:
 
 def play_scenario(rs: Ruleset, g: dict) -> Table:
     """Set up the scenario's deal and play its actions by the case format's
-    rules (docs/reference/case-format.md, ``scenario``); raise :class:`Refused` at the first refused action."""
+    rules (docs/reference/case-format.md, ``scenario``); raise :class:`Refused` at the
+    first refused action."""
     hands = [cards(rs, h) for h in g["hands"]]
     wall = cards(rs, g.get("wall", ""))
     table = Table(rs, deal=Deal(g.get("dealer", 0), tuple(map(tuple, hands)), tuple(wall)),
@@ -601,7 +602,7 @@ def view_leak(table: Table, seat: int) -> str | None:
             if sum(1 for c in mv.cards if c is None) < real.hidden:
                 return f"view of seat {seat} shows a face-down meld card of seat {s}"
     masked = dict(table.ruleset.manifest.face_down_kinds)
-    for ev in v.events:  # a wholly face-down meld shows no kind it masks (guilin-zipai page, Play: 过扫)
+    for ev in v.events:  # a wholly face-down meld shows no kind it masks (过扫)
         if isinstance(ev, Melded) and ev.seat != seat and ev.meld.hidden >= len(ev.meld.cards) \
                 and ev.meld.kind in masked:
             return (f"view of seat {seat} shows the kind of seat {ev.seat}'s face-down "

@@ -1,8 +1,8 @@
 """Cards in general: kinds, decks, count vectors, notation.
 
 A *kind* is an int ``0 .. n_kinds-1`` in the canonical order of the card
-system (mahjong: index 0–33, zipai: 0–19, as docs/variants/index.md, Notation, gives them).  A card in a
-hand, wall or meld is just its kind: copies of one kind are interchangeable,
+system (mahjong: index 0–33, zipai: 0–19; docs/variants/index.md, Notation).
+A card in a hand, wall or meld is just its kind: copies of one kind are interchangeable,
 so conservation is checked on count vectors.
 
 Concrete notations live with their family (``qipai.families.mahjong.tiles``,

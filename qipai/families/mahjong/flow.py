@@ -1,4 +1,4 @@
-"""The common mahjong flow (mahjong-common.md), as a default plugin.
+"""The common mahjong flow (docs/variants/mahjong-common.md), as a default plugin.
 
 :class:`MahjongFlow` implements the turn-protocol and claim hooks every
 mahjong variant shares — D-M1 dealing, draws from the head, the three kongs
@@ -168,12 +168,12 @@ class MahjongFlow:
     # ------------------------------------------------------------- set-up
     @hookimpl(trylast=True)
     def qipai_deck(self, options: Any) -> list[int]:
-        """136 tiles, 34 kinds × 4 (mahjong-common.md, Components)."""
+        """136 tiles, 34 kinds × 4 (docs/variants/mahjong-common.md, Components)."""
         return list(_DECK)
 
     @hookimpl(trylast=True)
     def qipai_first_dealer(self, options: Any, rng: random.Random) -> int:
-        """Random first dealer (mahjong-common.md: a dice roll picks the dealer)."""
+        """Random first dealer (docs/variants/mahjong-common.md: a dice roll picks the dealer)."""
         return rng.randrange(4)
 
     @hookimpl(trylast=True)

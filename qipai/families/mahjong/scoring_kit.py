@@ -3,7 +3,7 @@
 What every mahjong variant's win check and settlement does the same way:
 
 - input checks — a well-formed meld, the hand size, no fifth copy
-  (mahjong-common.md: such input is rejected with a clear error), the win's
+  (docs/variants/mahjong-common.md: such input is rejected with a clear error), the win's
   context (``how``, seats, flags that contradict ``how``) and a finished
   hand's consistency (one zimo winner, several winners on one tile);
 - views of a winning hand — the concealed counts, every tile held
@@ -65,7 +65,7 @@ HOWS = ("zimo", "dianpao", "qianggang")
 KNOWN_FLAGS = frozenset(
     {"gangshanghua", "gangshangpao", "haidi", "haidipao", "quanqiupao", "tianhu", "dihu", "renhu"}
 )
-#: Tiles in each meld kind (mahjong-common.md, "A hand, step by step").
+#: Tiles in each meld kind (docs/variants/mahjong-common.md, "A hand, step by step").
 MELD_SIZES = {"chi": 3, "peng": 3, "minggang": 4, "jiagang": 4, "angang": 4}
 #: The three kongs.
 KONGS = frozenset({"minggang", "jiagang", "angang"})

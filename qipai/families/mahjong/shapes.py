@@ -17,8 +17,8 @@ Shapes:
   triplet (刻子, ``("kezi", kind)``).  Honors never form runs; runs never
   cross suits.
 * seven pairs (七对): 14 concealed tiles, every count even; a kind held four
-  times counts as two pairs (豪华七对 family, ``guilin-mahjong.md`` and
-  ``guangxi-mahjong.md``).
+  times counts as two pairs (豪华七对 family, docs/variants/guilin-mahjong.md and
+  docs/variants/guangxi-mahjong.md).
 
 These functions are the hot path of every mahjong variant.  They do not
 validate the copy limit (a fifth copy is rejected where hands are built, see
@@ -155,7 +155,7 @@ def _segment_totals(c: Sequence[int]) -> tuple[int, int, int, int]:
 def is_standard(counts: Sequence[int]) -> bool:
     """True iff the concealed tiles split into sets (runs/triplets) + exactly one pair.
 
-    Rule: mahjong-common.md, "Hand shapes (win checks)" — the standard shape
+    Rule: docs/variants/mahjong-common.md, "Hand shapes" — the standard shape
     is 4 sets + 1 pair, melds counting as sets; ``counts`` is the concealed
     part, so its total must be ``3k + 2`` with ``k`` in 0..4 (2, 5, 8, 11 or
     14 tiles).  Any other total gives False.
@@ -247,7 +247,7 @@ _HONORS_SEGMENT = _tables.HONORS_SEGMENT
 def standard_decompositions(counts: Sequence[int]) -> list[tuple[int, tuple[Set, ...]]]:
     """Every distinct reading of the concealed tiles as one pair + sets.
 
-    Rule: mahjong-common.md, "Hand shapes (win checks)" (a hand read in
+    Rule: docs/variants/mahjong-common.md, "Hand shapes" (a hand read in
     several ways is scored by its best reading, D-M4 — this lists them).
 
     Returns:
@@ -311,8 +311,8 @@ def is_qidui(counts: Sequence[int]) -> bool:
     """True iff the hand is seven pairs: 14 tiles, every count 0, 2 or 4.
 
     A kind held four times counts as two pairs (豪华七对 family).  Rule:
-    guilin-mahjong.md / guangxi-mahjong.md, 七对 patterns (shape listed in
-    mahjong-common.md, "Hand shapes").  Melds make it impossible, so the
+    docs/variants/guilin-mahjong.md / docs/variants/guangxi-mahjong.md, 七对 patterns (shape listed in
+    docs/variants/mahjong-common.md, "Hand shapes").  Melds make it impossible, so the
     caller checks there are none.
 
     Raises:
@@ -374,7 +374,7 @@ def waits(
         BadCards: ``counts`` or ``held`` does not have 34 entries, or the
             total of ``counts`` is not ``3k + 1``.
 
-    Rule: mahjong-common.md, "Hand shapes (win checks)".
+    Rule: docs/variants/mahjong-common.md, "Hand shapes".
     """
     _check_len(counts)
     if held is None:
@@ -621,7 +621,7 @@ def shanten_standard(counts: Sequence[int], n_melds: int = 0) -> int:
         BadCards: wrong vector length, ``n_melds`` outside 0..4, or a hand
             size that does not fit ``n_melds``.
 
-    Rule: mahjong-common.md, "Hand shapes (win checks)" (the standard shape).
+    Rule: docs/variants/mahjong-common.md, "Hand shapes" (the standard shape).
     """
     s = _concealed_sets(counts, n_melds)
     b = _as_bytes(counts)
@@ -720,7 +720,7 @@ def shanten_qidui(counts: Sequence[int]) -> int:
     Raises:
         BadCards: wrong vector length, or a total other than 13 or 14.
 
-    Rule: guilin-mahjong.md / guangxi-mahjong.md, 七对 family.
+    Rule: docs/variants/guilin-mahjong.md / docs/variants/guangxi-mahjong.md, 七对 family.
     """
     _check_len(counts)
     total = 0

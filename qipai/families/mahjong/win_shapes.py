@@ -1,4 +1,4 @@
-"""The win-shape decision both mahjong variants share (mahjong-common.md,
+"""The win-shape decision both mahjong variants share (docs/variants/mahjong-common.md,
 "Hand shapes"), with the variant's one special shape as a parameter.
 
 A hand wins in shape if it is the standard shape (4 sets + pair, each meld

@@ -1,4 +1,4 @@
-"""The zipai flow (guilin-zipai.md §2–§3), as a default plugin.
+"""The zipai flow (docs/variants/guilin-zipai.md: Dealing, Play), as a default plugin.
 
 :class:`ZipaiFlow` implements the turn-protocol and claim hooks of the
 桂林字牌 family on the generic engine, all ``trylast``:
@@ -186,7 +186,7 @@ class ZipaiFlow:
     # ------------------------------------------------------------- set-up
     @hookimpl(trylast=True)
     def qipai_deck(self, options: Any) -> list[int]:
-        """80 cards, 20 kinds × 4 (guilin-zipai.md §1)."""
+        """80 cards, 20 kinds × 4 (docs/variants/guilin-zipai.md: Cards and groups)."""
         return full_deck(CARDS)
 
     @hookimpl(trylast=True)

@@ -1,4 +1,5 @@
-"""广西麻将 win check, pattern values and multipliers (guangxi-mahjong.md §2, §3).
+"""广西麻将 win check, pattern values and multipliers (docs/variants/guangxi-mahjong.md:
+Patterns and values, Multipliers and special wins).
 
 A hand is read in every way it wins — each standard decomposition, the 七对
 family, 十三幺 and 字一色's any-shape rule — and :func:`evaluate` keeps the

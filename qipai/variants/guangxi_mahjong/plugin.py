@@ -1,4 +1,5 @@
-"""广西麻将 ``guangxi-mahjong`` — the variant plugin (docs/variants/guangxi-mahjong.md; source 《广西麻将游戏》).
+"""广西麻将 ``guangxi-mahjong`` — the variant plugin (docs/variants/guangxi-mahjong.md,
+from 《广西麻将游戏》).
 
 Registered under the entry-point group ``qipai.variants``.  The common flow
 is :class:`qipai.families.mahjong.flow.MahjongFlow` (暗杠 fully face down,

@@ -1,4 +1,5 @@
-"""桂林麻将 win check and pattern values (guilin-mahjong.md §1, §3.1, §3.2).
+"""桂林麻将 win check and pattern values (docs/variants/guilin-mahjong.md:
+Winning hands, Pattern value, Multipliers).
 
 A hand is read in every way it wins — each standard decomposition, the 七对
 family, 烂牌/七星烂 and 字一色's any-shape rule — and :func:`evaluate` keeps

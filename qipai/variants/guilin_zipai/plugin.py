@@ -1,4 +1,5 @@
-"""桂林字牌 ``guilin-zipai`` — the variant plugin (docs/variants/guilin-zipai.md; source 《桂林字牌玩法规则》).
+"""桂林字牌 ``guilin-zipai`` — the variant plugin (docs/variants/guilin-zipai.md,
+from 《桂林字牌玩法规则》).
 
 Registered under the entry-point group ``qipai.variants``.  The play (deal,
 mandatory 扫/扫穿/开招, claims, 过张, discards) comes from

@@ -1,5 +1,5 @@
-"""桂林字牌 win check and settlement (guilin-zipai.md §4 winning, §5 胡数,
-§6 醒, §7 settlement).
+"""桂林字牌 win check and settlement (docs/variants/guilin-zipai.md: Winning, 胡数,
+醒 bonus flip, Settlement).
 
 A win's 胡数 is the best split of the concealed cards
 (:func:`qipai.families.zipai.groups.best_split`) plus the 胡数 of the table
