@@ -70,7 +70,8 @@ class Payment(msgspec.Struct, **_STRICT):
 
     from_: Seat = field(name="from")
     to: Seat
-    amount: Annotated[int, Meta(gt=0)]
+    amount: Annotated[int, Meta(ge=0, description="in the variant's unit; a zero entry "
+                                                   "checks nothing")]
 
 
 class SeatAction(msgspec.Struct, **_STRICT):
