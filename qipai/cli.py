@@ -644,6 +644,9 @@ def conformance(variant: str | None, cases: tuple[str, ...], check: tuple[str, .
     The case format: docs/reference/case-format.md
     """
     if check:
+        if variant is not None or cases:
+            fail(f"--check-cases only validates files (one PATH per --check-cases); "
+                 f"drop {variant or '--cases'!r}, or run it separately")
         from qipai.conformance.cases import check_paths
         from qipai.conformance.runner import ruleset_for
 

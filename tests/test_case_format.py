@@ -185,6 +185,8 @@ def test_check_cases_cli_missing_path_is_one_error_line(tmp_path):
     assert r.exit_code == 2 and r.stderr.startswith("error: no case file or folder at")
     r = CliRunner().invoke(cli, ["conformance"])
     assert r.exit_code == 2 and "VARIANT" in r.stderr
+    r = CliRunner().invoke(cli, ["conformance", "--check-cases", str(tmp_path), "more/"])
+    assert r.exit_code == 2 and "one PATH per --check-cases" in r.stderr
 
 
 # ------------------------------------------------------------------ the schema and the page
