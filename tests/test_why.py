@@ -109,17 +109,26 @@ def test_greedy_hands_every_payment_why_totals_its_amount(variant):
     assert won  # settlements, not only 荒庄, were checked
 
 
+@pytest.mark.slow
 def test_liability_options_explain_themselves():
-    # 互包 / 封胡 / both and the literal 互包 reading: the liability paths.
+    # 互包 / 封胡 / both and the literal 互包 reading: the liability paths, each
+    # named in the breakdowns of these seeded hands.
     from qipai.bots import play_hands
     from qipai.core.ruleset import load
 
-    for spec in ("guangxi-mahjong(liability=both, fenghu_count=1)",
-                 "guangxi-mahjong(liability=hubao)",
-                 "guilin-mahjong(hubao_dealin=literal)",
-                 "guilin-zipai(bonus_mode=zi)"):
+    want = {
+        "guangxi-mahjong(liability=both, fenghu_count=1)": {"fenghu", "hubao"},
+        "guangxi-mahjong(liability=hubao)": {"hubao"},
+        "guilin-mahjong(hubao_dealin=literal)": {"hubao"},
+        "guilin-zipai(bonus_mode=zi)": {"fangpao"},
+    }
+    for spec, ids in want.items():
+        seen = set()
         for table in play_hands(load(spec), 25, seed=3):
             _explained(table)
+            seen |= {t.id for p in table.result.payments for t in p.why
+                     if t.kind == "liability"}
+        assert ids <= seen, (spec, seen)
 
 
 def test_the_why_property_is_checked_by_conformance():
