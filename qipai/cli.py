@@ -708,5 +708,10 @@ def schema(cases: bool) -> None:
     click.echo(msgspec.json.format(msgspec.json.encode(msgspec.json.schema(Record))).decode())
 
 
+from qipai.cli_score import score  # noqa: E402  (its body imports the engine when run)
+
+cli.add_command(score)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

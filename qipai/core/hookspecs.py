@@ -44,7 +44,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import random
 
     from qipai.core.model import (
-        Action, Deal, Event, Flip, HandEnd, Meld, Payment, Settlement, WinClaim, WinEval, Window,
+        Action, Deal, Event, Flip, HandEnd, Meld, Payment, Settlement, WinClaim, WinEval,
+        WinReading, Window,
     )
     from qipai.core.ruleset import Manifest
     from qipai.core.table import Table
@@ -264,6 +265,25 @@ def qipai_win_check(
     Use in variant plugins: the engine offers 胡/自摸 from this answer, and the
     variant's ``qipai_settle`` values the same hand again; a house plugin that
     changes what wins must change the settlement to match.
+    """
+
+
+@hookspec(firstresult=True)
+def qipai_readings(
+    claim: WinClaim, how: str, dealer: int, from_seat: int | None, options: Any
+) -> list[WinReading]:
+    """Every reading of a win that ``qipai_win_check`` considers, the one
+    it pays marked ``paid`` (D-M4) — for explanations (``qipai score``),
+    never called in play.  Optional: without it a hand calculator shows only
+    the reading paid.
+
+    Args: as ``qipai_win_check``.
+
+    Returns: a list of :class:`~qipai.core.model.WinReading` (empty when the
+    hand does not win).  ``firstresult``.
+
+    Raises:
+        BadCards: impossible input, as ``qipai_win_check``.
     """
 
 

@@ -409,6 +409,32 @@ class WinEval(Struct, frozen=True):
     hu: int | None = None
 
 
+class WinReading(Struct, frozen=True):
+    """One way a winning hand reads (hook ``qipai_readings``): a hand read in
+    several ways is paid by one of them (mahjong-common.md D-M4; zipai: the
+    split with the most 胡数).
+
+    Attributes:
+        shape: the reading's shape id (mahjong ``standard qidui lanpai
+            shisanyao ziyise``; zipai ``split`` or the meld the winning card
+            made, e.g. ``kaizhao``).
+        groups: the groups it reads, in the variant's notation (``"123m"``,
+            ``"peng 555p"``; zipai ``"kan d3 d3 d3"``), the pair included.
+        patterns: the pattern ids (values and multipliers) it scores.
+        value: what it pays the winner in all (the variant's unit, 子 or 张)
+            before the bonus flip and liabilities; zipai: the 子 of its 胡数.
+        hu: zipai 胡数 of the reading (None for mahjong).
+        paid: whether it is the reading the settlement pays.
+    """
+
+    shape: str
+    groups: tuple[str, ...]
+    patterns: tuple[str, ...]
+    value: int
+    hu: int | None = None
+    paid: bool = False
+
+
 class Settlement(Struct, frozen=True):
     """The settlement of a hand's wins (instant payments are separate).
 

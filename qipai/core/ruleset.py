@@ -24,7 +24,7 @@ import msgspec
 from qipai.core import hookspecs
 from qipai.core.cards import CardSystem
 from qipai.core.errors import BadNotation, BadOption, UnknownVariant
-from qipai.core.model import Flip, HandEnd, Meld, Settlement, WinClaim, WinEval
+from qipai.core.model import Flip, HandEnd, Meld, Settlement, WinClaim, WinEval, WinReading
 
 ENTRY_POINT_GROUP = "qipai.variants"
 
@@ -226,6 +226,19 @@ class Ruleset:
         self._check_claim(claim)
         return self.hook.qipai_win_check(claim=claim, how=how, dealer=dealer,
                                          from_seat=from_seat, options=self.options)
+
+    def readings(self, claim: WinClaim, how: str, dealer: int,
+                 from_seat: int | None = None) -> list[WinReading]:
+        """Every reading of ``claim`` the win check considers, the paid one
+        marked (hook ``qipai_readings``); [] if the variant does not say.
+
+        Raises:
+            BadNotation, BadCards: as :meth:`win_check`.
+        """
+        self._check_claim(claim)
+        got = self.hook.qipai_readings(claim=claim, how=how, dealer=dealer,
+                                       from_seat=from_seat, options=self.options)
+        return list(got or [])
 
     def waits(self, hand: Sequence[int], melds: Sequence[Meld] = ()) -> list[int]:
         """The kinds that complete ``hand`` (hook ``qipai_waits``).

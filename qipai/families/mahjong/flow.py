@@ -156,6 +156,13 @@ class MahjongFlow:
         return as_wineval(self.patterns.evaluate(claim, how, dealer, from_seat, options))
 
     @hookimpl(trylast=True)
+    def qipai_readings(self, claim: WinClaim, how: str, dealer: int,
+                       from_seat: int | None, options: Any) -> Any:
+        """The variant's ``patterns.readings`` (every reading, the paid one marked), if any."""
+        readings = getattr(self.patterns, "readings", None)
+        return None if readings is None else readings(claim, how, dealer, from_seat, options)
+
+    @hookimpl(trylast=True)
     def qipai_waits(self, hand: Any, melds: Any, options: Any) -> list[int]:
         """The variant's ``patterns.waits``."""
         return None if self.patterns is None else self.patterns.waits(hand, melds)

@@ -27,7 +27,9 @@ import msgspec
 
 from qipai.core.checks import check_win_context
 from qipai.core.errors import BadCards
-from qipai.core.model import HandEnd, Meld, Payment, Term, WinClaim, WinEval, bracket, why_total
+from qipai.core.model import (
+    HandEnd, Meld, Payment, Term, WinClaim, WinEval, WinReading, bracket, why_total,
+)
 from qipai.families.mahjong import shapes
 from qipai.families.mahjong.tiles import N_KINDS, TILES, suit_of
 
@@ -52,9 +54,11 @@ __all__ = [
     "holding",
     "one_suit",
     "ordered",
+    "reading_groups",
     "partners",
     "relation_pairs",
     "waits_for",
+    "win_readings",
 ]
 
 T = TypeVar("T")
@@ -497,3 +501,60 @@ class Ledger:
             for (payer, payee), amt in sorted(self.amount.items())
             if amt
         )
+
+
+# --------------------------------------------------------------------------
+# Every reading, for explanations (hook ``qipai_readings``)
+
+
+def reading_groups(
+    shape: str, detail: tuple[int, tuple[tuple[str, int], ...]] | None,
+    counts: Sequence[int], melds: Sequence[Meld],
+) -> tuple[str, ...]:
+    """A reading's groups as text: the melds (``"peng 555p"``), then for the
+    standard shape each concealed set (``"123m"``, ``"EEE"``) and the pair;
+    七对 its seven pairs (a quad as two); any other shape its tiles.
+
+    Args:
+        shape: the reading's shape id (:data:`SHAPE_RANK`).
+        detail: the standard decomposition ``(pair kind, sets)`` as
+            :func:`~qipai.families.mahjong.shapes.standard_decompositions`
+            gives it; None for the other shapes.
+        counts: 34 counts of the concealed tiles with the winning tile.
+        melds: the winner's melds.
+    """
+    out = [f"{m.kind} {TILES.format(m.cards)}" for m in melds]
+    if shape == "standard" and detail is not None:
+        pair, sets = detail
+        for kind, start in sets:
+            out.append(TILES.format([start, start + 1, start + 2] if kind == "shunzi"
+                                    else [start] * 3))
+        out.append(TILES.format([pair, pair]))
+    elif shape == "qidui":
+        for k in range(N_KINDS):
+            out.extend([TILES.format([k, k])] * (counts[k] // 2))
+    else:
+        out.append(TILES.format([k for k in range(N_KINDS) for _ in range(counts[k])]))
+    return tuple(out)
+
+
+def win_readings(
+    evaluations: Sequence[Reading], details: Sequence[object], best: Reading | None,
+    counts: Sequence[int], melds: Sequence[Meld], total: Callable[[Reading], int],
+) -> list[WinReading]:
+    """Every evaluated reading as a core :class:`WinReading`, the one
+    :func:`best_reading` kept (``best``) marked ``paid``.
+
+    Args:
+        evaluations: the variant's evaluation of each reading.
+        details: per reading, the standard decomposition or None
+            (:func:`reading_groups`).
+        best: the reading kept (D-M4).
+        counts, melds: the winning hand (concealed with the tile; melds).
+        total: what a reading pays the winner in all.
+    """
+    return [
+        WinReading(shape=e.shape, groups=reading_groups(e.shape, d, counts, melds),  # type: ignore[arg-type]
+                   patterns=e.patterns, value=total(e), paid=e is best)
+        for e, d in zip(evaluations, details)
+    ]

@@ -55,9 +55,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from qipai.core.errors import BadCards
-from qipai.core.model import Meld, Term, WinClaim, bracket, why_total
+from qipai.core.model import Meld, Term, WinClaim, WinReading, bracket, why_total
 from qipai.families.mahjong import shapes
 from qipai.families.mahjong.win_shapes import SHISANYAO_SHIFT, counts_if_shaped, win_shape, win_shape_bytes, win_shape_plain
 from qipai.families.mahjong.scoring_kit import (
@@ -71,6 +72,7 @@ from qipai.families.mahjong.scoring_kit import (
     one_suit,
     ordered,
     waits_for,
+    win_readings,
 )
 from qipai.families.mahjong.tiles import N_KINDS, TILES
 from qipai.variants.guangxi_mahjong.options import DEFAULT_VALUES, GuangxiOptions
@@ -273,30 +275,31 @@ def first_minggang(chain: Sequence[Meld]) -> int | None:
 
 def _readings(
     counts: list[int], melds: Sequence[Meld], how: str
-) -> list[tuple[str, tuple[str, ...]]]:
-    """Every winning reading: (shape, value pattern ids)."""
+) -> list[tuple[str, tuple[str, ...], Any]]:
+    """Every winning reading: (shape, value pattern ids, the standard
+    decomposition ``(pair, sets)`` or None)."""
     colour = (["qingyise"] if one_suit(counts, melds) else []) + (
         ["ziyise"] if all_honors(counts, melds) else []
     )
     # 全求人: four claimed sets, won by discard (抢杠 counting as one, D-GX6).
     quanqiuren = how != "zimo" and len(melds) == 4 and all(m.kind in _CLAIMED for m in melds)
     no_chi = all(m.kind != "chi" for m in melds)
-    out: list[tuple[str, tuple[str, ...]]] = []
-    for _pair, sets in shapes.standard_decompositions(counts):
+    out: list[tuple[str, tuple[str, ...], Any]] = []
+    for pair, sets in shapes.standard_decompositions(counts):
         ids = list(colour)
         if quanqiuren:  # D-GX4: supersedes 对对胡
             ids.append("quanqiuren")
         elif no_chi and all(kind == "kezi" for kind, _ in sets):
             ids.append("pengpenghu")
-        out.append(("standard", ordered(ids or ["pinghu"], VALUE_PATTERNS)))
+        out.append(("standard", ordered(ids or ["pinghu"], VALUE_PATTERNS), (pair, sets)))
     if not melds:
         if shapes.is_qidui(counts):
             family = QIDUI_FAMILY[shapes.qidui_quads(counts)]
-            out.append(("qidui", ordered([family, *colour], VALUE_PATTERNS)))
+            out.append(("qidui", ordered([family, *colour], VALUE_PATTERNS), None))
         if is_shisanyao(counts):
-            out.append(("shisanyao", ("shisanyao",)))
+            out.append(("shisanyao", ("shisanyao",), None))
     if "ziyise" in colour:
-        out.append(("ziyise", ("ziyise",)))
+        out.append(("ziyise", ("ziyise",), None))
     return out
 
 
@@ -395,6 +398,40 @@ def evaluate(claim: WinClaim, how: str, dealer: int, from_seat: int | None,
     Raises:
         BadCards: impossible input (see the module docstring).
     """
+    got = _evaluations(claim, how, dealer, from_seat, options, n_players)
+    return None if got is None else _best(got[0])
+
+
+def _best(evs: list[Evaluation]) -> Evaluation | None:
+    return best_reading(evs, total=Evaluation.total, value=lambda e: e.value,
+                        shape=lambda e: e.shape)
+
+
+def readings(claim: WinClaim, how: str, dealer: int, from_seat: int | None,
+             options: GuangxiOptions | None = None, n_players: int = 4) -> list[WinReading]:
+    """Every reading :func:`evaluate` considers, the one it keeps marked
+    ``paid`` (hook ``qipai_readings``; for explanations, not play).
+
+    Returns:
+        One :class:`~qipai.core.model.WinReading` per reading (``value``: what
+        it pays the winner with no liability, 张); [] if the hand does not win.
+
+    Raises:
+        BadCards: as :func:`evaluate`.
+    """
+    got = _evaluations(claim, how, dealer, from_seat, options, n_players)
+    if got is None:
+        return []
+    evs, details, counts = got
+    return win_readings(evs, details, _best(evs), counts, claim.melds, Evaluation.total)
+
+
+def _evaluations(claim: WinClaim, how: str, dealer: int, from_seat: int | None,
+                 options: GuangxiOptions | None, n_players: int,
+                 ) -> tuple[list[Evaluation], list[Any], list[int]] | None:
+    """Every winning reading, evaluated: (evaluations, their standard
+    decompositions or None, the concealed counts), or None when the hand
+    does not win (:func:`evaluate` before D-M4)."""
     options = options or GuangxiOptions()
     check_context(claim, how, dealer, from_seat, n_players, KNOWN_FLAGS)
     others = [p for p in range(n_players) if p != claim.seat]
@@ -420,7 +457,7 @@ def evaluate(claim: WinClaim, how: str, dealer: int, from_seat: int | None,
     payers = others if zimo else [from_seat]
 
     evs = []
-    for shape, ids in readings:
+    for shape, ids, _detail in readings:
         active = set(common)
         if menqing_counts and is_menqing(claim.melds) and shape in ("standard", "ziyise"):
             active.add("menqing")
@@ -448,8 +485,7 @@ def evaluate(claim: WinClaim, how: str, dealer: int, from_seat: int | None,
                 why=why,
             )
         )
-    return best_reading(evs, total=Evaluation.total, value=lambda e: e.value,
-                        shape=lambda e: e.shape)
+    return evs, [r[2] for r in readings], counts
 
 
 def waits(hand: Sequence[int], melds: Sequence[Meld] = ()) -> list[int]:

@@ -34,8 +34,9 @@ Choices this module makes where the rules file is silent:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from qipai.core.model import Meld, Term, WinClaim, WinEval, bracket, why_total
+from qipai.core.model import Meld, Term, WinClaim, WinEval, WinReading, bracket, why_total
 from qipai.families.mahjong import shapes
 from qipai.families.mahjong.win_shapes import LANPAI_SHIFT, counts_if_shaped, win_shape, win_shape_bytes, win_shape_plain
 from qipai.families.mahjong.scoring_kit import (  # HOWS, KNOWN_FLAGS: re-exported
@@ -52,6 +53,7 @@ from qipai.families.mahjong.scoring_kit import (  # HOWS, KNOWN_FLAGS: re-export
     one_suit as _one_suit,
     ordered as _ordered,
     waits_for,
+    win_readings,
 )
 from qipai.families.mahjong.tiles import N_KINDS
 from qipai.variants.guilin_mahjong.options import GuilinOptions
@@ -69,6 +71,7 @@ __all__ = [
     "lanpai",
     "value_terms",
     "evaluate",
+    "readings",
     "win_eval",
     "waits",
 ]
@@ -227,14 +230,15 @@ def is_win_shape_bytes(b: bytes, melds: Sequence[Meld] = ()) -> bool:
     return win_shape_bytes(b, melds, LANPAI_SHIFT)
 
 
-def _readings(counts: list[int], melds: Sequence[Meld]) -> list[tuple[str, tuple[str, ...]]]:
-    """Every winning reading: (shape, value patterns)."""
+def _readings(counts: list[int], melds: Sequence[Meld]) -> list[tuple[str, tuple[str, ...], Any]]:
+    """Every winning reading: (shape, value patterns, the standard
+    decomposition ``(pair, sets)`` or None)."""
     qingyise = _one_suit(counts, melds)
     ziyise = _all_honors(counts, melds)
     colour = (["qingyise"] if qingyise else []) + (["ziyise"] if ziyise else [])
     no_chi = all(m.kind != "chi" for m in melds)
-    out: list[tuple[str, tuple[str, ...]]] = []
-    for _pair, sets in shapes.standard_decompositions(counts):
+    out: list[tuple[str, tuple[str, ...], Any]] = []
+    for pair, sets in shapes.standard_decompositions(counts):
         ids = list(colour)
         if no_chi and all(kind == "kezi" for kind, _ in sets):
             ids.append("pengpenghu")
@@ -242,16 +246,16 @@ def _readings(counts: list[int], melds: Sequence[Meld]) -> list[tuple[str, tuple
             ids.append("quanqiuren")
         if not ids:
             ids.append("pinghu")
-        out.append(("standard", _ordered(ids, VALUE_PATTERNS)))
+        out.append(("standard", _ordered(ids, VALUE_PATTERNS), (pair, sets)))
     if not melds:
         if shapes.is_qidui(counts):
             seven = "haohua_qidui" if shapes.qidui_quads(counts) else "qidui"
-            out.append(("qidui", _ordered([seven, *colour], VALUE_PATTERNS)))
+            out.append(("qidui", _ordered([seven, *colour], VALUE_PATTERNS), None))
         n_honors = lanpai(counts)
         if n_honors is not None:
-            out.append(("lanpai", ("qixing_lanpai",) if n_honors == 7 else ("lanpai",)))
+            out.append(("lanpai", ("qixing_lanpai",) if n_honors == 7 else ("lanpai",), None))
     if ziyise:
-        out.append(("ziyise", ("ziyise",)))
+        out.append(("ziyise", ("ziyise",), None))
     return out
 
 
@@ -325,6 +329,24 @@ def evaluate(
     del options  # no Guilin option changes the value of a win
     if claim.flags or not _plain_context(claim.seat, how, dealer, from_seat, n_players):
         check_context(claim, how, dealer, from_seat, n_players, _CHECKED_FLAGS)
+    got = _evaluations(claim, how, dealer, from_seat, n_players)
+    if got is None:
+        return None
+    return _best(got[0])
+
+
+def _best(evs: list[Evaluation]) -> Evaluation | None:
+    # D-M4: sum over payers of value × multiplier, then value, then shape.
+    return best_reading(
+        evs, total=Evaluation.total, value=lambda e: sum(e.base.values()), shape=lambda e: e.shape
+    )
+
+
+def _evaluations(claim: WinClaim, how: str, dealer: int, from_seat: int | None,
+                 n_players: int) -> tuple[list[Evaluation], list[Any], list[int]] | None:
+    """Every winning reading of a checked claim, evaluated: (evaluations,
+    their standard decompositions or None, the concealed counts), or None
+    when it does not win (:func:`evaluate`'s body before D-M4)."""
     counts = counts_if_shaped(claim, LANPAI_SHIFT)
     if counts is None:
         return None
@@ -342,7 +364,7 @@ def evaluate(
     switches = _ordered(flags, SWITCHES)
 
     evs = []
-    for shape, ids in readings:
+    for shape, ids, _detail in readings:
         menqing = not claim.melds and not switches and shape in ("standard", "ziyise")
         mults = _ordered((["menqing"] if menqing else []) + common, MULTIPLIERS)
         why = {p: value_terms(ids, p, seat, dealer, zimo) for p in payers}  # type: ignore[misc]
@@ -362,10 +384,34 @@ def evaluate(
                 base_why=why,
             )
         )
-    # D-M4: sum over payers of value × multiplier, then value, then shape.
-    return best_reading(
-        evs, total=Evaluation.total, value=lambda e: sum(e.base.values()), shape=lambda e: e.shape
-    )
+    return evs, [r[2] for r in readings], counts
+
+
+def readings(
+    claim: WinClaim,
+    how: str,
+    dealer: int,
+    from_seat: int | None,
+    options: GuilinOptions | None = None,
+    n_players: int = 4,
+) -> list[WinReading]:
+    """Every reading :func:`evaluate` considers, the one it keeps marked
+    ``paid`` (hook ``qipai_readings``; for explanations, not play).
+
+    Returns:
+        One :class:`~qipai.core.model.WinReading` per reading (``value``: what
+        it pays the winner before 醒 and 互包, 子); [] if the hand does not win.
+
+    Raises:
+        BadCards: as :func:`evaluate`.
+    """
+    del options
+    check_context(claim, how, dealer, from_seat, n_players, _CHECKED_FLAGS)
+    got = _evaluations(claim, how, dealer, from_seat, n_players)
+    if got is None:
+        return []
+    evs, details, counts = got
+    return win_readings(evs, details, _best(evs), counts, claim.melds, Evaluation.total)
 
 
 def _plain_context(seat: int, how: str, dealer: int, from_seat: int | None,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from qipai.core.cards import counts
 from qipai.core.hookspecs import hookimpl
-from qipai.core.model import Flip, HandEnd, Meld, Settlement, WinClaim, WinEval
+from qipai.core.model import Flip, HandEnd, Meld, Settlement, WinClaim, WinEval, WinReading
 from qipai.core.ruleset import Manifest
 from qipai.families.zipai import groups
 from qipai.families.zipai.cards import CARDS
@@ -43,6 +43,14 @@ def qipai_win_check(claim: WinClaim, how: str, dealer: int, from_seat: int | Non
     """§4: all cards in groups and at most one pair, 胡数 ≥ the minimum of
     ``hu_scale``; bonuses 自摸/天胡/地胡/三笼五坎."""
     return scoring.evaluate(claim, how, dealer, from_seat, options)
+
+
+@hookimpl
+def qipai_readings(claim: WinClaim, how: str, dealer: int, from_seat: int | None,
+                   options: ZipaiOptions) -> list[WinReading]:
+    """Each reading of the claim (the hand, or the 开招/扫穿 its card makes) with
+    its best split; the one with the most 胡数 is paid."""
+    return scoring.readings(claim, how, dealer, from_seat, options)
 
 
 @hookimpl

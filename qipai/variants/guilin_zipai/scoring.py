@@ -74,13 +74,15 @@ Choices this module makes where the rules file is silent:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 
 from qipai.core.checks import check_win_context
 from qipai.core.errors import BadCards
 from qipai.core.model import (
-    Flip, HandEnd, Meld, Payment, Settlement, Term, WinClaim, WinEval, bracket, times, why_total,
+    Flip, HandEnd, Meld, Payment, Settlement, Term, WinClaim, WinEval, WinReading, bracket,
+    times, why_total,
 )
 from qipai.families.zipai.cards import BIG, CARDS, N_KINDS
 from qipai.families.zipai.groups import best_split, group_hu, meld_hu, valid_group
@@ -96,6 +98,7 @@ __all__ = [
     "holding",
     "analyse",
     "evaluate",
+    "readings",
     "sanlong_wukan_hu",
     "xing_card",
     "neighbours",
@@ -324,12 +327,15 @@ def analyse(
     from_seat: int | None = None,
     options: ZipaiOptions | None = None,
     n_players: int = N_PLAYERS,
+    every: list[tuple[int, Any, list[Meld]]] | None = None,
 ) -> Evaluation:
     """Whether ``claim`` wins, its 胡数, 子 and 名堂 (§4, §5, §7, D-ZP4–D-ZP9).
 
     See the module doc for how the claim is read.  胡数 = the most over the
     readings of (hand split's 胡数 + Σ meld 胡数); a win needs a reading and
-    胡数 ≥ the threshold (三笼五坎: no minimum).
+    胡数 ≥ the threshold (三笼五坎: no minimum).  ``every``, if given, receives
+    each reading that splits as ``(胡数, best split, melds as scored)``, in
+    the order tried (the first with the most 胡数 is the one kept).
 
     Raises:
         BadCards: impossible input (module doc).
@@ -423,6 +429,8 @@ def analyse(
         if split is None:
             continue
         hu = split.hu + sum(meld_hu(m) for m in ms)
+        if every is not None:
+            every.append((hu, split, ms))
         if best is None or hu > best[0]:
             best = (hu, split, ms)
     if best is None:
@@ -439,6 +447,56 @@ def analyse(
         patterns = (how,)
     bonuses = tuple(p for p in BONUSES if p in patterns)
     return Evaluation(seat, how, True, hu, zi, patterns, bonuses, tuple(ms), _split_groups(split))
+
+
+def readings(
+    claim: WinClaim,
+    how: str,
+    dealer: int,
+    from_seat: int | None = None,
+    options: ZipaiOptions | None = None,
+    n_players: int = N_PLAYERS,
+) -> list[WinReading]:
+    """Every reading :func:`analyse` considers — the hand as it is, and the
+    meld the winning card may make (D-ZP9 开招, a 扫穿 on one's own 扫) —
+    each with its best split, the one kept marked ``paid`` (hook
+    ``qipai_readings``; for explanations, not play).
+
+    Returns:
+        One :class:`~qipai.core.model.WinReading` per reading that splits
+        (``groups``: the table melds, then the hand's groups, each with its
+        胡数; ``value``: the 子 of its 胡数; ``patterns`` empty for a reading
+        below the threshold); [] if the claim does not win.
+
+    Raises:
+        BadCards: as :func:`analyse`.
+    """
+    options = options or ZipaiOptions()
+    every: list[tuple[int, Any, list[Meld]]] = []
+    ev = analyse(claim, how, dealer, from_seat, options, n_players, every)
+    if not ev.wins:
+        return []
+    if not every:  # 三笼五坎: its 扫穿 and 坎 (D-ZP16)
+        groups = tuple(_group_text(m.kind, m.cards) for m in ev.melds) + tuple(
+            _group_text(g, cs) for g, cs in ev.groups)
+        return [WinReading("sanlong_wukan", groups, ev.patterns, ev.zi, ev.hu, True)]
+    top = max(hu for hu, _, _ in every)
+    paid = next(i for i, (hu, _, _) in enumerate(every) if hu == top)
+    plain = {(m.kind, m.cards) for m in claim.melds}
+    out = []
+    for i, (hu, split, ms) in enumerate(every):
+        made = [m.kind for m in ms if (m.kind, m.cards) not in plain]
+        groups = tuple(_group_text(m.kind, m.cards) for m in ms) + tuple(
+            _group_text(g, cs) for g, cs in _split_groups(split))
+        zi = hu_to_zi(hu, options)
+        out.append(WinReading(made[0] if made else "split", groups,
+                              ev.patterns if zi else (), zi, hu, i == paid))
+    return out
+
+
+def _group_text(kind: str, cards: Sequence[int]) -> str:
+    """``"kan d3 d3 d3 (6)"``: a group's id, cards and 胡数."""
+    return f"{kind} {CARDS.format(cards)} ({group_hu(kind, cards)})"
 
 
 def evaluate(

@@ -1,0 +1,156 @@
+"""``qipai score``: the hand calculator on the command line (:mod:`qipai.calc`).
+
+Registered in :mod:`qipai.cli`; heavy modules are imported inside the
+command so that ``qipai --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+HOWS_HELP = ("How it was won: mahjong zimo (default), dianpao, qianggang; "
+             "zipai zimo (default), fangpao, pinghu.")
+
+
+def _relations(texts: tuple[str, ...]) -> dict[str, list[list[int]]]:
+    from qipai.core.errors import BadOption
+
+    out: dict[str, list[list[int]]] = {}
+    for text in texts:
+        name, eq, seats = text.partition("=")
+        parts = [p.strip() for p in seats.split(",")]
+        if not eq or not name.strip().isidentifier() or len(parts) != 2 \
+                or not all(p.isdigit() for p in parts):
+            raise BadOption(f"bad --relation {text!r}: write NAME=A,B, e.g. hubao=0,1")
+        out.setdefault(name.strip(), []).append([int(p) for p in parts])
+    return out
+
+
+@click.command("score")
+@click.argument("variant")
+@click.argument("hand")
+@click.option("--tile", default=None, metavar="CARD",
+              help="The winning card, one of HAND (default: HAND's last card); "
+                   "'none' for a win without one (zipai 三笼五坎, a win after 扫).")
+@click.option("--how", default="zimo", show_default=True, help=HOWS_HELP)
+@click.option("--melds", "melds", multiple=True, metavar="'KIND CARDS [from S]; …'",
+              help="Table melds, ';'-separated (repeatable): 'peng 555p; chi 123s from 3', "
+                   "'angang E'; one card stands for a 碰/杠/扫.  Claimed melds come from "
+                   "the seat before the winner unless 'from S' says.")
+@click.option("--seat", type=int, default=0, show_default=True, help="The winner's seat.")
+@click.option("--dealer", type=int, default=0, show_default=True, help="The dealer's seat.")
+@click.option("--from", "from_seat", type=int, default=None, metavar="S",
+              help="Who gave the card (not for zimo; default: the seat before the winner).")
+@click.option("--flag", "flags", multiple=True, metavar="FLAG",
+              help="A context flag (repeatable): gangshangpao, gangshanghua, haidi, "
+                   "haidipao, tianhu, dihu, renhu; zipai also sanlong_wukan, after_sao.")
+@click.option("--flip", default=None, metavar="CARDS",
+              help="The stock the bonus flip (翻醒/醒) takes from, head first; '' is an "
+                   "empty stock.  Without it nothing is flipped.")
+@click.option("--relation", "relations", multiple=True, metavar="NAME=A,B",
+              help="A standing relation between two seats (repeatable): hubao=0,1, fenghu=2,1.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object (wins, readings, patterns, hu, payments …).")
+def score(variant: str, hand: str, tile: str | None, how: str, melds: tuple[str, ...],
+          seat: int, dealer: int, from_seat: int | None, flags: tuple[str, ...],
+          flip: str | None, relations: tuple[str, ...], as_json: bool) -> None:
+    """Score HAND of VARIANT: does it win, read how, worth what, paid by whom.
+
+    HAND is the concealed hand with the winning card, in the variant's
+    notation: '11223344556677m', "'x1 x2 x3 d4 d5 d6 …'".  Every reading
+    the win check considers is listed and the one paid marked (D-M4).
+    VARIANT may carry options: 'guilin-mahjong(hubao=false)'.
+    """
+    import msgspec
+
+    from qipai.calc import score as run
+
+    got = run(variant, hand, tile=tile, how=how, melds=melds, seat=seat, dealer=dealer,
+              from_seat=from_seat, flags=flags, flip=flip, relations=_relations(relations))
+    if as_json:
+        click.echo(msgspec.json.encode(got).decode())
+        return
+    from rich.console import Console
+
+    print_score(Console(highlight=False), got)
+
+
+def _name(names: dict[str, str], pid: str) -> str:
+    zh = names.get(pid)
+    return f"{zh} {pid}" if zh else pid
+
+
+def print_score(console: Any, s: Any) -> None:
+    """Print a :class:`~qipai.calc.Score` for people (rich)."""
+    from rich.table import Table as RichTable
+
+    from qipai.core.ruleset import load
+
+    rs = load(s.variant)
+    cards = rs.cards
+    names = dict(getattr(rs.manifest, "names", {}) or {})
+    how = _name(names, s.how)
+    on = "no winning card" if s.tile is None else \
+        f"on {s.tile} {cards.chinese(cards.parse(s.tile)[0])}"
+    src = f" from seat {s.from_seat}" if s.from_seat is not None else ""
+    verdict = "[bold green]wins[/]" if s.wins else "[bold red]does not win[/]"
+    console.print(f"[bold]{rs.manifest.title} {s.variant}[/] · seat {s.seat} {verdict} · "
+                  f"{how} {on}{src} · dealer seat {s.dealer}")
+    kinds = sorted(cards.parse(s.hand))
+    console.print(f"hand   {s.hand}   "
+                  f"{' '.join(cards.chinese(k) for k in kinds)}", markup=False)
+    for m in s.melds:
+        console.print(f"meld   {m}", markup=False)
+    if s.flags:
+        console.print(f"flags  {', '.join(_name(names, f) for f in s.flags)}", markup=False)
+    if not s.wins:
+        console.print(s.note, markup=False)
+        return
+    if s.readings:
+        rule = ("the split with the most 胡数 is paid" if s.hu is not None else
+                "D-M4: the reading that pays the winner most is paid; on a tie the larger "
+                "value before multipliers, then a special shape")
+        grid = RichTable(title=f"readings considered ({rule})", title_justify="left",
+                         box=None, pad_edge=False, header_style="bold")
+        grid.add_column("#", justify="right")
+        grid.add_column("shape")
+        grid.add_column("groups", overflow="fold")
+        grid.add_column("patterns", overflow="fold")
+        if s.hu is not None:
+            grid.add_column("胡数", justify="right")
+        grid.add_column("value", justify="right")
+        grid.add_column("")
+        for i, r in enumerate(s.readings, 1):
+            row = [str(i), r.shape, "  ".join(r.groups),
+                   ", ".join(r.patterns) or "— (below the minimum)"]
+            if s.hu is not None:
+                row.append(str(r.hu))
+            row += [str(r.value), "← paid" if r.paid else ""]
+            grid.add_row(*row, style="bold" if r.paid else None)
+        console.print(grid)
+    console.print(f"patterns  {', '.join(_name(names, p) for p in s.patterns) or '—'}",
+                  markup=False)
+    if s.hu is not None:
+        console.print(f"胡数      {s.hu}", markup=False)
+    if s.value is not None:
+        console.print(f"value     {s.value} (the reading paid, before the bonus flip and "
+                      f"liabilities)", markup=False)
+    if s.xing is not None:
+        if not s.flip:
+            console.print("醒        not flipped (give --flip CARDS: the stock, head first)",
+                          markup=False)
+        else:
+            flipped = " ".join(s.flipped) or "nothing (the stock is empty)"
+            console.print(f"醒        flipped {flipped} → 醒数 {s.xing}", markup=False)
+    _print_payments(console, rs, s)
+    console.print("net       " + " · ".join(f"seat {i} {v:+d}" for i, v in enumerate(s.net)),
+                  markup=False)
+
+
+def _print_payments(console: Any, rs: Any, s: Any) -> None:
+    console.print("payments", markup=False)
+    for p in s.payments:
+        console.print(f"  seat {p.payer} → seat {p.payee}  {p.amount}  ({p.reason})",
+                      markup=False)
