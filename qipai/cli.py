@@ -214,11 +214,14 @@ def _literal(value: Any) -> str:
 @click.option("--plugin", "plugins", multiple=True, metavar="MODULE_OR_FILE",
               help="A house-rule plugin layered over the variant: an importable module "
                    "or a .py file (repeatable).")
+@click.option("--human", type=int, default=None, metavar="SEAT",
+              help="Play seat SEAT yourself in the terminal; bots play the others.")
 def play(variant: str, seed: int | None, hands: int, bots: str, as_json: bool,
-         commit: bool, plugins: tuple[str, ...]) -> None:
+         commit: bool, plugins: tuple[str, ...], human: int | None) -> None:
     """Let bots play HANDS hands of VARIANT (default guilin-mahjong).
 
     VARIANT may carry options: 'guilin-mahjong(hubao=false, max_flips=1)'.
+    With --human SEAT you play that seat (see qipai.human).
     """
     from qipai.bots import play_hands
     from qipai.core.ruleset import load
@@ -226,6 +229,10 @@ def play(variant: str, seed: int | None, hands: int, bots: str, as_json: bool,
     if commit and not as_json:
         fail("--commit needs --json (the committed records are in the JSON)")
     rs = load(variant, plugins=[_load_plugin(p) for p in plugins])
+    if human is not None:
+        from qipai.cli_human import play_as_human
+
+        return play_as_human(rs, human, seed=seed, hands=hands, bots=bots, as_json=as_json)
     tables = play_hands(rs, hands, seed=seed, bots=bots)
     if as_json:
         _print_json(rs, seed, bots, list(tables), commit)
