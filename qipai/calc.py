@@ -52,7 +52,7 @@ from qipai.core.errors import BadCards, BadNotation
 from qipai.core.model import HandEnd, Meld, Payment, WinClaim, WinReading, net_of
 from qipai.core.ruleset import Ruleset, load
 
-__all__ = ["Score", "ScoredPayment", "parse_melds", "score", "score_ruleset"]
+__all__ = ["Score", "parse_melds", "score", "score_ruleset"]
 
 #: Meld kinds a seat claims from another's card (the others are its own).
 CLAIMED = ("chi", "peng", "minggang", "jiagang", "kaizhao")
@@ -60,24 +60,6 @@ CLAIMED = ("chi", "peng", "minggang", "jiagang", "kaizhao")
 _SIZES = {"peng": 3, "sao": 3, "guosao": 3, "minggang": 4, "jiagang": 4, "angang": 4,
           "saochuan": 4, "kaizhao": 4}
 _MELD = re.compile(r"^\s*([a-z]+)\s+(.*?)(?:\s+from\s+(\d+))?\s*$")
-
-
-class ScoredPayment(msgspec.Struct, frozen=True):
-    """One payment of the settlement.
-
-    Attributes:
-        payer, payee: seats.
-        amount: in the variant's unit (子; 广西麻将 张).
-        reason: the payment's reason id (``hu``, ``fangpao``, ``hubao`` …).
-        why: the payment's breakdown (``Payment.why``: a list of terms) when
-            the variant gives one, else empty.
-    """
-
-    payer: int
-    payee: int
-    amount: int
-    reason: str
-    why: list[Any] = []
 
 
 class Score(msgspec.Struct, frozen=True):
@@ -100,7 +82,9 @@ class Score(msgspec.Struct, frozen=True):
         flipped: the cards the bonus flip turned over, in notation.
         xing: 醒数 counted (None when the variant has no bonus flip).
         flip: whether a bonus flip was asked for (``flip`` given).
-        payments: the settlement, one transfer each (empty when no win).
+        payments: the settlement (:class:`~qipai.core.model.Payment`: ``payer``,
+            ``payee``, ``amount``, ``reason`` and ``why``, the breakdown as a
+            list of terms); empty when the hand does not win.
         net: gain per seat (sums to zero).
         note: why the hand does not win, or an empty string.
     """
@@ -122,7 +106,7 @@ class Score(msgspec.Struct, frozen=True):
     flipped: list[str]
     xing: int | None
     flip: bool
-    payments: list[ScoredPayment]
+    payments: list[Payment]
     net: list[int]
     note: str = ""
 
@@ -270,9 +254,7 @@ def score_ruleset(rs: Ruleset, hand: str | Sequence[int], *, tile: str | int | N
         from_seat=from_seat if how != "zimo" else None, flags=list(flags), wins=ev.wins,
         readings=readings, patterns=patterns, hu=ev.hu,
         value=paid.value if paid is not None else None, flipped=flipped, xing=xing,
-        flip=flip is not None, payments=[ScoredPayment(p.payer, p.payee, p.amount, p.reason,
-                                msgspec.to_builtins(getattr(p, "why", ())))
-                  for p in payments],
+        flip=flip is not None, payments=list(payments),
         net=net_of(payments, n), note=note)
 
 

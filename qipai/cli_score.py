@@ -90,7 +90,7 @@ def print_score(console: Any, s: Any) -> None:
 
     rs = load(s.variant)
     cards = rs.cards
-    names = dict(getattr(rs.manifest, "names", {}) or {})
+    names = dict(rs.manifest.names)
     how = _name(names, s.how)
     on = "no winning card" if s.tile is None else \
         f"on {s.tile} {cards.chinese(cards.parse(s.tile)[0])}"
@@ -150,7 +150,6 @@ def print_score(console: Any, s: Any) -> None:
 
 
 def _print_payments(console: Any, rs: Any, s: Any) -> None:
-    console.print("payments", markup=False)
-    for p in s.payments:
-        console.print(f"  seat {p.payer} → seat {p.payee}  {p.amount}  ({p.reason})",
-                      markup=False)
+    from qipai.explain import print_payments
+
+    print_payments(console, s.payments, rs.manifest, title="payments")

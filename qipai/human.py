@@ -175,14 +175,13 @@ def show_result(console: Any, view: Any, cards: Any, manifest: Any) -> None:
                       highlight=False)
     if r.flipped:
         console.print(f"flipped: {cards_text(cards, r.flipped)}", markup=False)
+    from qipai.explain import print_payments
+
     settle = r.payments[len(r.instant):]
     for title, pays in (("paid during the hand", r.instant), ("settlement", settle)):
-        if pays:
-            console.print(title, markup=False)
-            for p in pays:
-                console.print(f"  {_seat(p.payer, me)} → {_seat(p.payee, me)}  {p.amount}  "
-                              f"({p.reason})", markup=False)
-    console.print("net: " + " · ".join(f"{_seat(s, me)} {v:+d}" for s, v in enumerate(r.net)),
+        print_payments(console, pays, manifest, title=title)
+    console.print(f"you are seat {me}; net: "
+                  + " · ".join(f"{_seat(s, me)} {v:+d}" for s, v in enumerate(r.net)),
                   markup=False)
     console.print(f"next dealer: seat {r.next_dealer}", markup=False)
 
