@@ -146,6 +146,17 @@ def test_zipai_below_the_minimum() -> None:
     assert not s.wins and "below" in s.note
 
 
+def test_zipai_lists_every_split_and_pays_the_one_with_most_hu() -> None:
+    # x1 x1 x2 x2 x3 x3 read as two 一二三 (3 + 3) + 壹贰叁 6 + 贰柒拾 6 = 18 胡数
+    # → 1 + ⌊8/3⌋ = 3 子; or as 小小大 x1 x1 d1, x2 x2 d2, x3 x3 d3 (0 each) +
+    # 贰柒拾 6 = 6 胡数, below 10.  放炮: the discarder pays both shares, 2 × 3.
+    s = score("guilin-zipai", "x1 x1 x2 x2 x3 x3 d1 d2 d3 d2 d7 d10 x4 x5 x6 x7 x8 x9 d4 d5 d6",
+              how="fangpao", from_seat=2)
+    assert sorted((r.hu, r.value, r.paid) for r in s.readings) == [(6, 0, False), (18, 3, True)]
+    assert [r.patterns for r in s.readings if not r.paid] == [()]
+    assert s.hu == 18 and s.net == [6, 0, -6]
+
+
 @pytest.mark.parametrize("args, words", [
     (["guilin-mahjong", "123q"], ["bad tile"]),
     (["guilin-mahjong", "11111m"], ["5 copies"]),

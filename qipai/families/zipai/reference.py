@@ -117,6 +117,25 @@ def ref_best_split(
     return best
 
 
+def every_split(
+    counts: Sequence[int], card: int | None = None, self_drawn: bool = True
+) -> list[Split]:
+    """Every split :func:`ref_best_split` accepts, most 胡数 first (ties in
+    the order found): what a hand calculator lists beside the split paid.
+    Same arguments and errors as :func:`ref_best_split`; brute force, meant
+    for a hand that is known to split (a winning one: well under a second).
+    """
+    if len(counts) != 20:
+        raise BadCards("20 counts")
+    if any(n >= 4 or n < 0 for n in counts):
+        raise BadCards("a count is 0..3")
+    cards = sorted([k for k in range(20) for _ in range(counts[k])]
+                   + ([card] if card is not None else []))
+    found = [s for part in _partitions(cards)
+             if (s := _score(part, counts, card, self_drawn)) is not None]
+    return sorted(found, key=lambda s: -s.hu)
+
+
 def _score(part, counts, card, self_drawn) -> Split | None:
     pairs = [b for b in part if len(b) == 2]
     if len(pairs) > 1 or any(b[0] != b[1] for b in pairs):

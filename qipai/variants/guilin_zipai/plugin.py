@@ -49,7 +49,7 @@ def qipai_win_check(claim: WinClaim, how: str, dealer: int, from_seat: int | Non
 def qipai_readings(claim: WinClaim, how: str, dealer: int, from_seat: int | None,
                    options: ZipaiOptions) -> list[WinReading]:
     """Each reading of the claim (the hand, or the 开招/扫穿 its card makes) with
-    its best split; the one with the most 胡数 is paid."""
+    every split of it; the one with the most 胡数 is paid."""
     return scoring.readings(claim, how, dealer, from_seat, options)
 
 

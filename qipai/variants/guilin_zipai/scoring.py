@@ -327,15 +327,16 @@ def analyse(
     from_seat: int | None = None,
     options: ZipaiOptions | None = None,
     n_players: int = N_PLAYERS,
-    every: list[tuple[int, Any, list[Meld]]] | None = None,
+    every: list[tuple[int, Any, list[Meld], list[int], int | None]] | None = None,
 ) -> Evaluation:
     """Whether ``claim`` wins, its 胡数, 子 and 名堂 (§4, §5, §7, D-ZP4–D-ZP9).
 
     See the module doc for how the claim is read.  胡数 = the most over the
     readings of (hand split's 胡数 + Σ meld 胡数); a win needs a reading and
     胡数 ≥ the threshold (三笼五坎: no minimum).  ``every``, if given, receives
-    each reading that splits as ``(胡数, best split, melds as scored)``, in
-    the order tried (the first with the most 胡数 is the one kept).
+    each reading that splits as ``(胡数, best split, melds as scored, hand
+    counts, winning card)``, in the order tried (the first with the most
+    胡数 is the one kept).
 
     Raises:
         BadCards: impossible input (module doc).
@@ -430,7 +431,7 @@ def analyse(
             continue
         hu = split.hu + sum(meld_hu(m) for m in ms)
         if every is not None:
-            every.append((hu, split, ms))
+            every.append((hu, split, ms, counts, card))
         if best is None or hu > best[0]:
             best = (hu, split, ms)
     if best is None:
@@ -458,21 +459,25 @@ def readings(
     n_players: int = N_PLAYERS,
 ) -> list[WinReading]:
     """Every reading :func:`analyse` considers — the hand as it is, and the
-    meld the winning card may make (D-ZP9 开招, a 扫穿 on one's own 扫) —
-    each with its best split, the one kept marked ``paid`` (hook
-    ``qipai_readings``; for explanations, not play).
+    meld the winning card may make (D-ZP9 开招, a 扫穿 on one's own 扫) — with
+    every split of each (the paid one is :func:`best_split`'s; the others
+    come from the brute-force enumeration of
+    :func:`qipai.families.zipai.reference.every_split`), the one kept marked
+    ``paid`` (hook ``qipai_readings``; for explanations, not play).
 
     Returns:
-        One :class:`~qipai.core.model.WinReading` per reading that splits
-        (``groups``: the table melds, then the hand's groups, each with its
-        胡数; ``value``: the 子 of its 胡数; ``patterns`` empty for a reading
-        below the threshold); [] if the claim does not win.
+        One :class:`~qipai.core.model.WinReading` per split (``groups``: the
+        table melds, then the hand's groups, each with its 胡数; ``value``:
+        the 子 of its 胡数; ``patterns`` empty for a split below the
+        threshold); [] if the claim does not win.
 
     Raises:
         BadCards: as :func:`analyse`.
     """
+    from qipai.families.zipai.reference import every_split
+
     options = options or ZipaiOptions()
-    every: list[tuple[int, Any, list[Meld]]] = []
+    every: list[tuple[int, Any, list[Meld], list[int], int | None]] = []
     ev = analyse(claim, how, dealer, from_seat, options, n_players, every)
     if not ev.wins:
         return []
@@ -480,17 +485,24 @@ def readings(
         groups = tuple(_group_text(m.kind, m.cards) for m in ev.melds) + tuple(
             _group_text(g, cs) for g, cs in ev.groups)
         return [WinReading("sanlong_wukan", groups, ev.patterns, ev.zi, ev.hu, True)]
-    top = max(hu for hu, _, _ in every)
-    paid = next(i for i, (hu, _, _) in enumerate(every) if hu == top)
+    top = max(e[0] for e in every)
+    paid = next(i for i, e in enumerate(every) if e[0] == top)
     plain = {(m.kind, m.cards) for m in claim.melds}
     out = []
-    for i, (hu, split, ms) in enumerate(every):
+    for i, (hu, split, ms, counts, card) in enumerate(every):
         made = [m.kind for m in ms if (m.kind, m.cards) not in plain]
-        groups = tuple(_group_text(m.kind, m.cards) for m in ms) + tuple(
-            _group_text(g, cs) for g, cs in _split_groups(split))
-        zi = hu_to_zi(hu, options)
-        out.append(WinReading(made[0] if made else "split", groups,
-                              ev.patterns if zi else (), zi, hu, i == paid))
+        shape = made[0] if made else "split"
+        melds_hu = hu - split.hu
+        mine = _split_groups(split)
+        splits = [(split, True)] + [(s, False) for s in every_split(counts, card, how == "zimo")
+                                    if sorted(_split_groups(s)) != sorted(mine)]
+        for s, own in splits:
+            total = s.hu + melds_hu
+            zi = hu_to_zi(total, options)
+            groups = tuple(_group_text(m.kind, m.cards) for m in ms) + tuple(
+                _group_text(g, cs) for g, cs in _split_groups(s))
+            out.append(WinReading(shape, groups, ev.patterns if zi else (), zi, total,
+                                  own and i == paid))
     return out
 
 
