@@ -157,6 +157,17 @@ def test_zipai_lists_every_split_and_pays_the_one_with_most_hu() -> None:
     assert s.hu == 18 and s.net == [6, 0, -6]
 
 
+def test_zipai_sanlong_wukan_without_a_winning_card() -> None:
+    # guilin-zipai.md D-ZP6/D-ZP16: five 坎 (5 × 3) + 壹贰叁 6 = 21 胡数 → 1 + ⌊11/3⌋
+    # = 4 子; flip d4, 上醒 d5 held once → 1; 2番: (4 + 1) × 2 = 10 from each.
+    s = score("guilin-zipai", "x1 x1 x1 x3 x3 x3 x5 x5 x5 x7 x7 x7 x9 x9 x9 d1 d2 d3 d5 d8",
+              tile="none", flags=["sanlong_wukan"], seat=1, flip="d4 x2")
+    assert s.tile is None and s.hu == 21 and s.xing == 1
+    assert s.net == [-10, 20, -10]
+    (r,) = s.readings
+    assert r.paid and r.groups[-1] == "rest d1 d2 d3 d5 d8 (6)"
+
+
 @pytest.mark.parametrize("args, words", [
     (["guilin-mahjong", "123q"], ["bad tile"]),
     (["guilin-mahjong", "11111m"], ["5 copies"]),

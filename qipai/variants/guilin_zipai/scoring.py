@@ -481,9 +481,15 @@ def readings(
     ev = analyse(claim, how, dealer, from_seat, options, n_players, every)
     if not ev.wins:
         return []
-    if not every:  # 三笼五坎: its 扫穿 and 坎 (D-ZP16)
+    if not every:  # 三笼五坎: its 扫穿 and 坎, and the best groups of the rest (D-ZP16)
         groups = tuple(_group_text(m.kind, m.cards) for m in ev.melds) + tuple(
             _group_text(g, cs) for g, cs in ev.groups)
+        rest = list(holding(claim))
+        for c in [c for m in ev.melds for c in m.cards] + [c for _, cs in ev.groups for c in cs]:
+            rest.remove(c)
+        shown = sum(meld_hu(m) for m in ev.melds) + sum(group_hu(g, cs) for g, cs in ev.groups)
+        if rest:
+            groups += (f"rest {CARDS.format(rest)} ({(ev.hu or 0) - shown})",)
         return [WinReading("sanlong_wukan", groups, ev.patterns, ev.zi, ev.hu, True)]
     top = max(e[0] for e in every)
     paid = next(i for i, e in enumerate(every) if e[0] == top)
