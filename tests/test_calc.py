@@ -18,6 +18,7 @@ from qipai.calc import Score, score
 from qipai.cli import cli
 from qipai.conformance import strategies as qst
 from qipai.core.errors import BadCards, BadNotation
+from qipai.core.model import why_total
 from qipai.core.ruleset import load
 
 
@@ -57,6 +58,11 @@ def test_doc_example_guilin_qingyise_qidui_gangshangpao() -> None:
     assert {r["value"] for r in doc["readings"]} == {140}
     assert len(doc["readings"]) == 4  # 七对 and three standard decompositions
     assert all("why" in p for p in doc["payments"])
+    # the breakdown is the variant's (Payment.why) and totals the amount
+    s = score("guilin-mahjong", "11223344556677m", how="dianpao", seat=1, from_seat=0,
+              flags=["gangshangpao"])
+    (p,) = s.payments
+    assert p.why and why_total(p.why) == p.amount == 140
 
 
 def test_doc_example_guangxi_qingyise_quanqiuren() -> None:
