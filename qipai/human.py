@@ -186,6 +186,15 @@ def show_result(console: Any, view: Any, cards: Any, manifest: Any) -> None:
     console.print(f"next dealer: seat {r.next_dealer}", markup=False)
 
 
+def _print_events(console: Any, view: Any, cards: Any, seen: int) -> int:
+    """Print the view's events from index ``seen`` on; return the new count."""
+    for e in view.events[seen:]:
+        line = event_text(cards, e, view.seat)
+        if line:
+            console.print(line, markup=False)
+    return len(view.events)
+
+
 def play_human(ruleset: Any, seat: int, *, seed: int | None = None, hands: int = 1,
                bots: str = "greedy", console: Any = None,
                read: Callable[[str], str] | None = None) -> list[Any]:
@@ -235,11 +244,7 @@ def play_human(ruleset: Any, seat: int, *, seed: int | None = None, hands: int =
                     table.apply(players[who].choose(table, who))
                     continue
                 view = table.view(seat)
-                for e in view.events[seen:]:
-                    line = event_text(cards, e, seat)
-                    if line:
-                        console.print(line, markup=False)
-                seen = len(view.events)
+                seen = _print_events(console, view, cards, seen)
                 legal = list(view.legal)
                 if len(legal) == 1:
                     console.print(f"only move: {action_text(cards, legal[0], view.window)}",
@@ -253,10 +258,7 @@ def play_human(ruleset: Any, seat: int, *, seed: int | None = None, hands: int =
             q.tables = done  # type: ignore[attr-defined]
             raise
         view = table.view(seat)
-        for e in view.events[seen:]:
-            line = event_text(cards, e, seat)
-            if line:
-                console.print(line, markup=False)
+        _print_events(console, view, cards, seen)
         console.print(Rule("settlement"))
         show_result(console, view, cards, ruleset.manifest)
         done.append(table)
