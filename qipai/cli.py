@@ -701,18 +701,67 @@ def new_variant(name: str, family: str, directory: str) -> None:
 
 @cli.command()
 @click.option("--cases", is_flag=True, help="The schema of a conformance case file instead.")
-def schema(cases: bool) -> None:
+@click.option("--protocol", is_flag=True,
+              help="The game server's WebSocket messages and the per-seat view instead.")
+def schema(cases: bool, protocol: bool) -> None:
     """Print the JSON Schema of a game record (the current format version)."""
     import msgspec
-
-    from qipai.core.records import Record
 
     if cases:
         from qipai.conformance.casespec import schema_text
 
         click.echo(schema_text())
         return
-    click.echo(msgspec.json.format(msgspec.json.encode(msgspec.json.schema(Record))).decode())
+    if protocol:
+        from qipai.host.protocol import schema as protocol_schema
+
+        doc = protocol_schema()
+    else:
+        from qipai.core.records import Record
+
+        doc = msgspec.json.schema(Record)
+    click.echo(msgspec.json.format(msgspec.json.encode(doc)).decode())
+
+
+# --------------------------------------------------------------------------
+# serve
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--db", default="sqlite:///qipai.db", show_default=True,
+              help="Database URL: sqlite:///FILE or postgresql://USER@HOST/DB.")
+@click.option("--turn-timeout", type=click.FloatRange(min=0, min_open=True), default=30.0,
+              show_default=True, help="Seconds a seat has for its turn before the default "
+                                      "action is played for it.")
+@click.option("--claim-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds a seat has to claim or pass a card (default: --turn-timeout).")
+@click.option("--seed", type=int, default=None,
+              help="Deal every table's hands from this seed (tests and demos only: the "
+                   "deals are predictable, and every view and record says so).")
+@click.option("--plugin", "plugins", multiple=True, metavar="MODULE_OR_FILE",
+              help="A house-rule plugin every table uses (repeatable).")
+def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: float | None,
+          seed: int | None, plugins: tuple[str, ...]) -> None:
+    """Host tables: HTTP + WebSocket game server with durable tables.
+
+    Create a table with POST /tables, play it over /tables/{id}/ws?token=…
+    (docs: "Host a table").  Open tables are restored from the database
+    when the server starts again.
+    """
+    try:
+        from qipai.host.app import Server, run
+    except ModuleNotFoundError as exc:
+        fail(f"qipai serve needs the 'serve' extra (missing module {exc.name!r}): "
+             f"pip install 'qipai[serve]'")
+    server = Server(db, turn_timeout=turn_timeout, claim_timeout=claim_timeout, seed=seed,
+                    plugins=plugins)
+    dealt = f"seeded {seed} (tests and demos only)" if seed is not None else "OS CSPRNG"
+    click.echo(f"qipai serve on http://{host}:{port} · database {db} · "
+               f"{len(server.tables)} open table{'s' if len(server.tables) != 1 else ''} "
+               f"restored · deals: {dealt}", err=True)
+    run(host, port, server)
 
 
 from qipai.cli_score import score  # noqa: E402  (its body imports the engine when run)

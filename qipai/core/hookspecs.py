@@ -8,7 +8,7 @@ registered first, usually ``trylast``) and any house-rule plugins layered
 over it, so two variants never answer the same call.
 
 Stages: variant manifest · table setup · turn protocol · claims · winning ·
-bonus flip · settlement · records and views.
+bonus flip · settlement · hosting.
 
 The turn protocol the engine runs (:class:`qipai.core.table.Table`):
 
@@ -353,6 +353,23 @@ def qipai_next_dealer(
             robbed kong maker, D-M8) of a win by discard, else None.
 
     Returns: a seat.  ``firstresult``.
+    """
+
+
+
+# ---------------------------------------------------------------- hosting
+
+
+@hookspec(firstresult=True)
+def qipai_default_action(table: Table, seat: int) -> Action | None:
+    """The action a host plays for ``seat`` when it does not decide in time
+    (``qipai serve``'s turn timeout).
+
+    Returns: one of ``table.legal_actions(seat)``, or None to leave it to
+    the generic default (:func:`qipai.core.timeouts.default_action`: pass
+    a claim; on a turn, discard the card just drawn if it may be
+    discarded, else the hand's last card in sort order that may be, else
+    the first legal action).  ``firstresult``.
     """
 
 

@@ -1,0 +1,414 @@
+"""The HTTP and WebSocket routes of ``qipai serve`` (Starlette, served by uvicorn).
+
+Routes (docs/reference/protocol.md):
+
+* ``GET /health`` — ``{"status": "ok", "tables": N, "db": "sqlite"}``.
+* ``GET /variants``, ``GET /variants/{name}`` — options and the card table.
+* ``POST /tables`` — create a table; ``GET /tables`` — the open tables;
+  ``GET /tables/{id}``; ``GET /tables/{id}/records`` — the finished hands'
+  records (``qipai replay`` reads the answer); ``POST /tables/{id}/close``
+  with ``Authorization: Bearer ADMIN_TOKEN``.
+* ``WS /tables/{id}/ws?token=TOKEN`` — one seat (or the spectator) per connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import sys
+import time
+from typing import Any
+
+import msgspec
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from qipai.core.errors import QipaiError
+from qipai.host import protocol as P
+from qipai.host.game import Conn, HostedTable, Refused
+from qipai.host.store import Store, StoreError, token_hash
+
+#: The largest HTTP request body read (bytes).
+MAX_BODY_BYTES = 64 * 1024
+#: Client messages per second a connection may send (a token bucket of
+#: RATE_BURST): more are dropped with one ``Throttled`` error a second.
+RATE_PER_S = 20.0
+RATE_BURST = 40.0
+
+
+class RestoreRefused(QipaiError):
+    """A stored table cannot be restored under this server (other versions
+    or plugins than it was made with)."""
+
+
+def _versions() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("qipai")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree
+        return "0+unknown"
+
+
+class Server:
+    """The server's state: the store, the hosted tables, the settings.
+
+    Args:
+        db: a database URL (``sqlite:///qipai.db``, ``postgresql://…``).
+        turn_timeout: seconds a seat has for a turn.  claim_timeout: for a
+            claim window (default: ``turn_timeout``).
+        seed: a server seed (tests and demos: every table's hand ``i`` is
+            dealt from ``hand_seed(seed, i)``, and says so); None: the OS's CSPRNG.
+        plugins: house-rule plugin specs (``MODULE`` or ``FILE.py``) every table uses.
+
+    Raises:
+        StoreError: the database cannot be opened.
+        RestoreRefused: an open table was made under other versions or plugins.
+    """
+
+    def __init__(self, db: str, turn_timeout: float = 30.0, claim_timeout: float | None = None,
+                 seed: int | None = None, plugins: tuple[str, ...] = (),
+                 quiet: bool = False) -> None:
+        from qipai.core.ruleset import load_plugin
+
+        self.db_url = db
+        self.turn_timeout = float(turn_timeout)
+        self.claim_timeout = float(claim_timeout if claim_timeout is not None else turn_timeout)
+        self.seed = seed
+        self.plugin_specs = list(plugins)
+        self.plugins = [load_plugin(p) for p in plugins]
+        self.quiet = quiet
+        self.qipai_version = _versions()
+        self.store = Store(db)
+        self.tables: dict[str, HostedTable] = {}
+        for row in self.store.open_tables():
+            self.restore(row)
+
+    def log(self, message: str) -> None:
+        if not self.quiet:
+            print(f"qipai serve: {message}", file=sys.stderr, flush=True)
+
+    # ---------------------------------------------------------------- tables
+
+    def ruleset(self, spec: str) -> Any:
+        from qipai.core.ruleset import load_cached
+
+        return load_cached(spec, plugins=self.plugins)
+
+    def restore(self, row: dict[str, Any]) -> HostedTable:
+        stored = msgspec.json.decode(row["plugins"])
+        if stored != self.plugin_specs:
+            raise RestoreRefused(f"table {row['id']} was made with house plugins {stored}; "
+                                 f"this server has {self.plugin_specs}: start it with the same "
+                                 f"--plugin options")
+        rs = self.ruleset(row["spec"])
+        diffs = []
+        if row["qipai_version"] != self.qipai_version:
+            diffs.append(f"qipai {row['qipai_version']} (this is {self.qipai_version})")
+        if row["variant_version"] != rs.manifest.version:
+            diffs.append(f"{rs.name} version {row['variant_version']} "
+                         f"(this is {rs.manifest.version})")
+        if diffs:
+            raise RestoreRefused(f"table {row['id']} was made under {', '.join(diffs)}: "
+                                 f"it is not replayed into a different game; serve it with "
+                                 f"the versions it was made with")
+        t = HostedTable(self, row, rs)
+        t.rebuild()
+        self.tables[t.id] = t
+        return t
+
+    def create(self, body: P.CreateTable) -> tuple[HostedTable, P.Created]:
+        """A new table (validated before anything is written).
+
+        Raises:
+            QipaiError: an unknown variant, a bad option, bad bot seats.
+        """
+        rs = self.ruleset(body.variant)
+        n = rs.manifest.players
+        bots = body.bots
+        if any(type(b) is not int or not 0 <= b < n for b in bots) or len(set(bots)) != len(bots):
+            raise BadBots(f"bots must be distinct seats of {rs.name} (0..{n - 1}), not {bots}")
+        tid = secrets.token_hex(6)
+        seat_tokens = {str(s): secrets.token_urlsafe(24) for s in range(n) if s not in bots}
+        spectator, admin = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+        row = dict(id=tid, spec=rs.spec, variant=rs.name,
+                   options=msgspec.json.encode(rs.options_dict()).decode(),
+                   plugins=msgspec.json.encode(self.plugin_specs).decode(),
+                   qipai_version=self.qipai_version, variant_version=rs.manifest.version,
+                   rng="seeded" if self.seed is not None else "os",
+                   seed=str(self.seed) if self.seed is not None else None,
+                   bots=msgspec.json.encode(sorted(bots)).decode(),
+                   tokens=msgspec.json.encode({s: token_hash(t) for s, t in seat_tokens.items()}
+                                              ).decode(),
+                   spectator_hash=token_hash(spectator), admin_hash=token_hash(admin),
+                   open=True, created=time.time())
+        t = HostedTable(self, row, rs)
+        hand = t.new_hand(0, None)
+        self.store.create_table(row, t.hand_row(0, *hand))
+        t.install(0, *hand)
+        self.tables[tid] = t
+        t.start()
+        return t, P.Created(id=tid, seats=seat_tokens,
+                            spectator=f"/tables/{tid}/ws?token={spectator}",
+                            spectator_token=spectator, admin=admin, ws=f"/tables/{tid}/ws")
+
+
+class BadBots(QipaiError, ValueError):
+    """``POST /tables``: the bot seats are not distinct seats of the variant."""
+
+
+# -------------------------------------------------------------------- HTTP helpers
+
+_ENC = msgspec.json.Encoder()
+
+
+def _json(obj: Any, status: int = 200) -> Response:
+    return Response(_ENC.encode(obj), status_code=status, media_type="application/json")
+
+
+def _error(code: str, message: str, status: int) -> Response:
+    return _json(P.HttpError(error=code, message=message), status)
+
+
+def _server(request: Request | WebSocket) -> Server:
+    return request.app.state.server
+
+
+async def health(request: Request) -> Response:
+    s = _server(request)
+    return _json({"status": "ok", "tables": len(s.tables), "db": s.store.dialect})
+
+
+async def variants(request: Request) -> Response:
+    from qipai.core.ruleset import available, load_cached
+
+    out = []
+    for name in sorted(available()):
+        try:
+            rs = load_cached(name)
+        except Exception:  # noqa: BLE001 - a broken plugin does not hide the others
+            continue
+        m = rs.manifest
+        out.append({"name": name, "title": m.title, "family": m.family, "players": m.players,
+                    "version": m.version, "options": rs.options_dict()})
+    return _json(out)
+
+
+async def variant(request: Request) -> Response:
+    from qipai.core.ruleset import load_cached
+
+    name = request.path_params["name"]
+    try:
+        rs = load_cached(name)
+    except QipaiError as exc:
+        return _error(type(exc).__name__, str(exc), 404)
+    m = rs.manifest
+    cards = m.cards
+    glyph = getattr(cards, "glyph", None)
+    table = [{"kind": k, "notation": cards.token(k), "chinese": cards.chinese(k),
+              "glyph": glyph(k) if glyph else None} for k in range(cards.n_kinds)]
+    return _json({"name": rs.name, "title": m.title, "family": m.family, "players": m.players,
+                  "version": m.version, "options": rs.options_dict(),
+                  "options_schema": msgspec.json.schema(m.options_type),
+                  "cards": {"system": cards.name, "copies": cards.copies, "kinds": table}})
+
+
+async def _body(request: Request) -> bytes | Response:
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return _error("TooLarge", f"a request body is at most {MAX_BODY_BYTES} bytes", 413)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def create_table(request: Request) -> Response:
+    body = await _body(request)
+    if isinstance(body, Response):
+        return body
+    try:
+        spec = msgspec.json.decode(body or b"{}", type=P.CreateTable)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return _error("BadMessage", f"not a table request: {exc}", 400)
+    try:
+        _, created = _server(request).create(spec)
+    except StoreError as exc:
+        return _error("Unavailable", str(exc), 503)
+    except QipaiError as exc:
+        return _error(type(exc).__name__, str(exc), 400)
+    return _json(created, 201)
+
+
+async def list_tables(request: Request) -> Response:
+    return _json([t.info() for t in _server(request).tables.values() if t.open])
+
+
+def _table(request: Request) -> HostedTable | None:
+    return _server(request).tables.get(request.path_params["id"])
+
+
+async def get_table(request: Request) -> Response:
+    s = _server(request)
+    t = _table(request)
+    if t is not None:
+        return _json(t.info())
+    row = s.store.table(request.path_params["id"])
+    if row is None:
+        return _error("UnknownTable", f"no table {request.path_params['id']!r}", 404)
+    hands = s.store.hands_of(row["id"])
+    done = [msgspec.json.decode(h["net"]) for h in hands if h["net"] is not None]
+    totals = [sum(x) for x in zip(*done)] if done else []
+    return _json({"id": row["id"], "spec": row["spec"], "variant": row["variant"],
+                  "open": bool(row["open"]), "hands_done": len(done), "totals": totals})
+
+
+async def records(request: Request) -> Response:
+    s = _server(request)
+    tid = request.path_params["id"]
+    if s.store.table(tid) is None:
+        return _error("UnknownTable", f"no table {tid!r}", 404)
+    hands, total = [], None
+    for h in s.store.hands_of(tid):
+        if h["net"] is None:  # unfinished (or abandoned at close): not a finished hand
+            continue
+        rec = msgspec.json.decode(h["record"])
+        net = msgspec.json.decode(h["net"])
+        total = net if total is None else [a + b for a, b in zip(total, net)]
+        hands.append({"hand": h["hand"], "record": rec})
+    return _json({"table": tid, "hands": hands, "total": total})
+
+
+async def close_table(request: Request) -> Response:
+    t = _table(request)
+    if t is None:
+        return _error("UnknownTable", f"no open table {request.path_params['id']!r}", 404)
+    auth = request.headers.get("authorization", "")
+    token = auth[7:] if auth.lower().startswith("bearer ") else ""
+    if not token or not secrets.compare_digest(token_hash(token), t.admin_hash):
+        return _error("BadToken", "closing a table needs its admin token "
+                                  "(Authorization: Bearer ADMIN)", 403)
+    t.close()
+    return _json({"id": t.id, "open": False, "totals": t.totals})
+
+
+# -------------------------------------------------------------------- WebSocket
+
+
+async def _writer(ws: WebSocket, conn: Conn) -> None:
+    while True:
+        msg = await conn.outbox.get()
+        if msg is None:
+            with contextlib.suppress(Exception):
+                await ws.close(1000)
+            return
+        await ws.send_text(P.encode(msg).decode())
+
+
+async def table_ws(ws: WebSocket) -> None:
+    await ws.accept()
+    s = _server(ws)
+    t = s.tables.get(ws.path_params["id"])
+
+    async def refuse(code: str, message: str, close: int) -> None:
+        await ws.send_text(P.encode(P.Error(code=code, message=message)).decode())
+        await ws.close(close)
+
+    if t is None or not t.open:
+        return await refuse("UnknownTable", f"no open table {ws.path_params['id']!r}", 4404)
+    token = ws.query_params.get("token", "")
+    who = t.who(token_hash(token)) if token else None
+    if who is None:
+        return await refuse("BadToken", "the token is no seat's of this table", 4401)
+    conn = Conn(seat=None if who == "spectator" else int(who))
+    t.attach(conn)
+    writer = asyncio.get_running_loop().create_task(_writer(ws, conn))
+    allowance, last, warned = RATE_BURST, time.monotonic(), 0.0
+    try:
+        while True:
+            frame = await ws.receive()
+            if frame["type"] == "websocket.disconnect":
+                break
+            data = frame.get("text")
+            if data is None:
+                data = frame.get("bytes") or b""
+            now = time.monotonic()
+            allowance = min(RATE_BURST, allowance + (now - last) * RATE_PER_S)
+            last = now
+            if allowance < 1.0:
+                if now - warned >= 1.0:
+                    warned = now
+                    conn.send(P.Error(code="Throttled",
+                                      message=f"more than {RATE_PER_S:g} messages a second: "
+                                              f"dropped"))
+                continue
+            allowance -= 1.0
+            size = len(data.encode() if isinstance(data, str) else data)
+            if size > P.MAX_MESSAGE_BYTES:
+                conn.send(P.Error(code="TooLarge", message=f"a message is at most "
+                                                           f"{P.MAX_MESSAGE_BYTES} bytes; "
+                                                           f"this is {size}"))
+                continue
+            try:
+                msg = P.decode_client(data)
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                conn.send(P.Error(code="BadMessage", message=f"not a client message: {exc}"))
+                continue
+            if isinstance(msg, P.Ping):
+                conn.send(P.Pong())
+            elif isinstance(msg, P.Resync):
+                if t.open:
+                    t.welcome(conn)
+            else:
+                try:
+                    t.act(conn, msg)
+                except Refused as exc:
+                    conn.send(P.Error(code=exc.code, message=exc.message, seq=msg.seq))
+    except WebSocketDisconnect:
+        pass
+    finally:
+        t.detach(conn)
+        writer.cancel()
+
+
+# -------------------------------------------------------------------- the app
+
+
+def create_app(server: Server) -> Starlette:
+    """The Starlette app serving ``server`` (its tables' clocks and bots
+    start with the app)."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):  # type: ignore[no-untyped-def]
+        for t in server.tables.values():
+            t.start()
+        yield
+        for t in server.tables.values():
+            t.stop()
+        server.store.close()
+
+    app = Starlette(routes=[
+        Route("/health", health),
+        Route("/variants", variants),
+        Route("/variants/{name}", variant),
+        Route("/tables", create_table, methods=["POST"]),
+        Route("/tables", list_tables, methods=["GET"]),
+        Route("/tables/{id}", get_table),
+        Route("/tables/{id}/records", records),
+        Route("/tables/{id}/close", close_table, methods=["POST"]),
+        WebSocketRoute("/tables/{id}/ws", table_ws),
+    ], lifespan=lifespan)
+    app.state.server = server
+    return app
+
+
+def run(host: str, port: int, server: Server, log_level: str = "warning") -> None:
+    """Serve ``server`` with uvicorn until interrupted."""
+    import uvicorn
+
+    uvicorn.run(create_app(server), host=host, port=port, log_level=log_level,
+                access_log=False, ws_max_size=1024 * 1024, lifespan="on")

@@ -1,0 +1,450 @@
+"""A hosted table: hand after hand of one ruleset, its seats, bots and clocks.
+
+A :class:`HostedTable` owns the current hand's :class:`~qipai.core.table.Table`
+(made with ``ask_all=True``, so no claim window shows who could claim) and
+the connections watching it.  Every change goes through :meth:`HostedTable.play`,
+which is synchronous: the action is applied, stored in one database
+transaction, and only then are the connections told (each connection has an
+outbox its own writer task empties, so nothing here awaits).  A failed
+write puts the table back by rebuilding the hand from the database.
+
+Decisions: every seat with pending actions has a *decision* — a ``seq``
+(the number of actions the hand had when the decision was offered), its
+legal list and, for a human seat, a deadline.  A client answers with that
+``seq``; anything else is ``StaleSeq``, so an action is never applied twice.
+A seat whose deadline passes gets :func:`qipai.core.timeouts.default_action`,
+recorded in the hand's ``timeouts``.
+
+Hands: the first dealer comes from the variant; each next hand's dealer is
+the previous result's ``next_dealer``.  Running totals are the sum of the
+finished hands' net.  A table plays until the host closes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from qipai.bots import GreedyBot, hand_seed
+from qipai.core.errors import IllegalAction, QipaiError
+from qipai.core.model import Action, Deal
+from qipai.core.records import record_of
+from qipai.core.table import SeatView, Table, meld_view, redact
+from qipai.core.timeouts import default_action
+from qipai.host import protocol as P
+from qipai.host.fairness import commitment, new_salt
+
+_ACTION = msgspec.json.Decoder(Action)
+_DEAL = msgspec.json.Decoder(Deal)
+
+
+class Refused(Exception):
+    """A client message refused with ``code`` (an :data:`~qipai.host.protocol.ErrorCode`)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class Decision:
+    """One seat's open decision (``legal`` is the table's own pending list)."""
+
+    seq: int
+    legal: list[Action]
+    deadline: float | None  # None for a bot seat
+    timeout: float
+
+
+@dataclass(eq=False)
+class Conn:
+    """One WebSocket connection: a seat, or a spectator (``seat`` None)."""
+
+    seat: int | None
+    outbox: asyncio.Queue = field(default_factory=asyncio.Queue)
+    hand: int = -1          # the hand its last Welcome was of
+    sent: int = 0           # events of that hand it has been sent
+    decided: int | None = None  # seq of the last Decide it was sent
+
+    def send(self, msg: Any) -> None:
+        self.outbox.put_nowait(msg)
+
+
+def public_view(table: Table) -> SeatView:
+    """What a spectator may see: no concealed hand, another seat's hidden
+    melds and unshown draws redacted for everyone (``seat`` -1)."""
+    st = table.state
+    w = st.window
+    fdk = dict(getattr(table.ruleset.manifest, "face_down_kinds", ()))
+    return SeatView(
+        seat=-1, dealer=st.dealer, turn=st.turn, hand=(),
+        hand_sizes=tuple(len(s.hand) for s in st.seats),
+        melds=tuple(tuple(meld_view(m, False, fdk) for m in s.melds) for s in st.seats),
+        discards=tuple(tuple(s.discards) for s in st.seats),
+        stock=len(st.wall),
+        window=(w.card, w.owner, w.source) if w is not None else None,
+        legal=(), instant=tuple(st.instant),
+        events=tuple(redact(e, -1, fdk) for e in st.events),
+        result=st.result,
+    )
+
+
+class HostedTable:
+    """One table of the server (see the module docstring).
+
+    Attributes:
+        id: the table id.  ruleset: its ruleset.  n: seats.  bots: bot seats.
+        hand: the current hand's index.  table: its Table.  totals: running net.
+    """
+
+    def __init__(self, server: Any, row: dict[str, Any], ruleset: Any) -> None:
+        self.server = server
+        self.store = server.store
+        self.id: str = row["id"]
+        self.row = row
+        self.ruleset = ruleset
+        self.n: int = ruleset.manifest.players
+        self.bots: tuple[int, ...] = tuple(msgspec.json.decode(row["bots"]))
+        self.seat_of_hash: dict[str, int] = {
+            h: int(s) for s, h in msgspec.json.decode(row["tokens"]).items()}
+        self.spectator_hash: str = row["spectator_hash"]
+        self.admin_hash: str = row["admin_hash"]
+        self.rng_kind: str = row["rng"]
+        self.seed: int | None = int(row["seed"]) if row["seed"] is not None else None
+        self.open = True
+        self.conns: set[Conn] = set()
+        self.decisions: dict[int, Decision] = {}
+        self.totals = [0] * self.n
+        self.hands_done = 0
+        self.hand = 0
+        self.table: Table = None  # type: ignore[assignment]
+        self.salt = b""
+        self.commitment = ""
+        self.hand_seed: int | None = None
+        self.timeouts: list[int] = []
+        self.players = {s: GreedyBot(random.Random(f"qipai-serve:{self.seed}:{s}")
+                                     if self.seed is not None else None) for s in self.bots}
+        self._wake: asyncio.Event | None = None
+        self._tasks: list[asyncio.Task] = []
+        self._bots_running = False
+
+    # ------------------------------------------------------------ hands
+
+    def new_hand(self, index: int, dealer: int | None) -> tuple[Table, bytes, str, int | None]:
+        """A freshly dealt hand ``index`` (not installed): the OS's CSPRNG,
+        or the seeded table's :func:`~qipai.bots.hand_seed`."""
+        seed = hand_seed(self.seed, index) if self.seed is not None else None
+        table = Table(self.ruleset, seed=seed, dealer=dealer, ask_all=True)
+        salt = new_salt()
+        return table, salt, commitment(table.state.deal, salt), seed
+
+    def hand_row(self, index: int, table: Table, salt: bytes, commit: str,
+                 seed: int | None) -> dict[str, Any]:
+        return dict(table_id=self.id, hand=index,
+                    deal=msgspec.json.encode(table.state.deal).decode(),
+                    seed=str(seed) if seed is not None else None,
+                    commitment=commit, salt=salt.hex())
+
+    def install(self, index: int, table: Table, salt: bytes, commit: str,
+                seed: int | None) -> None:
+        self.hand, self.table, self.salt, self.commitment = index, table, salt, commit
+        self.hand_seed = seed
+        self.timeouts = []
+        self.decisions = {}
+        self.refresh_decisions()
+
+    def table_from_row(self, hand: dict[str, Any]) -> Table:
+        """The hand's table from its stored deal, before any action."""
+        table = Table(self.ruleset, deal=_DEAL.decode(hand["deal"]), ask_all=True)
+        table.seed = int(hand["seed"]) if hand["seed"] is not None else None
+        table.state.rng = self.rng_kind
+        return table
+
+    def rebuild(self) -> None:
+        """The current hand again from the database: its deal, then every
+        stored action in ``seq`` order (used at start-up and after a failed
+        write)."""
+        hands = self.store.hands_of(self.id)
+        done = [h for h in hands if h["net"] is not None]
+        self.totals = [0] * self.n
+        for h in done:
+            for i, x in enumerate(msgspec.json.decode(h["net"])):
+                self.totals[i] += x
+        self.hands_done = len(done)
+        current = hands[-1]
+        table = self.table_from_row(current)
+        self.install(current["hand"], table, bytes.fromhex(current["salt"]),
+                     current["commitment"], int(current["seed"]) if current["seed"] else None)
+        for i, row in enumerate(self.store.actions_of(self.id, current["hand"])):
+            if row["seq"] != i:
+                raise QipaiError(f"table {self.id} hand {current['hand']}: stored action "
+                                 f"{row['seq']} follows {i - 1}; the database is damaged")
+            table.apply(_ACTION.decode(row["action"]))
+            if row["timeout"]:
+                self.timeouts.append(i)
+            self.refresh_decisions()
+        if table.over:  # pragma: no cover - the next hand is stored with the last action
+            raise QipaiError(f"table {self.id}: hand {self.hand} is over but has no next hand")
+
+    def record(self, table: Table | None = None, salt: bytes | None = None,
+               commit: str | None = None) -> dict[str, Any]:
+        """The current hand's record (a dict, the record format), deal and
+        salt revealed, with its timeouts."""
+        table = table or self.table
+        rec = msgspec.to_builtins(record_of(table))
+        rec["commitment"] = commit or self.commitment
+        rec["salt"] = (salt or self.salt).hex()
+        rec["timeouts"] = list(self.timeouts)
+        return rec
+
+    # ------------------------------------------------------------ decisions
+
+    def refresh_decisions(self) -> None:
+        """Give every seat whose pending list is new a new decision."""
+        st = self.table.state
+        now = time.time()
+        fresh: dict[int, Decision] = {}
+        for seat, legal in st.pending.items():
+            old = self.decisions.get(seat)
+            if old is not None and old.legal is legal:
+                fresh[seat] = old
+                continue
+            allow = self.server.claim_timeout if st.window is not None else self.server.turn_timeout
+            fresh[seat] = Decision(len(st.actions), legal,
+                                   None if seat in self.bots else now + allow, allow)
+        self.decisions = fresh
+
+    # ------------------------------------------------------------ tokens and connections
+
+    def who(self, token_hash: str) -> int | str | None:
+        """The seat of a token's hash, ``"spectator"``, or None."""
+        if token_hash in self.seat_of_hash:
+            return self.seat_of_hash[token_hash]
+        if token_hash == self.spectator_hash:
+            return "spectator"
+        return None
+
+    def attach(self, conn: Conn) -> None:
+        self.conns.add(conn)
+        self.welcome(conn)
+
+    def detach(self, conn: Conn) -> None:
+        self.conns.discard(conn)
+
+    def view_of(self, seat: int | None) -> SeatView:
+        return public_view(self.table) if seat is None else self.table.view(seat)
+
+    def welcome(self, conn: Conn) -> None:
+        """Send ``conn`` the full view (and its decision, if any)."""
+        view = self.view_of(conn.seat)
+        conn.send(P.Welcome(
+            table=self.id, seat=conn.seat, hand=self.hand, spec=self.ruleset.spec,
+            players=self.n, bots=self.bots, rng=self.rng_kind, seeded=self.rng_kind == "seeded",
+            commitment=self.commitment, totals=tuple(self.totals), view=view,
+            next_event=len(self.table.state.events)))
+        conn.hand, conn.sent, conn.decided = self.hand, len(self.table.state.events), None
+        self.offer(conn)
+
+    def offer(self, conn: Conn) -> None:
+        if conn.seat is None:
+            return
+        d = self.decisions.get(conn.seat)
+        if d is not None and d.seq != conn.decided:
+            conn.send(P.Decide(hand=self.hand, seq=d.seq, legal=tuple(d.legal),
+                               deadline=d.deadline or 0.0, timeout=d.timeout,
+                               seeded=self.rng_kind == "seeded"))
+            conn.decided = d.seq
+
+    def sync(self) -> None:
+        """Send every connection what it has not seen of the current hand."""
+        events = self.table.state.events
+        fdk = dict(getattr(self.ruleset.manifest, "face_down_kinds", ()))
+        for conn in list(self.conns):
+            if conn.hand != self.hand:
+                self.welcome(conn)
+                continue
+            if conn.sent < len(events):
+                viewer = -1 if conn.seat is None else conn.seat
+                conn.send(P.Events(hand=self.hand, first=conn.sent,
+                                   events=tuple(redact(e, viewer, fdk)
+                                                for e in events[conn.sent:])))
+                conn.sent = len(events)
+            self.offer(conn)
+
+    # ------------------------------------------------------------ playing
+
+    def check(self, seat: int | None, msg: P.Act) -> Decision:
+        """The decision ``msg`` answers, or :class:`Refused`."""
+        if not self.open:
+            raise Refused("TableClosed", f"table {self.id} is closed")
+        if seat is None:
+            raise Refused("Spectator", "a spectator cannot act")
+        if msg.action.seat != seat:
+            raise Refused("WrongSeat", f"this connection holds seat {seat}, "
+                                       f"not seat {msg.action.seat}")
+        if msg.hand != self.hand:
+            raise Refused("HandOver" if msg.hand < self.hand else "StaleSeq",
+                          f"hand {msg.hand} is over; this is hand {self.hand}"
+                          if msg.hand < self.hand else f"there is no hand {msg.hand} yet")
+        d = self.decisions.get(seat)
+        if d is None:
+            raise Refused("NotYourTurn", f"seat {seat} has nothing to decide now")
+        if msg.seq != d.seq:
+            raise Refused("StaleSeq", f"seq {msg.seq} is not seat {seat}'s current "
+                                      f"decision ({d.seq})")
+        return d
+
+    def play(self, seat: int, action: Action, timeout: bool = False,
+             committed: Any = None) -> None:
+        """Apply ``action`` of ``seat``, commit it, tell the connections.
+
+        ``committed()``, if given, is called once the action is committed,
+        before anything else is sent (the acting connection's Ack comes
+        first).
+
+        Raises:
+            Refused: ``IllegalAction`` (the table unchanged, nothing
+                written), ``Unavailable`` (the write failed; the hand was
+                rebuilt from the database as it was).
+        """
+        table = self.table
+        index = len(table.state.actions)
+        try:
+            table.apply(action)
+        except IllegalAction as exc:
+            raise Refused("IllegalAction", exc.reason) from None
+        if timeout:
+            self.timeouts.append(index)
+        finished = nxt = None
+        if table.over:
+            rec = self.record()
+            finished = dict(record=msgspec.json.encode(rec).decode(),
+                            net=msgspec.json.encode(list(table.result.net)).decode())
+            nxt = self.new_hand(self.hand + 1, table.result.next_dealer)
+        try:
+            self.store.commit_action(self.id, self.hand, index, table.state.actions[-1], timeout,
+                                     finished=finished,
+                                     next_hand=self.hand_row(self.hand + 1, *nxt) if nxt else None)
+        except Exception as exc:  # noqa: BLE001 - a failed write refuses the action
+            self.server.log(f"table {self.id}: write failed, rebuilding the hand: {exc}")
+            self.rebuild()
+            self.sync()
+            raise Refused("Unavailable", "the database did not take the action; "
+                                         "it was not applied") from None
+        if committed is not None:
+            committed()
+        self.refresh_decisions()
+        self.sync()
+        if nxt is not None:
+            result = table.result
+            self.totals = [a + b for a, b in zip(self.totals, result.net)]
+            self.hands_done += 1
+            ended = P.HandEnded(hand=self.hand, result=result, totals=tuple(self.totals),
+                                records=f"/tables/{self.id}/records")
+            for conn in list(self.conns):
+                conn.send(ended)
+            self.install(self.hand + 1, *nxt)
+            self.sync()
+        self.poke()
+
+    def act(self, conn: Conn, msg: P.Act) -> None:
+        """A client's :class:`~qipai.host.protocol.Act`: checked, played and
+        acknowledged, or :class:`Refused`."""
+        self.check(conn.seat, msg)
+        self.play(conn.seat, msg.action,  # type: ignore[arg-type]
+                  committed=lambda: conn.send(P.Ack(hand=msg.hand, seq=msg.seq)))
+
+    # ------------------------------------------------------------ clocks and bots
+
+    def start(self) -> None:
+        """Start the table's clock (timeouts) and its bots (in the running loop)."""
+        self._wake = asyncio.Event()
+        self._tasks.append(asyncio.get_running_loop().create_task(self._clock()))
+        self.poke()
+
+    def poke(self) -> None:
+        """Something changed: re-arm the clock, let the bots move."""
+        if self._wake is None:
+            return
+        self._wake.set()
+        if not self._bots_running and any(s in self.bots for s in self.decisions):
+            self._bots_running = True
+            self._tasks.append(asyncio.get_running_loop().create_task(self._run_bots()))
+
+    async def _run_bots(self) -> None:
+        try:
+            while self.open:
+                seats = [s for s in sorted(self.decisions) if s in self.bots]
+                if not seats:
+                    break
+                seat = seats[0]
+                action = self.players[seat].choose(self.table, seat)
+                try:
+                    self.play(seat, action)
+                except Refused as exc:  # Unavailable: try again shortly
+                    self.server.log(f"table {self.id}: bot seat {seat}: {exc.message}")
+                    await asyncio.sleep(0.5)
+                await asyncio.sleep(0)
+        finally:
+            self._bots_running = False
+            self._tasks = [t for t in self._tasks if not t.done()]
+
+    async def _clock(self) -> None:
+        assert self._wake is not None
+        while self.open:
+            self._wake.clear()
+            due = [d.deadline for d in self.decisions.values() if d.deadline is not None]
+            wait = max(0.0, min(due) - time.time()) if due else None
+            try:
+                await asyncio.wait_for(self._wake.wait(), wait)
+                continue
+            except asyncio.TimeoutError:
+                pass
+            now = time.time()
+            for seat, d in sorted(self.decisions.items()):
+                if d.deadline is not None and d.deadline <= now and self.decisions.get(seat) is d:
+                    try:
+                        self.play(seat, default_action(self.table, seat), timeout=True)
+                    except Refused as exc:
+                        self.server.log(f"table {self.id}: timeout of seat {seat}: {exc.message}")
+                        await asyncio.sleep(0.5)
+                    break  # the decisions changed: look again
+
+    def close(self) -> None:
+        """Close the table: no more actions or hands; an unfinished hand's
+        record (deal and salt revealed, no result) is stored."""
+        if not self.open:
+            return
+        rec = self.record()
+        self.store.close_table(self.id, abandoned=dict(record=msgspec.json.encode(rec).decode()),
+                               hand=self.hand)
+        self.open = False
+        closed = P.Closed(totals=tuple(self.totals))
+        for conn in list(self.conns):
+            conn.send(closed)
+            conn.send(None)  # the writer closes the socket
+        for t in self._tasks:
+            t.cancel()
+        if self._wake is not None:
+            self._wake.set()
+
+    def stop(self) -> None:
+        """Stop the tasks (server shutdown; the table stays open in the database)."""
+        for t in self._tasks:
+            t.cancel()
+
+    # ------------------------------------------------------------ info
+
+    def info(self) -> P.TableInfo:
+        return P.TableInfo(
+            id=self.id, spec=self.ruleset.spec, variant=self.ruleset.name, players=self.n,
+            bots=self.bots, hand=self.hand, hands_done=self.hands_done,
+            dealer=self.table.state.dealer, rng=self.rng_kind, commitment=self.commitment,
+            totals=tuple(self.totals), open=self.open,
+            connected=tuple(sorted({c.seat for c in self.conns if c.seat is not None})))

@@ -1,0 +1,253 @@
+"""The messages of the game server's WebSocket protocol (and its HTTP bodies).
+
+Every message is a msgspec Struct of a tagged union (field ``type``), sent
+as one JSON text frame.  A client sends :data:`ClientMessage`; the server
+sends :data:`ServerMessage`.  ``qipai schema --protocol`` prints their JSON
+Schema, with the per-seat view's (:class:`~qipai.core.table.SeatView`).
+The flow, the errors and the guarantees are described in
+docs/reference/protocol.md.
+
+This module needs only msgspec and the core: a client can import it
+without the server's dependencies.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+import msgspec
+
+from qipai.core.model import Action, Event, Result
+from qipai.core.table import SeatView
+
+#: The largest client message the server reads (bytes of one frame);
+#: a larger one is answered ``TooLarge`` and dropped.
+MAX_MESSAGE_BYTES = 4096
+
+#: Every error code a client may receive (``Error.code``).
+ErrorCode = Literal[
+    "BadMessage",     # not JSON, not an object, an unknown "type", a malformed field
+    "TooLarge",       # the frame is larger than MAX_MESSAGE_BYTES
+    "Throttled",      # more messages than the rate allows: dropped
+    "BadToken",       # the token is no seat's (nor the spectator's) of this table
+    "UnknownTable",   # no open table of that id
+    "Spectator",      # a spectator sent an action
+    "WrongSeat",      # the action names another seat than the connection's
+    "NotYourTurn",    # the seat has nothing to decide now
+    "StaleSeq",       # seq is not the one of the seat's current decision
+    "IllegalAction",  # the seat decides, but this action is not among its legal ones
+    "HandOver",       # the hand the action was meant for is over
+    "TableClosed",    # the host closed the table
+    "Unavailable",    # the database did not take the action: not applied, try again
+]
+
+
+# ----------------------------------------------------------------- client → server
+
+
+class Act(msgspec.Struct, tag="act", forbid_unknown_fields=True):
+    """Play ``action`` (one of the seat's ``Decide.legal``) for decision
+    ``seq`` of hand ``hand``.
+
+    ``hand`` and ``seq`` are those of the :class:`Decide` being answered
+    (an action for a hand that is over is refused ``HandOver``): an action
+    sent twice, or for a decision already taken by timeout, is refused
+    ``StaleSeq`` and never applied twice.  Answered by :class:`Ack` (after
+    the action is committed to the database) or :class:`Error`.
+    """
+
+    hand: int
+    seq: int
+    action: Action
+
+
+class Resync(msgspec.Struct, tag="resync", forbid_unknown_fields=True):
+    """Ask for the full current view again (answered by a :class:`Welcome`)."""
+
+
+class Ping(msgspec.Struct, tag="ping", forbid_unknown_fields=True):
+    """Keep-alive; answered by :class:`Pong`."""
+
+
+ClientMessage = Union[Act, Resync, Ping]
+
+
+# ----------------------------------------------------------------- server → client
+
+
+class Welcome(msgspec.Struct, tag="welcome", kw_only=True):
+    """The full current view: sent on connect, on :class:`Resync`, and at the
+    start of every hand.  Afterwards the connection gets only deltas
+    (:class:`Events`) until the next hand.
+
+    Attributes:
+        table: the table id.  seat: the connection's seat, None for a spectator.
+        hand: the hand's index at this table (0, 1, …).
+        spec: the ruleset spec (``guilin-mahjong(hubao=False)``).
+        players: seats at the table.  bots: the seats the server plays.
+        rng: what dealt the hand: ``"os"`` (the OS's CSPRNG) or
+            ``"seeded"`` (a server started with ``--seed``: tests and demos
+            only, the deal is predictable).  seeded: ``rng == "seeded"``.
+        commitment: hex SHA-256 commitment to the hand's deal (the deal and
+            salt are revealed in the hand's record; ``qipai verify``).
+        totals: running net (子) per seat over the finished hands.
+        view: the seat's view (a spectator's: ``seat`` -1, no hand, only
+            public information; concealed cards are never in it).
+        next_event: the index of the next event of the hand (the first
+            :class:`Events` delta starts there).
+    """
+
+    table: str
+    seat: int | None
+    hand: int
+    spec: str
+    players: int
+    bots: tuple[int, ...]
+    rng: str | None
+    seeded: bool
+    commitment: str
+    totals: tuple[int, ...]
+    view: SeatView
+    next_event: int
+
+
+class Events(msgspec.Struct, tag="events", kw_only=True):
+    """New events of ``hand`` as the connection may see them (redacted:
+    another seat's unshown draw is ``card: null``), ``first`` being the
+    index of ``events[0]`` in the hand's event stream: a client that sees
+    a gap sends :class:`Resync`."""
+
+    hand: int
+    first: int
+    events: tuple[Event, ...]
+
+
+class Decide(msgspec.Struct, tag="decide", kw_only=True):
+    """The seat must decide: answer one of ``legal`` with ``Act(seq=seq)``
+    before ``deadline`` (Unix time, seconds) or the server plays the
+    default action for it (a claim: pass; a turn: see the protocol page),
+    recorded as a timeout.  ``timeout`` is the allowance in seconds."""
+
+    hand: int
+    seq: int
+    legal: tuple[Action, ...]
+    deadline: float
+    timeout: float
+    seeded: bool
+
+
+class Ack(msgspec.Struct, tag="ack", kw_only=True):
+    """The action of decision ``seq`` is committed and applied."""
+
+    hand: int
+    seq: int
+
+
+class HandEnded(msgspec.Struct, tag="hand_ended", kw_only=True):
+    """Hand ``hand`` is over: its result, the running totals, and where its
+    record (with the deal and salt revealed) is: ``GET records``."""
+
+    hand: int
+    result: Result | None
+    totals: tuple[int, ...]
+    records: str
+
+
+class Closed(msgspec.Struct, tag="closed", kw_only=True):
+    """The host closed the table; the connection is closed after this."""
+
+    totals: tuple[int, ...]
+
+
+class Pong(msgspec.Struct, tag="pong"):
+    """Answer to :class:`Ping`."""
+
+
+class Error(msgspec.Struct, tag="error", kw_only=True):
+    """A refused message: nothing was applied, nothing written; the
+    connection and the table go on.  ``seq`` echoes the refused
+    :class:`Act`'s, if any."""
+
+    code: ErrorCode
+    message: str
+    seq: int | None = None
+
+
+ServerMessage = Union[Welcome, Events, Decide, Ack, HandEnded, Closed, Pong, Error]
+
+
+# ----------------------------------------------------------------- HTTP bodies
+
+
+class CreateTable(msgspec.Struct, forbid_unknown_fields=True):
+    """``POST /tables`` body: the ruleset spec and the seats the server's bots play."""
+
+    variant: str = "guilin-mahjong"
+    bots: list[int] = []
+
+
+class Created(msgspec.Struct, kw_only=True):
+    """``POST /tables`` answer: one token per human seat (``{"0": TOKEN}``),
+    the spectator's token and link, and the admin token that closes the table."""
+
+    id: str
+    seats: dict[str, str]
+    spectator: str
+    spectator_token: str
+    admin: str
+    ws: str
+
+
+class TableInfo(msgspec.Struct, kw_only=True):
+    """``GET /tables/{id}`` (and each item of ``GET /tables``)."""
+
+    id: str
+    spec: str
+    variant: str
+    players: int
+    bots: tuple[int, ...]
+    hand: int
+    hands_done: int
+    dealer: int
+    rng: str | None
+    commitment: str
+    totals: tuple[int, ...]
+    open: bool
+    connected: tuple[int, ...] = ()
+
+
+class HttpError(msgspec.Struct, kw_only=True):
+    """Every HTTP error body: ``{"error": CODE, "message": …}``."""
+
+    error: str
+    message: str
+
+
+_DECODER = msgspec.json.Decoder(ClientMessage)
+_ENCODER = msgspec.json.Encoder()
+
+
+def decode_client(data: bytes | str) -> Any:
+    """One client message from a frame.
+
+    Raises:
+        msgspec.DecodeError / msgspec.ValidationError: not a client message
+        (the server answers ``BadMessage`` naming the problem).
+    """
+    return _DECODER.decode(data)
+
+
+def encode(msg: Any) -> bytes:
+    """A message as JSON bytes."""
+    return _ENCODER.encode(msg)
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of the protocol: ``ClientMessage``, ``ServerMessage``
+    and ``SeatView`` (the per-seat view), sharing one ``$defs``."""
+    (client, server, view), defs = msgspec.json.schema_components(
+        [ClientMessage, ServerMessage, SeatView])
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "qipai serve protocol",
+            "properties": {"ClientMessage": client, "ServerMessage": server, "SeatView": view},
+            "$defs": defs}

@@ -1,0 +1,185 @@
+"""The server's database: one SQLAlchemy Core schema for SQLite and PostgreSQL.
+
+Three tables:
+
+* ``qipai_tables`` — one row per hosted table: the ruleset spec, the
+  house plugins, the qipai and variant versions, the RNG kind (and the
+  server seed of a seeded table), the bot seats, the SHA-256 hashes of the
+  seat, spectator and admin tokens (never the tokens), open or closed.
+* ``qipai_hands`` — one row per hand: its deal (JSON), the commitment and
+  the secret salt, the seed of a seeded hand; once over, its record (JSON,
+  deal and salt revealed) and its net per seat.
+* ``qipai_actions`` — every accepted action: ``(table_id, hand, seq)`` is
+  the primary key, so an action can never be stored twice; ``timeout``
+  says the server played it for a seat that did not answer in time.
+
+Every change is one transaction (:meth:`Store.commit_action` writes the
+action, and at a hand's end the record and the next hand, together): the
+server acknowledges an action only after it returns.  URLs: ``sqlite:///FILE``
+(the default, ``sqlite:///qipai.db``) or ``postgresql://…`` (psycopg 3).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import msgspec
+import sqlalchemy as sa
+
+from qipai.core.errors import QipaiError
+
+metadata = sa.MetaData()
+
+tables = sa.Table(
+    "qipai_tables", metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("spec", sa.Text, nullable=False),
+    sa.Column("variant", sa.String(100), nullable=False),
+    sa.Column("options", sa.Text, nullable=False),          # JSON object
+    sa.Column("plugins", sa.Text, nullable=False),          # JSON list of plugin specs
+    sa.Column("qipai_version", sa.String(50), nullable=False),
+    sa.Column("variant_version", sa.String(50), nullable=False),
+    sa.Column("rng", sa.String(10), nullable=False),        # "os" | "seeded"
+    sa.Column("seed", sa.Text),                             # the server seed (decimal), seeded only
+    sa.Column("bots", sa.Text, nullable=False),             # JSON list of seats
+    sa.Column("tokens", sa.Text, nullable=False),           # JSON {seat: sha256 hex}
+    sa.Column("spectator_hash", sa.String(64), nullable=False),
+    sa.Column("admin_hash", sa.String(64), nullable=False),
+    sa.Column("open", sa.Boolean, nullable=False, default=True),
+    sa.Column("created", sa.Float, nullable=False),
+)
+
+hands = sa.Table(
+    "qipai_hands", metadata,
+    sa.Column("table_id", sa.String(32), sa.ForeignKey("qipai_tables.id"), primary_key=True),
+    sa.Column("hand", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("deal", sa.Text, nullable=False),             # JSON Deal
+    sa.Column("seed", sa.Text),                             # the hand's seed (decimal), seeded only
+    sa.Column("commitment", sa.String(64), nullable=False),
+    sa.Column("salt", sa.String(128), nullable=False),
+    sa.Column("record", sa.Text),                           # JSON Record once over
+    sa.Column("net", sa.Text),                              # JSON list once over
+)
+
+actions = sa.Table(
+    "qipai_actions", metadata,
+    sa.Column("table_id", sa.String(32), primary_key=True),
+    sa.Column("hand", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("action", sa.Text, nullable=False),           # JSON Action
+    sa.Column("timeout", sa.Boolean, nullable=False, default=False),
+    sa.ForeignKeyConstraint(["table_id", "hand"], ["qipai_hands.table_id", "qipai_hands.hand"]),
+)
+
+
+class StoreError(QipaiError):
+    """The database cannot be used (bad URL, unreachable, a failed write)."""
+
+
+def token_hash(token: str) -> str:
+    """The SHA-256 hex digest of a token (what the database keeps)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def engine_url(url: str) -> str:
+    """``url`` with PostgreSQL's driver made psycopg 3 (``postgresql+psycopg``)."""
+    if url.startswith("postgresql://") or url.startswith("postgres://"):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")     # a killed process loses no committed write
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+class Store:
+    """The database of one server.
+
+    Raises:
+        StoreError: the URL is not a database SQLAlchemy can open, or the
+            database cannot be reached.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        try:
+            self.engine = sa.create_engine(engine_url(url), future=True)
+        except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError) as exc:
+            raise StoreError(f"cannot use database {url!r}: {exc}") from None
+        self.dialect = self.engine.dialect.name
+        if self.dialect == "sqlite":
+            sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+        try:
+            metadata.create_all(self.engine)
+        except sa.exc.SQLAlchemyError as exc:
+            raise StoreError(f"cannot open database {url!r}: {exc.__class__.__name__}: "
+                             f"{str(exc).splitlines()[0]}") from None
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -------------------------------------------------------------- writes
+
+    def create_table(self, row: dict[str, Any], first_hand: dict[str, Any]) -> None:
+        """Insert a table and its first hand (one transaction)."""
+        with self.engine.begin() as c:
+            c.execute(tables.insert().values(**row))
+            c.execute(hands.insert().values(**first_hand))
+
+    def commit_action(self, table_id: str, hand: int, seq: int, action: Any, timeout: bool,
+                      finished: dict[str, Any] | None = None,
+                      next_hand: dict[str, Any] | None = None) -> None:
+        """Store one action; with ``finished`` (``record``, ``net``) the
+        hand's end too, and with ``next_hand`` the next hand's row — one
+        transaction.  Raises sqlalchemy errors (the caller refuses the
+        action; an ``IntegrityError`` means ``seq`` is already stored)."""
+        with self.engine.begin() as c:
+            c.execute(actions.insert().values(
+                table_id=table_id, hand=hand, seq=seq,
+                action=msgspec.json.encode(action).decode(), timeout=timeout))
+            if finished is not None:
+                c.execute(hands.update().where(hands.c.table_id == table_id,
+                                               hands.c.hand == hand).values(**finished))
+            if next_hand is not None:
+                c.execute(hands.insert().values(**next_hand))
+
+    def close_table(self, table_id: str, abandoned: dict[str, Any] | None = None,
+                    hand: int | None = None) -> None:
+        """Mark the table closed; ``abandoned`` (``record``) stores the
+        unfinished hand's record (net stays NULL)."""
+        with self.engine.begin() as c:
+            c.execute(tables.update().where(tables.c.id == table_id).values(open=False))
+            if abandoned is not None and hand is not None:
+                c.execute(hands.update().where(hands.c.table_id == table_id,
+                                               hands.c.hand == hand).values(**abandoned))
+
+    # -------------------------------------------------------------- reads
+
+    def open_tables(self) -> list[dict[str, Any]]:
+        with self.engine.connect() as c:
+            rows = c.execute(sa.select(tables).where(tables.c.open == sa.true())
+                             .order_by(tables.c.created, tables.c.id))
+            return [dict(r._mapping) for r in rows]
+
+    def table(self, table_id: str) -> dict[str, Any] | None:
+        with self.engine.connect() as c:
+            r = c.execute(sa.select(tables).where(tables.c.id == table_id)).first()
+            return dict(r._mapping) if r is not None else None
+
+    def hands_of(self, table_id: str) -> list[dict[str, Any]]:
+        with self.engine.connect() as c:
+            rows = c.execute(sa.select(hands).where(hands.c.table_id == table_id)
+                             .order_by(hands.c.hand))
+            return [dict(r._mapping) for r in rows]
+
+    def actions_of(self, table_id: str, hand: int) -> list[dict[str, Any]]:
+        with self.engine.connect() as c:
+            rows = c.execute(sa.select(actions).where(actions.c.table_id == table_id,
+                                                      actions.c.hand == hand)
+                             .order_by(actions.c.seq))
+            return [dict(r._mapping) for r in rows]

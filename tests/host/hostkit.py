@@ -1,0 +1,149 @@
+"""Helpers for the server tests: start a real ``qipai serve`` and talk to it.
+
+:func:`start_server` runs ``python -m qipai serve`` as a subprocess on
+127.0.0.1 with a free port; :class:`Client` is one real WebSocket
+connection (the ``websockets`` library) that keeps what it was sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import websockets
+
+#: How long a test waits for a server or a message before it fails (not a
+#: timing assertion: only an upper bound on a hang).
+PATIENCE = 60.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Served:
+    """A running server: its process, base URL and database."""
+
+    proc: subprocess.Popen
+    port: int
+    db: str
+    args: list[str]
+    log: Any
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def ws(self, path: str) -> str:
+        return f"ws://127.0.0.1:{self.port}{path}"
+
+    def http(self) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=PATIENCE)
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown of any kind."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self.log.close()
+
+
+def start_server(db: str, tmp_path: Any, *args: str, port: int | None = None) -> Served:
+    """Start ``qipai serve --db DB ARGS`` and wait until ``/health`` answers."""
+    port = port or free_port()
+    cmd = [sys.executable, "-m", "qipai", "serve", "--port", str(port), "--db", db, *args]
+    log = open(tmp_path / f"server-{port}-{time.monotonic_ns()}.log", "w+")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    served = Served(proc, port, db, list(args), log)
+    end = time.monotonic() + PATIENCE
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            log.seek(0)
+            raise RuntimeError(f"the server exited ({proc.returncode}): {log.read()}")
+        try:
+            if httpx.get(served.url + "/health", timeout=2).status_code == 200:
+                return served
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    served.stop()
+    raise RuntimeError("the server did not answer /health")
+
+
+@dataclass
+class Client:
+    """One WebSocket connection and everything it received (decoded JSON)."""
+
+    ws: Any
+    received: list[dict[str, Any]] = field(default_factory=list)
+    raw: list[str] = field(default_factory=list)
+
+    @classmethod
+    async def connect(cls, served: Served, table: str, token: str) -> Client:
+        ws = await websockets.connect(served.ws(f"/tables/{table}/ws?token={token}"),
+                                      max_size=None)
+        return cls(ws)
+
+    async def recv(self) -> dict[str, Any]:
+        text = await asyncio.wait_for(self.ws.recv(), PATIENCE)
+        self.raw.append(text)
+        msg = json.loads(text)
+        self.received.append(msg)
+        return msg
+
+    async def until(self, kind: str, pred: Any = None) -> dict[str, Any]:
+        """Read until a message of type ``kind`` (and ``pred(msg)``) comes."""
+        while True:
+            msg = await self.recv()
+            if msg["type"] == kind and (pred is None or pred(msg)):
+                return msg
+
+    async def send(self, obj: Any) -> None:
+        await self.ws.send(obj if isinstance(obj, (str, bytes)) else json.dumps(obj))
+
+    async def close(self) -> None:
+        await self.ws.close()
+
+
+def choose(legal: list[dict[str, Any]]) -> dict[str, Any]:
+    """A deterministic player: win if it may, else pass a claim, else
+    discard the highest card it may."""
+    for kind in ("hu", "zimo"):
+        for a in legal:
+            if a["type"] == kind:
+                return a
+    for a in legal:
+        if a["type"] == "pass":
+            return a
+    discards = [a for a in legal if a["type"] == "discard"]
+    if discards:
+        return max(discards, key=lambda a: a["card"])
+    return legal[0]
+
+
+def create(served: Served, variant: str = "guilin-mahjong", bots: list[int] = ()) -> dict[str, Any]:
+    with served.http() as http:
+        r = http.post("/tables", json={"variant": variant, "bots": list(bots)})
+        assert r.status_code == 201, r.text
+        return r.json()
