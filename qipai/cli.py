@@ -764,6 +764,36 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     run(host, port, server)
 
 
+
+@cli.command()
+@click.argument("url")
+@click.option("--auto", is_flag=True, help="Play by itself (win, pass claims, discard the "
+                                           "highest card) instead of asking.")
+@click.option("--hands", type=click.IntRange(min=1), default=None,
+              help="Leave after this many hands (default: until the table closes).")
+def connect(url: str, auto: bool, hands: int | None) -> None:
+    """Play a seat of a `qipai serve` table in this terminal.
+
+    URL is ws://HOST:PORT/tables/ID/ws?token=TOKEN (a seat's token, or the
+    spectator's to watch).
+    """
+    try:
+        from qipai.host.client import run as run_client
+        import websockets  # noqa: F401
+    except ModuleNotFoundError as exc:
+        fail(f"qipai connect needs the 'serve' extra (missing module {exc.name!r}): "
+             f"pip install 'qipai[serve]'")
+    try:
+        code = run_client(url, auto=auto, hands=hands)
+    except (OSError, ValueError) as exc:
+        fail(f"cannot connect to {url}: {exc}")
+    except Exception as exc:  # websockets' own errors (refused handshake, closed)
+        if type(exc).__module__.startswith("websockets"):
+            fail(f"{url}: {exc}")
+        raise
+    sys.exit(code)
+
+
 from qipai.cli_score import score  # noqa: E402  (its body imports the engine when run)
 
 cli.add_command(score)

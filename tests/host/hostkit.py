@@ -23,7 +23,7 @@ import websockets
 
 #: How long a test waits for a server or a message before it fails (not a
 #: timing assertion: only an upper bound on a hang).
-PATIENCE = 60.0
+PATIENCE = 30.0
 
 
 def free_port() -> int:
@@ -147,3 +147,44 @@ def create(served: Served, variant: str = "guilin-mahjong", bots: list[int] = ()
         r = http.post("/tables", json={"variant": variant, "bots": list(bots)})
         assert r.status_code == 201, r.text
         return r.json()
+
+
+class SyncSeat:
+    """One seat's connection for a conductor (``websockets``' sync client)."""
+
+    def __init__(self, served: Served, table: str, token: str) -> None:
+        from websockets.sync.client import connect
+
+        self.ws = connect(served.ws(f"/tables/{table}/ws?token={token}"), max_size=None,
+                          open_timeout=PATIENCE).__enter__()
+        self.received: list[dict[str, Any]] = []
+        self.decide: dict[str, Any] | None = None
+        self.answered: set[int] = set()
+
+    def recv(self) -> dict[str, Any]:
+        msg = json.loads(self.ws.recv(timeout=PATIENCE))
+        self.received.append(msg)
+        if msg["type"] == "decide":
+            self.decide = msg
+        return msg
+
+    def until(self, kind: str, pred: Any = None) -> dict[str, Any]:
+        while True:
+            msg = self.recv()
+            if msg["type"] == kind and (pred is None or pred(msg)):
+                return msg
+
+    def send(self, obj: Any) -> None:
+        self.ws.send(obj if isinstance(obj, (str, bytes)) else json.dumps(obj))
+
+    def close(self) -> None:
+        try:
+            self.ws.close()
+        except Exception:  # noqa: BLE001 - a killed server's socket
+            pass
+
+
+def action_json(action: Any) -> dict[str, Any]:
+    import msgspec
+
+    return json.loads(msgspec.json.encode(action))
