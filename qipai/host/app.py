@@ -36,22 +36,13 @@ from qipai.host.store import Store, StoreError, token_hash
 MAX_BODY_BYTES = 64 * 1024
 #: Client messages per second a connection may send (a token bucket of
 #: RATE_BURST): more are dropped with one ``Throttled`` error a second.
-RATE_PER_S = 20.0
-RATE_BURST = 40.0
+RATE_PER_S = 100.0
+RATE_BURST = 200.0
 
 
 class RestoreRefused(QipaiError):
-    """A stored table cannot be restored under this server (other versions
-    or plugins than it was made with)."""
-
-
-def _versions() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("qipai")
-    except PackageNotFoundError:  # pragma: no cover - run from a source tree
-        return "0+unknown"
+    """A stored table cannot be restored under this server's ``--plugin``
+    options (another house-rule set than it was made with)."""
 
 
 class Server:
@@ -67,7 +58,10 @@ class Server:
 
     Raises:
         StoreError: the database cannot be opened.
-        RestoreRefused: an open table was made under other versions or plugins.
+        RestoreRefused: an open table was made with other ``--plugin`` options.
+        VersionMismatch: an open table was made under another qipai or
+            variant version, ruleset or house-plugin source
+            (:mod:`qipai.core.stamps`).
     """
 
     def __init__(self, db: str, turn_timeout: float = 30.0, claim_timeout: float | None = None,
@@ -82,7 +76,9 @@ class Server:
         self.plugin_specs = list(plugins)
         self.plugins = [load_plugin(p) for p in plugins]
         self.quiet = quiet
-        self.qipai_version = _versions()
+        from qipai.core.stamps import qipai_version
+
+        self.qipai_version = qipai_version()
         self.store = Store(db)
         self.tables: dict[str, HostedTable] = {}
         for row in self.store.open_tables():
@@ -105,17 +101,12 @@ class Server:
             raise RestoreRefused(f"table {row['id']} was made with house plugins {stored}; "
                                  f"this server has {self.plugin_specs}: start it with the same "
                                  f"--plugin options")
+        from qipai.core.stamps import Stamp, check, stamp_of
+
         rs = self.ruleset(row["spec"])
-        diffs = []
-        if row["qipai_version"] != self.qipai_version:
-            diffs.append(f"qipai {row['qipai_version']} (this is {self.qipai_version})")
-        if row["variant_version"] != rs.manifest.version:
-            diffs.append(f"{rs.name} version {row['variant_version']} "
-                         f"(this is {rs.manifest.version})")
-        if diffs:
-            raise RestoreRefused(f"table {row['id']} was made under {', '.join(diffs)}: "
-                                 f"it is not replayed into a different game; serve it with "
-                                 f"the versions it was made with")
+        made = msgspec.json.decode(row["stamp"], type=Stamp)
+        check(f"table {row['id']}", {"qipai_version": made.qipai_version, "version": made.version,
+                                    "spec": made.spec, "plugins": made.plugins}, stamp_of(rs))
         t = HostedTable(self, row, rs)
         t.rebuild()
         self.tables[t.id] = t
@@ -127,6 +118,8 @@ class Server:
         Raises:
             QipaiError: an unknown variant, a bad option, bad bot seats.
         """
+        from qipai.core.stamps import stamp_of
+
         rs = self.ruleset(body.variant)
         n = rs.manifest.players
         bots = body.bots
@@ -138,6 +131,7 @@ class Server:
         row = dict(id=tid, spec=rs.spec, variant=rs.name,
                    options=msgspec.json.encode(rs.options_dict()).decode(),
                    plugins=msgspec.json.encode(self.plugin_specs).decode(),
+                   stamp=msgspec.json.encode(stamp_of(rs)).decode(),
                    qipai_version=self.qipai_version, variant_version=rs.manifest.version,
                    rng="seeded" if self.seed is not None else "os",
                    seed=str(self.seed) if self.seed is not None else None,

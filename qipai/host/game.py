@@ -37,7 +37,7 @@ from qipai.core.records import record_of
 from qipai.core.table import SeatView, Table, meld_view, redact
 from qipai.core.timeouts import default_action
 from qipai.host import protocol as P
-from qipai.host.fairness import commitment, new_salt
+from qipai.core.fair import commitment, committed, new_salt
 
 _ACTION = msgspec.json.Decoder(Action)
 _DEAL = msgspec.json.Decoder(Deal)
@@ -192,16 +192,14 @@ class HostedTable:
         if table.over:  # pragma: no cover - the next hand is stored with the last action
             raise QipaiError(f"table {self.id}: hand {self.hand} is over but has no next hand")
 
-    def record(self, table: Table | None = None, salt: bytes | None = None,
-               commit: str | None = None) -> dict[str, Any]:
-        """The current hand's record (a dict, the record format), deal and
-        salt revealed, with its timeouts."""
-        table = table or self.table
-        rec = msgspec.to_builtins(record_of(table))
-        rec["commitment"] = commit or self.commitment
-        rec["salt"] = (salt or self.salt).hex()
-        rec["timeouts"] = list(self.timeouts)
-        return rec
+    def record(self) -> dict[str, Any]:
+        """The current hand's record (the record format, as a dict): stamped,
+        deal and salt revealed (:func:`qipai.core.fair.committed`), with
+        its timeouts."""
+        rec = committed(record_of(self.table), self.salt)
+        assert rec.commitment == self.commitment
+        rec.timeouts = list(self.timeouts)
+        return msgspec.to_builtins(rec)
 
     # ------------------------------------------------------------ decisions
 

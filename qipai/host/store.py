@@ -38,6 +38,7 @@ tables = sa.Table(
     sa.Column("variant", sa.String(100), nullable=False),
     sa.Column("options", sa.Text, nullable=False),          # JSON object
     sa.Column("plugins", sa.Text, nullable=False),          # JSON list of plugin specs
+    sa.Column("stamp", sa.Text, nullable=False),            # JSON qipai.core.stamps.Stamp
     sa.Column("qipai_version", sa.String(50), nullable=False),
     sa.Column("variant_version", sa.String(50), nullable=False),
     sa.Column("rng", sa.String(10), nullable=False),        # "os" | "seeded"

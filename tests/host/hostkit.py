@@ -169,10 +169,13 @@ class SyncSeat:
         return msg
 
     def until(self, kind: str, pred: Any = None) -> dict[str, Any]:
+        """Read until a ``kind`` message (and ``pred``); an error fails."""
         while True:
             msg = self.recv()
             if msg["type"] == kind and (pred is None or pred(msg)):
                 return msg
+            if msg["type"] == "error" and kind != "error":
+                raise AssertionError(f"refused: {msg}")
 
     def send(self, obj: Any) -> None:
         self.ws.send(obj if isinstance(obj, (str, bytes)) else json.dumps(obj))
