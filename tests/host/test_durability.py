@@ -45,6 +45,7 @@ def conduct(seats: list[SyncSeat], local: Table, steps: int | None) -> dict | No
     return None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["guilin-mahjong", "guilin-zipai"])
 def test_sigkill_mid_hand_then_restart_continues_the_same_hand(db_url, tmp_path, variant):
     served = start_server(db_url, tmp_path, "--seed", str(SEED))
