@@ -157,6 +157,7 @@ class HostedTable:
         self.hand_seed = seed
         self.timeouts = []
         self.decisions = {}
+        self.answered: dict[int, int] = {}  # seat → seq of its last decision taken
         self.refresh_decisions()
 
     def table_from_row(self, hand: dict[str, Any]) -> Table:
@@ -185,7 +186,11 @@ class HostedTable:
             if row["seq"] != i:
                 raise QipaiError(f"table {self.id} hand {current['hand']}: stored action "
                                  f"{row['seq']} follows {i - 1}; the database is damaged")
-            table.apply(_ACTION.decode(row["action"]))
+            action = _ACTION.decode(row["action"])
+            taken = self.decisions.get(action.seat)
+            table.apply(action)
+            if taken is not None:
+                self.answered[action.seat] = taken.seq
             if row["timeout"]:
                 self.timeouts.append(i)
             self.refresh_decisions()
@@ -292,6 +297,8 @@ class HostedTable:
                           if msg.hand < self.hand else f"there is no hand {msg.hand} yet")
         d = self.decisions.get(seat)
         if d is None:
+            if msg.seq <= self.answered.get(seat, -1):
+                raise Refused("StaleSeq", f"decision {msg.seq} of seat {seat} is already taken")
             raise Refused("NotYourTurn", f"seat {seat} has nothing to decide now")
         if msg.seq != d.seq:
             raise Refused("StaleSeq", f"seq {msg.seq} is not seat {seat}'s current "
@@ -313,6 +320,7 @@ class HostedTable:
         """
         table = self.table
         index = len(table.state.actions)
+        taken = self.decisions.get(seat)
         try:
             table.apply(action)
         except IllegalAction as exc:
@@ -335,6 +343,8 @@ class HostedTable:
             self.sync()
             raise Refused("Unavailable", "the database did not take the action; "
                                          "it was not applied") from None
+        if taken is not None:
+            self.answered[seat] = taken.seq
         if committed is not None:
             committed()
         self.refresh_decisions()
