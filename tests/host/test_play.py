@@ -116,3 +116,29 @@ def test_bots_play_hand_after_hand_with_totals(served):
         for e in evs:
             if e["type"] == "drew" and not e["shown"]:
                 assert e["card"] is None
+
+
+def test_served_records_verify_and_a_tampered_one_fails(served, tmp_path):
+    from click.testing import CliRunner
+
+    from qipai.cli import cli
+
+    t = create(served, "guilin-mahjong", bots=[0, 1, 2, 3])
+
+    async def watch():
+        c = await Client.connect(served, t["id"], t["spectator_token"])
+        await c.until("hand_ended")
+        await c.close()
+
+    asyncio.run(watch())
+    with served.http() as http:
+        rec = http.get(f"/tables/{t['id']}/records").json()["hands"][0]["record"]
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(rec))
+    assert CliRunner().invoke(cli, ["verify", str(good)]).exit_code == 0
+    wall = list(rec["deal"]["wall"])
+    i = next(j for j in range(1, len(wall)) if wall[j] != wall[0])
+    wall[0], wall[i] = wall[i], wall[0]  # the stock reordered after the commitment
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**rec, "deal": {**rec["deal"], "wall": wall}}))
+    assert CliRunner().invoke(cli, ["verify", str(bad)]).exit_code == 1
