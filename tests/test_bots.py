@@ -388,7 +388,7 @@ def test_zipai_greedy_pengs_into_a_ready_hand_and_takes_wins(zp):
 
 def test_zipai_peng_that_empties_the_hand_is_not_offered(zp):
     # Seat 1 has 18 cards in six 0-胡 吃 and holds 陆陆: a 碰 of 陆 would leave
-    # nothing to discard, so it is not legal (the §3.1 rule for 吃, applied to
+    # nothing to discard, so it is not legal (the guilin-zipai §3.1 rule for 吃, applied to
     # 碰 — families/zipai/flow.py can_peng).
     melds = ["x3 x4 x5", "x6 x7 x8", "d3 d4 d5", "d7 d8 d9", "x9 x9 d9", "x10 d10 d10"]
     table = zipai_position(zp, {1: "d6 d6"}, {1: melds}, wall_head="d6")

@@ -31,10 +31,21 @@ def norm(text: str) -> str:
     return " ".join(text.replace("`", "").split())
 
 
+#: A section number before a heading ("3.2 Multipliers", "4. Winning"):
+#: docs/variants pages number their headings so a ``rule`` can cite a section
+#: (guilin-mahjong ``§3.2``).
+SECTION_NUMBER = re.compile(r"^(\d+[a-z]?(?:\.\d+)*)\.?\s+")
+
+
 def names_of(heading: str) -> set[str]:
     """What a citation may call a heading: all of it, its part before the
-    first ``(``, ``,``, ``:`` or ``—``, and its leading Chinese term."""
+    first ``(``, ``,``, ``:`` or ``—``, and its leading Chinese term — each
+    with or without the heading's section number."""
     h = norm(heading)
+    m = SECTION_NUMBER.match(h)
+    if m:
+        bare = names_of(h[m.end():])
+        return bare | {f"{m.group(1)} {n}" for n in bare} | {h}
     names = {h}
     m = _NAME_END.search(h)
     if m:
@@ -143,3 +154,6 @@ def test_the_checker_refuses_what_a_clone_cannot_open():
                                "《桂林麻將遊戲規則》 互包的結算 2")
     assert not source_problems("docs/variants/guilin-mahjong.md § Multipliers (翻倍), each ×2 "
                                "(D-GL3)")
+    # a heading's section number may be cited with it or left out
+    assert not source_problems("docs/variants/guilin-mahjong.md § 3.2 Multipliers (D-GL3)")
+    assert not source_problems("docs/variants/guilin-zipai.md § Turn sequence")

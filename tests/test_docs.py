@@ -76,7 +76,9 @@ def test_hook_page_groups_hooks_as_the_hookspecs_do():
 def table_after(text: str, heading: str) -> list[list[str]]:
     """The rows (cells stripped) of the first Markdown table after ``heading``."""
     lines = text.splitlines()
-    start = lines.index(heading)
+    hashes, _, name = heading.partition(" ")  # "## Options" matches "## 7. Options" too
+    start = next(i for i, line in enumerate(lines)
+                 if re.fullmatch(rf"{hashes} (\d+[a-z]?(\.\d+)*\.? )?{re.escape(name)}", line))
     rows: list[list[str]] = []
     for line in lines[start + 1:]:
         if line.startswith("|"):

@@ -37,7 +37,7 @@ def _angang_then_huangzhuang(rs):
 def test_base_variant_returns_angang_fees_and_keeps_the_dealer():
     t = _angang_then_huangzhuang(load("guangxi-mahjong"))
     assert t.result.end == "huangzhuang"
-    assert list(t.result.net) == [0, 0, 0, 0]  # 3 张 paid, 3 张 returned (§6)
+    assert list(t.result.net) == [0, 0, 0, 0]  # 3 张 paid, 3 张 returned (guangxi-mahjong §6)
     assert t.result.next_dealer == 1          # 荒庄连庄
 
 

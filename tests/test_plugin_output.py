@@ -270,7 +270,7 @@ def test_seeded_hands_deal_and_play_as_before():
 
 
 # Re-taken once when a zipai seat whose 开招 is mandatory stopped being
-# offered 吃/Pass (issue 10, §3.1): the random bots then choose among fewer
+# offered 吃/Pass (issue 10, guilin-zipai §3.1): the random bots then choose among fewer
 # actions there; with the old zipai flow the old digest 0e179664… still holds.
 DIGEST = "814a752a4d7acb7d59d32854c1fade57c76d765fb9eb2f43e2068e844331d865"
 

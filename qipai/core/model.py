@@ -62,8 +62,11 @@ class Term(Struct, frozen=True, omit_defaults=True):
         value: the number (子 / 张, a factor, 醒数, 胡数).
         op: ``"+"`` or ``"*"`` (ASCII in data; text shows ``×``).
         cards: the cards the term is about (a flipped card, a group), kinds.
-        rule: the rule applied, as the variant page cites it
-            (``"§4.2 case 2"``, ``"D-GX8"``), or empty.
+        rule: the rule applied, as the variant's page (docs/variants/) numbers
+            it: a section, e.g. guilin-mahjong ``"§4.2 case 2"``, a decision
+            (``"D-GX8"``) or both; a section of another page names that page
+            first (``"mahjong-common §3"``); or empty
+            (docs/concepts/payments.md).
         of: the sub-expression of a bracket (its value = ``why_total(of)``).
         basis: informative terms the value was read from; not evaluated.
     """

@@ -104,7 +104,7 @@ class Reading(msgspec.Struct, frozen=True):
         shape: the reading — ``"standard"`` or a special shape of
             :data:`SHAPE_RANK` (``"qidui"`` is the whole 七对 family,
             ``"ziyise"`` 字一色's any-shape reading).
-        value_patterns: value pattern ids of the reading (rules file order).
+        value_patterns: value pattern ids of the reading (the variant page's order).
         multipliers: multiplier ids applied.
         patterns: every id the settlement applies (the case format's ``win`` →
             ``patterns``).

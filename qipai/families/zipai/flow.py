@@ -416,7 +416,7 @@ class ZipaiFlow:
 
     @hookimpl(trylast=True)
     def qipai_after_draw(self, table: Any, seat: int, card: int, tail: bool) -> bool:
-        """§3 step 3: a 扫 / 过扫 / 扫穿 takes the card face down, unseen;
+        """§3.3 step 3: a 扫 / 过扫 / 扫穿 takes the card face down, unseen;
         otherwise it is shown and offered."""
         st = table.extra
         s = table.seats[seat]

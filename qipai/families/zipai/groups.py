@@ -16,8 +16,8 @@ Valid 3-card groups (一坒, §1), as multisets:
 * three consecutive numbers of one case, no wrap (``x4 x5 x6``; never
   ``x9 x10 x1``).
 
-Group ids used by :func:`group_hu` and in :class:`Split` (pinyin, as in the
-rules file and :class:`qipai.core.model.Meld`): ``kan`` 坎, ``peng`` 碰,
+Group ids used by :func:`group_hu` and in :class:`Split` (pinyin, as on the
+variant page and :class:`qipai.core.model.Meld`): ``kan`` 坎, ``peng`` 碰,
 ``sao`` 扫, ``guosao`` 过扫, ``kaizhao`` 开招, ``saochuan`` 扫穿 (identical
 cards), ``chi`` 吃 (a table meld of non-identical cards), ``shun`` (any valid
 group of non-identical cards in the hand: runs, 一二三, 二七十 and also

@@ -17,7 +17,7 @@ __all__ = ["DEFAULT_VALUES", "GuangxiOptions"]
 
 #: The value table (Patterns and values), per paying seat, in 张: pattern id → (dianpao, zimo).
 #: ``dianpao`` is what the discarder pays, ``zimo`` what each of the three
-#: others pays.  Order = the rules file's table order.
+#: others pays.  Order = the variant page's table order.
 #:
 #: 全求人 is won by discard only, so the rules give no zimo value ("—"); the
 #: zimo column is used for it only on a 抢杠 win (D-GX6 counts 抢杠 as a

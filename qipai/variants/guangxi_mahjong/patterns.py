@@ -28,7 +28,7 @@ liability, §4–§6 being :mod:`.scoring`'s business):
    kongs (``claim.kong_chain``; without it a chain of one).
 5. 抢杠: the kong maker owes the share × 3 (门清 applied before, D-GX5).
 
-Choices this module makes where the rules file is silent:
+Choices this module makes where the variant page is silent:
 
 - 门清 is applied to the pattern value (step 3) before the doublings of step
   4, and rounded down once there: ⌊4v/3⌋.  With the default table a zimo
@@ -93,9 +93,9 @@ __all__ = [
     "waits",
 ]
 
-#: Value patterns (§2), in the rules file's order.
+#: Value patterns (§2), in the variant page's order.
 VALUE_PATTERNS = tuple(DEFAULT_VALUES)
-#: Multipliers and special wins (§3), in the rules file's order.
+#: Multipliers and special wins (§3), in the variant page's order.
 MULTIPLIERS = (
     "menqing",
     "haidi",

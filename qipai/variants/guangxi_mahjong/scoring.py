@@ -15,7 +15,7 @@ Relations (``HandEnd.relations``):
 
 Option ``liability`` selects which of them count (D-GX8).
 
-Choices this module makes where the rules file is silent:
+Choices this module makes where the variant page is silent:
 
 - A 杠开 with a 连杠 payer is paid by that payer alone (three shares), and
   neither 封胡 effect 4 (D-GX8 says so) nor the 互包 zimo rule (D-GX16) adds

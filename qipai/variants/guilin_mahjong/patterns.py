@@ -7,12 +7,12 @@ the reading that pays the winner most (D-M4).  Tiles are kinds 0–33
 (``qipai.families.mahjong.tiles``); "counts" is a list of 34 ints; values are
 in 子.
 
-Pattern ids (rules file §1, §3.2): value patterns ``pinghu lanpai
+Pattern ids (page §1, §3.2): value patterns ``pinghu lanpai
 qixing_lanpai qidui haohua_qidui pengpenghu qingyise ziyise quanqiuren``;
 multipliers ``menqing qianggang gangshangpao gangshanghua``; ``tianhu dihu``
 carry no value and only switch 门清 off (D-GL5).
 
-Choices this module makes where the rules file is silent:
+Choices this module makes where the variant page is silent:
 
 - ``tianhu``/``dihu`` are listed in ``patterns`` whenever flagged, even on a
   reading that takes no 门清 anyway (七对, 烂牌 …).
@@ -76,7 +76,7 @@ __all__ = [
     "waits",
 ]
 
-#: Value patterns in the rules file's order (the order patterns are listed in).
+#: Value patterns in the variant page's order (the order patterns are listed in).
 VALUE_PATTERNS = (
     "pinghu",
     "lanpai",

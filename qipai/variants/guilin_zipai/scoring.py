@@ -31,7 +31,7 @@ How a caller describes a win (:class:`~qipai.core.model.WinClaim`):
   followed by D-ZP4 (§3: 扫 and 扫穿 take the drawn card before any 胡), so
   the card is **not** free to join another group (D-ZP15).
 
-Choices this module makes where the rules file is silent:
+Choices this module makes where the variant page is silent:
 
 - ``patterns`` names the way the hand was won and its bonuses, the source's
   名堂: exactly one of ``pinghu``, ``zimo``, ``fangpao``, ``tianhu``,
@@ -112,7 +112,7 @@ __all__ = [
 
 N_PLAYERS = 3
 HOWS = ("zimo", "fangpao", "pinghu")
-#: The 名堂 that are worth 2番 or +1子 (§4), in the rules file's order.
+#: The 名堂 that are worth 2番 or +1子 (§4), in the variant page's order.
 BONUSES = ("zimo", "tianhu", "dihu", "sanlong_wukan")
 #: Context flags a zipai win may carry (``after_sao``: D-ZP4, see the module doc).
 KNOWN_FLAGS = frozenset({"tianhu", "dihu", "sanlong_wukan", "after_sao", "haidi", "haidipao"})
