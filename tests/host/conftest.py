@@ -45,10 +45,20 @@ def pg_cluster():
         cluster.stop()
 
 
+def _fresh(request, folder) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{folder / 'qipai.db'}"
+    return request.getfixturevalue("pg_cluster").create_database()
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request, tmp_path) -> str:
     """A URL of a fresh, empty database, once per database kind."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'qipai.db'}"
-    cluster = request.getfixturevalue("pg_cluster")
-    return cluster.create_database()
+    return _fresh(request, tmp_path)
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def module_db_url(request, tmp_path_factory) -> str:
+    """As ``db_url``, one database for a whole test module (one server for
+    many tests, each on its own tables)."""
+    return _fresh(request, tmp_path_factory.mktemp("db"))
