@@ -117,6 +117,7 @@ class Conn:
                           legacy=True)
         self.raw: list[str] = []
         self.decide: dict[str, Any] | None = None   # the latest unanswered decision
+        self._last_send = 0.0
 
     def recv(self, timeout: float = PATIENCE) -> dict[str, Any]:
         """The next frame, decoded (raises ``TimeoutError`` after ``timeout`` s)."""
@@ -134,7 +135,17 @@ class Conn:
             if msg["type"] == kind and (pred is None or pred(msg)):
                 return msg
 
-    def send(self, obj: Any) -> None:
+    def send(self, obj: Any, paced: bool = True) -> None:
+        """Send one frame; ``paced``: no faster than the server's per-connection
+        rate (``qipai.host.app.RATE_PER_S``), as a well-behaved client — a
+        throttled frame may be dropped without an answer."""
+        if paced:
+            from qipai.host.app import RATE_PER_S
+
+            wait = self._last_send + 1.25 / RATE_PER_S - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            self._last_send = time.monotonic()
         self.ws.send(obj if isinstance(obj, (str, bytes)) else json.dumps(obj))
 
     def ask(self, obj: Any, retry_throttled: bool = True) -> dict[str, Any]:
