@@ -799,5 +799,14 @@ from qipai.cli_score import score  # noqa: E402  (its body imports the engine wh
 cli.add_command(score)
 
 
+# --------------------------------------------------------------------------
+# simulate, report (qipai.sim)
+
+from qipai.sim.commands import report, simulate  # noqa: E402
+
+cli.add_command(simulate)
+cli.add_command(report)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

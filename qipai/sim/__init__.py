@@ -1,0 +1,40 @@
+"""Research at scale: play many bot hands per ruleset and compare the rulesets.
+
+* :mod:`qipai.sim.run` — ``qipai simulate``: N hands of each ruleset, one
+  Parquet row per hand (:data:`~qipai.sim.run.SCHEMA`), on local worker
+  processes or as Ray tasks; the file's bytes depend only on the rulesets,
+  N, the bots and the seed.
+* :mod:`qipai.sim.report` — ``qipai report``: rates with Wilson intervals,
+  money moved, mean net per seat and differences between rulesets, read
+  with DuckDB; an HTML page with matplotlib charts.
+
+Both need the optional extra ``qipai[sim]`` (pyarrow, DuckDB, matplotlib),
+installed by default by ``uv run`` (the ``sim`` dependency group); Ray is the
+extra ``qipai[ray]``.  This package sits above the core: the core never
+imports it.
+"""
+
+from __future__ import annotations
+
+from qipai.core.errors import QipaiError
+
+
+class MissingExtra(QipaiError, ImportError):
+    """An optional dependency is not installed; the message names the extra."""
+
+
+class BadSimulation(QipaiError, ValueError):
+    """Bad input to a simulation or a report (hands < 1, workers < 1, a file
+    that is not a ``qipai simulate`` output …); the message names it."""
+
+
+def require(module: str, extra: str) -> object:
+    """Import ``module`` or raise :class:`MissingExtra` naming ``qipai[extra]``."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingExtra(
+            f"{module} is not installed: it comes with the optional extra qipai[{extra}] "
+            f"(uv run --extra {extra} …, or pip install 'qipai[{extra}]')") from None

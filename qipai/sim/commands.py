@@ -1,0 +1,136 @@
+"""The ``qipai simulate`` and ``qipai report`` commands (registered in
+:mod:`qipai.cli`).  Heavy modules are imported inside the commands."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _progress(console: Any) -> Any:
+    from rich.progress import (
+        BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn,
+        TimeElapsedColumn, TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class HandsPerSecond(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text("– hands/s" if speed is None else f"{speed:.1f} hands/s")
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    HandsPerSecond(), TextColumn("ETA"), TimeRemainingColumn(),
+                    TimeElapsedColumn(), console=console)
+
+
+@click.command()
+@click.argument("rulesets", nargs=-1, metavar="VARIANT[(options)]...")
+@click.option("--hands", "-n", type=int, default=1000, show_default=True,
+              help="Hands of each ruleset.")
+@click.option("--bots", default="greedy", show_default=True, metavar="greedy|random",
+              help="Who plays every seat.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Simulation seed S: hand i is dealt and played from hand_seed(S, i).")
+@click.option("--workers", "-k", type=int, default=None,
+              help="Worker processes (default: the CPUs this process may use); with --ray, "
+                   "the CPUs of a local Ray instance.")
+@click.option("--out", "-o", default="results.parquet", show_default=True,
+              type=click.Path(dir_okay=False), help="The Parquet file to write.")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None,
+              metavar="[ADDRESS]",
+              help="Run the chunks as Ray tasks: on the cluster at ADDRESS (ray.init(address=…), "
+                   "e.g. auto or ray://host:10001), or without one on a local instance.  "
+                   "Needs the extra qipai[ray].  Give it last or as --ray=ADDRESS.")
+@click.option("--chunk", type=int, default=None,
+              help="Hands per task (default: about four tasks per worker; never changes the "
+                   "file).")
+def simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int, workers: int | None,
+             out: str, ray_address: str | None, chunk: int | None) -> None:
+    """Play HANDS hands of each ruleset with bots and write one Parquet row per hand.
+
+    Hand i of every ruleset is dealt from hand_seed(SEED, i) and dealt by
+    seat i mod players, so the file depends only on the rulesets, --hands,
+    --bots and --seed, never on --workers or --ray.  Ctrl-C writes the
+    chunks already finished.  Example:
+
+        qipai simulate guilin-mahjong 'guilin-mahjong(hubao=false)' --hands 10000
+    """
+    from rich.console import Console
+
+    from qipai.cli import fail
+    from qipai.sim import BadSimulation
+    from qipai.sim.run import parse_rulesets, simulate as run
+
+    if not rulesets:
+        fail("give at least one ruleset, e.g. qipai simulate guilin-mahjong --hands 1000")
+    if hands < 1:
+        fail(f"--hands must be at least 1, not {hands}")
+    if workers is not None and workers < 1:
+        fail(f"--workers must be at least 1, not {workers}")
+    if chunk is not None and chunk < 1:
+        fail(f"--chunk must be at least 1, not {chunk}")
+    from qipai.bots import BOT_KINDS
+
+    if bots not in BOT_KINDS:
+        fail(f"unknown bots {bots!r}; bots are: {', '.join(BOT_KINDS)}")
+    specs = parse_rulesets(rulesets)
+    from qipai.sim import require
+
+    require("pyarrow.parquet", "sim")
+    if ray_address is not None:
+        require("ray", "ray")
+    k = workers or _cpus()
+    console = Console(stderr=True)
+    total = hands * len(specs)
+    with _progress(console) as progress:
+        task = progress.add_task(f"{len(specs)} ruleset{'s' if len(specs) != 1 else ''}",
+                                 total=total)
+        try:
+            outcome = run(specs, hands, bots=bots, seed=seed, workers=k, out=out,
+                          ray_address=ray_address, chunk=chunk,
+                          on_chunk=lambda n: progress.advance(task, n))
+        except BadSimulation as exc:
+            fail(str(exc))
+    rate = f"{outcome.hands_per_s:.1f} hands/s on {outcome.backend}"
+    if outcome.interrupted:
+        if outcome.written:
+            click.echo(f"interrupted: kept the {outcome.written} of {total} hands in finished "
+                       f"chunks in {out} ({rate})")
+        else:
+            click.echo(f"interrupted before any chunk finished: {out} not written")
+        sys.exit(130)
+    click.echo(f"wrote {out}: {outcome.written} hands ({len(specs)} × {hands}) in "
+               f"{outcome.seconds:.1f} s, {rate}")
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--html", "html", type=click.Path(dir_okay=False), default=None,
+              help="Also write an HTML page with charts (pattern frequencies, money moved, "
+                   "cumulative net by seat).")
+def report(file: str, html: str | None) -> None:
+    """Summarise a `qipai simulate` FILE: per ruleset and, for two, their differences.
+
+    Rates carry 95 % Wilson score intervals; differences of rates Newcombe's
+    interval from them; means a normal interval (mean ± 1.96 standard errors).
+    """
+    from rich.console import Console
+
+    from qipai.sim.report import print_report, summarize, write_html
+
+    summary = summarize(file)
+    print_report(Console(highlight=False), summary)
+    if html:
+        write_html(summary, file, html)
+        click.echo(f"wrote {html}")

@@ -1,0 +1,506 @@
+"""``qipai report``: what a ``qipai simulate`` file says, per ruleset.
+
+Read with DuckDB.  Per ruleset (in the order the simulation was given them):
+
+* hands; 荒庄 rate; win rate of each seat and of the dealer (share of
+  hands the seat is among the winners);
+* share of each way of winning (of the hands won) and of each pattern (of
+  the wins: a hand with two winners counts two wins; a pattern counts once
+  per win);
+* 子 moved per hand — the winners' side, Σ over seats of max(net, 0) —
+  mean, 50th/90th/99th percentiles (linear interpolation, as
+  ``quantile_cont``) and maximum; instant payments (kongs …) per hand;
+* each seat's mean net (子 per hand); mean 胡数 and 醒 of a win where the
+  variant has them.
+
+Rates carry a 95 % Wilson score interval (:func:`wilson`); means a normal
+interval, mean ± 1.96 · s/√n (:func:`mean_ci`).  With two or more rulesets,
+each later one is compared with the first (see :func:`differences`): a
+difference of rates with Newcombe's hybrid score interval
+(:func:`newcombe`), which treats the rulesets as independent samples —
+they share their deals (common seeds), so the interval is conservative; a
+difference of per-hand means (money moved, each seat's net) as the mean of
+the per-hand differences, paired on the hand index, when both rulesets have
+the same hands and seats (else Welch's interval).
+"""
+
+from __future__ import annotations
+
+import base64
+import html as html_lib
+import io
+import json
+import math
+import os
+from typing import Any
+
+import msgspec
+
+from qipai.sim import BadSimulation, require
+
+__all__ = ["Z", "Figure", "Summary", "mean_ci", "newcombe", "print_report", "summarize",
+           "welch", "wilson", "write_html"]
+
+#: The normal quantile of a two-sided 95 % interval.
+Z = 1.959963984540054
+
+
+def wilson(x: int, n: int, z: float = Z) -> tuple[float, float]:
+    """Wilson score interval of a proportion ``x / n`` (``(0, 1)`` for n = 0)."""
+    if n <= 0:
+        return (0.0, 1.0)
+    p = x / n
+    d = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / d
+    half = z / d * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def newcombe(x1: int, n1: int, x2: int, n2: int, z: float = Z) -> tuple[float, float]:
+    """Newcombe's hybrid score interval (his method 10) of ``x2/n2 − x1/n1``."""
+    p1, p2 = (x1 / n1 if n1 else 0.0), (x2 / n2 if n2 else 0.0)
+    l1, u1 = wilson(x1, n1, z)
+    l2, u2 = wilson(x2, n2, z)
+    d = p2 - p1
+    return (d - math.sqrt((p2 - l2) ** 2 + (u1 - p1) ** 2),
+            d + math.sqrt((u2 - p2) ** 2 + (p1 - l1) ** 2))
+
+
+def mean_ci(mean: float, sd: float | None, n: int, z: float = Z) -> tuple[float, float]:
+    """``mean ± z · sd / √n`` (the mean alone when n < 2)."""
+    if n < 2 or sd is None:
+        return (mean, mean)
+    half = z * sd / math.sqrt(n)
+    return (mean - half, mean + half)
+
+
+def welch(m1: float, s1: float | None, n1: int, m2: float, s2: float | None, n2: int,
+          z: float = Z) -> tuple[float, float]:
+    """Normal interval of ``m2 − m1`` with Welch's standard error."""
+    d = m2 - m1
+    if n1 < 2 or n2 < 2 or s1 is None or s2 is None:
+        return (d, d)
+    half = z * math.sqrt(s1 * s1 / n1 + s2 * s2 / n2)
+    return (d - half, d + half)
+
+
+class Figure(msgspec.Struct):
+    """One line of the report for one ruleset.
+
+    ``kind`` ``"rate"``: ``x`` of ``n``, ``value`` = x/n, ``ci`` Wilson.
+    ``kind`` ``"mean"``: ``value`` the mean of ``n`` values, ``sd`` their
+    sample standard deviation, ``ci`` the normal interval.
+    """
+
+    key: str
+    label: str
+    kind: str
+    value: float
+    n: int
+    ci: tuple[float, float]
+    x: int = 0
+    sd: float | None = None
+
+
+class RulesetSummary(msgspec.Struct):
+    """Everything the report says about one ruleset."""
+
+    ruleset: str
+    hands: int
+    figures: list[Figure]
+    moved_percentiles: dict[str, float]
+    moved_max: int
+    hands_won: int
+    wins: int
+
+    def get(self, key: str) -> Figure | None:
+        return next((f for f in self.figures if f.key == key), None)
+
+    def denominator(self, key: str) -> int:
+        """What a rate ``key`` is a share of: hands won (``how:…``), wins
+        (``pattern:…``), else hands."""
+        if key.startswith("how:"):
+            return self.hands_won
+        if key.startswith("pattern:"):
+            return self.wins
+        return self.hands
+
+
+class Summary(msgspec.Struct):
+    """A whole report: the rulesets in the simulation's order and the run's metadata."""
+
+    meta: dict[str, Any]
+    rulesets: list[RulesetSummary]
+    #: Per later ruleset, per mean figure (``moved``, ``instant``, ``netS``):
+    #: (mean, sd, n) of the per-hand difference (this − first) over the same
+    #: hand indices, when both have the same hands and seats.
+    paired: dict[str, dict[str, tuple[float, float | None, int]]] = {}
+
+
+# --------------------------------------------------------------------------
+# reading
+
+
+def _connect(path: str) -> Any:
+    """A DuckDB connection with view ``h`` over ``path`` (rows and ``moved``,
+    ``instant_moved``), and the file's ``qipai.simulate`` metadata.
+
+    Raises:
+        BadSimulation: no such file, not Parquet, or not a simulate output.
+    """
+    pq = require("pyarrow.parquet", "sim")
+    duckdb = require("duckdb", "sim")
+    if not os.path.isfile(path):
+        raise BadSimulation(f"{path}: no such file")
+    try:
+        meta_raw = pq.read_schema(path).metadata or {}
+    except Exception as exc:  # pyarrow's ArrowInvalid and friends
+        raise BadSimulation(f"{path}: not a Parquet file ({' '.join(str(exc).split())})") \
+            from None
+    if b"qipai.simulate" not in meta_raw:
+        raise BadSimulation(f"{path}: not a qipai simulate output (no qipai.simulate metadata)")
+    meta = json.loads(meta_raw[b"qipai.simulate"])
+    con = duckdb.connect()
+    con.read_parquet(path).create_view("t")
+    con.execute("""
+        CREATE VIEW h AS SELECT *,
+            list_sum(list_transform(net, lambda x: greatest(x, 0))) AS moved,
+            coalesce(list_sum(list_transform(instant, lambda p: p.amount)), 0) AS instant_moved
+        FROM t""")
+    return con, meta
+
+
+_HOW = {"zimo": "自摸 zimo", "dianpao": "点炮 dianpao", "qianggang": "抢杠 qianggang",
+        "fangpao": "放炮 fangpao", "pinghu": "平胡 pinghu"}
+
+
+def summarize(path: str) -> Summary:
+    """Read a ``qipai simulate`` file and compute every figure of the report.
+
+    Raises:
+        BadSimulation: see :func:`_connect`; an empty file.
+        MissingExtra: pyarrow or DuckDB missing (extra ``qipai[sim]``).
+    """
+    con, meta = _connect(path)
+
+    def rows(sql: str) -> list[tuple[Any, ...]]:
+        return con.execute(sql).fetchall()
+
+    base = {r[0]: r[1:] for r in rows("""
+        SELECT ruleset, count(*), count(*) FILTER (WHERE "end" = 'huangzhuang'),
+               count(*) FILTER (WHERE "end" = 'hu'),
+               count(*) FILTER (WHERE list_contains(winners, dealer)),
+               coalesce(sum(len(winners)), 0), max(len(net)),
+               avg(moved), stddev_samp(moved),
+               quantile_cont(moved, [0.5, 0.9, 0.99]), max(moved),
+               avg(instant_moved), stddev_samp(instant_moved)
+        FROM h GROUP BY ruleset""")}
+    if not base:
+        raise BadSimulation(f"{path}: holds no hands")
+    order = [r for r in meta.get("rulesets", []) if r in base] + \
+        sorted(r for r in base if r not in meta.get("rulesets", []))
+    seat_wins: dict[str, dict[int, int]] = {}
+    for r, s, c in rows("SELECT ruleset, s, count(*) FROM (SELECT ruleset, unnest(winners) AS s "
+                        "FROM h) GROUP BY ALL"):
+        seat_wins.setdefault(r, {})[s] = c
+    hows: dict[str, list[tuple[str, int]]] = {}
+    for r, how, c in rows("""SELECT ruleset, how, count(*) FROM h WHERE "end" = 'hu'
+                             GROUP BY ALL ORDER BY ruleset, count(*) DESC, how"""):
+        hows.setdefault(r, []).append((how, c))
+    pats: dict[str, list[tuple[str, int]]] = {}
+    for r, p, c in rows("""
+            SELECT ruleset, p, count(*) FROM (
+                SELECT ruleset, unnest(list_distinct(ps)) AS p
+                FROM (SELECT ruleset, unnest(patterns) AS ps FROM h))
+            GROUP BY ALL ORDER BY ruleset, count(*) DESC, p"""):
+        pats.setdefault(r, []).append((p, c))
+    nets: dict[str, dict[int, tuple[float, float | None, int]]] = {}
+    for r, i, m, sd, c in rows("""
+            SELECT ruleset, i, avg(x), stddev_samp(x), count(x) FROM (
+                SELECT ruleset, generate_subscripts(net, 1) AS i, unnest(net) AS x FROM h)
+            GROUP BY ALL"""):
+        nets.setdefault(r, {})[i - 1] = (m, sd, c)
+    extra: dict[str, dict[str, tuple[float, float | None, int]]] = {}
+    for col in ("hu", "xing"):
+        for r, m, sd, c in rows(f"""
+                SELECT ruleset, avg(x), stddev_samp(x), count(x) FROM (
+                    SELECT ruleset, unnest({col}) AS x FROM h)
+                WHERE x IS NOT NULL GROUP BY ALL"""):
+            extra.setdefault(r, {})[col] = (m, sd, c)
+
+    out = []
+    for r in order:
+        (n, hz, hu, dealer_wins, wins, players, moved_m, moved_sd, moved_q, moved_max,
+         inst_m, inst_sd) = base[r]
+
+        def rate(key: str, label: str, x: int, of: int) -> Figure:
+            return Figure(key, label, "rate", x / of if of else 0.0, of, wilson(x, of), x=x)
+
+        def mean(key: str, label: str, m: float, sd: float | None, k: int) -> Figure:
+            return Figure(key, label, "mean", m, k, mean_ci(m, sd, k), sd=sd)
+
+        figs = [rate("huangzhuang", "荒庄 huangzhuang (of hands)", hz, n),
+                rate("dealer", "dealer 庄 wins (of hands)", dealer_wins, n)]
+        figs += [rate(f"seat{s}", f"seat {s} wins (of hands)", seat_wins.get(r, {}).get(s, 0), n)
+                 for s in range(players)]
+        figs += [rate(f"how:{how}", f"win by {_HOW.get(how, how)} (of hands won)", c, hu)
+                 for how, c in hows.get(r, [])]
+        figs += [rate(f"pattern:{p}", f"pattern {p} (of wins)", c, wins)
+                 for p, c in pats.get(r, [])]
+        figs.append(mean("moved", "子 moved per hand (mean)", moved_m, moved_sd, n))
+        figs.append(mean("instant", "instant payments 子 per hand (mean)", inst_m, inst_sd, n))
+        figs += [mean(f"net{s}", f"seat {s} net 子 per hand (mean)", *nets[r][s])
+                 for s in range(players)]
+        for col, label in (("hu", "胡数 hu of a win (mean)"), ("xing", "醒 xing of a win (mean)")):
+            if col in extra.get(r, {}):
+                figs.append(mean(col, label, *extra[r][col]))
+        q = dict(zip(("p50", "p90", "p99"), moved_q))
+        out.append(RulesetSummary(r, n, figs, q, moved_max, hu, wins))
+    return Summary(meta, out, _paired(con, base, order))
+
+
+def _paired(con: Any, base: dict[str, Any], order: list[str]
+            ) -> dict[str, dict[str, tuple[float, float | None, int]]]:
+    """Paired differences of the per-hand means against the first ruleset."""
+    out: dict[str, dict[str, tuple[float, float | None, int]]] = {}
+    if len(order) < 2:
+        return out
+    first = order[0]
+    for other in order[1:]:
+        if base[other][0] != base[first][0] or base[other][5] != base[first][5]:
+            continue  # different hands or seats: Welch
+        joined, = con.execute("""SELECT count(*) FROM h a JOIN h b ON a.hand = b.hand
+                                 WHERE a.ruleset = ? AND b.ruleset = ?""",
+                              [first, other]).fetchone()
+        if joined != base[first][0]:
+            continue
+        d: dict[str, tuple[float, float | None, int]] = {}
+        m1, s1, m2, s2, c = con.execute("""
+            SELECT avg(b.moved - a.moved), stddev_samp(b.moved - a.moved),
+                   avg(b.instant_moved - a.instant_moved),
+                   stddev_samp(b.instant_moved - a.instant_moved), count(*)
+            FROM h a JOIN h b ON a.hand = b.hand WHERE a.ruleset = ? AND b.ruleset = ?""",
+                                        [first, other]).fetchone()
+        d["moved"], d["instant"] = (m1, s1, c), (m2, s2, c)
+        for i, m, sd, c in con.execute("""
+                SELECT i, avg(y - x), stddev_samp(y - x), count(*) FROM (
+                    SELECT generate_subscripts(a.net, 1) AS i, unnest(a.net) AS x,
+                           unnest(b.net) AS y
+                    FROM h a JOIN h b ON a.hand = b.hand WHERE a.ruleset = ? AND b.ruleset = ?)
+                GROUP BY i""", [first, other]).fetchall():
+            d[f"net{i - 1}"] = (m, sd, c)
+        out[other] = d
+    return out
+
+
+# --------------------------------------------------------------------------
+# printing
+
+
+def _fmt(fig: Figure, value: float | None = None, ci: tuple[float, float] | None = None,
+         diff: bool = False) -> str:
+    v = fig.value if value is None else value
+    lo, hi = fig.ci if ci is None else ci
+    if fig.kind == "rate":
+        sign = "+" if diff else ""
+        unit = " pp" if diff else " %"
+        return f"{100 * v:{sign}.1f}{unit} [{100 * lo:{sign}.1f}, {100 * hi:{sign}.1f}]"
+    sign = "+" if diff or fig.key.startswith("net") else ""
+    return f"{v:{sign}.2f} [{lo:{sign}.2f}, {hi:{sign}.2f}]"
+
+
+def differences(summary: Summary) -> list[dict[str, tuple[float, tuple[float, float]]]]:
+    """For each ruleset after the first: per figure key, (difference, interval)
+    against the first (this − first; rates as proportions).
+
+    Rates: Newcombe's interval (independent samples: conservative).  The
+    per-hand means (money moved, instant payments, each seat's net): the
+    mean of the per-hand differences over the same hand indices with its
+    normal interval when both rulesets have the same hands and seats
+    (paired: they share their deals), else Welch's interval."""
+    if len(summary.rulesets) < 2:
+        return []
+    first = summary.rulesets[0]
+    out = []
+    for other in summary.rulesets[1:]:
+        d: dict[str, tuple[float, tuple[float, float]]] = {}
+        keys = [f.key for f in first.figures] + [f.key for f in other.figures]
+        for key in dict.fromkeys(keys):
+            a, b = first.get(key), other.get(key)
+            kind = (a or b).kind
+            if kind == "rate":  # a pattern only one ruleset has: 0 of its denominator
+                x1, n1 = (a.x, a.n) if a else (0, first.denominator(key))
+                x2, n2 = (b.x, b.n) if b else (0, other.denominator(key))
+                if n1 and n2:
+                    d[key] = (x2 / n2 - x1 / n1, newcombe(x1, n1, x2, n2))
+            elif key in summary.paired.get(other.ruleset, {}):
+                m, sd, n = summary.paired[other.ruleset][key]
+                d[key] = (m, mean_ci(m, sd, n))
+            elif a is not None and b is not None:
+                d[key] = (b.value - a.value, welch(a.value, a.sd, a.n, b.value, b.sd, b.n))
+        out.append(d)
+    return out
+
+
+def _label(summary: Summary, key: str) -> str:
+    for rs in summary.rulesets:
+        f = rs.get(key)
+        if f is not None:
+            return f.label
+    return key
+
+
+def print_report(console: Any, summary: Summary) -> None:
+    """Print the report's tables on a rich ``console``."""
+    from rich.table import Table as RichTable
+
+    m = summary.meta
+    console.print(f"[bold]qipai report[/bold] · {m.get('bots')} bots · seed {m.get('seed')} · "
+                  f"{m.get('hands')} hands asked per ruleset")
+    diffs = differences(summary)
+    grid = RichTable(title="per ruleset: value [95 % interval]", title_justify="left")
+    grid.add_column("figure")
+    for rs in summary.rulesets:
+        grid.add_column(rs.ruleset, justify="right")
+    for other in summary.rulesets[1:]:
+        grid.add_column(f"{other.ruleset} − {summary.rulesets[0].ruleset}", justify="right")
+    keys = dict.fromkeys(f.key for rs in summary.rulesets for f in rs.figures)
+    grid.add_row("hands", *(str(rs.hands) for rs in summary.rulesets),
+                 *("" for _ in diffs))
+    for key in keys:
+        cells = []
+        proto = None
+        for rs in summary.rulesets:
+            f = rs.get(key)
+            proto = proto or f
+            cells.append(_fmt(f) if f else "—")
+        for d in diffs:
+            cells.append(_fmt(proto, d[key][0], d[key][1], diff=True) if key in d else "—")
+        grid.add_row(_label(summary, key), *cells)
+        if key == "moved":
+            grid.add_row("子 moved per hand p50 / p90 / p99 / max",
+                         *(" / ".join(f"{rs.moved_percentiles[p]:g}" for p in ("p50", "p90", "p99"))
+                           + f" / {rs.moved_max}" for rs in summary.rulesets),
+                         *("" for _ in diffs))
+    console.print(grid)
+
+
+# --------------------------------------------------------------------------
+# HTML
+
+
+def _png(fig: Any) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def charts(summary: Summary, path: str) -> dict[str, Any]:
+    """The report's matplotlib figures: ``patterns`` (share of wins per
+    pattern with its interval), ``moved`` (distribution of 子 moved per
+    hand), ``net`` (cumulative net by seat over the hands, one panel per
+    ruleset)."""
+    require("matplotlib", "sim")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    con, _ = _connect(path)
+    out: dict[str, Any] = {}
+    names = [rs.ruleset for rs in summary.rulesets]
+    # pattern frequencies
+    keys = list(dict.fromkeys(f.key for rs in summary.rulesets for f in rs.figures
+                              if f.key.startswith("pattern:")))
+    fig, ax = plt.subplots(figsize=(8, 0.45 * max(3, len(keys)) + 1))
+    height = 0.8 / max(1, len(names))
+    for j, rs in enumerate(summary.rulesets):
+        ys, vs, errs = [], [], [[], []]
+        for i, key in enumerate(keys):
+            f = rs.get(key)
+            if f is None:
+                continue
+            ys.append(i + j * height)
+            vs.append(100 * f.value)
+            errs[0].append(100 * (f.value - f.ci[0]))
+            errs[1].append(100 * (f.ci[1] - f.value))
+        ax.barh(ys, vs, height=height, xerr=errs, label=rs.ruleset, capsize=2)
+    ax.set_yticks([i + height * (len(names) - 1) / 2 for i in range(len(keys))],
+                  [k.split(":", 1)[1] for k in keys])
+    ax.invert_yaxis()
+    ax.set_xlabel("% of wins (95 % Wilson interval)")
+    ax.set_title("pattern frequencies")
+    ax.legend(loc="lower right", fontsize="small")
+    out["patterns"] = fig
+    # money moved
+    fig, ax = plt.subplots(figsize=(8, 4))
+    data = {r: [v for (v,) in con.execute("SELECT moved FROM h WHERE ruleset = ?", [r]).fetchall()]
+            for r in names}
+    top = max((max(v) for v in data.values() if v), default=1)
+    bins = list(range(0, int(top) + 2, max(1, int(top) // 60 + 1)))
+    for r in names:
+        ax.hist(data[r], bins=bins, histtype="step", label=r, density=True, linewidth=1.4)
+    ax.set_yscale("log")
+    ax.set_xlabel("zi moved in a hand (sum of the winners' gains)")
+    ax.set_ylabel("share of hands (log)")
+    ax.set_title("distribution of payments")
+    ax.legend(fontsize="small")
+    out["moved"] = fig
+    # cumulative net by seat
+    fig, axes = plt.subplots(1, len(names), figsize=(4.5 * len(names), 3.6), squeeze=False,
+                             sharey=True)
+    for ax, r in zip(axes[0], names):
+        nets = [n for (n,) in con.execute("SELECT net FROM h WHERE ruleset = ? ORDER BY hand",
+                                          [r]).fetchall()]
+        for s in range(len(nets[0]) if nets else 0):
+            acc, line = 0, []
+            for n in nets:
+                acc += n[s]
+                line.append(acc)
+            ax.plot(line, label=f"seat {s}", linewidth=1)
+        ax.set_title(r, fontsize="medium")
+        ax.set_xlabel("hand")
+    axes[0][0].set_ylabel("cumulative net (zi)")
+    axes[0][0].legend(fontsize="small")
+    fig.suptitle("cumulative net by seat (dealer rotates)")
+    out["net"] = fig
+    return out
+
+
+def write_html(summary: Summary, path: str, html_path: str) -> None:
+    """Write a self-contained HTML page: the report table and the charts
+    (PNG, base64-embedded)."""
+    import matplotlib.pyplot as plt
+
+    figs = charts(summary, path)
+    diffs = differences(summary)
+    esc = html_lib.escape
+    head = ["figure"] + [rs.ruleset for rs in summary.rulesets] + \
+        [f"{o.ruleset} − {summary.rulesets[0].ruleset}" for o in summary.rulesets[1:]]
+    body = [["hands"] + [str(rs.hands) for rs in summary.rulesets] + [""] * len(diffs)]
+    for key in dict.fromkeys(f.key for rs in summary.rulesets for f in rs.figures):
+        proto = next(rs.get(key) for rs in summary.rulesets if rs.get(key))
+        body.append([_label(summary, key)]
+                    + [_fmt(rs.get(key)) if rs.get(key) else "—" for rs in summary.rulesets]
+                    + [_fmt(proto, d[key][0], d[key][1], diff=True) if key in d else "—"
+                       for d in diffs])
+    table = "<table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr>" + "".join(
+        "<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in body) + \
+        "</table>"
+    imgs = "".join(f'<h2>{esc(name)}</h2><img alt="{esc(name)}" '
+                   f'src="data:image/png;base64,{_png(fig)}">' for name, fig in figs.items())
+    for fig in figs.values():
+        plt.close(fig)
+    m = summary.meta
+    page = f"""<!doctype html><html><head><meta charset="utf-8">
+<title>qipai report</title><style>
+body {{ font-family: sans-serif; margin: 2em; }} table {{ border-collapse: collapse; }}
+td, th {{ border: 1px solid #ccc; padding: 0.2em 0.6em; }} td {{ text-align: right; }}
+td:first-child {{ text-align: left; }} img {{ max-width: 100%; }}
+</style></head><body><h1>qipai report</h1>
+<p>{esc(str(m.get('bots')))} bots · seed {esc(str(m.get('seed')))} ·
+{esc(str(m.get('hands')))} hands asked per ruleset · 95 % intervals (Wilson; Newcombe for
+differences of rates; normal for means)</p>{table}{imgs}</body></html>
+"""
+    with open(html_path, "w", encoding="utf-8") as fh:
+        fh.write(page)
