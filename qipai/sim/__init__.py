@@ -28,6 +28,12 @@ class BadSimulation(QipaiError, ValueError):
     that is not a ``qipai simulate`` output …); the message names it."""
 
 
+class RayUnavailable(QipaiError, RuntimeError):
+    """``ray.init`` failed: no cluster at the address, or a local instance
+    that did not start (on a heavily loaded machine Ray's node can time out
+    while starting its agents)."""
+
+
 def require(module: str, extra: str) -> object:
     """Import ``module`` or raise :class:`MissingExtra` naming ``qipai[extra]``."""
     import importlib

@@ -47,7 +47,7 @@ import msgspec
 
 from qipai.bots import BOT_KINDS, hand_seed, make_bots, run_to_end
 from qipai.core.hookspecs import hookimpl
-from qipai.sim import BadSimulation, require
+from qipai.sim import BadSimulation, RayUnavailable, require
 
 __all__ = ["COLUMNS", "FORMAT", "Outcome", "RulesetSpec", "chunks", "hand_row",
            "parse_rulesets", "play_chunk", "schema", "simulate", "write_parquet"]
@@ -287,6 +287,7 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
     Raises:
         BadSimulation: hands or workers < 1, an unknown bot.
         MissingExtra: pyarrow (``qipai[sim]``) or Ray (``qipai[ray]``) missing.
+        RayUnavailable: ``ray.init`` failed.
     """
     if not isinstance(hands, int) or hands < 1:
         raise BadSimulation(f"--hands must be at least 1, not {hands!r}")
@@ -355,10 +356,15 @@ def _run_ray(tasks: list[Any], take: Callable[[Any], None], address: str,
     started = not ray.is_initialized()
     if started:
         kwargs: dict[str, Any] = {"logging_level": "ERROR", "log_to_driver": False}
-        if address:
-            ray.init(address=address, **kwargs)
-        else:
-            ray.init(num_cpus=workers, include_dashboard=False, **kwargs)
+        try:
+            if address:
+                ray.init(address=address, **kwargs)
+            else:
+                ray.init(num_cpus=workers, include_dashboard=False, **kwargs)
+        except Exception as exc:  # Ray raises bare Exception / ConnectionError here
+            where = f"at {address}" if address else "(a local instance)"
+            raise RayUnavailable(f"Ray {where} did not start: "
+                                 f"{' '.join(str(exc).split())}") from None
     remote = ray.remote(num_cpus=1)(_play_task)
     pending = [remote.remote(t) for t in tasks]
     try:

@@ -1,0 +1,272 @@
+"""``qipai simulate`` and ``qipai report`` (qipai.sim): determinism across
+workers and backends, rows equal to plain bot play, the report's figures
+against an independent computation from the Parquet rows, bad input."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+from click.testing import CliRunner
+
+pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow (extra qipai[sim]) not installed")
+np = pytest.importorskip("numpy")
+
+from qipai.bots import hand_seed, make_bots, run_to_end  # noqa: E402
+from qipai.cli import cli  # noqa: E402
+from qipai.core.ruleset import load  # noqa: E402
+from qipai.sim import MissingExtra, RayUnavailable, require  # noqa: E402
+from qipai.sim.run import parse_rulesets, simulate  # noqa: E402
+
+GUILIN = ["guilin-mahjong", "guilin-mahjong(hubao=false)"]
+
+
+def invoke(*args: str, env: dict | None = None):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False, env=env)
+
+
+def one_line_error(res, *words: str) -> None:
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith("error: ") and "Traceback" not in res.output
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+
+
+@pytest.fixture(scope="module")
+def guilin_file(tmp_path_factory) -> str:
+    """24 greedy hands of guilin-mahjong, default and hubao=false."""
+    out = str(tmp_path_factory.mktemp("sim") / "g.parquet")
+    res = invoke("simulate", *GUILIN, "--hands", "24", "--seed", "3", "--workers", "1",
+                 "--out", out)
+    assert res.exit_code == 0, res.output
+    assert f"wrote {out}: 48 hands (2 × 24)" in res.stdout
+    return out
+
+
+# ---------------------------------------------------------------- determinism
+
+
+def test_one_and_two_workers_write_the_same_bytes(tmp_path):
+    specs = ["guilin-zipai", "guangxi-mahjong"]
+    a, b, c = (str(tmp_path / f"{x}.parquet") for x in "abc")
+    res = invoke("simulate", *specs, "--hands", "5", "--seed", "11", "-k", "1", "--out", a)
+    assert res.exit_code == 0, res.output
+    res = invoke("simulate", *specs, "--hands", "5", "--seed", "11", "-k", "2", "--chunk", "2",
+                 "--out", b)
+    assert res.exit_code == 0, res.output
+    assert open(a, "rb").read() == open(b, "rb").read()
+    # another seed gives another file
+    invoke("simulate", *specs, "--hands", "5", "--seed", "12", "-k", "1", "--out", c)
+    assert open(a, "rb").read() != open(c, "rb").read()
+
+
+def test_rows_are_the_hands_plain_bot_play_gives(tmp_path):
+    """Each row is hand i played from hand_seed(S, i), dealer i mod players,
+    with the bots seeded from that hand seed: replaying it without the
+    simulator's settle observer gives the same winners, net and steps."""
+    out = str(tmp_path / "z.parquet")
+    simulate(parse_rulesets(["guilin-zipai", "guilin-mahjong"]), 4, seed=9, out=out)
+    rows = pq.read_table(out).to_pylist()
+    assert [(r["ruleset"], r["hand"]) for r in rows] == \
+        [(v, i) for v in ("guilin-mahjong", "guilin-zipai") for i in range(4)]
+    for r in rows:
+        rs = load(r["ruleset"])
+        n = rs.manifest.players
+        assert int(r["seed"]) == hand_seed(9, r["hand"]) and r["dealer"] == r["hand"] % n
+        table = rs.table(seed=int(r["seed"]), dealer=r["dealer"])
+        steps = run_to_end(table, make_bots("greedy", n, int(r["seed"])))
+        res = table.result
+        assert (r["end"], r["winners"], r["net"], r["steps"]) == \
+            (res.end, list(res.winners), list(res.net), steps)
+        assert sum(r["net"]) == 0
+        inst = [0] * n
+        for p in r["instant"] + r["settlement"]:
+            inst[p["payer"]] -= p["amount"]
+            inst[p["payee"]] += p["amount"]
+        assert inst == r["net"]
+        assert len(r["patterns"]) == len(r["hu"]) == len(r["xing"]) == len(r["winners"])
+        if r["end"] == "huangzhuang":
+            assert r["how"] is None and r["winners"] == []
+        if r["variant"] == "guilin-zipai":
+            # a zipai win has its 胡数: at least 10 (the default 起胡) but 三笼五坎
+            for hu, pats in zip(r["hu"], r["patterns"]):
+                assert hu is not None and (hu >= 10 or "sanlong_wukan" in pats), (hu, pats)
+        else:
+            assert all(h is None for h in r["hu"])
+
+
+def test_ctrl_c_keeps_the_finished_chunks(tmp_path):
+    for workers in (1, 2):
+        out = str(tmp_path / f"i{workers}.parquet")
+        seen = []
+
+        def stop_after_two(n: int) -> None:
+            seen.append(n)
+            if len(seen) == 2:
+                raise KeyboardInterrupt
+
+        o = simulate(parse_rulesets(["guilin-mahjong"]), 20, bots="random", seed=1,
+                     workers=workers, chunk=2, out=out, on_chunk=stop_after_two)
+        assert o.interrupted and o.written == 4 and o.asked == 20
+        t = pq.read_table(out)
+        assert t.num_rows == 4 and b"qipai.simulate" in t.schema.metadata
+
+
+@pytest.mark.slow
+def test_ray_writes_the_bytes_the_process_pool_writes(tmp_path):
+    pytest.importorskip("ray", reason="ray (extra qipai[ray]) not installed")
+    specs = parse_rulesets(["guilin-mahjong", "guilin-zipai"])
+    a, b = str(tmp_path / "pool.parquet"), str(tmp_path / "ray.parquet")
+    simulate(specs, 6, seed=4, workers=2, chunk=2, out=a)
+    try:
+        o = simulate(specs, 6, seed=4, workers=2, chunk=3, out=b, ray_address="")
+    except RayUnavailable as exc:  # the machine, not the code: say so and skip
+        pytest.skip(f"a local Ray instance did not start here: {exc}")
+    assert o.backend == "ray" and o.written == 12
+    assert open(a, "rb").read() == open(b, "rb").read()
+
+
+# ---------------------------------------------------------------- the report
+
+
+def _wilson(x: int, n: int) -> tuple[float, float]:
+    """The roots p of (x/n − p)² = z² p (1 − p) / n (the score interval)."""
+    z2, ph = 1.959963984540054 ** 2, x / n
+    a, b, c = 1 + z2 / n, -(2 * ph + z2 / n), ph * ph
+    disc = math.sqrt(b * b - 4 * a * c)
+    return ((-b - disc) / (2 * a), (-b + disc) / (2 * a))
+
+
+def _rate(x: int, n: int) -> str:
+    lo, hi = _wilson(x, n)
+    return f"{100 * x / n:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def _mean(values, signed: bool = False) -> str:
+    v = np.asarray(values, dtype=float)
+    m, half = v.mean(), 1.959963984540054 * v.std(ddof=1) / math.sqrt(len(v))
+    s = "+" if signed else ""
+    return f"{m:{s}.2f} [{m - half:{s}.2f}, {m + half:{s}.2f}]"
+
+
+def _row_of(out: str, label: str) -> str:
+    lines = [ln for ln in out.splitlines() if ln.startswith(f"│ {label} ")]
+    assert len(lines) == 1, (label, out)
+    return lines[0]
+
+
+def test_report_prints_the_figures_of_the_rows(guilin_file):
+    res = invoke("report", guilin_file, env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    out = res.stdout
+    rows = pq.read_table(guilin_file).to_pylist()
+    by = {s: [r for r in rows if r["ruleset"] == s] for s in ("guilin-mahjong",
+                                                              "guilin-mahjong(hubao=False)")}
+    cells = {}
+    for name, rs in by.items():
+        n = len(rs)
+        hz = sum(r["end"] == "huangzhuang" for r in rs)
+        won = [r for r in rs if r["end"] == "hu"]
+        wins = [p for r in won for p in r["patterns"]]
+        moved = [sum(max(x, 0) for x in r["net"]) for r in rs]
+        cells.setdefault("荒庄 huangzhuang (of hands)", []).append(_rate(hz, n))
+        cells.setdefault("dealer 庄 wins (of hands)", []).append(
+            _rate(sum(r["dealer"] in r["winners"] for r in rs), n))
+        for s in range(4):
+            cells.setdefault(f"seat {s} wins (of hands)", []).append(
+                _rate(sum(s in r["winners"] for r in rs), n))
+            cells.setdefault(f"seat {s} net 子 per hand (mean)", []).append(
+                _mean([r["net"][s] for r in rs], signed=True))
+        cells.setdefault("win by 自摸 zimo (of hands won)", []).append(
+            _rate(sum(r["how"] == "zimo" for r in won), len(won)))
+        cells.setdefault("pattern pinghu (of wins)", []).append(
+            _rate(sum("pinghu" in p for p in wins), len(wins)))
+        cells.setdefault("子 moved per hand (mean)", []).append(_mean(moved))
+        q = np.percentile(moved, [50, 90, 99])
+        cells.setdefault("子 moved per hand p50 / p90 / p99 / max", []).append(
+            " / ".join(f"{x:g}" for x in q) + f" / {max(moved)}")
+        cells.setdefault("instant payments 子 per hand (mean)", []).append(
+            _mean([sum(p["amount"] for p in r["instant"]) for r in rs]))
+    assert re.search(r"hands\s+│\s+24 │\s+24 │", out)
+    for label, want in cells.items():
+        line = _row_of(out, label)
+        for cell in want:
+            assert cell in line, (label, cell, line)
+    # the difference of money moved: paired on the hand index
+    a, b = by["guilin-mahjong"], by["guilin-mahjong(hubao=False)"]
+    d = [sum(max(x, 0) for x in rb["net"]) - sum(max(x, 0) for x in ra["net"])
+         for ra, rb in zip(a, b)]
+    assert _mean(d, signed=True) in _row_of(out, "子 moved per hand (mean)")
+    # a difference of rates: Newcombe's interval from the two Wilson intervals
+    x1 = sum(r["dealer"] in r["winners"] for r in a)
+    x2 = sum(r["dealer"] in r["winners"] for r in b)
+    (l1, u1), (l2, u2) = _wilson(x1, 24), _wilson(x2, 24)
+    p1, p2 = x1 / 24, x2 / 24
+    lo = p2 - p1 - math.sqrt((p2 - l2) ** 2 + (u1 - p1) ** 2)
+    hi = p2 - p1 + math.sqrt((u2 - p2) ** 2 + (p1 - l1) ** 2)
+    want = f"{100 * (p2 - p1):+.1f} pp [{100 * lo:+.1f}, {100 * hi:+.1f}]"
+    assert want in _row_of(out, "dealer 庄 wins (of hands)")
+
+
+def test_report_html_has_three_charts(guilin_file, tmp_path):
+    page = tmp_path / "r.html"
+    res = invoke("report", guilin_file, "--html", str(page))
+    assert res.exit_code == 0, res.output
+    text = page.read_text(encoding="utf-8")
+    assert text.count("data:image/png;base64,") == 3
+    assert "pattern pinghu (of wins)" in text and "guilin-mahjong(hubao=False)" in text
+
+
+def test_report_of_zipai_gives_hu_and_xing(tmp_path):
+    out = str(tmp_path / "z.parquet")
+    simulate(parse_rulesets(["guilin-zipai"]), 6, seed=2, out=out)
+    rows = pq.read_table(out).to_pylist()
+    hus = [h for r in rows for h in r["hu"]]
+    res = invoke("report", out, env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    if len(hus) >= 2:
+        assert _mean(hus) in _row_of(res.stdout, "胡数 hu of a win (mean)")
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("args, words", [
+    (["no-such-game"], ["unknown variant", "no-such-game"]),
+    (["guilin-mahjong(nope=1)"], ["nope"]),
+    (["guilin-mahjong(hubao=3)"], ["hubao"]),
+    (["guilin-mahjong", "--hands", "0"], ["--hands", "at least 1"]),
+    (["guilin-mahjong", "--workers", "0"], ["--workers", "at least 1"]),
+    (["guilin-mahjong", "--bots", "clever"], ["clever", "greedy"]),
+    (["guilin-mahjong", "guilin-mahjong(hubao=true)"], ["given twice"]),
+    ([], ["at least one ruleset"]),
+])
+def test_simulate_bad_input_is_one_line(args, words, tmp_path):
+    out = tmp_path / "x.parquet"
+    one_line_error(invoke("simulate", *args, "--out", str(out)), *words)
+    assert not out.exists()
+
+
+def test_report_bad_files_are_one_line(tmp_path):
+    one_line_error(invoke("report", str(tmp_path / "none.parquet")), "no such file")
+    junk = tmp_path / "junk.parquet"
+    junk.write_text("not parquet")
+    one_line_error(invoke("report", str(junk)), "not a Parquet file")
+    import pyarrow as pa
+
+    other = tmp_path / "other.parquet"
+    pq.write_table(pa.table({"a": [1]}), other)
+    one_line_error(invoke("report", str(other)), "not a qipai simulate output")
+
+
+def test_a_missing_extra_is_named(monkeypatch, tmp_path):
+    with pytest.raises(MissingExtra, match=r"qipai\[ray\]"):
+        require("no_such_module_for_qipai", "ray")
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)  # import fails
+    one_line_error(invoke("simulate", "guilin-mahjong", "--out", str(tmp_path / "x.parquet")),
+                   "qipai[sim]")
