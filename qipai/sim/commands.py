@@ -26,7 +26,10 @@ def _progress(console: Any) -> Any:
 
     class HandsPerSecond(ProgressColumn):
         def render(self, task: Any) -> Text:
-            speed = task.finished_speed or task.speed
+            if task.finished and task.elapsed:  # the whole run's mean
+                speed = task.completed / task.elapsed
+            else:  # rich's estimate over the last seconds
+                speed = task.speed
             return Text("– hands/s" if speed is None else f"{speed:.1f} hands/s")
 
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -64,7 +67,9 @@ def simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int, worker
     --bots and --seed, never on --workers or --ray.  Ctrl-C writes the
     chunks already finished.  Example:
 
-        qipai simulate guilin-mahjong 'guilin-mahjong(hubao=false)' --hands 10000
+    \b
+        qipai simulate guilin-mahjong 'guilin-mahjong(hubao=false)' -n 10000
+        qipai report results.parquet
     """
     from rich.console import Console
 
@@ -102,7 +107,7 @@ def simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int, worker
                           on_chunk=lambda n: progress.advance(task, n))
         except BadSimulation as exc:
             fail(str(exc))
-    rate = f"{outcome.hands_per_s:.1f} hands/s on {outcome.backend}"
+    rate = f"{outcome.hands_per_s:.1f} hands/s, {outcome.backend}"
     if outcome.interrupted:
         if outcome.written:
             click.echo(f"interrupted: kept the {outcome.written} of {total} hands in finished "

@@ -439,10 +439,12 @@ def charts(summary: Summary, path: str) -> dict[str, Any]:
     top = max((max(v) for v in data.values() if v), default=1)
     bins = list(range(0, int(top) + 2, max(1, int(top) // 60 + 1)))
     for r in names:
-        ax.hist(data[r], bins=bins, histtype="step", label=r, density=True, linewidth=1.4)
+        if data[r]:
+            ax.hist(data[r], bins=bins, histtype="step", label=r, linewidth=1.4,
+                    weights=[1 / len(data[r])] * len(data[r]))
     ax.set_yscale("log")
     ax.set_xlabel("zi moved in a hand (sum of the winners' gains)")
-    ax.set_ylabel("share of hands (log)")
+    ax.set_ylabel(f"share of hands per bin of {bins[1] - bins[0]} (log)")
     ax.set_title("distribution of payments")
     ax.legend(fontsize="small")
     out["moved"] = fig
