@@ -372,3 +372,29 @@ def test_cli_play_commit_makes_records_that_verify(tmp_path):
     assert res.exit_code == 0 and res.output.splitlines()[-1].startswith("verified: 2 hands")
     res = CliRunner().invoke(cli, ["play", "--commit"])
     assert res.exit_code == 2 and res.output.startswith("error: --commit needs --json")
+
+
+@pytest.mark.parametrize("where", ["net", "winners", "total"])
+def test_cli_verify_fails_a_play_output_whose_summary_or_total_is_not_its_records(tmp_path, where):
+    # break11: verify passed a play --json file whose per-hand net/winners or
+    # total had been edited (replay caught it); the reader sees those numbers
+    res = CliRunner().invoke(cli, ["play", "--hands", "2", "--json", "--commit"])
+    out = json.loads(res.stdout)
+    good = tmp_path / "good.json"
+    good.write_text(res.stdout)
+    res = CliRunner().invoke(cli, ["verify", str(good)])
+    assert res.exit_code == 0, res.output
+    assert "ok   hand 1: summary:" in res.output and "ok   total:" in res.output
+    if where == "total":
+        out["total"] = [t + d for t, d in zip(out["total"], (1, -1, 0, 0))]
+    else:
+        hand = out["hands"][1]
+        hand[where] = [5] if where == "winners" and hand[where] != [5] else (
+            [0, 0, 0, 0] if hand[where] != [0, 0, 0, 0] else [1, -1, 0, 0])
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(out))
+    res = CliRunner().invoke(cli, ["verify", str(bad)])
+    assert res.exit_code == 1, res.output
+    failed = [ln for ln in res.output.splitlines() if ln.startswith("FAIL")]
+    assert len(failed) == 1
+    assert failed[0].startswith("FAIL total:" if where == "total" else f"FAIL hand 2: summary: {where} is")
