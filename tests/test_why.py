@@ -173,7 +173,7 @@ def test_play_prints_the_breakdown_under_the_hand():
     res = CliRunner().invoke(cli, ["play", "guilin-mahjong", "--seed", "7"])
     assert res.exit_code == 0
     assert "payments, hand 1" in res.stdout and "seat 0 → seat 2" in res.stdout
-    assert "= 平胡 pinghu 5 + 翻醒 fanxing(C(中) 0)" in res.stdout
+    assert "= 平胡 pinghu 5 + 翻醒 fanxing 0 (C(中) 0)" in res.stdout
 
 
 def test_a_format_1_record_replays_without_why():
@@ -189,3 +189,13 @@ def test_a_format_1_record_replays_without_why():
     assert new.format == 2 and all(p.why for p in new.result.payments)
     assert [(p.payer, p.payee, p.amount) for p in new.result.payments] == \
         [(p.payer, p.payee, p.amount) for p in old.result.payments]
+
+
+def test_a_named_bracket_shows_its_value_before_its_terms():
+    # break11: "胡数 hushu(顺 … 3 + 坎 … 3)" hid the 胡数 the 子 is read from,
+    # and "翻醒 fanxing(8s 4 + 7p 7)" the 醒数 11 the winner was paid
+    flips = bracket((Term("flip", "fanxing", 4), Term("flip", "fanxing", 7)), "xing", "fanxing")
+    assert format_why((Term("pattern", "pinghu", 5), flips), NAMES) == (
+        "pinghu 5 + 翻醒 fanxing 11 (4 + 7)")
+    hu = bracket((Term("group", "kan", 6), Term("group", "kan", 9)), "hu", "hushu")
+    assert format_why((Term("zi", "zi", 2, basis=(hu,)),)) == "zi 2 [hushu 15 (kan 6 + kan 9)]"

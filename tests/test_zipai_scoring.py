@@ -709,8 +709,8 @@ def test_why_of_dihu_fangpao_is_the_computation():
     assert xing == Term("xing", "xing", 1, rule="§6",
                         of=(Term("flip", "xing", 1, cards=(k("x3"),), rule="§6"),))
     text = format_why(p.why, {"fangpao": "放炮", "dihu": "地胡"})
-    assert text.startswith("放炮 fangpao 2 × ((zi 2 [hushu(") and text.endswith(
-        "+ xing(1)) × 地胡 dihu 2)")
+    assert text.startswith("放炮 fangpao 2 × ((zi 2 [hushu 13 (") and text.endswith(
+        "+ xing 1 (1)) × 地胡 dihu 2)")
 
 
 def test_why_of_zi_mode_adds_one_zi_per_bonus():

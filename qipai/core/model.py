@@ -154,9 +154,10 @@ def format_why(why: tuple[Term, ...] | list[Term], names: dict[str, str] | None 
             or None to leave the cards out.
 
     Returns:
-        One line; a bracket is shown in parentheses after its name (an id
-        inside it equal to the bracket's is not repeated); a ``basis`` in
-        square brackets after the value.
+        One line; a named bracket is shown as its name and value, then its
+        terms in parentheses (``翻醒 fanxing 11 (8s 4 + 7p 7)``; an id inside
+        it equal to the bracket's is not repeated), a plain one as its terms
+        in parentheses; a ``basis`` in square brackets after the value.
     """
     names = names or {}
     parts: list[str] = []
@@ -169,7 +170,7 @@ def format_why(why: tuple[Term, ...] | list[Term], names: dict[str, str] | None 
             label = f"{label} {cards(t.cards)}".strip()
         if t.of:
             inner = format_why(t.of, names, cards, t.id)
-            text = f"{label}({inner})" if label else f"({inner})"
+            text = f"{label} {t.value} ({inner})" if label else f"({inner})"
         else:
             text = f"{label} {t.value}" if label else str(t.value)
         if t.basis:
