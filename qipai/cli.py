@@ -488,7 +488,7 @@ def _print_hand(console: Any, table: Any, index: int) -> None:
         won = wins.get(seat)
         s = table.seats[seat]
         concealed = list(s.hand)
-        if won is not None and won.how == "zimo" and won.card in concealed:
+        if won is not None and won.card in concealed:  # shown after the "+", once
             concealed.remove(won.card)
         console.print(f"[bold]seat {seat} wins[/bold]", end=" ")
         console.print(f"hand {_hand(cards, concealed)} + {_tile(cards, won.card if won else None)}",

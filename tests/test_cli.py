@@ -291,3 +291,16 @@ def test_python_m_qipai_help_and_play():
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2
     assert bad.stderr.startswith("error: ") and "Traceback" not in bad.stderr
+
+
+def test_play_shows_the_winning_tile_once_after_the_concealed_hand():
+    # break11: a win on a discard printed the hand with the won tile in it
+    # and then "+ tile" again (15 tiles).  guilin-mahjong --seed 28: seat 3
+    # wins on 3s with 456p 345s 99s concealed and 888m, 234m laid down.
+    res = CliRunner().invoke(cli, ["play", "guilin-mahjong", "--seed", "28"])
+    assert res.exit_code == 0, res.output
+    assert "seat 3 wins hand 456p 4599s " in res.output
+    assert "+ 3s(三条)" in res.output
+    # a 自摸 (--seed 19) was right already: 13 tiles + the drawn 8p
+    res = CliRunner().invoke(cli, ["play", "guilin-mahjong", "--seed", "19"])
+    assert "seat 1 wins hand 4467p 123s " in res.output and "+ 8p(八筒)" in res.output
