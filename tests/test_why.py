@@ -199,3 +199,21 @@ def test_a_named_bracket_shows_its_value_before_its_terms():
         "pinghu 5 + 翻醒 fanxing 11 (4 + 7)")
     hu = bracket((Term("group", "kan", 6), Term("group", "kan", 9)), "hu", "hushu")
     assert format_why((Term("zi", "zi", 2, basis=(hu,)),)) == "zi 2 [hushu 15 (kan 6 + kan 9)]"
+
+
+def test_a_tampered_breakdown_is_named_where_it_differs():
+    # break11: editing one term of one payment's why gave "result differs:
+    # recorded {…2400 characters…}, replayed {…}", naming no field
+    from qipai.bots import play_hands
+    from qipai.core.records import record_of, replay_check
+    from qipai.core.ruleset import load
+
+    rec = record_of(next(play_hands(load("guilin-mahjong"), 1, seed=19)))
+    (p,) = rec.result.payments  # §4.2 case 2: seat 2 pays seat 1 互包 2 × (…)
+    assert p.why[0].id == "hubao" and p.why[0].value == 2
+    bad_term = msgspec.structs.replace(p.why[0], value=3)
+    bad = msgspec.structs.replace(p, why=(bad_term,) + p.why[1:])
+    tampered = msgspec.structs.replace(
+        rec, result=msgspec.structs.replace(rec.result, payments=(bad,)))
+    diff = replay_check(tampered)
+    assert diff == "result differs at payments[0].why[0].value: recorded 3, replayed 2"

@@ -312,15 +312,47 @@ def replay_check(record: Record, plugins: Any = (),
         result = without_why(result)
     for i, (a, b) in enumerate(zip(record.events, got)):
         if a != b:
-            enc = msgspec.json.encode
-            return f"event {i} differs: recorded {enc(a).decode()}, replayed {enc(b).decode()}"
+            return f"event {i} differs{first_difference(a, b)}"
     if len(got) != len(record.events):
         return f"recorded {len(record.events)} events, replay gave {len(got)}"
     if result != record.result:
-        enc = msgspec.json.encode
-        return f"result differs: recorded {enc(record.result).decode()}, " \
-               f"replayed {enc(result).decode()}"
+        return f"result differs{first_difference(record.result, result)}"
     return None
+
+
+def first_difference(recorded: Any, replayed: Any, limit: int = 200) -> str:
+    """Where two values (Structs, lists, dicts, scalars) first differ, as
+    text: ``" at payments[3].why[0].value: recorded 9, replayed 7"`` (each
+    value as JSON, cut to ``limit`` characters); ``""`` when they are equal."""
+
+    def walk(a: Any, b: Any, path: str) -> tuple[str, Any, Any] | None:
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in list(a) + [k for k in b if k not in a]:
+                if a.get(key, _MISSING) != b.get(key, _MISSING):
+                    return walk(a.get(key, _MISSING), b.get(key, _MISSING),
+                                f"{path}.{key}" if path else str(key))
+            return None
+        if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+            for i, (x, y) in enumerate(zip(a, b)):
+                if x != y:
+                    return walk(x, y, f"{path}[{i}]")
+            if len(a) != len(b):
+                return (f"{path} length" if path else "length", len(a), len(b))
+            return None
+        return None if a == b else (path, a, b)
+
+    def show(v: Any) -> str:
+        text = "absent" if v is _MISSING else msgspec.json.encode(v).decode()
+        return text if len(text) <= limit else text[:limit] + "…"
+
+    found = walk(msgspec.to_builtins(recorded), msgspec.to_builtins(replayed), "")
+    if found is None:
+        return ""
+    path, a, b = found
+    return f"{' at ' + path if path else ''}: recorded {show(a)}, replayed {show(b)}"
+
+
+_MISSING = object()
 
 
 def without_why(obj: Any) -> Any:
