@@ -604,9 +604,10 @@ def test_single_kong_fees():
     assert kong_fees(1, [M("minggang", "5m", 3)]) == [Payment(3, 1, 1, "minggang",
                                                               fee("minggang"))]
     assert kong_fees(1, [M("jiagang", "5m", 2)]) == [Payment(2, 1, 1, "jiagang", fee("jiagang"))]
+    hidden = (Term("fee", "angang", 1, rule="§6"),)  # an 暗杠 lies face down: no card (D-GX10)
     assert kong_fees(1, [M("angang", "5m")]) == [
-        Payment(0, 1, 1, "angang", fee("angang")), Payment(2, 1, 1, "angang", fee("angang")),
-        Payment(3, 1, 1, "angang", fee("angang"))]
+        Payment(0, 1, 1, "angang", hidden), Payment(2, 1, 1, "angang", hidden),
+        Payment(3, 1, 1, "angang", hidden)]
 
 
 def test_liangang_fee_why_names_the_chain():
@@ -615,7 +616,7 @@ def test_liangang_fee_why_names_the_chain():
     chain = [M("jiagang", "1m", 0), M("angang", "2m")]
     (p,) = kong_fees(1, chain)
     assert (p.payer, p.payee, p.amount) == (0, 1, 3)
-    assert p.why == (Term("fee", "angang", 1, cards=(1,), rule="§6"),
+    assert p.why == (Term("fee", "angang", 1, rule="§6"),  # no card: D-GX10
                      Term("liability", "liangang", 3, "*", rule="§6, D-GX7"))
 
 
@@ -826,3 +827,30 @@ def test_why_names_fenghu_effect_2_and_menqing():
         assert p.why == (Term("sum", "", 4, of=(Term("pattern", "pinghu", 3, rule="§2"),
                                                  Term("multiplier", "menqing", 1,
                                                       rule="§3 ×4/3, D-GX5"))),)
+
+
+def test_an_angang_fee_does_not_show_the_face_down_kind_to_other_seats():
+    # break11: the 暗杠 fee's why named its card (Term cards=(kind,)), so the
+    # payers' views (Paid events, view.instant) showed the kind D-GX10 hides
+    # while their view of the meld showed (None, None, None, None).
+    # guangxi-mahjong --seed 13: seat 2 declares an 暗杠, each other seat pays 1.
+    import msgspec
+
+    from qipai.bots import play_hands
+    from qipai.core.model import Paid
+    from qipai.core.ruleset import load
+
+    t = next(play_hands(load("guangxi-mahjong"), 1, seed=13))
+    (angang,) = [m for m in t.seats[2].melds if m.kind == "angang"]
+    fees = [p for e in t.events if isinstance(e, Paid) for p in e.payments
+            if p.reason == "angang"]
+    assert sorted(p.payer for p in fees) == [0, 1, 3]
+    for viewer in (0, 1, 3):
+        v = t.view(viewer)
+        assert [m.cards for m in v.melds[2] if m.kind == "angang"] == [(None,) * 4]
+        seen = [p for p in v.instant if p.reason == "angang"] + [
+            p for e in v.events if isinstance(e, Paid) for p in e.payments
+            if p.reason == "angang"]
+        assert seen and all(not term.cards for p in seen for term in p.why), viewer
+    assert angang.cards[0] not in [c for p in fees for term in p.why for c in term.cards]
+    assert msgspec.json.encode(fees)  # still a well-formed breakdown

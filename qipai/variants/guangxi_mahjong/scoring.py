@@ -98,7 +98,10 @@ def kong_fees(seat: int, chain: Sequence[Meld], n_players: int = 4) -> list[Paym
     check_chain(seat, chain, n_players)
     last = chain[-1]
     first = first_minggang(chain)
-    fee = Term("fee", last.kind, KONG_FEE, cards=last.cards[:1], rule="§6")
+    # An 暗杠 lies face down (D-GX10): its fee names no card, or every seat's
+    # view of the payment would show the kind its meld view hides.
+    shown = () if last.kind == "angang" else last.cards[:1]
+    fee = Term("fee", last.kind, KONG_FEE, cards=shown, rule="§6")
     if first is not None and len(chain) - 1 >= first:
         feeder = chain[first].from_seat
         assert feeder is not None  # check_chain
