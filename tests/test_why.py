@@ -209,7 +209,7 @@ def test_a_tampered_breakdown_is_named_where_it_differs():
     from qipai.core.ruleset import load
 
     rec = record_of(next(play_hands(load("guilin-mahjong"), 1, seed=19)))
-    (p,) = rec.result.payments  # §4.2 case 2: seat 2 pays seat 1 互包 2 × (…)
+    (p,) = rec.result.payments  # 互包 case 2: seat 2 pays seat 1 2 × (…)
     assert p.why[0].id == "hubao" and p.why[0].value == 2
     bad_term = msgspec.structs.replace(p.why[0], value=3)
     bad = msgspec.structs.replace(p, why=(bad_term,) + p.why[1:])
