@@ -35,7 +35,8 @@ from qipai.host.store import Store, StoreError, token_hash
 #: The largest HTTP request body read (bytes).
 MAX_BODY_BYTES = 64 * 1024
 #: Client messages per second a connection may send (a token bucket of
-#: RATE_BURST): more are dropped with one ``Throttled`` error a second.
+#: RATE_BURST): more are dropped — each dropped ``act`` answered by a
+#: ``Throttled`` error with its ``seq``, other frames by one such error a second.
 RATE_PER_S = 100.0
 RATE_BURST = 200.0
 
@@ -303,6 +304,18 @@ async def _writer(ws: WebSocket, conn: Conn) -> None:
         await ws.send_text(P.encode(msg).decode())
 
 
+def _act_seq(data: str | bytes) -> int | None:
+    """The ``seq`` of ``data`` if it is a well-formed :class:`~qipai.host.protocol.Act`
+    within the size cap, else None (a throttled frame is read only this far)."""
+    if len(data) > P.MAX_MESSAGE_BYTES:
+        return None
+    try:
+        msg = P.decode_client(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return msg.seq if isinstance(msg, P.Act) else None
+
+
 async def table_ws(ws: WebSocket) -> None:
     await ws.accept()
     s = _server(ws)
@@ -334,7 +347,15 @@ async def table_ws(ws: WebSocket) -> None:
             allowance = min(RATE_BURST, allowance + (now - last) * RATE_PER_S)
             last = now
             if allowance < 1.0:
-                if now - warned >= 1.0:
+                # a dropped act is answered, naming its seq (the client resends
+                # it); other dropped frames get one summary error a second
+                seq = _act_seq(data)
+                if seq is not None:
+                    conn.send(P.Error(code="Throttled", seq=seq,
+                                      message=f"more than {RATE_PER_S:g} messages a second: "
+                                              f"act seq {seq} dropped, not applied; send it "
+                                              f"again"))
+                elif now - warned >= 1.0:
                     warned = now
                     conn.send(P.Error(code="Throttled",
                                       message=f"more than {RATE_PER_S:g} messages a second: "

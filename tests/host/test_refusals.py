@@ -225,3 +225,30 @@ def test_a_seat_that_never_answers_gets_the_default_action(db_url, tmp_path):
             assert a == default_action(table, 0)
         table.apply(a)
     assert replay(rec).state.result == rec.result
+
+
+def test_every_throttled_act_is_answered_with_its_seq(served):
+    """A flood of one act: each copy gets exactly one answer naming its seq —
+    one ack, the rest StaleSeq (read) or Throttled (dropped unread) — so no
+    act is ever lost without an answer (issue 12: a dropped act was silent)."""
+    t = create(served, "guilin-mahjong", bots=[1, 2, 3])
+    c = SyncSeat(served, t["id"], t["seats"]["0"])
+    d = c.until("decide")
+    act = json.dumps({"type": "act", "hand": d["hand"], "seq": d["seq"],
+                      "action": choose(d["legal"])})
+    n = 1000  # far more than the bucket's 200: most are dropped
+    for _ in range(n):
+        c.send(act)
+    answers = []
+    while len(answers) < n:
+        m = c.recv()
+        if m["type"] in ("ack", "error"):
+            assert m.get("seq") == d["seq"], m
+            answers.append(m)
+    codes = [m.get("code", "ack") for m in answers]
+    assert codes.count("ack") == 1
+    assert set(codes) <= {"ack", "StaleSeq", "Throttled", "NotYourTurn"}, set(codes)
+    assert "Throttled" in codes
+    throttled = next(m for m in answers if m.get("code") == "Throttled")
+    assert str(d["seq"]) in throttled["message"]
+    c.close()
