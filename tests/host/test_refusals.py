@@ -252,3 +252,22 @@ def test_every_throttled_act_is_answered_with_its_seq(served):
     throttled = next(m for m in answers if m.get("code") == "Throttled")
     assert str(d["seq"]) in throttled["message"]
     c.close()
+
+
+def test_two_connections_of_one_seat_act_once_per_decision(served):
+    """The same token on two connections at once: both get the decision, the
+    first act is taken, the other's answer for it is StaleSeq."""
+    t = create(served, "guilin-mahjong", bots=[1, 2, 3])
+    a = SyncSeat(served, t["id"], t["seats"]["0"])
+    b = SyncSeat(served, t["id"], t["seats"]["0"])
+    da, db = a.until("decide"), b.until("decide")
+    assert (da["hand"], da["seq"]) == (db["hand"], db["seq"])
+    a.send({"type": "act", "hand": da["hand"], "seq": da["seq"], "action": da["legal"][0]})
+    a.until("ack")
+    b.send({"type": "act", "hand": db["hand"], "seq": db["seq"], "action": db["legal"][-1]})
+    got = b.until("error")
+    assert got["code"] == "StaleSeq" and got["seq"] == db["seq"], got
+    with served.http() as http:
+        assert http.get(f"/tables/{t['id']}").json()["connected"] == [0]
+    a.close()
+    b.close()
