@@ -74,6 +74,16 @@ actions = sa.Table(
 )
 
 
+# The hot path's statements, built once: a statement with bound parameters
+# keeps one cache key, so SQLAlchemy compiles it once, not per action.
+_INSERT_ACTION = actions.insert()
+_INSERT_HAND = hands.insert()
+_UPDATE_HAND = (hands.update()
+                .where(hands.c.table_id == sa.bindparam("k_table"),
+                       hands.c.hand == sa.bindparam("k_hand")))
+_encode = msgspec.json.Encoder().encode
+
+
 class StoreError(QipaiError):
     """The database cannot be used (bad URL, unreachable, a failed write)."""
 
@@ -140,14 +150,13 @@ class Store:
         transaction.  Raises sqlalchemy errors (the caller refuses the
         action; an ``IntegrityError`` means ``seq`` is already stored)."""
         with self.engine.begin() as c:
-            c.execute(actions.insert().values(
+            c.execute(_INSERT_ACTION, dict(
                 table_id=table_id, hand=hand, seq=seq,
-                action=msgspec.json.encode(action).decode(), timeout=timeout))
+                action=_encode(action).decode(), timeout=timeout))
             if finished is not None:
-                c.execute(hands.update().where(hands.c.table_id == table_id,
-                                               hands.c.hand == hand).values(**finished))
+                c.execute(_UPDATE_HAND, dict(finished, k_table=table_id, k_hand=hand))
             if next_hand is not None:
-                c.execute(hands.insert().values(**next_hand))
+                c.execute(_INSERT_HAND, next_hand)
 
     def close_table(self, table_id: str, abandoned: dict[str, Any] | None = None,
                     hand: int | None = None) -> None:
