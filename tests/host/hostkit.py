@@ -21,6 +21,8 @@ from typing import Any
 import httpx
 import websockets
 
+from qipai.host.client import auto_choice
+
 #: How long a test waits for a server or a message before it fails (not a
 #: timing assertion: only an upper bound on a hang).
 PATIENCE = 30.0
@@ -126,20 +128,9 @@ class Client:
         await self.ws.close()
 
 
-def choose(legal: list[dict[str, Any]]) -> dict[str, Any]:
-    """A deterministic player: win if it may, else pass a claim, else
-    discard the highest card it may."""
-    for kind in ("hu", "zimo"):
-        for a in legal:
-            if a["type"] == kind:
-                return a
-    for a in legal:
-        if a["type"] == "pass":
-            return a
-    discards = [a for a in legal if a["type"] == "discard"]
-    if discards:
-        return max(discards, key=lambda a: a["card"])
-    return legal[0]
+#: A deterministic player (win, else pass a claim, else discard the highest
+#: card): the terminal client's own choice, so tests play as ``qipai connect --auto``.
+choose = auto_choice
 
 
 def create(served: Served, variant: str = "guilin-mahjong", bots: list[int] = ()) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from hostile import Conn, Server, act, normalise
 from qipai.core.model import Action, Deal, Discard, Drew, Pass
 from qipai.core.ruleset import load
 from qipai.core.table import Table
+from qipai.host.client import auto_choice
 
 ACTIONS = msgspec.json.Decoder(list[Action])
 SPECTATOR = "spectator"
@@ -78,17 +79,6 @@ def other_seat_action(table: Table, seat: int, first: dict[int, int]):
     return Discard(seat, first[seat])
 
 
-def observer_choice(legal: list[dict]) -> dict:
-    for kind in ("hu", "zimo"):
-        for a in legal:
-            if a["type"] == kind:
-                return a
-    for a in legal:
-        if a["type"] == "pass":
-            return a
-    return max((a for a in legal if a["type"] == "discard"), key=lambda a: a["card"])
-
-
 def play_twin(server: Server, rs, t: dict, deal: Deal, observer, first) -> dict:
     """Play hand 0 of table ``t`` (dealt ``deal``); every connection's frames."""
     n = rs.manifest.players
@@ -103,7 +93,7 @@ def play_twin(server: Server, rs, t: dict, deal: Deal, observer, first) -> dict:
         d = c.next_decision()
         assert ACTIONS.decode(msgspec.json.encode(d["legal"])) == local.legal_actions(seat)
         if seat == observer:
-            action = msgspec.convert(observer_choice(d["legal"]), Action)
+            action = msgspec.convert(auto_choice(d["legal"]), Action)
         else:
             action = other_seat_action(local, seat, first)
         reply = c.ask(act(d, msgspec.to_builtins(action)))
