@@ -240,8 +240,37 @@ def test_variants_json_without_name_lists_every_variant():
 def test_variants_unknown_name_is_one_line_listing_the_known():
     res = CliRunner().invoke(cli, ["variants", "guilin"])
     assert res.exit_code == 2 and res.stdout == ""
-    assert res.stderr == ("error: unknown variant 'guilin'; registered variants: "
-                          f"{', '.join(sorted(available()))}\n")
+    titles = {"guangxi-mahjong": "广西麻将", "guilin-mahjong": "桂林麻将", "guilin-zipai": "桂林字牌"}
+    known = ", ".join(f"{v} ({titles[v]})" if v in titles else v for v in sorted(available()))
+    assert res.stderr == ("error: unknown variant 'guilin'; did you mean guilin-zipai? "
+                          f"registered variants: {known}\n")
+
+
+@pytest.mark.parametrize("title, name", [("桂林麻将", "guilin-mahjong"),
+                                         ("广西麻将", "guangxi-mahjong"),
+                                         ("桂林字牌", "guilin-zipai")])
+def test_a_variants_chinese_title_is_an_alias_of_its_name(title, name):
+    assert load(title).name == name and load(f" {title} ").spec == name
+    res = CliRunner().invoke(cli, ["variants", title, "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["name"] == name
+
+
+def test_a_title_takes_options_and_the_spec_is_the_registered_name():
+    assert load("桂林麻将(hubao=false)").spec == "guilin-mahjong(hubao=False)"
+
+
+@pytest.mark.parametrize("spec", ["四川麻将", "guilin mahjong", "桂林麻将 2", "mahjong(hubao=false)"])
+def test_an_unknown_name_is_unknown_variant_not_a_bad_spec(spec):
+    from qipai.core.errors import UnknownVariant
+
+    with pytest.raises(UnknownVariant, match="registered variants: .*guilin-mahjong \\(桂林麻将\\)"):
+        load(spec)
+
+
+def test_a_near_name_gets_a_did_you_mean():
+    res = CliRunner().invoke(cli, ["play", "guilin-mahjon"])
+    assert res.exit_code == 2
+    assert "did you mean guilin-mahjong?" in res.stderr and res.stderr.count("\n") == 1
 
 
 def test_variants_name_with_options_is_refused():

@@ -73,7 +73,9 @@ def available() -> dict[str, Any]:
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
-_SPEC = re.compile(r"^\s*([A-Za-z0-9_.-]+)\s*(?:\((.*)\))?\s*$", re.S)
+# the name is whatever comes before "(" (a title in Chinese too; an unknown
+# name is UnknownVariant, not a malformed spec), stripped of blanks
+_SPEC = re.compile(r"^\s*([^()\s](?:[^()]*[^()\s])?)\s*(?:\((.*)\))?\s*$", re.S)
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
@@ -361,13 +363,16 @@ def load(spec: str, options: dict[str, Any] | None = None,
     """Load a ruleset by registered name.
 
     Args:
-        spec: ``"name"`` or ``"name(key=value, …)"``.
+        spec: ``"name"`` or ``"name(key=value, …)"``; the variant's title
+            (its Chinese name, ``"桂林麻将(hubao=false)"``) is an alias of
+            its name.
         options: more options (they win over those in ``spec``).
         plugins: house-rule plugins registered over the variant (their hook
             implementations are called first).
 
     Raises:
-        UnknownVariant: no variant of that name; the message lists those there are.
+        UnknownVariant: no variant of that name or title; the message
+            suggests the nearest name and lists those there are.
         BadOption: an unknown option or a bad value, ``options`` that is
             not a dict, a spec that is not a str.
     """
@@ -378,10 +383,34 @@ def load(spec: str, options: dict[str, Any] | None = None,
     name, spec_opts = parse_spec(spec)
     eps = available()
     if name not in eps:
-        known = ", ".join(sorted(eps)) or "none"
-        raise UnknownVariant(f"unknown variant {name!r}; registered variants: {known}")
+        name = _by_title(name, eps)
     plugin = eps[name].load()
     return Ruleset(plugin, {**spec_opts, **(options or {})}, plugins=list(plugins))
+
+
+def _by_title(name: str, eps: dict[str, Any]) -> str:
+    """The registered name of the variant whose title (its Chinese name,
+    ``桂林麻将``) is ``name``: a title is an alias of the name.
+
+    Raises:
+        UnknownVariant: no variant has that name or title; the message
+            suggests the nearest name and lists every name with its title.
+    """
+    import difflib
+
+    titles: dict[str, str] = {}
+    for vname in sorted(eps):
+        try:
+            titles[vname] = Ruleset(eps[vname].load()).manifest.title
+        except Exception:  # noqa: BLE001 - a broken plugin does not hide the others
+            titles[vname] = ""
+    for vname, title in titles.items():
+        if title and title == name:
+            return vname
+    near = difflib.get_close_matches(name, list(titles), n=1)
+    hint = f"did you mean {near[0]}? " if near else ""
+    known = ", ".join(f"{v} ({t})" if t else v for v, t in titles.items()) or "none"
+    raise UnknownVariant(f"unknown variant {name!r}; {hint}registered variants: {known}")
 
 
 _LOADED: dict[tuple[Any, ...], Ruleset] = {}
