@@ -55,22 +55,49 @@ class Printer:
         return t
 
     def event(self, e: dict[str, Any]) -> str:
+        """One event (JSON, as the server sends it) as a line, the names in
+        Chinese and pinyin as ``qipai play`` prints them."""
+        from qipai.cli import HOW_NAMES, MELD_NAMES
+
         t = e["type"]
         who = f"seat {e['seat']}" if "seat" in e else ""
+        if t == "dealt":
+            shown = e.get("shown") or []
+            return f"shown at the deal: {self.hand(shown)}" if shown else "dealt"
         if t == "drew":
-            return f"{who} draws {self.card(e['card'])}" + (" (shown)" if e.get("shown") else "")
+            tail = " from the tail" if e.get("tail") else ""
+            return f"{who} draws{tail} {self.card(e['card'])}" + \
+                (" (shown)" if e.get("shown") else "")
         if t == "discarded":
             return f"{who} discards {self.card(e['card'])}"
         if t == "melded":
             m = e["meld"]
-            return f"{who} {m['kind']} {self.hand(m['cards'])}"
+            src = f" from seat {m['from_seat']}" if m.get("from_seat") is not None else ""
+            return f"{who} {MELD_NAMES.get(m['kind'], m['kind'])} {self.hand(m['cards'])}{src}"
         if t == "won":
-            return f"{who} wins ({e['how']}) on {self.card(e['card'])} {' '.join(e['patterns'])}"
+            src = f" from seat {e['from_seat']}" if e.get("from_seat") is not None else ""
+            pats = f" — {', '.join(e['patterns'])}" if e.get("patterns") else ""
+            return (f"{who} wins: {HOW_NAMES.get(e['how'], e['how'])} on "
+                    f"{self.card(e['card'])}{src}{pats}")
+        if t == "flipped":
+            xing = ", ".join(f"seat {s}: {x}" for s, x in
+                             sorted((int(s), x) for s, x in (e.get("xing") or {}).items()))
+            return (f"翻醒 fanxing: flipped {self.hand(e['cards']) if e['cards'] else 'nothing'}"
+                    f" — 醒 xing {xing or 'none'}")
+        if t == "marked":
+            if e["what"] == "jiagang" and e.get("seats"):
+                return (f"seat {e['seats'][0]} adds {self.card(e.get('card'))} to a peng "
+                        f"(蓄杠 xugang) — open to 抢杠 qianggang")
+            about = f" on {self.card(e['card'])}" if e.get("card") is not None else ""
+            seats = f" — seats {', '.join(map(str, e['seats']))}" if e.get("seats") else ""
+            return f"notice: {e['what']}{seats}{about}"
         if t == "ended":
-            return f"hand over: {e['end']}, net {e['net']}"
+            end = "胡 hu" if e["end"] == "hu" else "荒庄 huangzhuang (no winner)"
+            return f"hand over: {end}, net {e['net']}, next dealer seat {e['next_dealer']}"
         if t == "paid":
-            return "paid: " + "; ".join(f"{p['payer']}→{p['payee']} {p['amount']}"
-                                        for p in e["payments"])
+            return "paid at once: " + "; ".join(
+                f"seat {p['payer']} → seat {p['payee']} {p['amount']}"
+                + (f" ({p['reason']})" if p.get("reason") else "") for p in e["payments"])
         return f"{t} {json.dumps({k: v for k, v in e.items() if k != 'type'}, ensure_ascii=False)}"
 
     def welcome(self, m: dict[str, Any]) -> None:

@@ -1,0 +1,61 @@
+"""``qipai connect``'s terminal printer: every event kind the server sends
+is a readable line (Chinese and pinyin, cards in notation), never raw JSON."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+
+import msgspec
+import pytest
+
+from qipai.bots import GreedyBot
+from qipai.core.ruleset import load
+from qipai.core.table import Table
+from qipai.host.client import Printer
+
+
+def printer(variant: str) -> Printer:
+    p = Printer(io.StringIO())
+    p.cards = load(variant).cards
+    return p
+
+
+def test_a_flip_is_printed_as_fanxing_with_its_cards_and_xing():
+    p = printer("guilin-zipai")
+    # zipai kinds 0, 10: 一 (x1) and 壹 (d1); seat 2 counts 3 醒
+    line = p.event({"type": "flipped", "cards": [0, 10], "xing": {"2": 3}})
+    assert line == "翻醒 fanxing: flipped x1(一) d1(壹) — 醒 xing seat 2: 3"
+    assert p.event({"type": "flipped", "cards": [], "xing": {}}) == \
+        "翻醒 fanxing: flipped nothing — 醒 xing none"
+
+
+def test_marks_wins_and_ends_are_named():
+    p = printer("guilin-mahjong")
+    assert p.event({"type": "marked", "what": "jiagang", "seats": [1], "card": 0}).startswith(
+        "seat 1 adds 1m(一万) to a peng (蓄杠 xugang)")
+    assert p.event({"type": "won", "seat": 0, "how": "zimo", "card": 0, "from_seat": None,
+                    "patterns": ["qingyise"]}) == "seat 0 wins: 自摸 zimo on 1m(一万) — qingyise"
+    assert p.event({"type": "ended", "end": "huangzhuang", "winners": [], "net": [0, 0, 0, 0],
+                    "next_dealer": 1}).startswith("hand over: 荒庄 huangzhuang")
+
+
+@pytest.mark.parametrize("variant", ["guilin-mahjong", "guangxi-mahjong", "guilin-zipai"])
+def test_no_event_of_real_hands_is_printed_as_json(variant):
+    rs = load(variant)
+    p = printer(variant)
+    kinds: set[str] = set()
+    for seed in range(12):
+        table = Table(rs, seed=seed, ask_all=True)
+        bots = [GreedyBot(random.Random(s)) for s in range(rs.manifest.players)]
+        while not table.over:
+            seat = table.to_decide()[0]
+            table.apply(bots[seat].choose(table, seat))
+        # as the wire carries them (JSON: a dict's int keys are strings)
+        for e in json.loads(msgspec.json.encode(table.state.events)):
+            kinds.add(e["type"])
+            line = p.event(e)
+            assert "{" not in line and '"' not in line, line
+    if variant == "guilin-zipai":
+        assert "flipped" in kinds
