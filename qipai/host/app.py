@@ -226,8 +226,12 @@ async def create_table(request: Request) -> Response:
     body = await _body(request)
     if isinstance(body, Response):
         return body
+    if not body.strip():
+        return _error("BadMessage", 'the body is empty: a table request is a JSON object, '
+                                    '{"variant": "guilin-mahjong", "bots": [1, 2, 3]} '
+                                    '({} for the defaults)', 400)
     try:
-        spec = msgspec.json.decode(body or b"{}", type=P.CreateTable)
+        spec = msgspec.json.decode(body, type=P.CreateTable)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         return _error("BadMessage", f"not a table request: {exc}", 400)
     try:

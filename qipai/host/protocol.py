@@ -180,7 +180,10 @@ ServerMessage = Union[Welcome, Events, Decide, Ack, HandEnded, Closed, Pong, Err
 
 
 class CreateTable(msgspec.Struct, forbid_unknown_fields=True):
-    """``POST /tables`` body: the ruleset spec and the seats the server's bots play."""
+    """``POST /tables`` body, a JSON object: the ruleset spec (a registered
+    name or its Chinese title, with options) and the seats the server's bots
+    play.  ``{}`` is the defaults (``guilin-mahjong``, every seat human); an
+    empty body is refused ``BadMessage``."""
 
     variant: str = "guilin-mahjong"
     bots: list[int] = []

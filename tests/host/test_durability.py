@@ -4,6 +4,7 @@ record of an uninterrupted run of the same actions."""
 from __future__ import annotations
 
 import hashlib
+import time
 
 import msgspec
 import pytest
@@ -58,6 +59,7 @@ def test_sigkill_mid_hand_then_restart_continues_the_same_hand(db_url, tmp_path,
         commitment = first["commitment"]
         in_flight = conduct(seats, local, steps=25)
         served.kill()
+        killed_at = time.time()
         for c in seats:
             c.close()
     finally:
@@ -75,6 +77,10 @@ def test_sigkill_mid_hand_then_restart_continues_the_same_hand(db_url, tmp_path,
         for s, c in enumerate(seats):
             if s != seat:
                 assert c.until("welcome")["view"] == action_json(local.view(s))
+        # the open decision got a fresh deadline: the whole allowance, counted
+        # from the restore (after the kill), not what was left before it
+        d = seats[local.to_decide()[0]].until("decide")
+        assert d["deadline"] >= killed_at + d["timeout"]
         conduct(seats, local, steps=None)
         for c in seats:
             c.until("hand_ended")

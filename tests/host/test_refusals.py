@@ -39,6 +39,8 @@ def test_bad_table_requests_are_refused_and_write_nothing(served):
     with served.http() as http:
         for body, code in [
             ({"variant": "no-such-game"}, "UnknownVariant"),
+            ({"variant": "四川麻将"}, "UnknownVariant"),       # a Chinese name not shipped
+            ({"variant": "guilin mahjong"}, "UnknownVariant"),
             ({"variant": "guilin-mahjong(hubao=maybe, nope=1)"}, "BadOption"),
             ({"variant": "guilin-mahjong(hubao"}, "BadOption"),
             ({"variant": "guilin-mahjong", "bots": [4]}, "BadBots"),
@@ -50,12 +52,31 @@ def test_bad_table_requests_are_refused_and_write_nothing(served):
             assert r.json()["error"] == code, (body, r.json())
         r = http.post("/tables", content=b"{not json")
         assert r.status_code == 400 and r.json()["error"] == "BadMessage"
+        for empty in (b"", b" \n"):   # no body is not a request for the defaults
+            r = http.post("/tables", content=empty)
+            assert r.status_code == 400 and r.json()["error"] == "BadMessage", r.text
+            assert "empty" in r.json()["message"] and "{}" in r.json()["message"]
+        r = http.post("/tables", json={"variant": "桂林麻将(hubao"})
+        assert r.status_code == 400 and r.json()["error"] == "BadOption"
         r = http.post("/tables", content=b"[" * 70000)
         assert r.status_code == 413 and r.json()["error"] == "TooLarge"
         assert http.get("/tables/nope").status_code == 404
         assert http.get("/variants/nope").status_code == 404
         assert http.get("/tables").json() == []
     assert db_counts(served.db) == before
+
+
+def test_a_chinese_title_and_an_empty_object_create_tables(served):
+    with served.http() as http:
+        r = http.post("/tables", json={"variant": "桂林字牌(max_flips=1)", "bots": [1, 2]})
+        assert r.status_code == 201, r.text
+        info = http.get(f"/tables/{r.json()['id']}").json()
+        assert (info["variant"], info["spec"], info["players"]) == \
+            ("guilin-zipai", "guilin-zipai(max_flips=1)", 3)
+        r = http.post("/tables", json={})   # {}: the documented defaults
+        assert r.status_code == 201, r.text
+        assert sorted(r.json()["seats"]) == ["0", "1", "2", "3"]
+        assert http.get(f"/tables/{r.json()['id']}").json()["spec"] == "guilin-mahjong"
 
 
 def test_variant_card_table_comes_from_the_variant(served):
