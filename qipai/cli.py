@@ -742,8 +742,23 @@ def schema(cases: bool, protocol: bool) -> None:
                    "deals are predictable, and every view and record says so).")
 @click.option("--plugin", "plugins", multiple=True, metavar="MODULE_OR_FILE",
               help="A house-rule plugin every table uses (repeatable).")
+@click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=100.0,
+              show_default=True, help="Messages a second one connection may send on average; "
+                                      "more are dropped and answered Throttled.")
+@click.option("--burst", type=click.FloatRange(min=1), default=200.0, show_default=True,
+              help="Messages one connection may send at once above --rate.")
+@click.option("--max-message-bytes", type=click.IntRange(min=256), default=4096,
+              show_default=True, help="The largest WebSocket message read; larger ones are "
+                                      "answered TooLarge.")
+@click.option("--max-body-bytes", type=click.IntRange(min=256), default=64 * 1024,
+              show_default=True, help="The largest HTTP request body read; larger ones are "
+                                      "answered 413 TooLarge.")
+@click.option("--allow-version-mismatch", is_flag=True,
+              help="Restore open tables made under another qipai version (the variant "
+                   "version, ruleset and plugins must still match).")
 def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: float | None,
-          seed: int | None, plugins: tuple[str, ...]) -> None:
+          seed: int | None, plugins: tuple[str, ...], rate: float, burst: float,
+          max_message_bytes: int, max_body_bytes: int, allow_version_mismatch: bool) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
     Create a table with POST /tables, play it over /tables/{id}/ws?token=…
@@ -756,11 +771,15 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
         fail(f"qipai serve needs the 'serve' extra (missing module {exc.name!r}): "
              f"pip install 'qipai[serve]'")
     server = Server(db, turn_timeout=turn_timeout, claim_timeout=claim_timeout, seed=seed,
-                    plugins=plugins)
+                    plugins=plugins, rate_per_s=rate, burst=burst,
+                    max_message_bytes=max_message_bytes, max_body_bytes=max_body_bytes,
+                    allow_version_mismatch=allow_version_mismatch)
     dealt = f"seeded {seed} (tests and demos only)" if seed is not None else "OS CSPRNG"
     click.echo(f"qipai serve on http://{host}:{port} · database {db} · "
                f"{len(server.tables)} open table{'s' if len(server.tables) != 1 else ''} "
-               f"restored · deals: {dealt}", err=True)
+               f"restored"
+               + (f", {len(server.refused)} refused (above)" if server.refused else "")
+               + f" · deals: {dealt}", err=True)
     run(host, port, server)
 
 

@@ -32,13 +32,17 @@ from qipai.host import protocol as P
 from qipai.host.game import Conn, HostedTable, Refused
 from qipai.host.store import Store, StoreError, token_hash
 
-#: The largest HTTP request body read (bytes).
+#: The largest HTTP request body read (bytes; ``qipai serve --max-body-bytes``).
 MAX_BODY_BYTES = 64 * 1024
 #: Client messages per second a connection may send (a token bucket of
 #: RATE_BURST): more are dropped — each dropped ``act`` answered by a
-#: ``Throttled`` error with its ``seq``, other frames by one such error a second.
+#: ``Throttled`` error with its ``seq``, other frames by one such error a
+#: second (``qipai serve --rate``, ``--burst``).
 RATE_PER_S = 100.0
 RATE_BURST = 200.0
+#: The WebSocket transport's frame cap (bytes): a larger frame closes the
+#: connection (code 1009).  At least the message cap.
+MAX_FRAME_BYTES = 1024 * 1024
 
 
 class RestoreRefused(QipaiError):
@@ -56,18 +60,34 @@ class Server:
         seed: a server seed (tests and demos: every table's hand ``i`` is
             dealt from ``hand_seed(seed, i)``, and says so); None: the OS's CSPRNG.
         plugins: house-rule plugin specs (``MODULE`` or ``FILE.py``) every table uses.
+        rate_per_s, burst: the per-connection throttle (messages a second, and
+            the bucket's size; :data:`RATE_PER_S`, :data:`RATE_BURST`).
+        max_message_bytes: the largest client message read (bytes;
+            :data:`qipai.host.protocol.MAX_MESSAGE_BYTES`).
+        max_body_bytes: the largest HTTP body read (bytes; :data:`MAX_BODY_BYTES`).
+
+        allow_version_mismatch: restore a table made under another qipai
+            version (``--allow-version-mismatch``: knowingly, after an
+            upgrade); the variant version, ruleset and plugins must still match.
+
+    An open table that cannot be restored — made under another qipai or
+    variant version, ruleset or house-plugin source (``VersionMismatch``,
+    :mod:`qipai.core.stamps`), with other ``--plugin`` options
+    (:class:`RestoreRefused`), or not replaying from its rows — does not
+    stop the server: it is logged in one line, kept in :attr:`refused`
+    (its id → the error), left untouched in the database, and its
+    endpoints answer that error; the other tables are served.
 
     Raises:
         StoreError: the database cannot be opened.
-        RestoreRefused: an open table was made with other ``--plugin`` options.
-        VersionMismatch: an open table was made under another qipai or
-            variant version, ruleset or house-plugin source
-            (:mod:`qipai.core.stamps`).
     """
 
     def __init__(self, db: str, turn_timeout: float = 30.0, claim_timeout: float | None = None,
                  seed: int | None = None, plugins: tuple[str, ...] = (),
-                 quiet: bool = False) -> None:
+                 quiet: bool = False, rate_per_s: float = RATE_PER_S,
+                 burst: float = RATE_BURST, max_message_bytes: int = P.MAX_MESSAGE_BYTES,
+                 max_body_bytes: int = MAX_BODY_BYTES,
+                 allow_version_mismatch: bool = False) -> None:
         from qipai.core.ruleset import load_plugin
 
         self.db_url = db
@@ -77,13 +97,23 @@ class Server:
         self.plugin_specs = list(plugins)
         self.plugins = [load_plugin(p) for p in plugins]
         self.quiet = quiet
+        self.allow_version_mismatch = allow_version_mismatch
+        self.rate_per_s, self.burst = float(rate_per_s), float(burst)
+        self.max_message_bytes, self.max_body_bytes = int(max_message_bytes), int(max_body_bytes)
         from qipai.core.stamps import qipai_version
 
         self.qipai_version = qipai_version()
         self.store = Store(db)
         self.tables: dict[str, HostedTable] = {}
+        #: Open tables of the database this server does not play: id → why.
+        self.refused: dict[str, QipaiError] = {}
         for row in self.store.open_tables():
-            self.restore(row)
+            try:
+                self.restore(row)
+            except QipaiError as exc:
+                self.refused[row["id"]] = exc
+                self.log(f"table {row['id']} not restored ({type(exc).__name__}): "
+                         f"{' '.join(str(exc).split())}")
 
     def log(self, message: str) -> None:
         if not self.quiet:
@@ -107,7 +137,8 @@ class Server:
         rs = self.ruleset(row["spec"])
         made = msgspec.json.decode(row["stamp"], type=Stamp)
         check(f"table {row['id']}", {"qipai_version": made.qipai_version, "version": made.version,
-                                    "spec": made.spec, "plugins": made.plugins}, stamp_of(rs))
+                                    "spec": made.spec, "plugins": made.plugins}, stamp_of(rs),
+              self.allow_version_mismatch)
         t = HostedTable(self, row, rs)
         t.rebuild()
         self.tables[t.id] = t
@@ -175,7 +206,16 @@ def _server(request: Request | WebSocket) -> Server:
 
 async def health(request: Request) -> Response:
     s = _server(request)
-    return _json({"status": "ok", "tables": len(s.tables), "db": s.store.dialect})
+    return _json({"status": "ok", "tables": len(s.tables), "refused": len(s.refused),
+                  "db": s.store.dialect})
+
+
+def _refused(s: Server, tid: str) -> Response | None:
+    """The typed 409 answer for a table this server refused to restore."""
+    exc = s.refused.get(tid)
+    if exc is None:
+        return None
+    return _error(type(exc).__name__, f"table {tid} is not served: {exc}", 409)
 
 
 async def variants(request: Request) -> Response:
@@ -213,11 +253,12 @@ async def variant(request: Request) -> Response:
 
 
 async def _body(request: Request) -> bytes | Response:
+    cap = _server(request).max_body_bytes
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            return _error("TooLarge", f"a request body is at most {MAX_BODY_BYTES} bytes", 413)
+        if size > cap:
+            return _error("TooLarge", f"a request body is at most {cap} bytes", 413)
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -256,6 +297,9 @@ async def get_table(request: Request) -> Response:
     t = _table(request)
     if t is not None:
         return _json(t.info())
+    refused = _refused(s, request.path_params["id"])
+    if refused is not None:
+        return refused
     row = s.store.table(request.path_params["id"])
     if row is None:
         return _error("UnknownTable", f"no table {request.path_params['id']!r}", 404)
@@ -284,6 +328,9 @@ async def records(request: Request) -> Response:
 
 async def close_table(request: Request) -> Response:
     t = _table(request)
+    refused = _refused(_server(request), request.path_params["id"])
+    if refused is not None:
+        return refused
     if t is None:
         return _error("UnknownTable", f"no open table {request.path_params['id']!r}", 404)
     auth = request.headers.get("authorization", "")
@@ -308,10 +355,10 @@ async def _writer(ws: WebSocket, conn: Conn) -> None:
         await ws.send_text(P.encode(msg).decode())
 
 
-def _act_seq(data: str | bytes) -> int | None:
+def _act_seq(data: str | bytes, cap: int) -> int | None:
     """The ``seq`` of ``data`` if it is a well-formed :class:`~qipai.host.protocol.Act`
     within the size cap, else None (a throttled frame is read only this far)."""
-    if len(data) > P.MAX_MESSAGE_BYTES:
+    if len(data) > cap:
         return None
     try:
         msg = P.decode_client(data)
@@ -329,6 +376,10 @@ async def table_ws(ws: WebSocket) -> None:
         await ws.send_text(P.encode(P.Error(code=code, message=message)).decode())
         await ws.close(close)
 
+    if ws.path_params["id"] in s.refused:
+        exc = s.refused[ws.path_params["id"]]
+        return await refuse("NotRestored", f"table {ws.path_params['id']} is not served "
+                                           f"({type(exc).__name__}): {exc}", 4409)
     if t is None or not t.open:
         return await refuse("UnknownTable", f"no open table {ws.path_params['id']!r}", 4404)
     token = ws.query_params.get("token", "")
@@ -338,7 +389,8 @@ async def table_ws(ws: WebSocket) -> None:
     conn = Conn(seat=None if who == "spectator" else int(who))
     t.attach(conn)
     writer = asyncio.get_running_loop().create_task(_writer(ws, conn))
-    allowance, last, warned = RATE_BURST, time.monotonic(), 0.0
+    rate, burst, cap = s.rate_per_s, s.burst, s.max_message_bytes
+    allowance, last, warned = burst, time.monotonic(), 0.0
     try:
         while True:
             frame = await ws.receive()
@@ -348,28 +400,28 @@ async def table_ws(ws: WebSocket) -> None:
             if data is None:
                 data = frame.get("bytes") or b""
             now = time.monotonic()
-            allowance = min(RATE_BURST, allowance + (now - last) * RATE_PER_S)
+            allowance = min(burst, allowance + (now - last) * rate)
             last = now
             if allowance < 1.0:
                 # a dropped act is answered, naming its seq (the client resends
                 # it); other dropped frames get one summary error a second
-                seq = _act_seq(data)
+                seq = _act_seq(data, cap)
                 if seq is not None:
                     conn.send(P.Error(code="Throttled", seq=seq,
-                                      message=f"more than {RATE_PER_S:g} messages a second: "
+                                      message=f"more than {rate:g} messages a second: "
                                               f"act seq {seq} dropped, not applied; send it "
                                               f"again"))
                 elif now - warned >= 1.0:
                     warned = now
                     conn.send(P.Error(code="Throttled",
-                                      message=f"more than {RATE_PER_S:g} messages a second: "
+                                      message=f"more than {rate:g} messages a second: "
                                               f"dropped"))
                 continue
             allowance -= 1.0
             size = len(data.encode() if isinstance(data, str) else data)
-            if size > P.MAX_MESSAGE_BYTES:
+            if size > cap:
                 conn.send(P.Error(code="TooLarge", message=f"a message is at most "
-                                                           f"{P.MAX_MESSAGE_BYTES} bytes; "
+                                                           f"{cap} bytes; "
                                                            f"this is {size}"))
                 continue
             try:
@@ -430,4 +482,5 @@ def run(host: str, port: int, server: Server, log_level: str = "warning") -> Non
     import uvicorn
 
     uvicorn.run(create_app(server), host=host, port=port, log_level=log_level,
-                access_log=False, ws_max_size=1024 * 1024, lifespan="on")
+                access_log=False, ws_max_size=max(MAX_FRAME_BYTES, server.max_message_bytes),
+                lifespan="on")

@@ -31,6 +31,8 @@ ErrorCode = Literal[
     "Throttled",      # more messages than the rate allows: dropped
     "BadToken",       # the token is no seat's (nor the spectator's) of this table
     "UnknownTable",   # no open table of that id
+    "NotRestored",    # the table is stored under another qipai/variant version or
+                      # plugins: this server does not play it (at connect)
     "Spectator",      # a spectator sent an action
     "WrongSeat",      # the action names another seat than the connection's
     "NotYourTurn",    # the seat has nothing to decide now

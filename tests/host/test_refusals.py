@@ -292,3 +292,30 @@ def test_two_connections_of_one_seat_act_once_per_decision(served):
         assert http.get(f"/tables/{t['id']}").json()["connected"] == [0]
     a.close()
     b.close()
+
+
+def test_the_caps_and_the_throttle_are_options(tmp_path):
+    """--max-message-bytes, --max-body-bytes, --rate and --burst set what the
+    defaults (4096, 65536, 100/s, 200) would have let through."""
+    served = start_server(f"sqlite:///{tmp_path / 'caps.db'}", tmp_path, "--seed", "3",
+                          "--max-message-bytes", "1024", "--max-body-bytes", "512",
+                          "--rate", "2", "--burst", "3")
+    try:
+        with served.http() as http:
+            body = json.dumps({"variant": "guilin-mahjong", "bots": [1, 2, 3],
+                               "pad": "x" * 600})          # 600 < 65536, > 512
+            r = http.post("/tables", content=body)
+            assert r.status_code == 413 and "512 bytes" in r.json()["message"], r.text
+        t = create(served, "guilin-mahjong", bots=[1, 2, 3])
+        c = SyncSeat(served, t["id"], t["seats"]["0"])
+        c.until("welcome")
+        c.send({"type": "ping", "pad": "x" * 2000})   # 2000 < 4096, > 1024
+        got = c.until("error")
+        assert got["code"] == "TooLarge" and "1024 bytes" in got["message"], got
+        for _ in range(10):   # far over a burst of 3 (at 2 a second)
+            c.send({"type": "ping"})
+        got = c.until("error")
+        assert got["code"] == "Throttled" and "more than 2 messages a second" in got["message"]
+        c.close()
+    finally:
+        served.stop()
