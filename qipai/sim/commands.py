@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import time
 from typing import Any
 
 import click
@@ -35,6 +37,29 @@ def _progress(console: Any) -> Any:
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                     HandsPerSecond(), TextColumn("ETA"), TimeRemainingColumn(),
                     TimeElapsedColumn(), console=console)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _log_progress(console: Any, total: int, every: float = 60.0) -> Any:
+    """Progress for a log file (stderr not a terminal, e.g. under nohup):
+    a plain line every ``every`` seconds instead of a live bar."""
+    t0 = last = time.monotonic()
+    done = 0
+
+    def advance(n: int) -> None:
+        nonlocal done, last
+        done += n
+        now = time.monotonic()
+        if now - last >= every or done == total:
+            last = now
+            rate = done / (now - t0) if now > t0 else 0.0
+            eta = (total - done) / rate if rate else float("inf")
+            console.print(f"{done}/{total} hands, {rate:.1f} hands/s, ETA {eta / 60:.0f} min",
+                          highlight=False)
+    return advance
 
 
 @click.command()
@@ -98,13 +123,18 @@ def simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int, worker
     k = workers or _cpus()
     console = Console(stderr=True)
     total = hands * len(specs)
+    # Ctrl-C and SIGTERM (``kill PID`` of a run under nohup, whose SIGINT a
+    # non-interactive shell ignores) both keep the finished chunks.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
     with _progress(console) as progress:
         task = progress.add_task(f"{len(specs)} ruleset{'s' if len(specs) != 1 else ''}",
                                  total=total)
+        advance = (lambda n: progress.advance(task, n)) if console.is_terminal \
+            else _log_progress(console, total)
         try:
             outcome = run(specs, hands, bots=bots, seed=seed, workers=k, out=out,
-                          ray_address=ray_address, chunk=chunk,
-                          on_chunk=lambda n: progress.advance(task, n))
+                          ray_address=ray_address, chunk=chunk, on_chunk=advance)
         except BadSimulation as exc:
             fail(str(exc))
     rate = f"{outcome.hands_per_s:.1f} hands/s, {outcome.backend}"

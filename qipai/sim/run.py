@@ -35,6 +35,7 @@ file, fewer rows) and :class:`Outcome` says how many hands.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -209,8 +210,22 @@ def play_chunk(spec: RulesetSpec, bots: str, seed: int, start: int,
     return [hand_row(spec, bots, seed, i) for i in range(start, stop)]
 
 
-def _play_task(task: tuple[RulesetSpec, str, int, int, int]) -> list[dict[str, Any]]:
-    return play_chunk(*task)
+def _play_task(task: tuple[RulesetSpec, str, int, int, int]) -> Any:
+    """A worker's task: the chunk's rows as one Arrow record batch (of
+    :func:`schema`), which crosses the process boundary as Arrow IPC
+    buffers — cheaper to send and receive than pickled row dicts."""
+    pa = require("pyarrow", "sim")
+    return pa.RecordBatch.from_pylist(play_chunk(*task), schema=_schema())
+
+
+_SCHEMA: Any = None
+
+
+def _schema() -> Any:
+    global _SCHEMA
+    if _SCHEMA is None:
+        _SCHEMA = schema()
+    return _SCHEMA
 
 
 def chunks(hands: int, size: int) -> list[tuple[int, int]]:
@@ -222,22 +237,57 @@ def chunks(hands: int, size: int) -> list[tuple[int, int]]:
 # writing
 
 
-def write_parquet(rows: list[dict[str, Any]], path: str, meta: dict[str, Any]) -> None:
+def write_parquet(rows: Sequence[Any], path: str, meta: dict[str, Any]) -> None:
     """Write ``rows`` sorted by (ruleset, hand) to ``path`` with fixed settings.
 
-    Written to a temporary file beside ``path`` and renamed, so ``path`` is
-    either the old file or the whole new one.
+    ``rows``: row dicts (:data:`COLUMNS`) or Arrow record batches of
+    :func:`schema` (what the workers send).  Written to a temporary file
+    beside ``path`` and renamed, so ``path`` is either the old file or the
+    whole new one.
+
+    Raises:
+        BadSimulation: ``path`` cannot be written (no such directory, no
+            permission …); nothing is left behind.
     """
     pa = require("pyarrow", "sim")
     pq = require("pyarrow.parquet", "sim")
-    rows = sorted(rows, key=lambda r: (r["ruleset"], r["hand"]))
-    sch = schema().with_metadata({"qipai.simulate": json.dumps(meta, sort_keys=True)})
-    table = pa.Table.from_pylist(rows, schema=sch)
+    sch = _schema()
+    batches = [r if isinstance(r, pa.RecordBatch) else None for r in rows]
+    dicts = [r for r, b in zip(rows, batches) if b is None]
+    parts = [b for b in batches if b is not None]
+    if dicts:
+        parts.append(pa.RecordBatch.from_pylist(dicts, schema=sch))
+    table = pa.Table.from_batches(parts, schema=sch)
+    # Arrow orders strings by their UTF-8 bytes: the code points' order, as sorted().
+    table = table.sort_by([("ruleset", "ascending"), ("hand", "ascending")]).combine_chunks()
+    table = table.replace_schema_metadata({"qipai.simulate": json.dumps(meta, sort_keys=True)})
     tmp = f"{path}.part"
-    pq.write_table(table, tmp, compression="zstd", compression_level=3,
-                   row_group_size=65536, use_dictionary=True, write_statistics=True,
-                   version="2.6", data_page_version="1.0", store_schema=True)
-    os.replace(tmp, path)
+    try:
+        pq.write_table(table, tmp, compression="zstd", compression_level=3,
+                       row_group_size=65536, use_dictionary=True, write_statistics=True,
+                       version="2.6", data_page_version="1.0", store_schema=True)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise BadSimulation(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def check_writable(path: str) -> None:
+    """Fail early, before any hand is played, when ``path`` cannot be written.
+
+    Raises:
+        BadSimulation: the directory is missing or not writable, or ``path``
+            is a directory.
+    """
+    d = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise BadSimulation(f"cannot write {path}: it is a directory")
+    if not os.path.isdir(d):
+        raise BadSimulation(f"cannot write {path}: no directory {d}")
+    if not os.access(d, os.W_OK | os.X_OK) or (os.path.exists(path)
+                                                and not os.access(path, os.W_OK)):
+        raise BadSimulation(f"cannot write {path}: permission denied")
 
 
 # --------------------------------------------------------------------------
@@ -258,8 +308,11 @@ class Outcome(msgspec.Struct):
         return self.written / self.seconds if self.seconds > 0 else 0.0
 
 
-def _ignore_sigint() -> None:
+def _worker_init() -> None:
+    """A pool worker: Ctrl-C is the parent's to handle; SIGTERM (what
+    ``Pool.terminate`` sends) ends it, whatever handler the parent had."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy",
@@ -285,7 +338,8 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
     written and ``interrupted`` is set.
 
     Raises:
-        BadSimulation: hands or workers < 1, an unknown bot.
+        BadSimulation: hands or workers < 1, an unknown bot, ``out`` not
+            writable (checked before the first hand).
         MissingExtra: pyarrow (``qipai[sim]``) or Ray (``qipai[ray]``) missing.
         RayUnavailable: ``ray.init`` failed.
     """
@@ -304,14 +358,18 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
     tasks = [(spec, bots, seed, a, b) for a, b in chunks(hands, size) for spec in rulesets]
     meta = {"format": FORMAT, "rulesets": [s.spec for s in rulesets], "hands": hands,
             "bots": bots, "seed": seed}
-    rows: list[dict[str, Any]] = []
+    check_writable(out)
+    parts: list[Any] = []  # record batches, one per finished chunk
+    written = 0
     interrupted = False
     t0 = time.perf_counter()
 
-    def take(part: list[dict[str, Any]]) -> None:
-        rows.extend(part)
+    def take(part: Any) -> None:
+        nonlocal written
+        parts.append(part)
+        written += part.num_rows
         if on_chunk is not None:
-            on_chunk(len(part))
+            on_chunk(part.num_rows)
 
     if ray_address is not None:
         backend = "ray"
@@ -327,16 +385,16 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
         backend = f"{workers} processes"
         interrupted = _run_pool(tasks, take, workers)
     seconds = time.perf_counter() - t0
-    if rows:
-        write_parquet(rows, out, meta)
-    return Outcome(len(rows), hands * len(rulesets), seconds, interrupted, backend)
+    if parts:
+        write_parquet(parts, out, meta)
+    return Outcome(written, hands * len(rulesets), seconds, interrupted, backend)
 
 
 def _run_pool(tasks: list[Any], take: Callable[[Any], None], workers: int) -> bool:
     """The tasks on a process pool; True if Ctrl-C stopped it."""
     import multiprocessing
 
-    pool = multiprocessing.get_context().Pool(workers, initializer=_ignore_sigint)
+    pool = multiprocessing.get_context().Pool(workers, initializer=_worker_init)
     try:
         for part in pool.imap_unordered(_play_task, tasks):
             take(part)
