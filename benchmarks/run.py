@@ -31,6 +31,8 @@ nothing about time.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import os
 import random
 import statistics
 import subprocess
@@ -586,6 +588,122 @@ def show(figures: dict[str, Any]) -> None:
     console.print(b)
 
 
+# --------------------------------------------------------------------------
+# qipai simulate: K=1 against K=2 worker processes and the Ray backend (issue 14)
+
+SIM_RULESETS = ["guilin-mahjong", "guilin-mahjong(hubao=false)"]
+
+
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its reaped children (user + system)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _sim_once(specs: Any, hands: int, seed: int, workers: int, out: str,
+              ray_address: str | None = None) -> dict[str, Any]:
+    from qipai.sim.run import simulate
+
+    c0, t0 = _cpu_s(), time.perf_counter()
+    o = simulate(specs, hands, bots="greedy", seed=seed, workers=workers, out=out,
+                 ray_address=ray_address)
+    wall, cpu = time.perf_counter() - t0, _cpu_s() - c0
+    with open(out, "rb") as f:
+        digest = hashlib.blake2b(f.read(), digest_size=8).hexdigest()
+    return {"hands": o.written, "wall_s": wall, "cpu_s": cpu, "hands_per_s": o.written / wall,
+            "file": digest}
+
+
+def simulate_speed(seed: int, hands: int, rounds: int = 2) -> dict[str, Any]:
+    """``qipai simulate`` of ``hands`` greedy hands of each of :data:`SIM_RULESETS`
+    (seed ``seed``, the whole call timed: playing, collecting and writing the
+    file) on one process, on two worker processes and, when Ray is installed
+    (``--extra ray``), as Ray tasks on a local instance with 2 CPUs, started
+    beforehand (its start, ``ray_init_s``, is a fixed cost outside the rate).
+
+    Rounds alternate K=1, K=2 (and Ray) ``rounds`` times; each figure is the
+    best round (the least disturbed by other jobs on the host).  Besides wall
+    time, the CPU seconds of this process and its worker processes give
+    ``k2_cpu_ratio`` = 2 × (CPU per hand at K=1) / (CPU per hand at K=2, all
+    processes): the speed-up two idle cores would give if the work spreads
+    evenly — the parallel overhead (worker start, transfer, the parent's
+    collecting) without the host's load.  Ray's workers are not our children:
+    no CPU figure for Ray.  The files of all runs must be byte-identical
+    (``same_file``)."""
+    import tempfile
+
+    from qipai.sim.run import parse_rulesets
+
+    specs = parse_rulesets(SIM_RULESETS)
+    try:
+        import ray
+    except ImportError:
+        ray = None
+    runs: dict[str, list[dict[str, Any]]] = {"k1": [], "k2": [], "ray": []}
+    ray_init_s = None
+    with tempfile.TemporaryDirectory() as d:
+        if ray is not None:
+            t0 = time.perf_counter()
+            try:
+                ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR",
+                         log_to_driver=False)
+                ray_init_s = time.perf_counter() - t0
+            except Exception:  # noqa: BLE001 - a Ray that does not start here: no Ray row
+                ray = None
+        try:
+            for _ in range(rounds):
+                runs["k1"].append(_sim_once(specs, hands, seed, 1, f"{d}/k1.parquet"))
+                runs["k2"].append(_sim_once(specs, hands, seed, 2, f"{d}/k2.parquet"))
+                if ray is not None:
+                    runs["ray"].append(_sim_once(specs, hands, seed, 2, f"{d}/ray.parquet",
+                                                 ray_address=""))
+        finally:
+            if ray is not None:
+                ray.shutdown()
+    best = {k: max(v, key=lambda r: r["hands_per_s"]) if v else None for k, v in runs.items()}
+    k1, k2, rr = best["k1"], best["k2"], best["ray"]
+    cpu1 = min(r["cpu_s"] / r["hands"] for r in runs["k1"])
+    cpu2 = min(r["cpu_s"] / r["hands"] for r in runs["k2"])
+    files = {r["file"] for v in runs.values() for r in v}
+    return {
+        "rulesets": SIM_RULESETS, "hands": 2 * hands, "bots": "greedy", "rounds": rounds,
+        "k1_hands_per_s": k1["hands_per_s"], "k2_hands_per_s": k2["hands_per_s"],
+        "ray_hands_per_s": rr["hands_per_s"] if rr else None,
+        "ratio_k2": k2["hands_per_s"] / k1["hands_per_s"],
+        "ratio_ray": rr["hands_per_s"] / k2["hands_per_s"] if rr else None,
+        "k1_cpu_ms_per_hand": 1000 * cpu1, "k2_cpu_ms_per_hand": 1000 * cpu2,
+        "k2_cpu_ratio": 2 * cpu1 / cpu2,
+        "ray_init_s": ray_init_s, "same_file": len(files) == 1,
+        "load_average": os.getloadavg(), "runs": runs,
+    }
+
+
+def show_simulate(s: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"qipai simulate · {s['hands']} greedy hands ({' + '.join(s['rulesets'])}) "
+                    f"· best of {s['rounds']} rounds · load average "
+                    f"{' '.join(f'{x:.1f}' for x in s['load_average'])}")
+    for col in ("backend", "hands/s (wall)", "× K=1", "CPU ms per hand", "target"):
+        t.add_column(col, justify="left" if col in ("backend", "target") else "right")
+    t.add_row("K=1 (in process)", f"{s['k1_hands_per_s']:.1f}", "1.00",
+              f"{s['k1_cpu_ms_per_hand']:.1f}", "")
+    t.add_row("K=2 worker processes", f"{s['k2_hands_per_s']:.1f}", f"{s['ratio_k2']:.2f}",
+              f"{s['k2_cpu_ms_per_hand']:.1f}", "≥ 1.7× K=1")
+    t.add_row("  K=2 on CPU time (2 × CPU/hand K=1 ÷ CPU/hand K=2)", "",
+              f"{s['k2_cpu_ratio']:.2f}", "", "≥ 1.7×")
+    if s["ray_hands_per_s"] is None:
+        t.add_row("Ray (local, 2 CPUs)", "— (ray not installed: --extra ray)", "", "", "")
+    else:
+        t.add_row(f"Ray (local, 2 CPUs; start {s['ray_init_s']:.1f} s apart)",
+                  f"{s['ray_hands_per_s']:.1f}",
+                  f"{s['ray_hands_per_s'] / s['k1_hands_per_s']:.2f}", "",
+                  f"within 20 % of K=2: {s['ratio_ray']:.2f}")
+    t.add_row("files byte-identical", "yes" if s["same_file"] else "NO", "", "", "")
+    Console().print(t)
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", type=int, default=2000,
@@ -600,20 +718,31 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=20240601)
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     p.add_argument("--json-out", metavar="FILE", help="also write the JSON object to FILE")
+    p.add_argument("--sim-hands", type=int, default=150,
+                   help="greedy hands per ruleset of the qipai simulate rows (default 150)")
+    p.add_argument("--only-simulate", action="store_true",
+                   help="time only qipai simulate (K=1, K=2, Ray)")
     a = p.parse_args(argv)
-    if a.corpus < 1 or a.bot_hands < 1 or a.repeat < 1 or a.rounds < 1:
-        p.error("--corpus, --bot-hands, --repeat and --rounds must be at least 1")
-    figures = measure(a.seed, a.corpus, a.bot_hands, a.repeat)
-    top = summary(a.seed, a.corpus, a.repeat, figures["bots"], a.anchor_seconds, a.rounds)
-    top["details"] = figures
+    if a.corpus < 1 or a.bot_hands < 1 or a.repeat < 1 or a.rounds < 1 or a.sim_hands < 1:
+        p.error("--corpus, --bot-hands, --repeat, --rounds and --sim-hands must be at least 1")
+    if a.only_simulate:
+        top: dict[str, Any] = {"simulate": simulate_speed(a.seed, a.sim_hands)}
+        figures = None
+    else:
+        figures = measure(a.seed, a.corpus, a.bot_hands, a.repeat)
+        top = summary(a.seed, a.corpus, a.repeat, figures["bots"], a.anchor_seconds, a.rounds)
+        top["simulate"] = simulate_speed(a.seed, a.sim_hands)
+        top["details"] = figures
     if a.json_out:
         with open(a.json_out, "wb") as f:
             f.write(msgspec.json.encode(top))
     if a.json:
         print(msgspec.json.encode(top).decode())
     else:
-        show(figures)
-        show_summary(top)
+        if figures is not None:
+            show(figures)
+            show_summary(top)
+        show_simulate(top["simulate"])
 
 
 if __name__ == "__main__":

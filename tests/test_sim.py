@@ -239,6 +239,8 @@ def test_report_of_zipai_gives_hu_and_xing(tmp_path):
     (["guilin-mahjong(nope=1)"], ["nope"]),
     (["guilin-mahjong(hubao=3)"], ["hubao"]),
     (["guilin-mahjong", "--hands", "0"], ["--hands", "at least 1"]),
+    (["guilin-mahjong", "--hands", "-5"], ["--hands", "at least 1", "-5"]),
+    (["guilin-mahjong", "--chunk", "0"], ["--chunk", "at least 1"]),
     (["guilin-mahjong", "--workers", "0"], ["--workers", "at least 1"]),
     (["guilin-mahjong", "--bots", "clever"], ["clever", "greedy"]),
     (["guilin-mahjong", "guilin-mahjong(hubao=true)"], ["given twice"]),
@@ -260,6 +262,13 @@ def test_report_bad_files_are_one_line(tmp_path):
     other = tmp_path / "other.parquet"
     pq.write_table(pa.table({"a": [1]}), other)
     one_line_error(invoke("report", str(other)), "not a qipai simulate output")
+    one_line_error(invoke("report", str(tmp_path)), "is a directory")
+
+
+def test_report_html_unwritable_is_one_line(guilin_file, tmp_path):
+    page = tmp_path / "no-such-dir" / "r.html"
+    one_line_error(invoke("report", guilin_file, "--html", str(page)), "cannot write", "r.html")
+    assert not page.parent.exists()
 
 
 def test_a_missing_extra_is_named(monkeypatch, tmp_path):
@@ -270,3 +279,46 @@ def test_a_missing_extra_is_named(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)  # import fails
     one_line_error(invoke("simulate", "guilin-mahjong", "--out", str(tmp_path / "x.parquet")),
                    "qipai[sim]")
+
+
+def test_an_unwritable_out_fails_before_any_hand(tmp_path):
+    missing = tmp_path / "no-such-dir" / "x.parquet"
+    one_line_error(invoke("simulate", "guilin-mahjong", "-n", "2", "--out", str(missing)),
+                   "cannot write", "no directory")
+    assert not missing.parent.exists()
+    one_line_error(invoke("simulate", "guilin-mahjong", "-n", "2", "--out", str(tmp_path)),
+                   "cannot write", "is a directory")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        import os
+
+        if os.access(ro, os.W_OK):  # root ignores the mode: nothing to check here
+            return
+        one_line_error(invoke("simulate", "guilin-mahjong", "-n", "2",
+                              "--out", str(ro / "x.parquet")), "permission denied")
+        assert list(ro.iterdir()) == []
+    finally:
+        ro.chmod(0o700)
+
+
+def test_ray_without_ray_is_one_line(monkeypatch, tmp_path):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import fails
+    out = tmp_path / "x.parquet"
+    one_line_error(invoke("simulate", "guilin-mahjong", "-n", "2", "--out", str(out), "--ray"),
+                   "ray is not installed", "qipai[ray]")
+    assert not out.exists()
+
+
+def test_markdown_table_has_a_row_per_figure(guilin_file):
+    res = invoke("report", guilin_file, "--markdown")
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0].startswith("| figure | `guilin-mahjong` | `guilin-mahjong(hubao=False)` |")
+    assert lines[1] == "|---|---:|---:|---:|"
+    assert any(ln.startswith("| hands | 24 | 24 |") for ln in lines)
+    assert any(ln.startswith("| 子 moved per hand p50 / p90 / p99 / max |") for ln in lines)
+    assert all(ln.count("|") == 5 for ln in lines)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -74,15 +75,15 @@ def _log_progress(console: Any, total: int, every: float = 60.0) -> Any:
               help="Worker processes (default: the CPUs this process may use); with --ray, "
                    "the CPUs of a local Ray instance.")
 @click.option("--out", "-o", default="results.parquet", show_default=True,
-              type=click.Path(dir_okay=False), help="The Parquet file to write.")
+              help="The Parquet file to write.")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None,
               metavar="[ADDRESS]",
               help="Run the chunks as Ray tasks: on the cluster at ADDRESS (ray.init(address=…), "
                    "e.g. auto or ray://host:10001), or without one on a local instance.  "
                    "Needs the extra qipai[ray].  Give it last or as --ray=ADDRESS.")
 @click.option("--chunk", type=int, default=None,
-              help="Hands per task (default: about four tasks per worker; never changes the "
-                   "file).")
+              help="Hands per task (default: about sixteen tasks per worker, at most 50; never "
+                   "changes the file).")
 def simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int, workers: int | None,
              out: str, ray_address: str | None, chunk: int | None) -> None:
     """Play HANDS hands of each ruleset with bots and write one Parquet row per hand.
@@ -127,11 +128,13 @@ def simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int, worker
     # non-interactive shell ignores) both keep the finished chunks.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _interrupt)
-    with _progress(console) as progress:
-        task = progress.add_task(f"{len(specs)} ruleset{'s' if len(specs) != 1 else ''}",
-                                 total=total)
-        advance = (lambda n: progress.advance(task, n)) if console.is_terminal \
-            else _log_progress(console, total)
+    with _progress(console) if console.is_terminal else contextlib.nullcontext() as progress:
+        if progress is not None:
+            task = progress.add_task(f"{len(specs)} ruleset{'s' if len(specs) != 1 else ''}",
+                                     total=total)
+            advance = lambda n: progress.advance(task, n)  # noqa: E731
+        else:
+            advance = _log_progress(console, total)
         try:
             outcome = run(specs, hands, bots=bots, seed=seed, workers=k, out=out,
                           ray_address=ray_address, chunk=chunk, on_chunk=advance)
@@ -150,11 +153,13 @@ def simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int, worker
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--html", "html", type=click.Path(dir_okay=False), default=None,
+@click.argument("file")
+@click.option("--html", "html", default=None,
               help="Also write an HTML page with charts (pattern frequencies, money moved, "
                    "cumulative net by seat).")
-def report(file: str, html: str | None) -> None:
+@click.option("--markdown", "as_markdown", is_flag=True,
+              help="Print the table as Markdown (for docs) instead of a terminal table.")
+def report(file: str, html: str | None, as_markdown: bool) -> None:
     """Summarise a `qipai simulate` FILE: per ruleset and, for two, their differences.
 
     Rates carry 95 % Wilson score intervals; differences of rates Newcombe's
@@ -162,10 +167,13 @@ def report(file: str, html: str | None) -> None:
     """
     from rich.console import Console
 
-    from qipai.sim.report import print_report, summarize, write_html
+    from qipai.sim.report import markdown, print_report, summarize, write_html
 
     summary = summarize(file)
-    print_report(Console(highlight=False), summary)
+    if as_markdown:
+        click.echo(markdown(summary), nl=False)
+    else:
+        print_report(Console(highlight=False), summary)
     if html:
         write_html(summary, file, html)
         click.echo(f"wrote {html}")

@@ -27,6 +27,7 @@ the same hands and seats (else Welch's interval).
 from __future__ import annotations
 
 import base64
+import contextlib
 import html as html_lib
 import io
 import json
@@ -38,8 +39,8 @@ import msgspec
 
 from qipai.sim import BadSimulation, require
 
-__all__ = ["Z", "Figure", "Summary", "mean_ci", "newcombe", "print_report", "summarize",
-           "welch", "wilson", "write_html"]
+__all__ = ["Z", "Figure", "Summary", "markdown", "mean_ci", "newcombe", "print_report",
+           "summarize", "table_rows", "welch", "wilson", "write_html"]
 
 #: The normal quantile of a two-sided 95 % interval.
 Z = 1.959963984540054
@@ -150,6 +151,8 @@ def _connect(path: str) -> Any:
     """
     pq = require("pyarrow.parquet", "sim")
     duckdb = require("duckdb", "sim")
+    if os.path.isdir(path):
+        raise BadSimulation(f"{path}: is a directory, not a qipai simulate output")
     if not os.path.isfile(path):
         raise BadSimulation(f"{path}: no such file")
     try:
@@ -350,39 +353,59 @@ def _label(summary: Summary, key: str) -> str:
     return key
 
 
+def table_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
+    """The report's table as text: the header (figure, each ruleset, each
+    later ruleset − the first) and one row of cells per figure, as the
+    terminal, ``--markdown`` and ``--html`` show it."""
+    diffs = differences(summary)
+    head = ["figure"] + [rs.ruleset for rs in summary.rulesets] + \
+        [f"{o.ruleset} − {summary.rulesets[0].ruleset}" for o in summary.rulesets[1:]]
+    body = [["hands"] + [str(rs.hands) for rs in summary.rulesets] + [""] * len(diffs)]
+    for key in dict.fromkeys(f.key for rs in summary.rulesets for f in rs.figures):
+        proto = next(f for f in (rs.get(key) for rs in summary.rulesets) if f is not None)
+        body.append([_label(summary, key)]
+                    + [_fmt(f) if (f := rs.get(key)) else "—" for rs in summary.rulesets]
+                    + [_fmt(proto, d[key][0], d[key][1], diff=True) if key in d else "—"
+                       for d in diffs])
+        if key == "moved":
+            body.append(["子 moved per hand p50 / p90 / p99 / max"]
+                        + [" / ".join(f"{rs.moved_percentiles[p]:g}" for p in ("p50", "p90", "p99"))
+                           + f" / {rs.moved_max}" for rs in summary.rulesets]
+                        + [""] * len(diffs))
+    return head, body
+
+
+def _heading(summary: Summary) -> str:
+    m = summary.meta
+    return (f"{m.get('bots')} bots · seed {m.get('seed')} · {m.get('hands')} hands asked per "
+            f"ruleset")
+
+
 def print_report(console: Any, summary: Summary) -> None:
     """Print the report's tables on a rich ``console``."""
     from rich.table import Table as RichTable
 
-    m = summary.meta
-    console.print(f"[bold]qipai report[/bold] · {m.get('bots')} bots · seed {m.get('seed')} · "
-                  f"{m.get('hands')} hands asked per ruleset")
-    diffs = differences(summary)
+    console.print(f"[bold]qipai report[/bold] · {_heading(summary)}")
+    head, body = table_rows(summary)
     grid = RichTable(title="per ruleset: value [95 % interval]", title_justify="left")
-    grid.add_column("figure")
-    for rs in summary.rulesets:
-        grid.add_column(rs.ruleset, justify="right")
-    for other in summary.rulesets[1:]:
-        grid.add_column(f"{other.ruleset} − {summary.rulesets[0].ruleset}", justify="right")
-    keys = dict.fromkeys(f.key for rs in summary.rulesets for f in rs.figures)
-    grid.add_row("hands", *(str(rs.hands) for rs in summary.rulesets),
-                 *("" for _ in diffs))
-    for key in keys:
-        cells = []
-        proto = None
-        for rs in summary.rulesets:
-            f = rs.get(key)
-            proto = proto or f
-            cells.append(_fmt(f) if f else "—")
-        for d in diffs:
-            cells.append(_fmt(proto, d[key][0], d[key][1], diff=True) if key in d else "—")
-        grid.add_row(_label(summary, key), *cells)
-        if key == "moved":
-            grid.add_row("子 moved per hand p50 / p90 / p99 / max",
-                         *(" / ".join(f"{rs.moved_percentiles[p]:g}" for p in ("p50", "p90", "p99"))
-                           + f" / {rs.moved_max}" for rs in summary.rulesets),
-                         *("" for _ in diffs))
+    for i, h in enumerate(head):
+        grid.add_column(h, justify="left" if i == 0 else "right")
+    for row in body:
+        grid.add_row(*row)
     console.print(grid)
+
+
+def markdown(summary: Summary) -> str:
+    """The report's table as a Markdown (MyST / GitHub) table, for docs."""
+    head, body = table_rows(summary)
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    rule = "|---|" + "---:|" * (len(head) - 1)
+    return "\n".join([line([f"`{h}`" if 0 < i <= len(summary.rulesets) else h
+                             for i, h in enumerate(head)]), rule]
+                     + [line(r) for r in body]) + "\n"
 
 
 # --------------------------------------------------------------------------
@@ -471,25 +494,23 @@ def charts(summary: Summary, path: str) -> dict[str, Any]:
 
 def write_html(summary: Summary, path: str, html_path: str) -> None:
     """Write a self-contained HTML page: the report table and the charts
-    (PNG, base64-embedded)."""
+    (PNG, base64-embedded).
+
+    Raises:
+        BadSimulation: ``html_path`` cannot be written (nothing is left behind).
+    """
     import matplotlib.pyplot as plt
 
     figs = charts(summary, path)
-    diffs = differences(summary)
     esc = html_lib.escape
-    head = ["figure"] + [rs.ruleset for rs in summary.rulesets] + \
-        [f"{o.ruleset} − {summary.rulesets[0].ruleset}" for o in summary.rulesets[1:]]
-    body = [["hands"] + [str(rs.hands) for rs in summary.rulesets] + [""] * len(diffs)]
-    for key in dict.fromkeys(f.key for rs in summary.rulesets for f in rs.figures):
-        proto = next(rs.get(key) for rs in summary.rulesets if rs.get(key))
-        body.append([_label(summary, key)]
-                    + [_fmt(rs.get(key)) if rs.get(key) else "—" for rs in summary.rulesets]
-                    + [_fmt(proto, d[key][0], d[key][1], diff=True) if key in d else "—"
-                       for d in diffs])
+    head, body = table_rows(summary)
     table = "<table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr>" + "".join(
         "<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in body) + \
         "</table>"
-    imgs = "".join(f'<h2>{esc(name)}</h2><img alt="{esc(name)}" '
+    titles = {"patterns": "Pattern frequencies", "moved": "Distribution of payments",
+              "net": "Cumulative net by seat"}
+    imgs = "".join(f'<h2>{esc(titles.get(name, name))}</h2>'
+                   f'<img alt="{esc(titles.get(name, name))}" '
                    f'src="data:image/png;base64,{_png(fig)}">' for name, fig in figs.items())
     for fig in figs.values():
         plt.close(fig)
@@ -497,12 +518,20 @@ def write_html(summary: Summary, path: str, html_path: str) -> None:
     page = f"""<!doctype html><html><head><meta charset="utf-8">
 <title>qipai report</title><style>
 body {{ font-family: sans-serif; margin: 2em; }} table {{ border-collapse: collapse; }}
-td, th {{ border: 1px solid #ccc; padding: 0.2em 0.6em; }} td {{ text-align: right; }}
+td, th {{ border: 1px solid #ccc; padding: 0.2em 0.6em; }}
+td {{ text-align: right; white-space: nowrap; }}
 td:first-child {{ text-align: left; }} img {{ max-width: 100%; }}
 </style></head><body><h1>qipai report</h1>
 <p>{esc(str(m.get('bots')))} bots · seed {esc(str(m.get('seed')))} ·
 {esc(str(m.get('hands')))} hands asked per ruleset · 95 % intervals (Wilson; Newcombe for
 differences of rates; normal for means)</p>{table}{imgs}</body></html>
 """
-    with open(html_path, "w", encoding="utf-8") as fh:
-        fh.write(page)
+    tmp = f"{html_path}.part"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(page)
+        os.replace(tmp, html_path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise BadSimulation(f"cannot write {html_path}: {exc.strerror or exc}") from None

@@ -330,8 +330,8 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
         out: the Parquet file to write.
         ray_address: None: no Ray; ``""``: a local Ray instance; else the
             address given to ``ray.init``.
-        chunk: hands per task (default: about four tasks per worker per
-            ruleset, at most 100 hands); does not change the file.
+        chunk: hands per task (default: about sixteen tasks per worker per
+            ruleset, at most 50 hands); does not change the file.
         on_chunk: called with the number of hands of each finished chunk.
 
     Returns: the :class:`Outcome`; on Ctrl-C the finished chunks are
@@ -352,7 +352,10 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
     if not isinstance(seed, int):
         raise BadSimulation(f"--seed must be an integer, not {seed!r}")
     require("pyarrow.parquet", "sim")
-    size = chunk or max(1, min(100, math.ceil(hands / (4 * workers))))
+    # Small enough that the workers finish together (the last chunk is the
+    # tail where one worker idles), large enough that a task's overhead (a
+    # message each way, a record batch) stays far below its hands' play.
+    size = chunk or max(1, min(50, math.ceil(hands / (16 * workers))))
     # Chunk by chunk across the rulesets: a run stopped early has about as
     # many hands of each.
     tasks = [(spec, bots, seed, a, b) for a, b in chunks(hands, size) for spec in rulesets]
@@ -371,6 +374,12 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
         if on_chunk is not None:
             on_chunk(part.num_rows)
 
+    if ray_address is None:
+        # Build the rulesets and their lazy tables (win shapes …) here, once:
+        # forked workers inherit them instead of each building its own.
+        for spec in rulesets:
+            rs, _ = _ruleset(spec)
+            rs.table(seed=0, dealer=0)
     if ray_address is not None:
         backend = "ray"
         interrupted = _run_ray(tasks, take, ray_address, workers)
