@@ -13,6 +13,13 @@ Three tables:
   the primary key, so an action can never be stored twice; ``timeout``
   says the server played it for a seat that did not answer in time.
 
+One server per database: :class:`Store` holds a lock for as long as it is
+open — on SQLite an exclusive ``flock`` of the file ``FILE.lock`` beside
+the database, on PostgreSQL a session advisory lock held by one
+connection — and a second server on the same database fails at start with
+:class:`DatabaseInUse` naming the holder.  Both locks go with the process
+(a server killed with SIGKILL holds nothing).
+
 Every change is one transaction (:meth:`Store.commit_action` writes the
 action, and at a hand's end the record and the next hand, together): the
 server acknowledges an action only after it returns.  URLs: ``sqlite:///FILE``
@@ -22,6 +29,9 @@ server acknowledges an action only after it returns.  URLs: ``sqlite:///FILE``
 from __future__ import annotations
 
 import hashlib
+import os
+import socket
+import time
 from typing import Any
 
 import msgspec
@@ -88,6 +98,23 @@ class StoreError(QipaiError):
     """The database cannot be used (bad URL, unreachable, a failed write)."""
 
 
+class DatabaseInUse(StoreError):
+    """Another server holds the database (one server per database: two would
+    replay and play the same tables)."""
+
+
+#: The PostgreSQL advisory lock key of a server's database (two int4: "qi", "pa").
+PG_LOCK_KEY = (0x7169, 0x7061)
+#: Seconds a starting server waits for a lock still held (a server just
+#: killed: PostgreSQL ends its session a moment later) before it gives up.
+LOCK_WAIT_S = 3.0
+
+
+def _holder() -> str:
+    return (f"qipai serve pid {os.getpid()} on {socket.gethostname()} since "
+            f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
+
+
 def token_hash(token: str) -> str:
     """The SHA-256 hex digest of a token (what the database keeps)."""
     return hashlib.sha256(token.encode()).hexdigest()
@@ -130,8 +157,82 @@ class Store:
         except sa.exc.SQLAlchemyError as exc:
             raise StoreError(f"cannot open database {url!r}: {exc.__class__.__name__}: "
                              f"{str(exc).splitlines()[0]}") from None
+        self._lock_fd: int | None = None
+        self._lock_conn: Any = None
+        try:
+            self._lock()
+        except BaseException:
+            self.close()
+            raise
+
+    # -------------------------------------------------------------- the lock
+
+    def _lock(self) -> None:
+        """Take the database's server lock, or raise :class:`DatabaseInUse`
+        naming the holder (after :data:`LOCK_WAIT_S`)."""
+        end = time.monotonic() + LOCK_WAIT_S
+        while True:
+            holder = self._try_lock()
+            if holder is None:
+                return
+            if time.monotonic() >= end:
+                raise DatabaseInUse(f"database {self.url!r} is in use by another server "
+                                    f"({holder}): one qipai serve per database")
+            time.sleep(0.1)
+
+    def _try_lock(self) -> str | None:
+        """None once the lock is held, else who holds it."""
+        if self.dialect == "sqlite":
+            import fcntl
+
+            path = self.engine.url.database
+            if not path or path == ":memory:" or path.startswith("file::memory:"):
+                return None  # a database of this process alone
+            if self._lock_fd is None:
+                self._lock_fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.lseek(self._lock_fd, 0, os.SEEK_SET)
+                return os.read(self._lock_fd, 500).decode(errors="replace").strip() or "unknown"
+            os.ftruncate(self._lock_fd, 0)
+            os.pwrite(self._lock_fd, _holder().encode(), 0)
+            return None
+        if self.dialect == "postgresql":
+            if self._lock_conn is None:
+                self._lock_conn = self.engine.connect()
+            c = self._lock_conn
+            got = c.execute(sa.text("select pg_try_advisory_lock(:a, :b)"),
+                            dict(a=PG_LOCK_KEY[0], b=PG_LOCK_KEY[1])).scalar()
+            if got:
+                c.execute(sa.text("select set_config('application_name', :n, false)"),
+                          dict(n=_holder()[:63]))
+                c.commit()
+                return None
+            who = c.execute(sa.text(
+                "select a.application_name, a.pid, a.client_addr from pg_locks l "
+                "join pg_stat_activity a on a.pid = l.pid "
+                "where l.locktype = 'advisory' and l.granted and l.classid = :a "
+                "and l.objid = :b and l.objsubid = 2 and l.database = "
+                "(select oid from pg_database where datname = current_database())"),
+                dict(a=PG_LOCK_KEY[0], b=PG_LOCK_KEY[1])).first()
+            c.rollback()
+            if who is None:
+                return "unknown"
+            return f"{who[0] or 'a client'}; PostgreSQL backend pid {who[1]}" + \
+                (f" from {who[2]}" if who[2] else "")
+        return None  # another database: no lock (not a supported URL)
 
     def close(self) -> None:
+        if self._lock_conn is not None:
+            try:
+                self._lock_conn.invalidate()   # the session ends: its advisory lock goes
+            except Exception:  # noqa: BLE001 - a database already gone
+                pass
+            self._lock_conn = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)       # the flock goes with the descriptor
+            self._lock_fd = None
         self.engine.dispose()
 
     # -------------------------------------------------------------- writes
