@@ -18,6 +18,15 @@ recorded in the hand's ``timeouts``.
 Hands: the first dealer comes from the variant; each next hand's dealer is
 the previous result's ``next_dealer``.  Running totals are the sum of the
 finished hands' net.  A table plays until the host closes it.
+
+Watched: a table plays only while at least one connection (a seat or the
+spectator) is attached.  With none — an all-bot table nobody watches, every
+player gone, a table just restored — it *pauses*: its bots do not move and
+its clock does not run, so no default action is played for an absent seat
+and nothing is written.  The first connection resumes it, every open
+decision with a fresh deadline (the whole allowance again, as after a
+restart).  (A choice where issue 12 was silent: an unwatched table would
+otherwise play bots, or time out absent seats, forever.)
 """
 
 from __future__ import annotations
@@ -234,11 +243,28 @@ class HostedTable:
         return None
 
     def attach(self, conn: Conn) -> None:
+        """A new connection; the first one resumes a paused table."""
+        resume = not self.conns
         self.conns.add(conn)
+        if resume:
+            now = time.time()
+            for d in self.decisions.values():
+                if d.deadline is not None:
+                    d.deadline = now + d.timeout   # paused time is not counted
         self.welcome(conn)
+        if resume:
+            self.poke()
 
     def detach(self, conn: Conn) -> None:
+        """A connection gone; with the last one the table pauses."""
         self.conns.discard(conn)
+        if not self.conns and self._wake is not None:
+            self._wake.set()   # the clock looks again: nothing runs unwatched
+
+    @property
+    def paused(self) -> bool:
+        """No connection watches the table: its bots and clock wait."""
+        return not self.conns
 
     def view_of(self, seat: int | None) -> SeatView:
         return public_view(self.table) if seat is None else self.table.view(seat)
@@ -381,13 +407,15 @@ class HostedTable:
         if self._wake is None:
             return
         self._wake.set()
+        if not self.conns:
+            return   # paused
         if not self._bots_running and any(s in self.bots for s in self.decisions):
             self._bots_running = True
             self._tasks.append(asyncio.get_running_loop().create_task(self._run_bots()))
 
     async def _run_bots(self) -> None:
         try:
-            while self.open:
+            while self.open and self.conns:
                 seats = [s for s in sorted(self.decisions) if s in self.bots]
                 if not seats:
                     break
@@ -407,7 +435,8 @@ class HostedTable:
         assert self._wake is not None
         while self.open:
             self._wake.clear()
-            due = [d.deadline for d in self.decisions.values() if d.deadline is not None]
+            due = [d.deadline for d in self.decisions.values()
+                   if d.deadline is not None] if self.conns else []   # paused: no clock
             wait = max(0.0, min(due) - time.time()) if due else None
             try:
                 await asyncio.wait_for(self._wake.wait(), wait)
@@ -415,6 +444,8 @@ class HostedTable:
             except asyncio.TimeoutError:
                 pass
             now = time.time()
+            if not self.conns:
+                continue
             for seat, d in sorted(self.decisions.items()):
                 if d.deadline is not None and d.deadline <= now and self.decisions.get(seat) is d:
                     try:
@@ -455,4 +486,5 @@ class HostedTable:
             bots=self.bots, hand=self.hand, hands_done=self.hands_done,
             dealer=self.table.state.dealer, rng=self.rng_kind, commitment=self.commitment,
             totals=tuple(self.totals), open=self.open,
-            connected=tuple(sorted({c.seat for c in self.conns if c.seat is not None})))
+            connected=tuple(sorted({c.seat for c in self.conns if c.seat is not None})),
+            watched=bool(self.conns))

@@ -204,7 +204,9 @@ class Created(msgspec.Struct, kw_only=True):
 
 
 class TableInfo(msgspec.Struct, kw_only=True):
-    """``GET /tables/{id}`` (and each item of ``GET /tables``)."""
+    """``GET /tables/{id}`` (and each item of ``GET /tables``).  ``connected``:
+    the seats with a connection; ``watched``: any connection, a spectator's
+    too (an unwatched table is paused)."""
 
     id: str
     spec: str
@@ -219,6 +221,9 @@ class TableInfo(msgspec.Struct, kw_only=True):
     totals: tuple[int, ...]
     open: bool
     connected: tuple[int, ...] = ()
+    #: a connection (seat or spectator) is attached; False: the table is
+    #: paused — its bots and clock wait for the first connection
+    watched: bool = False
 
 
 class HttpError(msgspec.Struct, kw_only=True):
