@@ -1,10 +1,16 @@
 """Random and greedy players, and helpers that play whole hands with them.
 
-A bot is anything with ``choose(table, seat) -> Action`` returning one of
-``table.legal_actions(seat)``.  Bots are hosts of the table, like the CLI:
-they read only what the seat may know — its own hand and the public part
-of the table (melds shown, discards) — and decide with their own seeded
-RNG, so a seed fixes a whole hand (the shuffle and every decision).
+A bot (:class:`Bot`) is anything with ``act(view, legal) -> Action``: given
+a seat's view (:class:`~qipai.core.table.SeatView`, what
+:meth:`Table.view(seat) <qipai.core.table.Table.view>` gives — the same
+redacted view a server client gets, docs/concepts/views) and the seat's
+legal actions, it returns one of them.  A bot never sees the table itself,
+so it cannot read another seat's concealed cards or the stock: the same
+bot sits behind the server (:mod:`qipai.host`), the simulator
+(:mod:`qipai.sim`) and an environment.  It decides with its own seeded RNG,
+so a seed fixes a whole hand (the shuffle and every decision).
+:func:`decide` asks a bot for a seat's decision at a table (what
+:func:`run_to_end` does each turn).
 
 * :class:`RandomBot` picks uniformly among the legal actions (but takes a
   win when one is offered, unless told not to).
@@ -25,11 +31,14 @@ from typing import Any, Protocol
 from qipai.core.model import (
     Action, Angang, Chi, Discard, Hu, Jiagang, Meld, Minggang, Pass, Peng, Zimo,
 )
+from qipai.core.table import SeatView
 from qipai.families.mahjong import shapes
 from qipai.families.zipai import groups as zipai_groups
 
 __all__ = [
     "Bot",
+    "decide",
+    "seat_bots",
     "RandomBot",
     "GreedyBot",
     "MahjongStrategy",
@@ -48,9 +57,60 @@ MAX_STEPS = 5000
 
 
 class Bot(Protocol):
-    """A player: picks one of ``table.legal_actions(seat)``."""
+    """A player: picks one of a seat's legal actions from the seat's view.
 
-    def choose(self, table: Any, seat: int) -> Action: ...
+    ``act(view, legal) -> Action``:
+
+    * ``view`` — the seat's :class:`~qipai.core.table.SeatView`
+      (``table.view(seat)``; its ``events`` may be left out,
+      ``table.view(seat, events=False)``, as :func:`decide` does).  It
+      holds no other seat's concealed cards, no face-down meld card and not
+      the stock's order (docs/concepts/views), so a bot cannot peek.
+    * ``legal`` — the seat's legal actions (``table.legal_actions(seat)``,
+      the same as ``view.legal``); the bot returns one of them.
+
+    Optional parts a host uses when the bot has them:
+
+    * ``sit(ruleset, seat)`` — called once when the bot takes a seat, before
+      its first ``act``: the rules of the table (public: every player knows
+      the house rules) and its seat.  :class:`GreedyBot` needs it (its
+      strategy follows the ruleset's family and options).
+    * ``blind = True`` (a class attribute) — the bot decides on ``legal``
+      alone; a host may pass ``view=None`` and save building the view
+      (:class:`RandomBot`).
+
+    The same bot object serves the server (:mod:`qipai.host` bot seats), the
+    simulator (:mod:`qipai.sim`, through :func:`run_to_end`) and an
+    environment.  ``choose(table, seat)`` on the bots here is a shortcut for
+    :func:`decide` ``(bot, table, seat)``, kept for tests and scripts.
+    """
+
+    def act(self, view: SeatView | None, legal: Sequence[Action]) -> Action: ...
+
+
+def seat_bots(ruleset: Any, bots: Sequence[Any]) -> None:
+    """Tell each bot (one per seat, in seat order) its table's ruleset and
+    its seat: ``bot.sit(ruleset, seat)`` for the bots that have ``sit``."""
+    for seat, bot in enumerate(bots):
+        sit = getattr(bot, "sit", None)
+        if sit is not None:
+            sit(ruleset, seat)
+
+
+def decide(bot: Any, table: Any, seat: int) -> Action:
+    """``bot``'s decision for ``seat`` at ``table``: ``bot.act(view, legal)``
+    with the seat's view (events left out; None for a ``blind`` bot) and
+    legal actions.  The bot must have been seated (:func:`seat_bots`) if
+    it needs the rules.
+
+    Raises:
+        ValueError: the seat has nothing to decide.
+    """
+    legal = table.legal_actions(seat)
+    if not legal:
+        raise ValueError(f"seat {seat} has nothing to decide")
+    view = None if getattr(bot, "blind", False) else table.view(seat, events=False)
+    return bot.act(view, legal)
 
 
 _WIN_TYPES = frozenset({Hu, Zimo})
@@ -69,36 +129,58 @@ class RandomBot:
             rarely end in a win.
     """
 
+    #: Decides on the legal actions alone: hosts may pass ``view=None``.
+    blind = True
+
     def __init__(self, rng: random.Random | None = None, *, always_win: bool = True) -> None:
         self.rng = rng or random.Random()
         self.always_win = always_win
 
+    def sit(self, ruleset: Any, seat: int) -> None:
+        """Nothing to learn: any rules, any seat."""
+
+    def act(self, view: SeatView | None, legal: Sequence[Action]) -> Action:
+        """One of ``legal``: a win if offered (``always_win``), else uniform.
+
+        Raises:
+            ValueError: ``legal`` is empty.
+        """
+        if not legal:
+            raise ValueError("nothing to decide: no legal action")
+        if self.always_win and not _WIN_TYPES.isdisjoint(map(type, legal)):
+            return next(a for a in legal if type(a) in _WIN_TYPES)
+        return self.rng.choice(legal)
+
     def choose(self, table: Any, seat: int) -> Action:
-        actions = table.legal_actions(seat)
-        if not actions:
-            raise ValueError(f"seat {seat} has nothing to decide")
-        if self.always_win and not _WIN_TYPES.isdisjoint(map(type, actions)):
-            return next(a for a in actions if type(a) in _WIN_TYPES)
-        return self.rng.choice(actions)
+        """:func:`decide` ``(self, table, seat)`` (a shortcut for tests and scripts)."""
+        return decide(self, table, seat)
 
 
 # --------------------------------------------------------------------------
 # Greedy mahjong: stay as close to ready as possible.
 
 
-def _seen_kinds(table: Any, seat: int, n_kinds: int) -> list[int]:
-    """Copies of each kind ``seat`` can see: its hand, every shown meld
-    card (a Guilin 暗杠 shows its kind) and every discard."""
+def _seen_kinds(view: SeatView, n_kinds: int) -> list[int]:
+    """Copies of each kind the viewer can see: its hand, every shown meld
+    card and every discard.  A meld partly face down whose shown cards are
+    all one kind (a Guilin 暗杠 shows its top tile) counts every card as
+    that kind; a meld wholly face down (a 广西 暗杠, a zipai 扫) counts none."""
     seen = [0] * n_kinds
-    for k in table.seats[seat].hand:
+    for k in view.hand:
         seen[k] += 1
-    for i, s in enumerate(table.seats):
-        for m in s.melds:
-            if i != seat and m.hidden >= len(m.cards):
-                continue  # wholly face down: unknown kind
-            for k in m.cards:
+    for melds in view.melds:
+        for m in melds:
+            cards = m.cards
+            if None in cards:
+                shown = [k for k in cards if k is not None]
+                if not shown or any(k != shown[0] for k in shown):
+                    cards = shown  # unknown kinds: only the shown ones count
+                else:
+                    cards = [shown[0]] * len(cards)
+            for k in cards:
                 seen[k] += 1
-        for k in s.discards:
+    for ds in view.discards:
+        for k in ds:
             seen[k] += 1
     return seen
 
@@ -147,6 +229,152 @@ def _shanten_of_table(tb: Sequence[int], s: int) -> int:
     return best
 
 
+# Fast shanten for the bot.  A segment's readings (its block table, capped
+# as in :func:`~qipai.families.mahjong.shapes._entries`: t ≤ 4 − m, which
+# never changes the formula's result) are interned as small ints, so that
+# joining two segments' tables is one dict look-up once seen, and a joined
+# table's shanten for each s is one list look-up.  Per segment key (bytes
+# of its counts) the tables after taking one tile off (:func:`_seg_minus`)
+# and after adding one (:func:`_seg_plus`, only the tiles that could join a
+# block: the ``_near`` filter) are kept too.  The caches are bounded (the
+# join memo is emptied when it grows past ``_FAST_LIMIT``); the interned
+# tables are few (each is ten numbers in −1..4 reached by real hands).
+
+_TAB_ID: dict[tuple[int, ...], int] = {}
+_TAB: list[tuple[int, ...]] = []
+_TAB_SH: list[tuple[int, ...]] = []  # table id → shanten for s = 0..4
+_SEG_ID: tuple[dict[bytes, int], dict[bytes, int]] = ({}, {})  # [runs][key] → table id
+_SEG_MINUS: tuple[dict[bytes, Any], dict[bytes, Any]] = ({}, {})
+_SEG_PLUS: tuple[dict[bytes, Any], dict[bytes, Any]] = ({}, {})
+_JOIN: dict[int, int] = {}
+#: (others' table, s, shanten, seven-pairs flag, segment), segment key → 有效牌 there
+_IMPROVE: dict[tuple[int, bytes], tuple[int, ...]] = {}
+_FAST_LIMIT = 1 << 18
+_JK = 1 << 24  # join memo key: a * _JK + b
+
+
+def _intern(tb: Sequence[int]) -> int:
+    key = tuple(tb)
+    got = _TAB_ID.get(key)
+    if got is None:
+        got = _TAB_ID[key] = len(_TAB)
+        _TAB.append(key)
+        _TAB_SH.append(tuple(_shanten_of_table(key, s) for s in range(5)))
+    return got
+
+
+def _seg(key: bytes, runs: bool) -> int:
+    """The interned (capped) block table of one segment's counts ``key``."""
+    cache = _SEG_ID[runs]
+    got = cache.get(key)
+    if got is None:
+        tb = shapes._block_table(tuple(key), runs)
+        got = _intern([t if t < 0 or t <= 4 - i % 5 else 4 - i % 5 for i, t in enumerate(tb)])
+        if len(cache) < _FAST_LIMIT:
+            cache[key] = got
+    return got
+
+
+def _tjoin(a: int, b: int) -> int:
+    """The interned join of tables ``a`` and ``b`` (max-plus over the readings)."""
+    if a > b:
+        a, b = b, a
+    k = a * _JK + b
+    got = _JOIN.get(k)
+    if got is None:
+        x, y = _TAB[a], _TAB[b]
+        out = [-1] * 10
+        for pa in range(2):
+            for ma in range(5):
+                ta = x[pa * 5 + ma]
+                if ta < 0:
+                    continue
+                for pb in range(2 - pa):
+                    for mb in range(5 - ma):
+                        tb = y[pb * 5 + mb]
+                        if tb >= 0:
+                            m = ma + mb
+                            i = (pa + pb) * 5 + m
+                            t = ta + tb
+                            if t > 4 - m:
+                                t = 4 - m
+                            if t > out[i]:
+                                out[i] = t
+        got = _intern(out)
+        if len(_JOIN) >= _FAST_LIMIT:
+            _JOIN.clear()
+        _JOIN[k] = got
+    return got
+
+
+def _seg_minus(key: bytes, runs: bool) -> dict[int, tuple[int, bytes]]:
+    """Per rank ``o`` held in segment ``key``: (table id, key) with one
+    tile of ``o`` taken off."""
+    cache = _SEG_MINUS[runs]
+    got = cache.get(key)
+    if got is None:
+        got = {}
+        for o, x in enumerate(key):
+            if x:
+                k2 = key[:o] + bytes((x - 1,)) + key[o + 1:]
+                got[o] = (_seg(k2, runs), k2)
+        if len(cache) < _FAST_LIMIT:
+            cache[key] = got
+    return got
+
+
+def _seg_plus(key: bytes, runs: bool) -> tuple[tuple[int, int], ...]:
+    """``(o, table id)`` for each rank ``o`` of segment ``key`` held fewer
+    than 4 times that could join a block (held, or for suits a tile within
+    two ranks held: the ``_near`` filter), with one tile of ``o`` added."""
+    cache = _SEG_PLUS[runs]
+    got = cache.get(key)
+    if got is None:
+        out = []
+        size = len(key)
+        for o, x in enumerate(key):
+            if x >= 4:
+                continue
+            if not x and not (runs and any(key[j] for j in range(max(0, o - 2),
+                                                                 min(size, o + 3)))):
+                continue
+            k2 = key[:o] + bytes((x + 1,)) + key[o + 1:]
+            out.append((o, _seg(k2, runs)))
+        got = tuple(out)
+        if len(cache) < _FAST_LIMIT:
+            cache[key] = got
+    return got
+
+
+def _others(ids: Sequence[int]) -> tuple[int, int, int, int]:
+    """For each segment, the join of the other three segments' tables."""
+    a, b, c, d = ids
+    ab, cd = _tjoin(a, b), _tjoin(c, d)
+    return _tjoin(b, cd), _tjoin(a, cd), _tjoin(ab, d), _tjoin(ab, c)
+
+
+def _keys(c: Sequence[int]) -> list[bytes]:
+    return [bytes(c[0:9]), bytes(c[9:18]), bytes(c[18:27]), bytes(c[27:34])]
+
+
+_RUNS = (True, True, True, False)
+_BASE = (0, 9, 18, 27)
+
+
+def _fast_shanten(c: Sequence[int], n: int) -> int:
+    """:func:`~qipai.families.mahjong.shapes.shanten` ``(c, n)`` (counts
+    0..4, a hand size that fits ``n``) from the interned tables."""
+    k = _keys(c)
+    full = _tjoin(_tjoin(_seg(k[0], True), _seg(k[1], True)),
+                  _tjoin(_seg(k[2], True), _seg(k[3], False)))
+    st = _TAB_SH[full][4 - n]
+    if n == 0:
+        q = 6 - min(sum(x >> 1 for x in c), 7)
+        if q < st:
+            return q
+    return st
+
+
 class MahjongStrategy:
     """Greedy mahjong play on 向听 (shanten), generic over mahjong variants.
 
@@ -162,34 +390,47 @@ class MahjongStrategy:
       discard) is no further from ready than now; else pass.
     """
 
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, ruleset: Any = None) -> None:
         self.rng = rng
-        self.shanten = shapes.shanten
+        self.n_kinds = ruleset.cards.n_kinds if ruleset is not None else 34
 
-    def choose(self, table: Any, seat: int, actions: list[Action]) -> Action:
+    def act(self, view: SeatView, legal: Sequence[Action]) -> Action:
+        """The decision for the viewer (see the class doc)."""
+        actions = list(legal)
         wins = _wins(actions)
         if wins:
             return wins[0]
         if any(isinstance(a, Discard) for a in actions):
-            return self._turn(table, seat, actions)
-        return self._claim(table, seat, actions)
+            return self._turn(view, actions)
+        return self._claim(view, actions)
 
     # -- turn: kong or discard -------------------------------------------------
-    def _turn(self, table: Any, seat: int, actions: list[Action]) -> Action:
-        s = table.seats[seat]
-        c = self._counts(s.hand, table)
-        n = len(s.melds)
+    def _turn(self, view: SeatView, actions: list[Action]) -> Action:
+        c = self._counts(view.hand)
+        n = len(view.melds[view.seat])
+        s = 4 - n
+        keys = _keys(c)
+        ids = [_seg(keys[0], True), _seg(keys[1], True), _seg(keys[2], True),
+               _seg(keys[3], False)]
+        others = _others(ids)
+        pairs = sum(x >> 1 for x in c)
         discards = [a for a in actions if isinstance(a, Discard)]
-        after = {}
-        for a in discards:
-            c[a.card] -= 1
-            after[a.card] = self.shanten(c, n)
-            c[a.card] += 1
+        after: dict[int, int] = {}
+        for a in discards:  # each kind once: the shanten after discarding it
+            k = a.card
+            g = k // 9 if k < 27 else 3
+            tid = _seg_minus(keys[g], _RUNS[g])[k - _BASE[g]][0]
+            sh = _TAB_SH[_tjoin(others[g], tid)][s]
+            if n == 0:
+                q = 6 - min(pairs - (1 - c[k] % 2), 7)
+                if q < sh:
+                    sh = q
+            after[k] = sh
         best = min(after.values())
         for a in actions:
             if isinstance(a, Angang):
                 c[a.card] -= 4
-                ok = self.shanten(c, n + 1) <= best
+                ok = _fast_shanten(c, n + 1) <= best
                 c[a.card] += 4
                 if ok:
                     return a
@@ -198,13 +439,22 @@ class MahjongStrategy:
         tied = [a for a in discards if after[a.card] == best]
         if len(tied) == 1:
             return tied[0]
-        seen = _seen_kinds(table, seat, len(c))
+        seen = _seen_kinds(view, len(c))
         scored = []
         for a in tied:
-            c[a.card] -= 1
-            useful = self._useful(c, n, best, seen)
-            c[a.card] += 1
-            scored.append(((useful, _isolation(c, a.card)), a))
+            k = a.card
+            g = k // 9 if k < 27 else 3
+            tid, key = _seg_minus(keys[g], _RUNS[g])[k - _BASE[g]]
+            keys2, ids2 = list(keys), list(ids)
+            keys2[g], ids2[g] = key, tid
+            c[k] -= 1
+            useful = 0
+            for t in self._improving_fast(c, n, best, keys2, ids2):
+                live = 4 - seen[t]
+                if live > 0:
+                    useful += live
+            c[k] += 1
+            scored.append(((useful, _isolation(c, k)), a))
         top = max(key for key, _ in scored)
         return self.rng.choice([a for key, a in scored if key == top])
 
@@ -218,83 +468,60 @@ class MahjongStrategy:
         return total
 
     def _improving(self, c: list[int], n: int, sh: int) -> list[int]:
-        """The kinds ``t`` with ``shanten(c + t) < sh`` (有效牌).
+        """The kinds ``t`` with ``shanten(c + t) < sh`` (有效牌), ascending."""
+        keys = _keys(c)
+        return self._improving_fast(c, n, sh, keys, [_seg(k, r) for k, r in zip(keys, _RUNS)])
+
+    @staticmethod
+    def _improving_fast(c: list[int], n: int, sh: int, keys: Sequence[bytes],
+                        ids: Sequence[int]) -> list[int]:
+        """:meth:`_improving` given ``c``'s segment keys and table ids.
 
         The hot loop of the bot.  Adding a tile changes one segment (a suit
-        or the honors), so the block tables of the other three are joined
-        once per segment instead of once per kind; this leans on the block
-        tables of :mod:`~qipai.families.mahjong.shapes` (``_block_table``,
-        ``_join``), which have no public form yet.
-        """
+        or the honors): per segment, the other three are joined once and
+        each tile that could join a block costs one join look-up
+        (:func:`_seg_plus`)."""
         s = 4 - n
-        if max(c) > 4:  # outside the entry tables' range: the plain block tables
-            return self._improving_plain(c, n, sh)
-        tabs = [shapes._entries(bytes(c[a:b]), runs) for a, b, runs in _SEGMENTS]
-        pairs = sum(x >> 1 for x in c)
-        out = []
-        for g, (a, b, runs) in enumerate(_SEGMENTS):
-            others = None
-            for t in range(a, b):
-                if c[t] >= 4 or not _near(c, t):
-                    continue
-                if n == 0 and c[t] & 1 and 6 - min(pairs + 1, 7) < sh:
-                    out.append(t)  # seven pairs one step closer
-                    continue
-                if others is None:
-                    rest = [tabs[j] for j in range(4) if j != g]
-                    others = shapes._join_entries(shapes._join_entries(rest[0], rest[1]),
-                                                  rest[2])
-                c[t] += 1
-                e = shapes._entries(bytes(c[a:b]), runs)
-                c[t] -= 1
-                if shapes._best_shanten(others, e, s) < sh:
-                    out.append(t)
-        return out
-
-    def _improving_plain(self, c: list[int], n: int, sh: int) -> list[int]:
-        """:meth:`_improving` on the plain block tables (any counts)."""
-        s = 4 - n
-        tabs = [shapes._block_table(tuple(c[a:b]), runs) for a, b, runs in _SEGMENTS]
-        pairs = sum(x >> 1 for x in c)
-        out = []
-        for g, (a, b, runs) in enumerate(_SEGMENTS):
-            others = None
-            for t in range(a, b):
-                if c[t] >= 4 or not _near(c, t):
-                    continue
-                if n == 0 and c[t] & 1 and 6 - min(pairs + 1, 7) < sh:
-                    out.append(t)  # seven pairs one step closer
-                    continue
-                if others is None:
-                    rest = [tabs[j] for j in range(4) if j != g]
-                    others = shapes._join(shapes._join(rest[0], rest[1]), rest[2])
-                c[t] += 1
-                tb = shapes._join(others, shapes._block_table(tuple(c[a:b]), runs))
-                c[t] -= 1
-                if _shanten_of_table(tb, s) < sh:
-                    out.append(t)
+        others = _others(ids)
+        qidui = n == 0 and 6 - min(sum(x >> 1 for x in c) + 1, 7) < sh
+        tag = (s * 8 + sh) * 2 + qidui
+        memo = _IMPROVE
+        out: list[int] = []
+        for g in range(4):
+            mk = (others[g] * 64 + tag) * 4 + g, keys[g]
+            got = memo.get(mk)
+            if got is None:
+                base, og, key = _BASE[g], others[g], keys[g]
+                got = tuple(base + o for o, tid in _seg_plus(key, _RUNS[g])
+                            if (qidui and key[o] & 1) or _TAB_SH[_tjoin(og, tid)][s] < sh)
+                if len(memo) >= _FAST_LIMIT:
+                    memo.clear()
+                memo[mk] = got
+            out += got
         return out
 
     # -- claims ----------------------------------------------------------------
-    def _claim(self, table: Any, seat: int, actions: list[Action]) -> Action:
-        window = table.state.window
-        s = table.seats[seat]
-        c = self._counts(s.hand, table)
-        n = len(s.melds)
-        now = self.shanten(c, n)
+    def _claim(self, view: SeatView, actions: list[Action]) -> Action:
+        passes = [a for a in actions if isinstance(a, Pass)]
+        if not any(isinstance(a, (Minggang, Peng, Chi)) for a in actions):
+            return passes[0] if passes else actions[0]
+        card = view.window[0] if view.window is not None else None
+        c = self._counts(view.hand)
+        n = len(view.melds[view.seat])
+        now = _fast_shanten(c, n)
         best: tuple[int, int, Action] | None = None  # (shanten, preference, action)
         for a in actions:
             if isinstance(a, Minggang):
-                c[window.card] -= 3
-                sh, pref = self.shanten(c, n + 1), 0
-                c[window.card] += 3
+                c[card] -= 3
+                sh, pref = _fast_shanten(c, n + 1), 0
+                c[card] += 3
             elif isinstance(a, Peng):
-                c[window.card] -= 2
+                c[card] -= 2
                 sh, pref = self._best_discard(c, n + 1), 1
-                c[window.card] += 2
+                c[card] += 2
             elif isinstance(a, Chi):
                 used = list(a.cards)
-                used.remove(window.card)
+                used.remove(card)
                 for k in used:
                     c[k] -= 1
                 sh, pref = self._best_discard(c, n + 1), 2
@@ -306,21 +533,30 @@ class MahjongStrategy:
                 best = (sh, pref, a)
         if best is not None:
             return best[2]
-        passes = [a for a in actions if isinstance(a, Pass)]
         return passes[0] if passes else actions[0]
 
-    def _best_discard(self, c: list[int], n: int) -> int:
+    @staticmethod
+    def _best_discard(c: list[int], n: int) -> int:
+        """The least shanten ``(c − k, n)`` over the kinds ``k`` held (99 if none)."""
+        keys = _keys(c)
+        others = _others([_seg(k, r) for k, r in zip(keys, _RUNS)])
+        s = 4 - n
         out = 99
-        for k in range(len(c)):
-            if c[k]:
-                c[k] -= 1
-                out = min(out, self.shanten(c, n))
-                c[k] += 1
+        for g in range(4):
+            og = others[g]
+            for tid, _ in _seg_minus(keys[g], _RUNS[g]).values():
+                v = _TAB_SH[_tjoin(og, tid)][s]
+                if v < out:
+                    out = v
+        if n == 0 and out < 99:
+            pairs = sum(x >> 1 for x in c)
+            q = 6 - min(pairs if any(x & 1 for x in c) else pairs - 1, 7)
+            if q < out:
+                out = q
         return out
 
-    @staticmethod
-    def _counts(hand: Sequence[int], table: Any) -> list[int]:
-        c = [0] * table.cards.n_kinds
+    def _counts(self, hand: Sequence[int]) -> list[int]:
+        c = [0] * self.n_kinds
         for k in hand:
             c[k] += 1
         return c
@@ -573,17 +809,20 @@ class ZipaiStrategy:
     #: 胡数 minimum.
     DEAD_READY = 0.5
 
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, ruleset: Any = None) -> None:
         self.rng = rng
+        self.threshold = _zipai_threshold(ruleset.options if ruleset is not None else None)
 
-    def choose(self, table: Any, seat: int, actions: list[Action]) -> Action:
+    def act(self, view: SeatView, legal: Sequence[Action]) -> Action:
+        """The decision for the viewer (see the class doc)."""
+        actions = list(legal)
         wins = _wins(actions)
         if wins:
             return wins[0]
         if any(isinstance(a, Discard) for a in actions):
-            return self._turn(table, seat, actions)
-        if table.state.window is not None:
-            return self._claim(table, seat, actions)
+            return self._turn(view, actions)
+        if view.window is not None:
+            return self._claim(view, actions)
         passes = [a for a in actions if isinstance(a, Pass)]
         return passes[0] if passes else actions[0]
 
@@ -624,20 +863,21 @@ class ZipaiStrategy:
             return self.READY + self.OUT * min(live, 12)
         return best - self.DEAD_READY
 
-    def _context(self, table: Any, seat: int, in_play: int | None = None
+    def _context(self, view: SeatView, in_play: int | None = None
                  ) -> tuple[list[int], list[int], list[Any], int]:
-        s = table.seats[seat]
         c = [0] * _ZN
-        for k in s.hand:
+        for k in view.hand:
             c[k] += 1
-        seen = _seen_kinds(table, seat, _ZN)
+        seen = _seen_kinds(view, _ZN)
         if in_play is not None:
             seen[in_play] += 1
-        return c, seen, list(s.melds), _zipai_threshold(table.options)
+        # the viewer's own melds, all cards shown to it
+        melds = [Meld(m.kind, m.cards, m.from_seat) for m in view.melds[view.seat]]
+        return c, seen, melds, self.threshold
 
     # -- turn: discard ----------------------------------------------------------
-    def _turn(self, table: Any, seat: int, actions: list[Action]) -> Action:
-        c, seen, melds, threshold = self._context(table, seat)
+    def _turn(self, view: SeatView, actions: list[Action]) -> Action:
+        c, seen, melds, threshold = self._context(view)
         scored = []
         for a in actions:
             if isinstance(a, Discard):
@@ -649,9 +889,9 @@ class ZipaiStrategy:
         return tied[0] if len(tied) == 1 else self.rng.choice(tied)
 
     # -- claims: 碰, 吃 --------------------------------------------------------
-    def _claim(self, table: Any, seat: int, actions: list[Action]) -> Action:
-        card = table.state.window.card
-        c, seen, melds, threshold = self._context(table, seat, card)
+    def _claim(self, view: SeatView, actions: list[Action]) -> Action:
+        card = view.window[0]
+        c, seen, melds, threshold = self._context(view, card)
         best = self.value(c, melds, seen, threshold)
         pick: Action | None = None
         for a in actions:
@@ -678,34 +918,57 @@ class ZipaiStrategy:
 
 
 class GreedyBot:
-    """Plays toward a win with the strategy of the table's family.
+    """Plays toward a win with the strategy of the ruleset's family.
 
-    Families without a strategy play as :class:`RandomBot`.
+    It must learn the rules before it acts: ``GreedyBot(rng, ruleset)``, or
+    :meth:`sit` (which :func:`run_to_end`, :func:`seat_bots` and the server
+    call).  Families without a strategy play as :class:`RandomBot`.
 
     Args:
         rng: the bot's RNG, for ties (default: a fresh unseeded one).
+        ruleset: the table's :class:`~qipai.core.ruleset.Ruleset` (or set
+            later by :meth:`sit`).
     """
 
-    #: family name → strategy class (``choose(table, seat, actions)``).
+    #: family name → strategy class (``cls(rng, ruleset)``, then
+    #: ``act(view, legal)``).
     STRATEGIES: dict[str, type] = {"mahjong": MahjongStrategy, "zipai": ZipaiStrategy}
 
-    def __init__(self, rng: random.Random | None = None) -> None:
+    def __init__(self, rng: random.Random | None = None, ruleset: Any = None) -> None:
         self.rng = rng or random.Random()
         self._fallback = RandomBot(self.rng, always_win=True)
-        self._strategies: dict[str, Any] = {}
+        self.ruleset: Any = None
+        self._strategy: Any = None
+        if ruleset is not None:
+            self.sit(ruleset, 0)
+
+    def sit(self, ruleset: Any, seat: int) -> None:
+        """Play by ``ruleset`` (any seat: the seat is read from each view)."""
+        if ruleset is self.ruleset:
+            return
+        self.ruleset = ruleset
+        cls = self.STRATEGIES.get(ruleset.manifest.family)
+        self._strategy = cls(self.rng, ruleset) if cls is not None else self._fallback
+
+    def act(self, view: SeatView | None, legal: Sequence[Action]) -> Action:
+        """One of ``legal``, chosen by the family's strategy from ``view``.
+
+        Raises:
+            ValueError: ``legal`` is empty, or the bot was never seated (no
+                ruleset: give one or call :meth:`sit`).
+        """
+        if not legal:
+            raise ValueError("nothing to decide: no legal action")
+        if self._strategy is None:
+            raise ValueError("GreedyBot has no ruleset: give GreedyBot(rng, ruleset) "
+                             "or call sit(ruleset, seat) first")
+        return self._strategy.act(view, legal)
 
     def choose(self, table: Any, seat: int) -> Action:
-        actions = table.legal_actions(seat)
-        if not actions:
-            raise ValueError(f"seat {seat} has nothing to decide")
-        family = table.ruleset.manifest.family
-        strategy = self._strategies.get(family)
-        if strategy is None:
-            cls = self.STRATEGIES.get(family)
-            if cls is None:
-                return self._fallback.choose(table, seat)
-            strategy = self._strategies[family] = cls(self.rng)
-        return strategy.choose(table, seat, actions)
+        """:func:`decide` ``(self, table, seat)``, seated at ``table``'s
+        ruleset first (a shortcut for tests and scripts)."""
+        self.sit(table.ruleset, seat)
+        return decide(self, table, seat)
 
 
 # --------------------------------------------------------------------------
@@ -718,7 +981,8 @@ BOT_KINDS: dict[str, Callable[[random.Random], Bot]] = {
 }
 
 
-def make_bots(bots: str | Sequence[str | Bot], n: int, seed: int | None) -> list[Bot]:
+def make_bots(bots: str | Sequence[str | Bot], n: int, seed: int | None,
+              ruleset: Any = None) -> list[Bot]:
     """One bot per seat.
 
     Args:
@@ -726,6 +990,8 @@ def make_bots(bots: str | Sequence[str | Bot], n: int, seed: int | None) -> list
             name or bot object per seat.
         n: seats at the table.
         seed: seeds each named bot's RNG (seat by seat); None: unseeded.
+        ruleset: if given, every bot is seated at it (:func:`seat_bots`),
+            ready to ``act``; else :func:`run_to_end` seats them.
 
     Raises:
         ValueError: an unknown bot name or the wrong number of bots.
@@ -742,6 +1008,8 @@ def make_bots(bots: str | Sequence[str | Bot], n: int, seed: int | None) -> list
             raise ValueError(f"unknown bot {spec!r}; bots are: {', '.join(BOT_KINDS)}")
         rng = random.Random(f"qipai-bot:{seed}:{seat}") if seed is not None else random.Random()
         out.append(BOT_KINDS[spec](rng))
+    if ruleset is not None:
+        seat_bots(ruleset, out)
     return out
 
 
@@ -763,19 +1031,29 @@ def hand_seed(seed: int, index: int) -> int:
 def run_to_end(table: Any, bots: Sequence[Bot], max_steps: int = MAX_STEPS) -> int:
     """Let ``bots`` (one per seat) decide until the hand is over.
 
+    Each bot is seated first (:func:`seat_bots`), then asked
+    ``act(view, legal)`` for its seat's decisions (the view without its
+    event stream; None for a ``blind`` bot), the lowest pending seat first.
+
     Returns: the number of decisions applied.
 
     Raises:
         RuntimeError: nobody has a decision though the hand is not over, or
             the hand takes more than ``max_steps`` decisions (engine bugs).
     """
+    seat_bots(table.ruleset, bots)
     steps = 0
     state = table.state  # read directly: this loop runs a few hundred times a hand
+    view = table.view
+    acts = [(b.act, getattr(b, "blind", False)) for b in bots]
     while state.result is None:
-        if not state.pending:
+        pending = state.pending
+        if not pending:
             raise RuntimeError("the hand is not over but no seat has a decision")
-        seat = min(state.pending)  # table.to_decide()[0]
-        table.apply(bots[seat].choose(table, seat))
+        seat = min(pending)  # table.to_decide()[0]
+        act, blind = acts[seat]
+        legal = list(pending[seat])
+        table.apply(act(None if blind else view(seat, events=False), legal))
         steps += 1
         if steps > max_steps:
             raise RuntimeError(f"the hand did not end within {max_steps} decisions")

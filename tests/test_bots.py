@@ -7,10 +7,11 @@ import random
 
 import msgspec
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from qipai.bots import (
-    GreedyBot, RandomBot, ZipaiStrategy, hand_seed, make_bots, play_hand, play_hands, run_to_end,
-    zipai_splits,
+    GreedyBot, RandomBot, ZipaiStrategy, decide, hand_seed, make_bots, play_hand, play_hands,
+    run_to_end, zipai_splits,
 )
 from qipai.core.cards import counts
 from qipai.core.model import (
@@ -214,15 +215,65 @@ def test_greedy_falls_back_to_random_for_other_families():
     class Ruleset:
         manifest = Manifest()
 
-    class FakeTable:
-        ruleset = Ruleset()
+    def legal(seat):
+        return [Pass(seat), Hu(seat)] if seat == 0 else [Pass(seat), Chi(seat, (1, 2, 3))]
 
-        def legal_actions(self, seat):
-            return [Pass(seat), Hu(seat)] if seat == 0 else [Pass(seat), Chi(seat, (1, 2, 3))]
+    bot = GreedyBot(random.Random(0), Ruleset())
+    assert bot.act(None, legal(0)) == Hu(0)
+    assert {bot.act(None, legal(1)) for _ in range(40)} == {Pass(1), Chi(1, (1, 2, 3))}
 
-    bot = GreedyBot(random.Random(0))
-    assert bot.choose(FakeTable(), 0) == Hu(0)
-    assert {bot.choose(FakeTable(), 1) for _ in range(40)} == {Pass(1), Chi(1, (1, 2, 3))}
+
+def test_greedy_bot_needs_the_rules_before_it_acts(rs):
+    table = rs.table(seed=3)
+    seat = table.to_decide()[0]
+    with pytest.raises(ValueError, match="no ruleset"):
+        GreedyBot(random.Random(0)).act(table.view(seat), table.legal_actions(seat))
+    with pytest.raises(ValueError, match="no legal action"):
+        RandomBot(random.Random(0)).act(None, [])
+
+
+def _hidden_shuffled(table, seat, rng):
+    """A copy of ``table`` with every card ``seat`` cannot see (the other
+    seats' concealed cards and the stock) dealt anew among those places."""
+    other = Table.restore(table.ruleset, table.snapshot())
+    hidden = [c for s, st in enumerate(other.seats) if s != seat for c in st.hand]
+    hidden += other.state.wall
+    rng.shuffle(hidden)
+    it = iter(hidden)
+    for s, st in enumerate(other.seats):
+        if s != seat:
+            st.hand = sorted(next(it) for _ in st.hand)
+    other.state.wall = [next(it) for _ in other.state.wall]
+    return other
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(variant=st.sampled_from(["guilin-mahjong", "guangxi-mahjong", "guilin-zipai"]),
+       seed=st.integers(0, 10**6), steps=st.integers(0, 80), shuffle=st.integers(0, 10**6),
+       kind=st.sampled_from(["greedy", "random"]))
+def test_bots_cannot_peek(variant, seed, steps, shuffle, kind):
+    """A bot deciding for a seat at two tables that differ only in what the
+    seat cannot see (others' concealed cards, the stock) gets equal views
+    and, with equal RNGs, makes the same decision: it decides on the view."""
+    rs = load(variant)
+    table = rs.table(seed=seed)
+    players = make_bots("greedy", table.n, seed)
+    run = 0
+    while not table.over and run < steps:
+        seat = table.to_decide()[0]
+        table.apply(players[seat].choose(table, seat))
+        run += 1
+    if table.over:
+        return
+    seat = table.to_decide()[0]
+    other = _hidden_shuffled(table, seat, random.Random(shuffle))
+    assert table.view(seat) == other.view(seat)
+    a, b = (make_bots(kind, table.n, shuffle)[seat] for _ in range(2))
+    for bot in (a, b):
+        bot.sit(rs, seat)
+    assert decide(a, table, seat) == decide(b, other, seat)
+    assert a.act(table.view(seat), table.legal_actions(seat)) == \
+        b.act(other.view(seat), other.legal_actions(seat))
 
 
 def _best_after_discard(c, n):
@@ -353,7 +404,7 @@ def test_greedy_plays_zipai_with_the_zipai_strategy(zp):
     bot = GreedyBot(random.Random(0))
     seat = table.to_decide()[0]
     assert bot.choose(table, seat) in table.legal_actions(seat)
-    assert isinstance(bot._strategies["zipai"], ZipaiStrategy)
+    assert isinstance(bot._strategy, ZipaiStrategy)
 
 
 def test_zipai_greedy_discards_the_loose_card(zp):
@@ -511,13 +562,14 @@ def test_zipai_greedy_decisions_follow_its_estimate(zp):
             legal = table.legal_actions(seat)
             act = bots[seat].choose(table, seat)
             assert act in legal
-            strategy = bots[seat]._strategies["zipai"]
+            strategy = bots[seat]._strategy
+            assert isinstance(strategy, ZipaiStrategy)
             if any(isinstance(a, (Hu, Zimo)) for a in legal):
                 assert isinstance(act, (Hu, Zimo))
                 table.apply(act)
                 continue
             window = table.state.window
-            c, seen, melds, th = strategy._context(table, seat, window.card if window else None)
+            c, seen, melds, th = strategy._context(table.view(seat), window.card if window else None)
             if isinstance(act, Discard):
                 def after(card):
                     c2 = list(c)

@@ -1042,9 +1042,13 @@ class Table:
         return result
 
     # ------------------------------------------------------------------ views
-    def view(self, seat: int) -> SeatView:
+    def view(self, seat: int, *, events: bool = True) -> SeatView:
         """What ``seat`` may see: its own hand, others' sizes, visible melds,
-        discards, the stock size, its legal actions and its event stream."""
+        discards, the stock size, its legal actions and its event stream.
+
+        ``events=False`` leaves the event stream out (``events`` is ``()``):
+        the state alone, which is what a bot decides on
+        (:mod:`qipai.bots`), without redacting the whole stream each turn."""
         if type(seat) is not int or not 0 <= seat < self.n:
             raise IllegalAction(f"seat {seat!r} is not a seat at this table (0..{self.n - 1})")
         st = self.state
@@ -1063,7 +1067,7 @@ class Table:
             window=(w.card, w.owner, w.source) if w is not None else None,
             legal=tuple(st.pending.get(seat, ())),
             instant=tuple(st.instant),
-            events=tuple(redact(e, seat, fdk) for e in st.events),
+            events=tuple(redact(e, seat, fdk) for e in st.events) if events else (),
             result=st.result,
         )
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import msgspec
 
-from qipai.bots import GreedyBot, hand_seed
+from qipai.bots import GreedyBot, decide, hand_seed
 from qipai.core.errors import IllegalAction, QipaiError
 from qipai.core.model import Action, Deal
 from qipai.core.records import record_of
@@ -138,7 +138,8 @@ class HostedTable:
         self.hand_seed: int | None = None
         self.timeouts: list[int] = []
         self.players = {s: GreedyBot(random.Random(f"qipai-serve:{self.seed}:{s}")
-                                     if self.seed is not None else None) for s in self.bots}
+                                     if self.seed is not None else None, self.ruleset)
+                        for s in self.bots}
         self._wake: asyncio.Event | None = None
         self._tasks: list[asyncio.Task] = []
         self._bots_running = False
@@ -420,7 +421,7 @@ class HostedTable:
                 if not seats:
                     break
                 seat = seats[0]
-                action = self.players[seat].choose(self.table, seat)
+                action = decide(self.players[seat], self.table, seat)  # the seat's view only
                 try:
                     self.play(seat, action)
                 except Refused as exc:  # Unavailable: try again shortly
