@@ -500,6 +500,31 @@ class MahjongStrategy:
             out += got
         return out
 
+    def _improving_plain(self, c: list[int], n: int, sh: int) -> list[int]:
+        """:meth:`_improving` on the plain block tables (any counts): the
+        reference the fast search is tested against."""
+        s = 4 - n
+        tabs = [shapes._block_table(tuple(c[a:b]), runs) for a, b, runs in _SEGMENTS]
+        pairs = sum(x >> 1 for x in c)
+        out = []
+        for g, (a, b, runs) in enumerate(_SEGMENTS):
+            others = None
+            for t in range(a, b):
+                if c[t] >= 4 or not _near(c, t):
+                    continue
+                if n == 0 and c[t] & 1 and 6 - min(pairs + 1, 7) < sh:
+                    out.append(t)  # seven pairs one step closer
+                    continue
+                if others is None:
+                    rest = [tabs[j] for j in range(4) if j != g]
+                    others = shapes._join(shapes._join(rest[0], rest[1]), rest[2])
+                c[t] += 1
+                tb = shapes._join(others, shapes._block_table(tuple(c[a:b]), runs))
+                c[t] -= 1
+                if _shanten_of_table(tb, s) < sh:
+                    out.append(t)
+        return out
+
     # -- claims ----------------------------------------------------------------
     def _claim(self, view: SeatView, actions: list[Action]) -> Action:
         passes = [a for a in actions if isinstance(a, Pass)]
