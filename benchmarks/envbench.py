@@ -1,0 +1,98 @@
+"""Environment steps per second: ``qipai.env`` against RLCard's mahjong
+environment (issue 14), for ``benchmarks/run.py``.
+
+Both sides play whole hands with a uniformly random *masked* policy, the
+way a training loop drives an environment: qipai through the PettingZoo
+AEC loop (``agent_iter`` / ``last()`` — the seat's encoded observation and
+action mask — / ``step``), the action drawn from the mask's legal indices;
+RLCard through ``env.reset()`` / ``env.step(action)`` (which extracts the
+next player's state, its observation and legal actions), the action drawn
+from ``state["legal_actions"]``.  A step is one ``step`` call that applies
+a decision (qipai's end-of-hand ``step(None)`` of terminated agents is not
+counted).  The rounds are interleaved (qipai, RLCard, qipai, …) so a burst
+of load on the shared machine hits both; each side's figure is the median
+of its rounds and the ratio the median of the rounds' own ratios.  Time is
+the process's CPU time (``time.process_time``), not wall time, so other
+jobs on the machine count less.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from typing import Any
+
+VARIANT = "guilin-mahjong"
+
+
+def qipai_env_steps_per_s(seconds: float, seed: int, variant: str = VARIANT) -> float | None:
+    """Steps per CPU second of ``qipai.env.make(variant)`` with random masked actions."""
+    try:
+        import numpy as np
+
+        from qipai.env import make
+    except ImportError:
+        return None
+    env = make(variant)
+    env.reset(seed=seed)
+    rng = random.Random(seed)
+    flatnonzero = np.flatnonzero
+    steps, t0 = 0, time.process_time()
+    while time.process_time() - t0 < seconds:
+        env.reset()
+        for agent in env.agent_iter():
+            obs, _reward, terminated, truncated, _info = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            env.step(rng.choice(flatnonzero(obs["action_mask"]).tolist()))
+            steps += 1
+    return steps / (time.process_time() - t0)
+
+
+def rlcard_env_steps_per_s(seconds: float, seed: int) -> float | None:
+    """Steps per CPU second of ``rlcard.make('mahjong')`` with random legal actions."""
+    try:
+        import rlcard
+    except ImportError:
+        return None
+    env = rlcard.make("mahjong", config={"seed": seed})
+    rng = random.Random(seed)
+    steps, t0 = 0, time.process_time()
+    while time.process_time() - t0 < seconds:
+        state, _player = env.reset()
+        while not env.is_over():
+            state, _player = env.step(rng.choice(list(state["legal_actions"])))
+            steps += 1
+        env.get_payoffs()
+    return steps / (time.process_time() - t0)
+
+
+def env_figures(seed: int, rounds: int = 9, seconds: float = 1.0) -> dict[str, Any]:
+    """``{"qipai_steps_per_s", "rlcard_steps_per_s", "ratio", "rounds"}``:
+    medians of ``rounds`` interleaved rounds of ``seconds`` CPU seconds each
+    side; ``ratio`` the median of the rounds' ratios (None without RLCard)."""
+    qipai_env_steps_per_s(0.2, seed)  # tables and codecs built outside the timings
+    ours: list[float | None] = []
+    theirs: list[float | None] = []
+    for _ in range(rounds):
+        ours.append(qipai_env_steps_per_s(seconds, seed))
+        theirs.append(rlcard_env_steps_per_s(seconds, seed))
+
+    def med(xs: list[float | None]) -> float | None:
+        vals = [x for x in xs if x is not None]
+        return statistics.median(vals) if vals else None
+
+    ratios = [a / b for a, b in zip(ours, theirs) if a is not None and b]
+    return {"qipai_steps_per_s": med(ours), "rlcard_steps_per_s": med(theirs),
+            "ratio": statistics.median(ratios) if ratios else None,
+            "rounds": {"qipai": ours, "rlcard": theirs}}
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    print(json.dumps(env_figures(int(sys.argv[1]) if len(sys.argv) > 1 else 20240601,
+                                 rounds=5, seconds=1.0), indent=1))

@@ -1,0 +1,63 @@
+"""Environments for agents: PettingZoo (multi-agent, AEC) and Gymnasium
+(one seat against bots) over every registered variant (docs: reference/env).
+
+* :func:`make` — ``make("guilin-mahjong(hubao=false)")``: a
+  :class:`~qipai.env.aec.QipaiEnv`, one hand per ``reset``;
+* :class:`~qipai.env.gym.SeatEnv` — one seat played by the agent, the
+  others by bots (:mod:`qipai.bots`);
+* :mod:`qipai.env.actions` — the fixed-size action space of each family;
+* :mod:`qipai.env.observation` — a seat's view as a numpy array.
+
+Needs the optional extra ``qipai[env]`` (pettingzoo, gymnasium, numpy).
+This package sits above the core: the core never imports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["make", "make_seat_env"]
+
+
+def _require() -> None:
+    from qipai.sim import require
+
+    for module in ("numpy", "gymnasium", "pettingzoo"):
+        require(module, "env")
+
+
+def _ruleset(spec: Any) -> Any:
+    from qipai.core.ruleset import Ruleset, load_cached
+
+    return spec if isinstance(spec, Ruleset) else load_cached(spec)
+
+
+def make(spec: Any = "guilin-mahjong", *, render_mode: str | None = None,
+         ask_all: bool = False) -> Any:
+    """The PettingZoo AEC environment of a ruleset.
+
+    Args:
+        spec: a ruleset string (``"guilin-zipai"``,
+            ``"guilin-mahjong(hubao=false)"``) or a loaded
+            :class:`~qipai.core.ruleset.Ruleset` (house plugins included).
+        render_mode, ask_all: see :class:`~qipai.env.aec.QipaiEnv`.
+
+    Raises:
+        UnknownVariant, BadOption: as :func:`qipai.core.ruleset.load`
+            (an unknown name, option or value; a spec that is not a str);
+            BadOption for a bad ``render_mode``.
+        MissingExtra: pettingzoo, gymnasium or numpy is not installed.
+    """
+    _require()
+    from qipai.env.aec import QipaiEnv
+
+    return QipaiEnv(_ruleset(spec), render_mode=render_mode, ask_all=ask_all)
+
+
+def make_seat_env(spec: Any = "guilin-mahjong", **kwargs: Any) -> Any:
+    """The Gymnasium environment of one seat against bots:
+    :class:`~qipai.env.gym.SeatEnv` ``(spec, **kwargs)``."""
+    _require()
+    from qipai.env.gym import SeatEnv
+
+    return SeatEnv(spec, **kwargs)

@@ -1,0 +1,233 @@
+"""The PettingZoo AEC environment of one ruleset (docs: reference/env)."""
+
+from __future__ import annotations
+
+import io
+import operator
+import random
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+
+from qipai.core.errors import BadOption, IllegalAction
+from qipai.env.actions import codec_for
+from qipai.core.model import Discard
+from qipai.env.observation import Encoder, layout_for, seat_view
+
+__all__ = ["QipaiEnv"]
+
+
+class QipaiEnv(AECEnv):
+    """One hand of a variant as a PettingZoo AEC game; ``reset`` deals a new one.
+
+    Agents are ``"seat_0"`` … ``"seat_{n-1}"`` (seat numbers at the table).
+    The agent to act (``agent_selection``) is the lowest seat with a
+    pending decision; in a claim window every seat asked decides in seat
+    order, none seeing another's answer.
+
+    Spaces (the same for every agent):
+
+    * action: ``Discrete(codec.n)`` — the family's fixed action space
+      (:mod:`qipai.env.actions`);
+    * observation: ``Dict(observation=Box(0, 255, layout.shape, uint8),
+      action_mask=Box(0, 1, (codec.n,), int8))`` — the seat's view encoded
+      (:mod:`qipai.env.observation`) and its legal actions now (all 0 for a
+      seat with nothing to decide).
+
+    Rewards: 0 until the hand ends; then each agent's reward is its seat's
+    net for the hand in 子 (``table.result.net``: the settlement and the
+    instant payments such as kong fees, which the engine makes during the
+    hand and the reward counts at the end), summing to 0 over the agents,
+    and every agent is terminated.  No truncation: every hand ends.
+
+    Args:
+        ruleset: a loaded :class:`~qipai.core.ruleset.Ruleset`.
+        render_mode: None, ``"human"`` (``render()`` prints the selected
+            seat's view) or ``"ansi"`` (returns it as text).
+        ask_all: make tables with ``ask_all=True`` (every claim window asks
+            every other seat, at least 过 pass).  Default False: only seats
+            with a claim are asked, which is faster, but who is asked shows
+            in ``agent_selection`` (docs/concepts/views, the last paragraph):
+            an agent that reads ``agent_selection`` or the order of its turns
+            learns whether another seat could claim.  Observations never
+            show it.
+
+    Raises:
+        BadOption: an unknown ``render_mode`` or an ``ask_all`` not a bool.
+        UnknownVariant: a family without an action space here.
+
+    ``reset(seed=s)`` makes the game reproducible: the hands of the
+    following resets derive from ``s``; ``reset()`` with no seed first
+    seeds from the OS.  ``reset(options={"dealer": 2})`` fixes the dealer;
+    other keys of ``options`` are ignored (PettingZoo's ``api_test`` passes
+    one).
+    """
+
+    metadata = {"name": "qipai_v0", "render_modes": ["human", "ansi"],
+                "is_parallelizable": False}
+
+    def __init__(self, ruleset: Any, *, render_mode: str | None = None,
+                 ask_all: bool = False) -> None:
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise BadOption(f"render_mode {render_mode!r} is not one of None, "
+                            + ", ".join(map(repr, self.metadata["render_modes"])))
+        if type(ask_all) is not bool:
+            raise BadOption(f"ask_all must be True or False, not {ask_all!r}")
+        self.ruleset = ruleset
+        self.render_mode = render_mode
+        self.ask_all = ask_all
+        self.codec = codec_for(ruleset)
+        self.layout = layout_for(ruleset)
+        n = self.n = ruleset.manifest.players
+        self.possible_agents = [f"seat_{i}" for i in range(n)]
+        self._seat_of = {a: i for i, a in enumerate(self.possible_agents)}
+        self._fdk = dict(getattr(ruleset.manifest, "face_down_kinds", ()))
+        obs = spaces.Dict({
+            "observation": spaces.Box(0, 255, self.layout.shape, np.uint8),
+            "action_mask": spaces.Box(0, 1, (self.codec.n,), np.int8),
+        })
+        act = spaces.Discrete(self.codec.n)
+        self._obs_spaces = {a: obs for a in self.possible_agents}
+        self._act_spaces = {a: act for a in self.possible_agents}
+        self._rng: random.Random | None = None
+        self.table: Any = None
+        self.agents = []
+        self._cache: dict[int, tuple[int, dict[str, np.ndarray], dict[int, Any]]] = {}
+
+    # ------------------------------------------------------------- spaces
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._obs_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._act_spaces[agent]
+
+    # ------------------------------------------------------------- reset
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None:
+            self._rng = random.Random(f"qipai-env:{operator.index(seed)}")
+        elif self._rng is None:
+            self._rng = random.Random(random.SystemRandom().getrandbits(128))
+        dealer = (options or {}).get("dealer")
+        self.hand_seed = self._rng.getrandbits(64)
+        self.table = self.ruleset.table(seed=self.hand_seed, dealer=dealer, ask_all=self.ask_all)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self._cache = {}
+        self._encoder = Encoder(self.table, self.layout, self._fdk)
+        self._select()
+
+    def _select(self) -> None:
+        st = self.table.state
+        if st.result is not None:
+            net = st.result.net
+            for a in self.agents:
+                self.rewards[a] = net[self._seat_of[a]]
+                self.terminations[a] = True
+            return
+        if not st.pending:
+            raise RuntimeError("the hand is not over but no seat has a decision")
+        self.agent_selection = self.possible_agents[min(st.pending)]
+
+    # ------------------------------------------------------------- observing
+    def _observed(self, seat: int) -> tuple[dict[str, np.ndarray], dict[int, Any]]:
+        """The seat's observation and its legal actions by index, cached per step."""
+        st = self.table.state
+        step = len(st.actions)
+        got = self._cache.get(seat)
+        if got is not None and got[0] == step:
+            return got[1], got[2]
+        codec = self.codec
+        w = st.window
+        card = w.card if w is not None else None
+        mask = bytearray(codec.n)
+        by_index: dict[int, Any] = {}
+        index = codec.index
+        for a in st.pending.get(seat, ()):
+            i = a.card if type(a) is Discard else index(a, card)  # a discard's index is its kind
+            mask[i] = 1
+            by_index[i] = a
+        obs = {"observation": self._encoder.encode(seat),
+               "action_mask": np.frombuffer(mask, dtype=np.int8)}
+        self._cache[seat] = (step, obs, by_index)
+        return obs, by_index
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``agent``'s observation now (the arrays are new each step; do not
+        write into them if you observe the same step twice)."""
+        return self._observed(self._seat_of[agent])[0]
+
+    def legal_actions(self, agent: str) -> dict[int, Any]:
+        """``agent``'s legal actions now, by index (qipai Actions)."""
+        return dict(self._observed(self._seat_of[agent])[1])
+
+    # ------------------------------------------------------------- acting
+    def step(self, action: Any) -> None:
+        """Apply the selected agent's action (an index; None for a
+        terminated agent).
+
+        Raises:
+            IllegalAction: the index is not legal for the agent now (the
+                message names it and lists the legal ones); nothing changes.
+        """
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        seat = self._seat_of[agent]
+        try:
+            i = operator.index(action)
+        except TypeError:
+            raise IllegalAction(f"{agent}: an action is an index, not {action!r}") from None
+        chosen = self._observed(seat)[1].get(i)
+        if chosen is None:
+            legal = self._observed(seat)[1]
+            labels = self.codec.labels
+            what = labels[i] if 0 <= i < len(labels) else "not in the action space"
+            raise IllegalAction(f"{agent}: action {i} ({what}) is not legal now; legal: "
+                                + ", ".join(f"{j} ({labels[j]})" for j in sorted(legal)))
+        self._cumulative_rewards[agent] = 0
+        self.table.apply(chosen)
+        self._select()
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    # ------------------------------------------------------------- rendering
+    def render(self) -> str | None:
+        """The selected seat's view as text: printed (``"human"``) or
+        returned (``"ansi"``); None without a render mode."""
+        if self.render_mode is None or self.table is None:
+            return None
+        from rich.console import Console
+
+        from qipai.human import action_text, show_table
+
+        seat = self._seat_of[self.agent_selection]
+        view = seat_view(self.table, seat, self._fdk)
+        out = io.StringIO()
+        console = Console(file=out, width=100, color_system=None, highlight=False)
+        console.print(f"{self.ruleset.manifest.title} — {self.agent_selection}", markup=False)
+        show_table(console, view, self.ruleset.cards, self.n)
+        if view.result is not None:
+            console.print(f"hand over ({view.result.end}); net 子: {list(view.result.net)}",
+                          markup=False)
+        else:
+            legal = self._observed(seat)[1]
+            for i in sorted(legal):
+                console.print(f"  {i:3d}  {action_text(self.ruleset.cards, legal[i], view.window)}",
+                              markup=False)
+        text = out.getvalue()
+        if self.render_mode == "human":
+            print(text, end="")
+            return None
+        return text
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,156 @@
+"""One seat against bots as a Gymnasium environment (docs: reference/env)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+from qipai.core.errors import BadOption, IllegalAction
+
+__all__ = ["SeatEnv"]
+
+
+def decide(bot: Any, table: Any, seat: int) -> Any:
+    """A bot's action for ``seat``: ``bot.act(view, legal)`` (the seat's
+    view and legal actions, never the whole table) when the bot has it,
+    else ``bot.choose(table, seat)``."""
+    act = getattr(bot, "act", None)
+    if act is not None:
+        return act(table.view(seat), table.legal_actions(seat))
+    return bot.choose(table, seat)
+
+
+class SeatEnv(gymnasium.Env):
+    """Seat ``seat`` of a variant played by the agent, the others by bots.
+
+    An episode is one hand.  Spaces are those of
+    :class:`~qipai.env.aec.QipaiEnv`: the observation a dict of the encoded
+    view (``"observation"``) and the legal actions (``"action_mask"``,
+    also given by :meth:`action_masks`, the name sb3-contrib's MaskablePPO
+    reads); the reward is 0 until the hand ends, then the seat's net in 子.
+
+    Args:
+        spec: a ruleset string or a loaded Ruleset.
+        seat: the agent's seat (default 0).
+        bots: the other seats' bots: a name for all (``"random"``,
+            ``"greedy"``) or one name or bot object per seat (the agent's
+            entry is ignored); see :func:`qipai.bots.make_bots`.
+        illegal: what an action outside the mask does: ``"raise"``
+            (IllegalAction, nothing changes; the default) or ``"lose"``
+            (the episode ends at once with reward ``illegal_reward``; the
+            table is left as it was).  ``"lose"`` lets an unmasked random
+            policy — Gymnasium's ``check_env`` — run.
+        illegal_reward: the reward of an illegal action under ``"lose"``.
+        render_mode, ask_all: as :class:`~qipai.env.aec.QipaiEnv`.
+
+    Raises:
+        BadOption: a seat that is not at the table, an unknown ``illegal``
+            or bot name, the wrong number of bots; UnknownVariant /
+            BadOption for a bad spec.
+    """
+
+    metadata = {"render_modes": ["human", "ansi"]}
+
+    def __init__(self, spec: Any = "guilin-mahjong", *, seat: int = 0,
+                 bots: str | Sequence[Any] = "random", illegal: str = "raise",
+                 illegal_reward: float = -1.0, render_mode: str | None = None,
+                 ask_all: bool = False) -> None:
+        from qipai.env import make
+
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise BadOption(f"render_mode {render_mode!r} is not one of None, 'human', 'ansi'")
+        # the AEC renders as text only when asked (its "human" mode would print every step)
+        self.aec = make(spec, render_mode=None if render_mode is None else "ansi",
+                        ask_all=ask_all)
+        n = self.aec.n
+        if type(seat) is not int or not 0 <= seat < n:
+            raise BadOption(f"seat {seat!r} is not a seat at this table (0..{n - 1})")
+        if illegal not in ("raise", "lose"):
+            raise BadOption(f"illegal must be 'raise' or 'lose', not {illegal!r}")
+        if not isinstance(bots, str) and len(bots) != n:
+            raise BadOption(f"{n} seats need {n} bots (the agent's entry ignored), "
+                            f"got {len(bots)}")
+        from qipai.bots import BOT_KINDS
+
+        for b in ([bots] if isinstance(bots, str) else bots):
+            if isinstance(b, str) and b not in BOT_KINDS:
+                raise BadOption(f"unknown bot {b!r}; bots are: {', '.join(BOT_KINDS)}")
+        self.seat = seat
+        self.agent = self.aec.possible_agents[seat]
+        self.bot_spec = bots
+        self.illegal = illegal
+        self.illegal_reward = float(illegal_reward)
+        self.render_mode = render_mode
+        self.observation_space = self.aec.observation_space(self.agent)
+        self.action_space = self.aec.action_space(self.agent)
+        self.bots: list[Any] = []
+
+    def _copy(self, obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {k: v.copy() for k, v in obs.items()}
+
+    def _advance(self) -> None:
+        """Let the bots decide until the agent's seat is to act or the hand ends."""
+        aec = self.aec
+        table = aec.table
+        st = table.state
+        while st.result is None and aec.agent_selection != self.agent:
+            seat = aec._seat_of[aec.agent_selection]
+            table.apply(decide(self.bots[seat], table, seat))
+            aec._select()
+        if st.result is not None:
+            aec._accumulate_rewards()
+
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict]:
+        super().reset(seed=seed)
+        from qipai.bots import make_bots
+
+        hand = int(self.np_random.integers(2**62))
+        self.aec.reset(seed=hand, options=options)
+        self.bots = make_bots(self.bot_spec, self.aec.n, hand)
+        self._lost = False
+        self._advance()
+        return self._copy(self.aec.observe(self.agent)), {}
+
+    def action_masks(self) -> np.ndarray:
+        """The legal actions now (1 = legal), as ``observation["action_mask"]``."""
+        return self.aec.observe(self.agent)["action_mask"].astype(bool)
+
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
+        aec = self.aec
+        if aec.table is None:
+            raise IllegalAction("call reset() before step()")
+        if aec.table.over or self._lost:
+            raise IllegalAction("the hand is over: call reset()")
+        try:
+            aec.step(action)
+        except IllegalAction:
+            if self.illegal == "raise":
+                raise
+            self._lost = True
+            return self._copy(aec.observe(self.agent)), self.illegal_reward, True, False, {
+                "illegal": True}
+        self._advance()
+        st = aec.table.state
+        obs = self._copy(aec.observe(self.agent))
+        if st.result is not None:
+            return obs, float(st.result.net[self.seat]), True, False, {}
+        return obs, 0.0, False, False, {}
+
+    def render(self) -> str | None:
+        """The agent's seat's view (``"human"`` prints, ``"ansi"`` returns)."""
+        if self.render_mode is None or self.aec.table is None:
+            return None
+        sel = self.aec.agent_selection
+        self.aec.agent_selection = self.agent
+        try:
+            text = self.aec.render()
+        finally:
+            self.aec.agent_selection = sel
+        if self.render_mode == "human":
+            print(text, end="")
+            return None
+        return text

@@ -1,0 +1,301 @@
+"""A seat's view as a numpy array (docs: reference/env, "Observation").
+
+The observation is a ``uint8`` array of shape ``(rows, K)`` (``K`` = the
+family's card kinds), built from the seat's view only
+(:class:`~qipai.core.table.SeatView`: its own hand, the others' hand sizes,
+the melds as the seat sees them — face-down cards unknown —, the discards,
+the stock size and the card in play).  Seats are *relative*: row block
+``r`` is the seat ``r`` places after the viewer in turn order (``r = 0``
+is the viewer).  Rows, in order:
+
+* ``hand`` (1 row): the viewer's concealed cards, copies per kind;
+* ``meld r kind`` (``n × M`` rows): for relative seat ``r`` and each meld
+  kind of the family (mahjong ``chi peng minggang jiagang angang``; zipai
+  ``chi peng sao guosao saochuan kaizhao``), the visible cards of its melds
+  of that kind, copies per kind — as the viewer sees them, so another
+  seat's 过扫 shows as a ``sao`` (``Manifest.face_down_kinds``) and its
+  face-down cards are not counted;
+* ``discards r`` (``n`` rows): relative seat ``r``'s discards, copies per kind;
+* ``window`` (1 row): 1 at the card in play, if any;
+* ``info`` (1 row), its first entries: the stock left; the hand sizes by
+  relative seat (``n``); the face-down meld cards by relative seat (``n``);
+  the dealer's relative seat; the relative seat whose turn it is, plus 1
+  (0: none); the window's owner, plus 1 (0: no window); the window's
+  source (0 none, 1 ``discard``, 2 ``draw``, 3 ``jiagang``, 4 ``dihu``).
+  The rest of the row is 0.
+
+:func:`seat_view` builds the view without its event stream (what the
+encoding does not read), through the same core functions as
+:meth:`Table.view <qipai.core.table.Table.view>`
+(:func:`~qipai.core.table.meld_view`), for speed; :func:`encode` takes
+either.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from qipai.core.errors import QipaiError
+from qipai.core.table import SeatView, meld_view
+
+__all__ = ["Layout", "MELD_KINDS", "SOURCES", "encode", "layout_for", "seat_view"]
+
+#: The meld kinds of each family, in row order (pinyin ids as ``Meld.kind``).
+MELD_KINDS: dict[str, tuple[str, ...]] = {
+    "mahjong": ("chi", "peng", "minggang", "jiagang", "angang"),
+    "zipai": ("chi", "peng", "sao", "guosao", "saochuan", "kaizhao"),
+}
+#: Window sources and their codes in the info row (0: no window).
+SOURCES: dict[str, int] = {"discard": 1, "draw": 2, "jiagang": 3, "dihu": 4}
+
+
+class Layout:
+    """The observation layout of one ruleset.
+
+    Attributes:
+        n: seats.  K: card kinds.  kinds: the meld kinds (rows order).
+        rows: the row names, ``"hand"``, ``"meld 1 peng"``, ``"discards 2"``,
+            ``"window"``, ``"info"``.
+        shape: ``(len(rows), K)``.
+        info: the names of the info row's entries, in order.
+    """
+
+    def __init__(self, n: int, kinds: int, meld_kinds: tuple[str, ...]) -> None:
+        self.n, self.K, self.kinds = n, kinds, meld_kinds
+        M = len(meld_kinds)
+        self.rows = (["hand"] + [f"meld {r} {k}" for r in range(n) for k in meld_kinds]
+                     + [f"discards {r}" for r in range(n)] + ["window", "info"])
+        self.shape = (len(self.rows), kinds)
+        self.MELD = 1
+        self.DISCARDS = 1 + n * M
+        self.WINDOW = self.DISCARDS + n
+        self.INFO = self.WINDOW + 1
+        self.info = (["stock"] + [f"hand_size {r}" for r in range(n)]
+                     + [f"face_down {r}" for r in range(n)]
+                     + ["dealer", "turn+1", "window_owner+1", "window_source"])
+        if len(self.info) > kinds:
+            raise ValueError(f"{n} seats do not fit an info row of {kinds} entries")
+        #: meld kind → its row offset (in cards) within a seat's block
+        self.kind_row = {k: i for i, k in enumerate(meld_kinds)}
+        self.size = len(self.rows) * kinds
+
+
+_LAYOUTS: dict[tuple[int, int, str], Layout] = {}
+
+
+def layout_for(ruleset: Any) -> Layout:
+    """The layout of ``ruleset``'s observations (shared, built once)."""
+    m = ruleset.manifest
+    key = (m.players, ruleset.cards.n_kinds, m.family)
+    got = _LAYOUTS.get(key)
+    if got is None:
+        kinds = MELD_KINDS.get(m.family)
+        if kinds is None:
+            from qipai.core.errors import UnknownVariant
+            raise UnknownVariant(f"qipai.env has no observation layout for the family "
+                                 f"{m.family!r} of {m.name!r}; families: mahjong, zipai")
+        got = _LAYOUTS[key] = Layout(m.players, ruleset.cards.n_kinds, kinds)
+    return got
+
+
+class NotObservable(QipaiError, ValueError):
+    """A view holding something the layout has no row for (a meld kind or
+    window source a house plugin added); the message names it."""
+
+
+def seat_view(table: Any, seat: int, face_down_kinds: dict[str, str] | None = None) -> SeatView:
+    """``table.view(seat)`` without the event stream and the instant
+    payments (``events`` and ``instant`` empty): the same hand, hand sizes,
+    melds (through :func:`~qipai.core.table.meld_view`), discards, stock,
+    window and legal actions, at a cost that does not grow with the hand.
+    ``face_down_kinds``: the manifest's (``dict(Manifest.face_down_kinds)``;
+    None reads it)."""
+    st = table.state
+    w = st.window
+    fdk = face_down_kinds
+    if fdk is None:
+        fdk = dict(getattr(table.ruleset.manifest, "face_down_kinds", ()))
+    return SeatView(
+        seat=seat,
+        dealer=st.dealer,
+        turn=st.turn,
+        hand=tuple(sorted(st.seats[seat].hand)),
+        hand_sizes=tuple([len(s.hand) for s in st.seats]),
+        melds=tuple([tuple([meld_view(m, i == seat, fdk) for m in s.melds])
+                     for i, s in enumerate(st.seats)]),
+        discards=tuple([tuple(s.discards) for s in st.seats]),
+        stock=len(st.wall),
+        window=(w.card, w.owner, w.source) if w is not None else None,
+        legal=tuple(st.pending.get(seat, ())),
+        instant=(),
+        events=(),
+        result=st.result,
+    )
+
+
+def encode(view: SeatView, layout: Layout) -> np.ndarray:
+    """The observation of ``view``: ``uint8`` array of ``layout.shape``
+    (see the module doc).  A new array on every call.
+
+    Raises:
+        NotObservable: a meld kind or a window source the layout lacks.
+    """
+    K, n = layout.K, layout.n
+    buf = bytearray(layout.size)
+    for c in view.hand:
+        buf[c] += 1
+    me = view.seat
+    M = len(layout.kinds)
+    kind_row = layout.kind_row
+    info = layout.INFO * K
+    for r in range(n):
+        p = (me + r) % n
+        melds = view.melds[p]
+        if melds:
+            block = (layout.MELD + r * M) * K
+            hidden = 0
+            for mv in melds:
+                row = kind_row.get(mv.kind)
+                if row is None:
+                    raise NotObservable(f"meld kind {mv.kind!r} has no row in the observation "
+                                        f"(kinds: {', '.join(layout.kinds)})")
+                off = block + row * K
+                for c in mv.cards:
+                    if c is None:
+                        hidden += 1
+                    else:
+                        buf[off + c] += 1
+            buf[info + 1 + n + r] = hidden
+        off = (layout.DISCARDS + r) * K
+        for c in view.discards[p]:
+            buf[off + c] += 1
+        buf[info + 1 + r] = view.hand_sizes[p]
+    buf[info] = min(view.stock, 255)
+    base = info + 1 + 2 * n
+    buf[base] = (view.dealer - me) % n
+    if view.turn is not None:
+        buf[base + 1] = (view.turn - me) % n + 1
+    w = view.window
+    if w is not None:
+        buf[layout.WINDOW * K + w[0]] = 1
+        buf[base + 2] = (w[1] - me) % n + 1
+        src = SOURCES.get(w[2])
+        if src is None:
+            raise NotObservable(f"window source {w[2]!r} has no code in the observation "
+                                f"(sources: {', '.join(SOURCES)})")
+        buf[base + 3] = src
+    return np.frombuffer(buf, dtype=np.uint8).reshape(layout.shape)
+
+
+class Encoder:
+    """:func:`encode` of ``table.view(seat)``, incrementally, for one table.
+
+    Gives the very array :func:`encode` gives for the seat's view (tests
+    check it seat by seat, step by step, over random play), reading only
+    what that view holds: the seat's own hand, hand sizes, every seat's
+    melds through :func:`~qipai.core.table.meld_view` (face-down cards
+    hidden from the others), the discards, the stock size and the window.
+    What it keeps between calls: each seat's discard counts (discards only
+    grow, as the families keep them; a list found shorter is read again) and
+    each seat's meld rows, rebuilt when its melds change.
+
+    Args:
+        table: the table (a new hand needs a new encoder).
+        layout: :func:`layout_for` its ruleset.
+        face_down_kinds: ``dict(Manifest.face_down_kinds)``.
+    """
+
+    def __init__(self, table: Any, layout: Layout, face_down_kinds: dict[str, str]) -> None:
+        self.table, self.layout, self.fdk = table, layout, face_down_kinds
+        n, K = layout.n, layout.K
+        self._disc = [bytearray(K) for _ in range(n)]
+        self._disc_len = [0] * n
+        self._meld_key: list[tuple[Any, ...] | None] = [None] * n
+        self._meld_rows: list[tuple[bytes, bytes, int]] = [(b"", b"", 0)] * n
+        self._meld_block = len(layout.kinds) * K
+
+    def _melds(self, p: int) -> tuple[bytes, bytes, int]:
+        """Seat ``p``'s meld rows as ``p`` sees them, as the others see
+        them, and how many of its meld cards lie face down for the others."""
+        melds = self.table.state.seats[p].melds
+        key = tuple(melds)
+        if key == self._meld_key[p]:
+            return self._meld_rows[p]
+        K, layout = self.layout.K, self.layout
+        rows = []
+        hidden = 0
+        for visible in (True, False):
+            buf = bytearray(self._meld_block)
+            for m in melds:
+                mv = meld_view(m, visible, self.fdk)
+                row = layout.kind_row.get(mv.kind)
+                if row is None:
+                    raise NotObservable(f"meld kind {mv.kind!r} has no row in the observation "
+                                        f"(kinds: {', '.join(layout.kinds)})")
+                off = row * K
+                for c in mv.cards:
+                    if c is None:
+                        hidden += 1
+                    else:
+                        buf[off + c] += 1
+            rows.append(bytes(buf))
+        got = self._meld_rows[p] = (rows[0], rows[1], hidden)
+        self._meld_key[p] = key
+        return got
+
+    def encode(self, seat: int) -> np.ndarray:
+        """The observation of ``seat`` now (a new array)."""
+        layout = self.layout
+        K, n = layout.K, layout.n
+        st = self.table.state
+        seats = st.seats
+        buf = bytearray(layout.size)
+        for c in seats[seat].hand:
+            buf[c] += 1
+        info = layout.INFO * K
+        block = self._meld_block
+        mbase = layout.MELD * K
+        dbase = layout.DISCARDS * K
+        disc, disc_len = self._disc, self._disc_len
+        for r in range(n):
+            p = (seat + r) % n
+            s = seats[p]
+            if s.melds:
+                own, other, hidden = self._melds(p)
+                off = mbase + r * block
+                if r == 0:
+                    buf[off:off + block] = own
+                else:
+                    buf[off:off + block] = other
+                    buf[info + 1 + n + r] = hidden
+            d = s.discards
+            done = disc_len[p]
+            if len(d) != done:
+                counts = disc[p]
+                if len(d) < done:
+                    counts[:] = bytes(K)
+                    done = 0
+                for c in d[done:]:
+                    counts[c] += 1
+                disc_len[p] = len(d)
+            off = dbase + r * K
+            buf[off:off + K] = disc[p]
+            buf[info + 1 + r] = len(s.hand)
+        stock = len(st.wall)
+        buf[info] = stock if stock < 255 else 255
+        base = info + 1 + 2 * n
+        buf[base] = (st.dealer - seat) % n
+        if st.turn is not None:
+            buf[base + 1] = (st.turn - seat) % n + 1
+        w = st.window
+        if w is not None:
+            buf[layout.WINDOW * K + w.card] = 1
+            buf[base + 2] = (w.owner - seat) % n + 1
+            src = SOURCES.get(w.source)
+            if src is None:
+                raise NotObservable(f"window source {w.source!r} has no code in the "
+                                    f"observation (sources: {', '.join(SOURCES)})")
+            buf[base + 3] = src
+        return np.frombuffer(buf, dtype=np.uint8).reshape(layout.shape)
