@@ -41,6 +41,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import envbench  # benchmarks/envbench.py: environment steps/s (qipai.env vs RLCard's env)
 import msgspec
 
 from qipai.bots import play_hand, zipai_splits
@@ -715,6 +716,9 @@ def main(argv: list[str] | None = None) -> None:
                         "split over --rounds interleaved rounds (default 9)")
     p.add_argument("--rounds", type=int, default=9,
                    help="interleaved rounds of the hands-per-second figures, median kept")
+    p.add_argument("--env-seconds", type=float, default=1.0,
+                   help="CPU seconds per side per round of the environment steps/s rounds "
+                        "(qipai.env against RLCard's env; --rounds rounds; default 1)")
     p.add_argument("--seed", type=int, default=20240601)
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     p.add_argument("--json-out", metavar="FILE", help="also write the JSON object to FILE")
@@ -722,16 +726,22 @@ def main(argv: list[str] | None = None) -> None:
                    help="greedy hands per ruleset of the qipai simulate rows (default 150)")
     p.add_argument("--only-simulate", action="store_true",
                    help="time only qipai simulate (K=1, K=2, Ray)")
+    p.add_argument("--only-env", action="store_true",
+                   help="time only the environment steps/s rows (qipai.env against RLCard's env)")
     a = p.parse_args(argv)
     if a.corpus < 1 or a.bot_hands < 1 or a.repeat < 1 or a.rounds < 1 or a.sim_hands < 1:
         p.error("--corpus, --bot-hands, --repeat, --rounds and --sim-hands must be at least 1")
     if a.only_simulate:
         top: dict[str, Any] = {"simulate": simulate_speed(a.seed, a.sim_hands)}
         figures = None
+    elif a.only_env:
+        top = {"env": envbench.env_figures(a.seed, a.rounds, a.env_seconds)}
+        figures = None
     else:
         figures = measure(a.seed, a.corpus, a.bot_hands, a.repeat)
         top = summary(a.seed, a.corpus, a.repeat, figures["bots"], a.anchor_seconds, a.rounds)
         top["simulate"] = simulate_speed(a.seed, a.sim_hands)
+        top["env"] = envbench.env_figures(a.seed, a.rounds, a.env_seconds)  # issue 14
         top["details"] = figures
     if a.json_out:
         with open(a.json_out, "wb") as f:
@@ -742,7 +752,10 @@ def main(argv: list[str] | None = None) -> None:
         if figures is not None:
             show(figures)
             show_summary(top)
-        show_simulate(top["simulate"])
+        if "simulate" in top:
+            show_simulate(top["simulate"])
+        if "env" in top:
+            envbench.show_env(top["env"])
 
 
 if __name__ == "__main__":

@@ -13,16 +13,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-pytest.importorskip("pettingzoo")
-pytest.importorskip("gymnasium")
-
-from qipai.core.errors import BadOption, IllegalAction, QipaiError, UnknownVariant  # noqa: E402
-from qipai.core.model import Chi, Discard, Hu, Pass  # noqa: E402
-from qipai.core.ruleset import load  # noqa: E402
-from qipai.core.table import Table  # noqa: E402
-from qipai.env import make, make_seat_env  # noqa: E402
-from qipai.env.actions import MahjongCodec, NotEncodable, ZipaiCodec, codec_for  # noqa: E402
-from qipai.env.observation import Encoder, encode, layout_for, seat_view  # noqa: E402
+from qipai.core.errors import BadOption, IllegalAction, QipaiError, UnknownVariant
+from qipai.core.model import Chi, Discard, Hu, Pass
+from qipai.core.ruleset import load
+from qipai.core.table import Table
+from qipai.env import make, make_seat_env
+from qipai.env.actions import MahjongCodec, NotEncodable, ZipaiCodec, codec_for
+from qipai.env.observation import Encoder, encode, layout_for, seat_view
 
 VARIANTS = ["guilin-mahjong", "guangxi-mahjong", "guilin-zipai"]
 ROOT = Path(__file__).resolve().parents[1]
@@ -393,4 +390,15 @@ def test_seat_env_uses_act_view_legal():
 def test_training_loop_example_runs(capsys):
     runpy.run_path(str(ROOT / "docs" / "examples" / "env_loop.py"), run_name="__main__")
     out = capsys.readouterr().out
-    assert "hands" in out
+    assert "5 hands; mean 子 per seat" in out
+
+
+def test_howto_gymnasium_snippet_runs(capsys):
+    import re
+
+    page = (ROOT / "docs" / "howto" / "train-an-agent.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", page, re.S)
+    assert blocks
+    for code in blocks:
+        exec(compile(code, "train-an-agent.md", "exec"), {})
+    assert "net 子 of seat 0:" in capsys.readouterr().out

@@ -18,6 +18,8 @@ from qipai.env.observation import Encoder, layout_for, seat_view
 
 __all__ = ["QipaiEnv"]
 
+_I8 = np.dtype(np.int8)
+
 
 class QipaiEnv(AECEnv):
     """One hand of a variant as a PettingZoo AEC game; ``reset`` deals a new one.
@@ -154,7 +156,7 @@ class QipaiEnv(AECEnv):
             mask[i] = 1
             by_index[i] = a
         obs = {"observation": self._encoder.encode(seat),
-               "action_mask": np.frombuffer(mask, dtype=np.int8)}
+               "action_mask": np.ndarray((codec.n,), _I8, mask)}
         self._cache[seat] = (step, obs, by_index)
         return obs, by_index
 
@@ -195,7 +197,8 @@ class QipaiEnv(AECEnv):
         self._cumulative_rewards[agent] = 0
         self.table.apply(chosen)
         self._select()
-        self._accumulate_rewards()
+        if self.table.state.result is not None:  # rewards are 0 before the end
+            self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 

@@ -51,6 +51,9 @@ MELD_KINDS: dict[str, tuple[str, ...]] = {
 SOURCES: dict[str, int] = {"discard": 1, "draw": 2, "jiagang": 3, "dihu": 4}
 
 
+_U8 = np.dtype(np.uint8)
+
+
 class Layout:
     """The observation layout of one ruleset.
 
@@ -197,9 +200,11 @@ class Encoder:
     what that view holds: the seat's own hand, hand sizes, every seat's
     melds through :func:`~qipai.core.table.meld_view` (face-down cards
     hidden from the others), the discards, the stock size and the window.
-    What it keeps between calls: each seat's discard counts (discards only
-    grow, as the families keep them; a list found shorter is read again) and
-    each seat's meld rows, rebuilt when its melds change.
+    It keeps one buffer per viewing seat and rewrites only what changed
+    since that seat's last observation: its hand row when its hand changed,
+    a seat's meld rows when its melds changed, the discards that were added
+    (discards only grow, as the families keep them; a list found shorter is
+    read again), the window row and the info row.
 
     Args:
         table: the table (a new hand needs a new encoder).
@@ -209,20 +214,25 @@ class Encoder:
 
     def __init__(self, table: Any, layout: Layout, face_down_kinds: dict[str, str]) -> None:
         self.table, self.layout, self.fdk = table, layout, face_down_kinds
-        n, K = layout.n, layout.K
-        self._disc = [bytearray(K) for _ in range(n)]
-        self._disc_len = [0] * n
-        self._meld_key: list[tuple[Any, ...] | None] = [None] * n
-        self._meld_rows: list[tuple[bytes, bytes, int]] = [(b"", b"", 0)] * n
-        self._meld_block = len(layout.kinds) * K
+        n = layout.n
+        self._meld_block = len(layout.kinds) * layout.K
+        self._zero_melds = bytes(self._meld_block)
+        #: per viewer: its buffer, its hand as last encoded, per relative
+        #: seat the discards counted and the melds encoded, the window cell set
+        self._buf = [bytearray(layout.size) for _ in range(n)]
+        self._hand: list[list[int] | None] = [None] * n
+        self._disc_len = [[0] * n for _ in range(n)]
+        self._melds_seen: list[list[list[Any]]] = [[[] for _ in range(n)] for _ in range(n)]
+        self._window_cell = [-1] * n
+        #: per seat: (its melds, rows as it sees them, rows as others see them, face down)
+        self._meld_rows: list[tuple[list[Any], bytes, bytes, int] | None] = [None] * n
 
-    def _melds(self, p: int) -> tuple[bytes, bytes, int]:
+    def _melds(self, p: int, melds: list[Any]) -> tuple[list[Any], bytes, bytes, int]:
         """Seat ``p``'s meld rows as ``p`` sees them, as the others see
         them, and how many of its meld cards lie face down for the others."""
-        melds = self.table.state.seats[p].melds
-        key = tuple(melds)
-        if key == self._meld_key[p]:
-            return self._meld_rows[p]
+        got = self._meld_rows[p]
+        if got is not None and got[0] == melds:
+            return got
         K, layout = self.layout.K, self.layout
         rows = []
         hidden = 0
@@ -241,8 +251,7 @@ class Encoder:
                     else:
                         buf[off + c] += 1
             rows.append(bytes(buf))
-        got = self._meld_rows[p] = (rows[0], rows[1], hidden)
-        self._meld_key[p] = key
+        got = self._meld_rows[p] = (list(melds), rows[0], rows[1], hidden)
         return got
 
     def encode(self, seat: int) -> np.ndarray:
@@ -251,51 +260,63 @@ class Encoder:
         K, n = layout.K, layout.n
         st = self.table.state
         seats = st.seats
-        buf = bytearray(layout.size)
-        for c in seats[seat].hand:
-            buf[c] += 1
+        buf = self._buf[seat]
+        hand = seats[seat].hand
+        if hand != self._hand[seat]:
+            buf[0:K] = bytes(K)
+            for c in hand:
+                buf[c] += 1
+            self._hand[seat] = list(hand)
         info = layout.INFO * K
         block = self._meld_block
         mbase = layout.MELD * K
         dbase = layout.DISCARDS * K
-        disc, disc_len = self._disc, self._disc_len
+        disc_len = self._disc_len[seat]
+        seen = self._melds_seen[seat]
         for r in range(n):
             p = (seat + r) % n
             s = seats[p]
-            if s.melds:
-                own, other, hidden = self._melds(p)
+            melds = s.melds
+            if melds != seen[r]:
                 off = mbase + r * block
-                if r == 0:
-                    buf[off:off + block] = own
+                if melds:
+                    _, own, other, hidden = self._melds(p, melds)
+                    buf[off:off + block] = own if r == 0 else other
+                    buf[info + 1 + n + r] = 0 if r == 0 else hidden
                 else:
-                    buf[off:off + block] = other
-                    buf[info + 1 + n + r] = hidden
+                    buf[off:off + block] = self._zero_melds
+                    buf[info + 1 + n + r] = 0
+                seen[r] = list(melds)
             d = s.discards
-            done = disc_len[p]
+            done = disc_len[r]
             if len(d) != done:
-                counts = disc[p]
+                off = dbase + r * K
                 if len(d) < done:
-                    counts[:] = bytes(K)
+                    buf[off:off + K] = bytes(K)
                     done = 0
                 for c in d[done:]:
-                    counts[c] += 1
-                disc_len[p] = len(d)
-            off = dbase + r * K
-            buf[off:off + K] = disc[p]
+                    buf[off + c] += 1
+                disc_len[r] = len(d)
             buf[info + 1 + r] = len(s.hand)
         stock = len(st.wall)
         buf[info] = stock if stock < 255 else 255
         base = info + 1 + 2 * n
         buf[base] = (st.dealer - seat) % n
-        if st.turn is not None:
-            buf[base + 1] = (st.turn - seat) % n + 1
+        buf[base + 1] = 0 if st.turn is None else (st.turn - seat) % n + 1
+        cell = self._window_cell[seat]
+        if cell >= 0:
+            buf[cell] = 0
         w = st.window
         if w is not None:
-            buf[layout.WINDOW * K + w.card] = 1
+            cell = self._window_cell[seat] = layout.WINDOW * K + w.card
+            buf[cell] = 1
             buf[base + 2] = (w.owner - seat) % n + 1
             src = SOURCES.get(w.source)
             if src is None:
                 raise NotObservable(f"window source {w.source!r} has no code in the "
                                     f"observation (sources: {', '.join(SOURCES)})")
             buf[base + 3] = src
-        return np.frombuffer(buf, dtype=np.uint8).reshape(layout.shape)
+        else:
+            self._window_cell[seat] = -1
+            buf[base + 2] = buf[base + 3] = 0
+        return np.ndarray(layout.shape, _U8, bytearray(buf))
