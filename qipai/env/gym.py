@@ -8,19 +8,10 @@ from typing import Any
 import gymnasium
 import numpy as np
 
+from qipai.bots import decide, make_bots
 from qipai.core.errors import BadOption, IllegalAction
 
 __all__ = ["SeatEnv"]
-
-
-def decide(bot: Any, table: Any, seat: int) -> Any:
-    """A bot's action for ``seat``: ``bot.act(view, legal)`` (the seat's
-    view and legal actions, never the whole table) when the bot has it,
-    else ``bot.choose(table, seat)``."""
-    act = getattr(bot, "act", None)
-    if act is not None:
-        return act(table.view(seat), table.legal_actions(seat))
-    return bot.choose(table, seat)
 
 
 class SeatEnv(gymnasium.Env):
@@ -37,7 +28,10 @@ class SeatEnv(gymnasium.Env):
         seat: the agent's seat (default 0).
         bots: the other seats' bots: a name for all (``"random"``,
             ``"greedy"``) or one name or bot object per seat (the agent's
-            entry is ignored); see :func:`qipai.bots.make_bots`.
+            entry is ignored); see :func:`qipai.bots.make_bots`.  Each is
+            seated (``sit(ruleset, seat)``) at every reset and asked
+            ``act(view, legal)`` with its seat's view (no event stream) and
+            legal actions (:func:`qipai.bots.decide`), never the table.
         illegal: what an action outside the mask does: ``"raise"``
             (IllegalAction, nothing changes; the default) or ``"lose"``
             (the episode ends at once with reward ``illegal_reward``; the
@@ -98,7 +92,7 @@ class SeatEnv(gymnasium.Env):
         st = table.state
         while st.result is None and aec.agent_selection != self.agent:
             seat = aec._seat_of[aec.agent_selection]
-            table.apply(decide(self.bots[seat], table, seat))
+            table.apply(decide(self.bots[seat], table, seat))  # act(view, legal)
             aec._select()
         if st.result is not None:
             aec._accumulate_rewards()
@@ -106,11 +100,10 @@ class SeatEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict]:
         super().reset(seed=seed)
-        from qipai.bots import make_bots
-
         hand = int(self.np_random.integers(2**62))
         self.aec.reset(seed=hand, options=options)
-        self.bots = make_bots(self.bot_spec, self.aec.n, hand)
+        # seated at the ruleset (sit), then asked act(view, legal): the seat's view only
+        self.bots = make_bots(self.bot_spec, self.aec.n, hand, ruleset=self.aec.ruleset)
         self._lost = False
         self._advance()
         return self._copy(self.aec.observe(self.agent)), {}
