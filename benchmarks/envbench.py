@@ -68,25 +68,48 @@ def rlcard_env_steps_per_s(seconds: float, seed: int) -> float | None:
     return steps / (time.process_time() - t0)
 
 
+def qipai_engine_steps_per_s(seconds: float, seed: int, variant: str = VARIANT) -> float:
+    """For reference: decisions per CPU second of the engine alone, random
+    bots through :func:`qipai.bots.run_to_end` (no environment, no
+    observation): the ceiling of the environment's figure."""
+    from qipai.bots import make_bots, run_to_end
+    from qipai.core.ruleset import load_cached
+
+    rs = load_cached(variant)
+    steps, hand, t0 = 0, 0, time.process_time()
+    while time.process_time() - t0 < seconds:
+        steps += run_to_end(rs.table(seed=seed + hand), make_bots("random", rs.manifest.players,
+                                                                  seed + hand))
+        hand += 1
+    return steps / (time.process_time() - t0)
+
+
 def env_figures(seed: int, rounds: int = 9, seconds: float = 1.0) -> dict[str, Any]:
-    """``{"qipai_steps_per_s", "rlcard_steps_per_s", "ratio", "rounds"}``:
+    """``{"qipai_steps_per_s", "rlcard_steps_per_s", "ratio", ...}``:
     medians of ``rounds`` interleaved rounds of ``seconds`` CPU seconds each
-    side; ``ratio`` the median of the rounds' ratios (None without RLCard)."""
+    side; ``ratio`` the median of the rounds' ratios (None without RLCard).
+    ``engine_steps_per_s`` / ``engine_ratio``: the same for the engine alone
+    with random bots (:func:`qipai_engine_steps_per_s`), in the same rounds."""
     qipai_env_steps_per_s(0.2, seed)  # tables and codecs built outside the timings
     ours: list[float | None] = []
     theirs: list[float | None] = []
+    engine: list[float | None] = []
     for _ in range(rounds):
         ours.append(qipai_env_steps_per_s(seconds, seed))
         theirs.append(rlcard_env_steps_per_s(seconds, seed))
+        engine.append(qipai_engine_steps_per_s(seconds, seed))
 
     def med(xs: list[float | None]) -> float | None:
         vals = [x for x in xs if x is not None]
         return statistics.median(vals) if vals else None
 
     ratios = [a / b for a, b in zip(ours, theirs) if a is not None and b]
+    engine_ratios = [a / b for a, b in zip(engine, theirs) if a is not None and b]
     return {"qipai_steps_per_s": med(ours), "rlcard_steps_per_s": med(theirs),
             "ratio": statistics.median(ratios) if ratios else None,
-            "rounds": {"qipai": ours, "rlcard": theirs}}
+            "engine_steps_per_s": med(engine),
+            "engine_ratio": statistics.median(engine_ratios) if engine_ratios else None,
+            "rounds": {"qipai": ours, "rlcard": theirs, "engine": engine}}
 
 
 def show_env(fig: dict[str, Any]) -> None:
@@ -103,6 +126,9 @@ def show_env(fig: dict[str, Any]) -> None:
     t.add_row("桂林麻将 AEC steps/s vs rlcard.make('mahjong')",
               f(fig["qipai_steps_per_s"], "{:.0f}"), f(fig["rlcard_steps_per_s"], "{:.0f}"),
               f(fig["ratio"], "{:.1f}×"), "≥ 10×")
+    t.add_row("— the engine alone, random bots (no env), for reference",
+              f(fig.get("engine_steps_per_s"), "{:.0f}"), "", f(fig.get("engine_ratio"), "{:.1f}×"),
+              "")
     Console().print(t)
 
 
