@@ -761,9 +761,10 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
           max_message_bytes: int, max_body_bytes: int, allow_version_mismatch: bool) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
-    Create a table with POST /tables, play it over /tables/{id}/ws?token=…
-    (docs: "Host a table").  Open tables are restored from the database
-    when the server starts again.
+    Open the printed address in a browser (create a table, play, watch,
+    replay), or create a table with POST /tables and play it over
+    /tables/{id}/ws?token=… (docs: "Host a table").  Open tables are
+    restored from the database when the server starts again.
     """
     try:
         from qipai.host.app import Server, run
@@ -780,6 +781,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                f"restored"
                + (f", {len(server.refused)} refused (above)" if server.refused else "")
                + f" · deals: {dealt}", err=True)
+    click.echo(f"open http://{host}:{port}/ in a browser to create a table and play", err=True)
     run(host, port, server)
 
 

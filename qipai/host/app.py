@@ -9,6 +9,10 @@ Routes (docs/reference/protocol.md):
   records (``qipai replay`` reads the answer); ``POST /tables/{id}/close``
   with ``Authorization: Bearer ADMIN_TOKEN``.
 * ``WS /tables/{id}/ws?token=TOKEN`` — one seat (or the spectator) per connection.
+* ``GET /`` — the browser page (``qipai/host/static/``: lobby, play, watch,
+  replay); ``GET /records`` — the latest finished hands of all tables;
+  ``GET /tables/{id}/records/{hand}/replay`` and ``POST /replay`` — a
+  finished record replayed step by step (:mod:`qipai.host.replay`).
 """
 
 from __future__ import annotations
@@ -18,18 +22,21 @@ import contextlib
 import secrets
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import msgspec
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route, WebSocketRoute
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from qipai.core.errors import QipaiError
 from qipai.host import protocol as P
 from qipai.host.game import Conn, HostedTable, Refused
+from qipai.host.replay import MAX_REPLAY_BYTES, replay_steps
 from qipai.host.store import Store, StoreError, token_hash
 
 #: The largest HTTP request body read (bytes; ``qipai serve --max-body-bytes``).
@@ -249,11 +256,12 @@ async def variant(request: Request) -> Response:
     return _json({"name": rs.name, "title": m.title, "family": m.family, "players": m.players,
                   "version": m.version, "options": rs.options_dict(),
                   "options_schema": msgspec.json.schema(m.options_type),
+                  "names": dict(m.names),
                   "cards": {"system": cards.name, "copies": cards.copies, "kinds": table}})
 
 
-async def _body(request: Request) -> bytes | Response:
-    cap = _server(request).max_body_bytes
+async def _body(request: Request, cap: int | None = None) -> bytes | Response:
+    cap = cap or _server(request).max_body_bytes
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
@@ -324,6 +332,59 @@ async def records(request: Request) -> Response:
         total = net if total is None else [a + b for a, b in zip(total, net)]
         hands.append({"hand": h["hand"], "record": rec})
     return _json({"table": tid, "hands": hands, "total": total})
+
+
+async def finished(request: Request) -> Response:
+    """``GET /records``: the latest finished hands (``?limit=N``, at most 500)."""
+    try:
+        limit = max(1, min(500, int(request.query_params.get("limit", "50"))))
+    except ValueError:
+        return _error("BadMessage", "limit must be a whole number", 400)
+    rows = _server(request).store.finished_hands(limit)
+    return _json([{"table": r["table_id"], "hand": r["hand"], "spec": r["spec"],
+                   "variant": r["variant"], "net": msgspec.json.decode(r["net"])} for r in rows])
+
+
+def _replayed(server: Server, data: bytes | dict[str, Any], table: str | None = None,
+              hand: int | None = None) -> Response:
+    try:
+        return _json(replay_steps(data, plugins=server.plugins, table=table, hand=hand))
+    except QipaiError as exc:
+        return _error(type(exc).__name__, str(exc), 400)
+
+
+async def replay_stored(request: Request) -> Response:
+    """``GET /tables/{id}/records/{hand}/replay``: a stored finished hand,
+    step by step (an unfinished hand is 404, its cards never served)."""
+    s = _server(request)
+    tid = request.path_params["id"]
+    if s.store.table(tid) is None:
+        return _error("UnknownTable", f"no table {tid!r}", 404)
+    try:
+        hand = int(request.path_params["hand"])
+    except ValueError:
+        return _error("UnknownHand", "a hand is a whole number", 404)
+    for h in s.store.hands_of(tid):
+        if h["hand"] == hand and h["net"] is not None:
+            return _replayed(s, h["record"].encode(), tid, hand)
+    return _error("UnknownHand", f"table {tid} has no finished hand {hand}", 404)
+
+
+async def replay_posted(request: Request) -> Response:
+    """``POST /replay``: a record in the body (at most ``MAX_REPLAY_BYTES``)."""
+    body = await _body(request, MAX_REPLAY_BYTES)
+    if isinstance(body, Response):
+        return body
+    return _replayed(_server(request), body)
+
+
+#: The page's files (index.html, page.css, page.js), served under /static.
+_STATIC = Path(__file__).with_name("static")
+
+
+async def page(request: Request) -> Response:
+    """``GET /``: the browser page."""
+    return Response((_STATIC / "index.html").read_bytes(), media_type="text/html; charset=utf-8")
 
 
 async def close_table(request: Request) -> Response:
@@ -463,7 +524,12 @@ def create_app(server: Server) -> Starlette:
         server.store.close()
 
     app = Starlette(routes=[
+        Route("/", page),
+        Mount("/static", StaticFiles(directory=_STATIC), name="static"),
         Route("/health", health),
+        Route("/records", finished),
+        Route("/replay", replay_posted, methods=["POST"]),
+        Route("/tables/{id}/records/{hand}/replay", replay_stored),
         Route("/variants", variants),
         Route("/variants/{name}", variant),
         Route("/tables", create_table, methods=["POST"]),

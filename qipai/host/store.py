@@ -294,3 +294,16 @@ class Store:
                                                       actions.c.hand == hand)
                              .order_by(actions.c.seq))
             return [dict(r._mapping) for r in rows]
+
+    def finished_hands(self, limit: int = 50) -> list[dict[str, Any]]:
+        """The latest ``limit`` finished hands of every table, newest table
+        first: ``table_id``, ``hand``, ``spec``, ``variant``, ``net`` (JSON)."""
+        with self.engine.connect() as c:
+            rows = c.execute(
+                sa.select(hands.c.table_id, hands.c.hand, hands.c.net, tables.c.spec,
+                          tables.c.variant)
+                .join(tables, tables.c.id == hands.c.table_id)
+                .where(hands.c.net.is_not(None))
+                .order_by(tables.c.created.desc(), hands.c.table_id, hands.c.hand.desc())
+                .limit(limit))
+            return [dict(r._mapping) for r in rows]

@@ -1,0 +1,122 @@
+"""The page's server side: ``GET /``, ``GET /records``, and a finished record
+replayed step by step (``GET /tables/{id}/records/{hand}/replay``, ``POST
+/replay``) — never an unfinished hand, every bad record a typed error."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hostkit import SyncSeat, choose, create, start_server
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    """A server with one finished zipai hand (seat 0 played by the auto
+    client, seats 1 and 2 bots) and its second hand in progress."""
+    tmp = tmp_path_factory.mktemp("replay")
+    s = start_server(f"sqlite:///{tmp / 'qipai.db'}", tmp, "--seed", "5", "--turn-timeout", "900")
+    try:
+        made = create(s, "guilin-zipai", [1, 2])
+        seat = SyncSeat(s, made["id"], made["seats"]["0"])
+        while True:
+            m = seat.recv()
+            if m["type"] == "decide":
+                seat.send({"type": "act", "hand": m["hand"], "seq": m["seq"],
+                           "action": choose(m["legal"])})
+            elif m["type"] == "hand_ended":
+                break
+        seat.close()
+        with s.http() as http:
+            record = http.get(f"/tables/{made['id']}/records").json()["hands"][0]["record"]
+        yield s, made["id"], record
+    finally:
+        s.stop()
+
+
+def test_the_page_is_served(played):
+    s, _, _ = played
+    with s.http() as http:
+        r = http.get("/")
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+        assert '<script type="module" src="/static/page.js">' in r.text
+        js = http.get("/static/page.js")
+        assert js.status_code == 200 and "javascript" in js.headers["content-type"]
+        assert http.get("/static/page.css").status_code == 200
+        assert http.get("/static/nothing.js").status_code == 404
+
+
+def test_records_lists_finished_hands_only(played):
+    s, tid, record = played
+    with s.http() as http:
+        rows = [r for r in http.get("/records").json() if r["table"] == tid]
+        assert rows == [{"table": tid, "hand": 0, "spec": "guilin-zipai", "variant": "guilin-zipai",
+                         "net": record["result"]["net"]}]
+        assert http.get("/records", params={"limit": "x"}).json()["error"] == "BadMessage"
+
+
+def test_a_stored_hand_replays_step_by_step(played):
+    s, tid, record = played
+    with s.http() as http:
+        got = http.get(f"/tables/{tid}/records/0/replay").json()
+    assert (got["table"], got["hand"], got["variant"], got["players"]) == (tid, 0, "guilin-zipai", 3)
+    steps = got["steps"]
+    # step 0 is the deal: every seat's cards are the recorded deal's
+    # (the dealer's 亮张 among them), nothing discarded yet
+    first = steps[0]
+    assert first["index"] == 0 and first["actions"] == []
+    for seat, dealt in enumerate(record["deal"]["hands"]):
+        s0 = first["seats"][seat]
+        cards = list(s0["hand"]) + [c for m in s0["melds"] for c in m["cards"]]
+        assert sorted(cards) == sorted(dealt) and s0["discards"] == []
+    assert first["stock"] == len(record["deal"]["wall"])
+    # the steps together are the record's actions and events, in order, each once
+    actions = [a for st in steps for a in st["actions"]]
+    events = [e for st in steps for e in st["events"]]
+    assert actions == record["actions"]
+    assert events == record["events"]
+    for st in steps[1:]:
+        assert st["events"], "a step changes the table"
+    assert [st["index"] for st in steps] == list(range(len(steps)))
+    assert got["result"] == record["result"]
+    # 80 cards at every step: hands, melds, discards, stock (and the card in play)
+    for st in steps:
+        n = st["stock"] + sum(len(x["hand"]) + len(x["discards"])
+                              + sum(len(m["cards"]) for m in x["melds"]) for x in st["seats"])
+        assert n + (1 if st["window"] else 0) == 80, st
+
+
+def test_an_unfinished_hand_is_never_replayed(played):
+    s, tid, _ = played
+    with s.http() as http:
+        r = http.get(f"/tables/{tid}/records/1/replay")  # hand 1 is being played
+        assert r.status_code == 404 and r.json()["error"] == "UnknownHand"
+        assert "steps" not in r.text
+        assert http.get(f"/tables/{tid}/records/x/replay").status_code == 404
+        assert http.get("/tables/nosuch/records/0/replay").json()["error"] == "UnknownTable"
+
+
+def test_a_posted_record_replays_and_bad_ones_are_typed_errors(played):
+    s, tid, record = played
+    with s.http() as http:
+        stored = http.get(f"/tables/{tid}/records/0/replay").json()
+        posted = http.post("/replay", content=json.dumps(record)).json()
+        assert posted["steps"] == stored["steps"] and posted["table"] is None
+
+        def error(body):
+            r = http.post("/replay", content=body)
+            return r.status_code, r.json()["error"]
+
+        assert error(b"not json") == (400, "BadRecord")
+        assert error(json.dumps({"variant": "guilin-zipai"})) == (400, "BadRecord")
+        assert error(json.dumps({**record, "result": None})) == (400, "UnfinishedRecord")
+        tampered = json.loads(json.dumps(record))
+        tampered["result"]["net"] = [9, -9, 0]
+        assert error(json.dumps(tampered)) == (400, "ReplayDiverged")
+        reordered = json.loads(json.dumps(record))
+        reordered["actions"] = reordered["actions"][1:]
+        assert error(json.dumps(reordered))[1] in ("ReplayDiverged", "BadRecord")
+        assert error(json.dumps({**record, "variant": "nosuch"})) == (400, "BadRecord")
+        r = http.post("/replay", content=b" " * (1024 * 1024 + 1))
+        assert r.status_code == 413 and r.json()["error"] == "TooLarge"
