@@ -433,7 +433,12 @@ function save(created, spec) {
 }
 const link = (table, token) => `${location.origin}/#play/${table}/${token}`;
 
-function linksEl(id, entry) {
+function linksEl(id, entry, compact = false) {
+  if (compact) {
+    return h("span", { class: "links" }, Object.entries(entry.seats).map(([s, tok]) =>
+      [h("a", { href: link(id, tok), dataset: { seat: s } }, `入座 ${s}`), " "]),
+      h("a", { href: link(id, entry.spectator) }, "观战"));
+  }
   return h("div", { class: "links" },
     Object.entries(entry.seats).map(([s, tok]) => h("div", { class: "row" },
       h("a", { href: link(id, tok), class: "seat-link", dataset: { seat: s } }, `入座 ${seatName(+s)} play`),
@@ -493,7 +498,7 @@ async function lobby() {
       h("tbody", {}, tables.map((t) => h("tr", {},
         h("td", {}, t.id), h("td", {}, t.spec), h("td", { class: "num" }, String(t.hand + 1)),
         h("td", {}, t.totals.join(" / ")),
-        h("td", {}, mine[t.id] ? linksEl(t.id, mine[t.id]) : h("span", { class: "py" }, "（链接在开桌的浏览器 links are with whoever opened it）")))))) : h("p", {}, "没有 none"));
+        h("td", {}, mine[t.id] ? linksEl(t.id, mine[t.id], true) : h("span", { class: "py" }, "（链接在开桌的浏览器 links are with whoever opened it）")))))) : h("p", {}, "没有 none"));
     recordsEl.replaceChildren(h("h2", {}, "已完成的手 finished hands"), records.length ? h("table", {},
       h("thead", {}, h("tr", {}, h("th", {}, "桌 table"), h("th", {}, "手 hand"), h("th", {}, "规则 rules"), h("th", {}, "输赢 net"), h("th", {}, ""))),
       h("tbody", {}, records.map((r) => h("tr", {},
