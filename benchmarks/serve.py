@@ -15,14 +15,19 @@ What it does, as a host would see it:
    client) and opens one real WebSocket per seat (``websockets``), spread
    over ``--procs`` client processes.
 4. Every client plays as a bot from its own view only: it wins when it may,
-   else picks a legal action at random (a seeded RNG per seat).  Each table
-   plays ``--hands`` hands.
+   else picks a legal action at random (a seeded RNG per seat), at once
+   (the server saturated: every table always has an act in flight) or
+   after ``--think-ms`` (a load below saturation).  Each table plays
+   ``--hands`` hands.
 5. Measures, for every action: the round trip from sending the ``act`` to
    receiving its ``ack`` (the server acknowledges only after the action is
    committed to the database).  Throughput is acknowledged actions divided
    by the wall time from the first ``act`` sent to the last ``ack``
    received, all tables playing at once.  Peak memory is the server
    process's peak resident set (``VmHWM`` in ``/proc/PID/status``).
+   CPU: the server process's (user + system, ``/proc/PID/stat``) and the
+   client processes' own, each per acknowledged action — robust to other
+   load on the machine, unlike the wall figures.
 6. Checks every stored record: ``GET /tables/{id}/records`` gives ``--hands``
    finished hands per table, each replays (``replay_check``) and its net
    sums to zero.
@@ -67,7 +72,8 @@ def choose(legal: list[dict[str, Any]], rng: random.Random) -> dict[str, Any]:
 
 
 async def play_seat(url: str, hands: int, seed: str, lat: list[float],
-                    errors: list[str], start: asyncio.Event) -> tuple[float, float]:
+                    errors: list[str], start: asyncio.Event,
+                    think: float = 0.0) -> tuple[float, float]:
     """One seat: connect, answer every decision, until ``hands`` hands ended.
     Returns (first send, last ack) as perf_counter times."""
     import msgspec
@@ -81,31 +87,34 @@ async def play_seat(url: str, hands: int, seed: str, lat: list[float],
         await start.wait()
         done = 0
         while done < hands:
-            msg = dec.decode(await ws.recv())
-            t = msg["type"]
-            if t == "decide":
-                act = {"type": "act", "hand": msg["hand"], "seq": msg["seq"],
-                       "action": choose(msg["legal"], rng)}
-                now = time.perf_counter()
-                if not first:
-                    first = now
-                sent_at[msg["seq"]] = now
-                await ws.send(msgspec.json.encode(act).decode())
-            elif t == "ack":
-                now = time.perf_counter()
-                lat.append(now - sent_at.pop(msg["seq"]))
-                last = now
-            elif t == "hand_ended":
-                done += 1
-                sent_at.clear()
-            elif t == "error":
-                errors.append(f"{seed}: {msg}")
-                if msg.get("seq") is not None:
-                    sent_at.pop(msg["seq"], None)
+            frame = dec.decode(await ws.recv())
+            for msg in (frame["messages"] if frame["type"] == "batch" else (frame,)):
+                t = msg["type"]
+                if t == "decide":
+                    if think:
+                        await asyncio.sleep(think)
+                    act = {"type": "act", "hand": msg["hand"], "seq": msg["seq"],
+                           "action": choose(msg["legal"], rng)}
+                    now = time.perf_counter()
+                    if not first:
+                        first = now
+                    sent_at[msg["seq"]] = now
+                    await ws.send(msgspec.json.encode(act).decode())
+                elif t == "ack":
+                    now = time.perf_counter()
+                    lat.append(now - sent_at.pop(msg["seq"]))
+                    last = now
+                elif t == "hand_ended":
+                    done += 1
+                    sent_at.clear()
+                elif t == "error":
+                    errors.append(f"{seed}: {msg}")
+                    if msg.get("seq") is not None:
+                        sent_at.pop(msg["seq"], None)
     return first, last
 
 
-def client_proc(urls: list[str], hands: int, conn: Any, go: Any) -> None:
+def client_proc(urls: list[str], hands: int, conn: Any, go: Any, think: float = 0.0) -> None:
     """A client process: all its seats at once; sends back latencies and times."""
 
     async def main() -> dict[str, Any]:
@@ -113,21 +122,28 @@ def client_proc(urls: list[str], hands: int, conn: Any, go: Any) -> None:
         errors: list[str] = []
         start = asyncio.Event()
         tasks = [asyncio.create_task(play_seat(u, hands, f"seat-{i}-{u[-8:]}", lat, errors,
-                                               start))
+                                               start, think))
                  for i, u in enumerate(urls)]
         await asyncio.sleep(0)
         conn.send("connected")
         await asyncio.get_running_loop().run_in_executor(None, go.wait)
+        c0 = time.process_time()
         start.set()
         spans = await asyncio.gather(*tasks, return_exceptions=True)
+        cpu = time.process_time() - c0
         bad = [repr(s) for s in spans if isinstance(s, BaseException)]
         ok = [s for s in spans if not isinstance(s, BaseException)]
-        return {"lat": lat, "errors": errors + bad,
+        return {"lat": lat, "errors": errors + bad, "cpu": cpu,
                 "first": min((s[0] for s in ok if s[0]), default=0.0),
                 "last": max((s[1] for s in ok), default=0.0)}
 
     # the processes share one clock: perf_counter is CLOCK_MONOTONIC on Linux
-    conn.send(asyncio.run(main()))
+    try:
+        import uvloop   # the server's loop too, when installed (uvicorn picks it)
+    except ImportError:
+        conn.send(asyncio.run(main()))
+    else:
+        conn.send(uvloop.run(main()))
 
 
 def peak_rss_mb(pid: int) -> float:
@@ -199,6 +215,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     base = f"http://127.0.0.1:{port}"
     log = tmp / "server.log"
     prof = ["-m", "cProfile", "-o", str(Path(args.profile).resolve())] if args.profile else []
+    if args.pyinstrument:
+        prof = ["-m", "pyinstrument", "-r", "text", "-p", "show_all=false",
+                "-o", str(Path(args.pyinstrument).resolve())]
     proc = subprocess.Popen(
         [sys.executable, *prof, "-m", "qipai", "serve", "--port", str(port), "--db", db,
          "--turn-timeout", "3600"],
@@ -225,7 +244,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if not part:
                 continue
             a, b = mp.Pipe()
-            p = mp.Process(target=client_proc, args=(part, args.hands, b, go))
+            p = mp.Process(target=client_proc, args=(part, args.hands, b, go,
+                                                     args.think_ms / 1000))
             p.start()
             pipes.append(a)
             procs.append(p)
@@ -246,7 +266,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         proc.send_signal(signal.SIGINT)   # uvicorn's graceful stop (a profile is written)
         try:
-            proc.wait(20)
+            proc.wait(300 if prof else 20)   # a profiler writes its report at exit
         except subprocess.TimeoutExpired:
             proc.kill()
         if cluster is not None:
@@ -257,6 +277,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     return {
         "db": args.db, "variant": args.variant, "tables": args.tables, "hands": args.hands,
+        "think_ms": args.think_ms,
         "clients": len(urls), "client_procs": args.procs,
         "actions": len(lat), "seconds": round(last - first, 3),
         "actions_per_s": round(len(lat) / (last - first), 1) if lat else 0.0,
@@ -264,6 +285,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "mean_ms": round(statistics.fmean(lat) * 1000, 2) if lat else float("nan"),
         "server_cpu_s": round(cpu1 - cpu0, 2),
         "server_cpu_ms_per_action": round((cpu1 - cpu0) * 1000 / len(lat), 3) if lat else None,
+        "client_cpu_s": round(sum(o["cpu"] for o in outs), 2),
+        "client_cpu_ms_per_action": (round(sum(o["cpu"] for o in outs) * 1000 / len(lat), 3)
+                                     if lat else None),
         "load_avg_1m": os.getloadavg()[0],
         "peak_mb": round(peak, 1), "idle_mb": round(rss_idle, 1),
         "cpus": os.cpu_count(), "errors": errors[:20], "n_errors": len(errors),
@@ -279,7 +303,12 @@ def main() -> None:
     ap.add_argument("--variant", default="guilin-mahjong")
     ap.add_argument("--procs", type=int, default=1,
                     help="client processes (the clients' own CPU competes with the server's)")
+    ap.add_argument("--think-ms", type=float, default=0.0,
+                    help="each client waits this long before answering a decision (an offered "
+                         "load below saturation; 0: answer at once, the server saturated)")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--pyinstrument", metavar="FILE", help="run the server under pyinstrument "
+                    "(the bench group), write its text report to FILE")
     ap.add_argument("--profile", metavar="FILE", help="run the server under cProfile, "
                     "write its stats to FILE (slows it down)")
     args = ap.parse_args()
@@ -289,7 +318,7 @@ def main() -> None:
     else:
         print(f"qipai serve, {out['db']}: {out['tables']} tables × {out['hands']} hand(s) of "
               f"{out['variant']}, {out['clients']} WebSocket clients in "
-              f"{out['client_procs']} process(es)")
+              f"{out['client_procs']} process(es), think time {out['think_ms']:g} ms")
         print(f"  {out['actions']} acknowledged actions in {out['seconds']} s: "
               f"{out['actions_per_s']} actions/s")
         print(f"  act → ack round trip: p50 {out['p50_ms']} ms, p99 {out['p99_ms']} ms, "
@@ -297,6 +326,8 @@ def main() -> None:
         print(f"  server CPU {out['server_cpu_s']} s while playing: "
               f"{out['server_cpu_ms_per_action']} ms per action "
               f"(1-min load average at the end {out['load_avg_1m']:.1f} on {out['cpus']} cores)")
+        print(f"  client CPU {out['client_cpu_s']} s ({out['client_procs']} process(es)): "
+              f"{out['client_cpu_ms_per_action']} ms per action")
         print(f"  server peak RSS {out['peak_mb']} MB (after creating the tables: "
               f"{out['idle_mb']} MB)")
         print(f"  records: {'all replay and sum to zero' if out['records_ok'] else 'PROBLEMS'}"

@@ -399,7 +399,10 @@ async def close_table(request: Request) -> Response:
     if not token or not secrets.compare_digest(token_hash(token), t.admin_hash):
         return _error("BadToken", "closing a table needs its admin token "
                                   "(Authorization: Bearer ADMIN)", 403)
-    t.close()
+    try:
+        await t.close()
+    except StoreError as exc:
+        return _error("Unavailable", str(exc), 503)
     return _json({"id": t.id, "open": False, "totals": t.totals})
 
 
@@ -407,13 +410,14 @@ async def close_table(request: Request) -> Response:
 
 
 async def _writer(ws: WebSocket, conn: Conn) -> None:
+    send = ws.send
     while True:
-        msg = await conn.outbox.get()
-        if msg is None:
+        frame = await conn.outbox.get()
+        if frame is None:
             with contextlib.suppress(Exception):
                 await ws.close(1000)
             return
-        await ws.send_text(P.encode(msg).decode())
+        await send({"type": "websocket.send", "text": frame})
 
 
 def _act_seq(data: str | bytes, cap: int) -> int | None:
@@ -454,6 +458,7 @@ async def table_ws(ws: WebSocket) -> None:
     allowance, last, warned = burst, time.monotonic(), 0.0
     try:
         while True:
+            t.flush()   # what the last frame caused (held while a write awaits its commit)
             frame = await ws.receive()
             if frame["type"] == "websocket.disconnect":
                 break
@@ -521,6 +526,7 @@ def create_app(server: Server) -> Starlette:
         yield
         for t in server.tables.values():
             t.stop()
+        await server.store.drain()
         server.store.close()
 
     app = Starlette(routes=[

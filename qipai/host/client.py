@@ -128,39 +128,41 @@ def run(url: str, auto: bool = False, hands: int | None = None,
     """
     from websockets.sync.client import connect
 
+    from qipai.host.protocol import messages
+
     p = Printer(out)
     done = 0
     with connect(url) as ws:
         for text in ws:
-            m = json.loads(text)
-            t = m["type"]
-            if t == "welcome":
-                p.welcome(m)
-            elif t == "events":
-                for e in m["events"]:
-                    p.line("   " + p.event(e))
-            elif t == "decide":
-                legal = m["legal"]
-                if auto:
-                    choice = auto_choice(legal)
-                else:
-                    for i, a in enumerate(legal):
-                        p.line(f"   [{i}] {p.action(a)}")
-                    choice = _ask(legal, inp, p)
-                ws.send(json.dumps({"type": "act", "hand": m["hand"], "seq": m["seq"],
-                                    "action": choice}))
-            elif t == "hand_ended":
-                p.line(f"== hand {m['hand']} over · totals {m['totals']}")
-                done += 1
-                if hands is not None and done >= hands:
+            for m in messages(json.loads(text)):   # a batch frame: its messages in order
+                t = m["type"]
+                if t == "welcome":
+                    p.welcome(m)
+                elif t == "events":
+                    for e in m["events"]:
+                        p.line("   " + p.event(e))
+                elif t == "decide":
+                    legal = m["legal"]
+                    if auto:
+                        choice = auto_choice(legal)
+                    else:
+                        for i, a in enumerate(legal):
+                            p.line(f"   [{i}] {p.action(a)}")
+                        choice = _ask(legal, inp, p)
+                    ws.send(json.dumps({"type": "act", "hand": m["hand"], "seq": m["seq"],
+                                        "action": choice}))
+                elif t == "hand_ended":
+                    p.line(f"== hand {m['hand']} over · totals {m['totals']}")
+                    done += 1
+                    if hands is not None and done >= hands:
+                        return 0
+                elif t == "closed":
+                    p.line(f"== table closed · totals {m['totals']}")
                     return 0
-            elif t == "closed":
-                p.line(f"== table closed · totals {m['totals']}")
-                return 0
-            elif t == "error":
-                p.line(f"!! {m['code']}: {m['message']}")
-                if m["code"] in ("BadToken", "UnknownTable"):
-                    return 2
+                elif t == "error":
+                    p.line(f"!! {m['code']}: {m['message']}")
+                    if m["code"] in ("BadToken", "UnknownTable"):
+                        return 2
     return 0
 
 

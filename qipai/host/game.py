@@ -3,10 +3,16 @@
 A :class:`HostedTable` owns the current hand's :class:`~qipai.core.table.Table`
 (made with ``ask_all=True``, so no claim window shows who could claim) and
 the connections watching it.  Every change goes through :meth:`HostedTable.play`,
-which is synchronous: the action is applied, stored in one database
-transaction, and only then are the connections told (each connection has an
-outbox its own writer task empties, so nothing here awaits).  A failed
-write puts the table back by rebuilding the hand from the database.
+which is synchronous: the action is applied and handed to the store's
+group commit (:meth:`~qipai.host.store.Store.submit`).  Everything it causes
+for the connections (the ``ack``, the events, the next decisions) is *held*
+until every write of the table so far is committed: a connection never sees
+an action, nor anything that follows from it, before the action is in the
+database.  Then each connection gets what it holds as one frame (one
+message, or a ``batch`` of them in order); its writer task sends it, so
+nothing here awaits.  A failed write drops what was held, puts the table
+back by rebuilding the hand from the database, answers each refused ``act``
+``Unavailable`` and sends every connection a fresh ``welcome``.
 
 Decisions: every seat with pending actions has a *decision* — a ``seq``
 (the number of actions the hand had when the decision was offered), its
@@ -32,6 +38,7 @@ otherwise play bots, or time out absent seats, forever.)
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import time
 from dataclasses import dataclass, field
@@ -46,6 +53,7 @@ from qipai.core.records import record_of
 from qipai.core.table import SeatView, Table, meld_view, redact
 from qipai.core.timeouts import default_action
 from qipai.host import protocol as P
+from qipai.host.store import StoreError, Write, action_params
 from qipai.core.fair import commitment, committed, new_salt
 
 _ACTION = msgspec.json.Decoder(Action)
@@ -73,16 +81,30 @@ class Decision:
 
 @dataclass(eq=False)
 class Conn:
-    """One WebSocket connection: a seat, or a spectator (``seat`` None)."""
+    """One WebSocket connection: a seat, or a spectator (``seat`` None).
+
+    :meth:`send` only holds a message; the table's :meth:`HostedTable.flush`
+    frames what is held (once nothing of the table awaits its commit) and
+    puts the frame (a ``str``; None: close the socket) in ``outbox``."""
 
     seat: int | None
     outbox: asyncio.Queue = field(default_factory=asyncio.Queue)
     hand: int = -1          # the hand its last Welcome was of
     sent: int = 0           # events of that hand it has been sent
     decided: int | None = None  # seq of the last Decide it was sent
+    held: list = field(default_factory=list)  # messages not yet framed
 
     def send(self, msg: Any) -> None:
-        self.outbox.put_nowait(msg)
+        self.held.append(msg)
+
+    def frame(self) -> None:
+        """Put what is held in the outbox as one frame."""
+        msgs = self.held
+        if not msgs:
+            return
+        self.held = []
+        one = msgs[0] if len(msgs) == 1 else P.Batch(messages=tuple(msgs))
+        self.outbox.put_nowait(P.encode(one).decode())
 
 
 def public_view(table: Table) -> SeatView:
@@ -126,6 +148,7 @@ class HostedTable:
         self.admin_hash: str = row["admin_hash"]
         self.rng_kind: str = row["rng"]
         self.seed: int | None = int(row["seed"]) if row["seed"] is not None else None
+        self._fdk = dict(getattr(ruleset.manifest, "face_down_kinds", ()))
         self.open = True
         self.conns: set[Conn] = set()
         self.decisions: dict[int, Decision] = {}
@@ -140,9 +163,14 @@ class HostedTable:
         self.players = {s: GreedyBot(random.Random(f"qipai-serve:{self.seed}:{s}")
                                      if self.seed is not None else None, self.ruleset)
                         for s in self.bots}
-        self._wake: asyncio.Event | None = None
+        self._started = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._due: float | None = None
         self._tasks: list[asyncio.Task] = []
         self._bots_running = False
+        self.uncommitted = 0    # writes submitted, not yet committed
+        self.epoch = 0          # +1 at every failed write (its later writes are void)
+        self.closing = False
 
     # ------------------------------------------------------------ hands
 
@@ -253,14 +281,16 @@ class HostedTable:
                 if d.deadline is not None:
                     d.deadline = now + d.timeout   # paused time is not counted
         self.welcome(conn)
+        self.flush()
         if resume:
             self.poke()
 
     def detach(self, conn: Conn) -> None:
         """A connection gone; with the last one the table pauses."""
         self.conns.discard(conn)
-        if not self.conns and self._wake is not None:
-            self._wake.set()   # the clock looks again: nothing runs unwatched
+        if not self.conns and self._timer is not None:
+            self._timer.cancel()   # nothing runs unwatched: no timeout while paused
+            self._timer = self._due = None
 
     @property
     def paused(self) -> bool:
@@ -294,24 +324,37 @@ class HostedTable:
     def sync(self) -> None:
         """Send every connection what it has not seen of the current hand."""
         events = self.table.state.events
-        fdk = dict(getattr(self.ruleset.manifest, "face_down_kinds", ()))
+        fdk = self._fdk
+        made: dict[tuple[int, int], P.Events] = {}  # (viewer, first) → the delta
         for conn in list(self.conns):
             if conn.hand != self.hand:
                 self.welcome(conn)
                 continue
             if conn.sent < len(events):
                 viewer = -1 if conn.seat is None else conn.seat
-                conn.send(P.Events(hand=self.hand, first=conn.sent,
-                                   events=tuple(redact(e, viewer, fdk)
-                                                for e in events[conn.sent:])))
+                msg = made.get((viewer, conn.sent))
+                if msg is None:
+                    msg = made[viewer, conn.sent] = P.Events(
+                        hand=self.hand, first=conn.sent,
+                        events=tuple(redact(e, viewer, fdk) for e in events[conn.sent:]))
+                conn.send(msg)
                 conn.sent = len(events)
             self.offer(conn)
+
+    def flush(self) -> None:
+        """Frame every connection's held messages — unless a write of the
+        table awaits its commit (then the commit flushes)."""
+        if self.uncommitted:
+            return
+        for conn in self.conns:
+            if conn.held:
+                conn.frame()
 
     # ------------------------------------------------------------ playing
 
     def check(self, seat: int | None, msg: P.Act) -> Decision:
         """The decision ``msg`` answers, or :class:`Refused`."""
-        if not self.open:
+        if not self.open or self.closing:
             raise Refused("TableClosed", f"table {self.id} is closed")
         if seat is None:
             raise Refused("Spectator", "a spectator cannot act")
@@ -333,19 +376,20 @@ class HostedTable:
         return d
 
     def play(self, seat: int, action: Action, timeout: bool = False,
-             committed: Any = None) -> None:
-        """Apply ``action`` of ``seat``, commit it, tell the connections.
+             conn: Conn | None = None, seq: int | None = None,
+             future: asyncio.Future | None = None) -> None:
+        """Apply ``action`` of ``seat``, submit it to the group commit and
+        prepare what the connections are told (held until it is committed).
 
-        ``committed()``, if given, is called once the action is committed,
-        before anything else is sent (the acting connection's Ack comes
-        first).
+        ``conn`` and ``seq``: the acting connection gets ``Ack(seq)`` first,
+        or ``Error(Unavailable, seq)`` if the write fails.  ``future``, if
+        given, gets None once committed, or :class:`Refused` ``Unavailable``.
 
         Raises:
-            Refused: ``IllegalAction`` (the table unchanged, nothing
-                written), ``Unavailable`` (the write failed; the hand was
-                rebuilt from the database as it was).
+            Refused: ``IllegalAction`` (the table unchanged, nothing written).
         """
         table = self.table
+        hand = self.hand
         index = len(table.state.actions)
         taken = self.decisions.get(seat)
         try:
@@ -354,128 +398,197 @@ class HostedTable:
             raise Refused("IllegalAction", exc.reason) from None
         if timeout:
             self.timeouts.append(index)
-        finished = nxt = None
+        ops = [("action", action_params(self.id, hand, index, table.state.actions[-1], timeout))]
+        nxt = None
         if table.over:
             rec = self.record()
-            finished = dict(record=msgspec.json.encode(rec).decode(),
-                            net=msgspec.json.encode(list(table.result.net)).decode())
-            nxt = self.new_hand(self.hand + 1, table.result.next_dealer)
-        try:
-            self.store.commit_action(self.id, self.hand, index, table.state.actions[-1], timeout,
-                                     finished=finished,
-                                     next_hand=self.hand_row(self.hand + 1, *nxt) if nxt else None)
-        except Exception as exc:  # noqa: BLE001 - a failed write refuses the action
-            self.server.log(f"table {self.id}: write failed, rebuilding the hand: {exc}")
-            self.rebuild()
-            self.sync()
-            raise Refused("Unavailable", "the database did not take the action; "
-                                         "it was not applied") from None
+            ops.append(("finish_hand", dict(
+                record=msgspec.json.encode(rec).decode(),
+                net=msgspec.json.encode(list(table.result.net)).decode(),
+                k_table=self.id, k_hand=hand)))
+            nxt = self.new_hand(hand + 1, table.result.next_dealer)
+            ops.append(("hand", self.hand_row(hand + 1, *nxt)))
+        self.uncommitted += 1
+        self.store.submit(Write(self.id, ops, functools.partial(
+            self._written, self.epoch, conn, hand, seq, future)))
         if taken is not None:
             self.answered[seat] = taken.seq
-        if committed is not None:
-            committed()
+        if conn is not None:
+            conn.send(P.Ack(hand=hand, seq=seq))
         self.refresh_decisions()
         self.sync()
         if nxt is not None:
             result = table.result
             self.totals = [a + b for a, b in zip(self.totals, result.net)]
             self.hands_done += 1
-            ended = P.HandEnded(hand=self.hand, result=result, totals=tuple(self.totals),
+            ended = P.HandEnded(hand=hand, result=result, totals=tuple(self.totals),
                                 records=f"/tables/{self.id}/records")
-            for conn in list(self.conns):
-                conn.send(ended)
-            self.install(self.hand + 1, *nxt)
+            for c in list(self.conns):
+                c.send(ended)
+            self.install(hand + 1, *nxt)
             self.sync()
+        self.poke()
+
+    def _written(self, epoch: int, conn: Conn | None, hand: int, seq: int | None,
+                 future: asyncio.Future | None, exc: BaseException | None) -> None:
+        """A write of this table is committed (``exc`` None) or failed."""
+        if exc is None:
+            self.uncommitted -= 1
+            if future is not None and not future.done():
+                future.set_result(None)
+            if not self.uncommitted:
+                self.flush()
+            return
+        if epoch == self.epoch:
+            # the first failed write: it and every later write of the table are void
+            self.epoch += 1
+            self.server.log(f"table {self.id}: write failed, rebuilding the hand: {exc}")
+            later = self.store.cancel(self.id)
+            self.uncommitted = 0
+            for c in self.conns:
+                c.held = []      # nothing of an uncommitted action may be seen
+            self.rebuild()
+            for c in list(self.conns):
+                self.welcome(c)
+            for w in later:
+                w.done(exc)      # each answered Unavailable below (epoch now stale)
+        if conn is not None:
+            conn.send(P.Error(code="Unavailable", seq=seq,
+                              message="the database did not take the action; it was not "
+                                      "applied"))
+        if future is not None and not future.done():
+            future.set_exception(Refused("Unavailable", "the database did not take the action"))
+        self.flush()
         self.poke()
 
     def act(self, conn: Conn, msg: P.Act) -> None:
         """A client's :class:`~qipai.host.protocol.Act`: checked, played and
-        acknowledged, or :class:`Refused`."""
+        acknowledged once committed, or :class:`Refused`."""
         self.check(conn.seat, msg)
-        self.play(conn.seat, msg.action,  # type: ignore[arg-type]
-                  committed=lambda: conn.send(P.Ack(hand=msg.hand, seq=msg.seq)))
+        self.play(conn.seat, msg.action, conn=conn, seq=msg.seq)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------ clocks and bots
 
     def start(self) -> None:
         """Start the table's clock (timeouts) and its bots (in the running loop)."""
-        self._wake = asyncio.Event()
-        self._tasks.append(asyncio.get_running_loop().create_task(self._clock()))
+        self._started = True
         self.poke()
 
     def poke(self) -> None:
         """Something changed: re-arm the clock, let the bots move."""
-        if self._wake is None:
+        if not self._started or not self.open:
             return
-        self._wake.set()
         if not self.conns:
             return   # paused
+        self._arm()
         if not self._bots_running and any(s in self.bots for s in self.decisions):
             self._bots_running = True
             self._tasks.append(asyncio.get_running_loop().create_task(self._run_bots()))
 
+    def _arm(self) -> None:
+        """One timer, due at or before the earliest deadline of the open
+        decisions (a timer that comes early finds nothing due and re-arms:
+        kept, it saves a new timer per action)."""
+        due = min((d.deadline for d in self.decisions.values() if d.deadline is not None),
+                  default=None)
+        if due is None or (self._timer is not None and self._due is not None
+                           and self._due <= due):
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._due = due
+        if due is not None:
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_at(loop.time() + max(0.0, due - time.time()), self._expire)
+
+    def _expire(self) -> None:
+        """The earliest deadline passed: play the default action of one seat
+        whose time is up (the next one re-arms the timer)."""
+        self._timer = self._due = None
+        if not self.open or self.closing or not self.conns:
+            return   # closed, or paused (the first connection re-arms)
+        now = time.time()
+        for seat, d in sorted(self.decisions.items()):
+            if d.deadline is not None and d.deadline <= now:
+                try:
+                    self.play(seat, default_action(self.table, seat), timeout=True)
+                except Refused as exc:  # pragma: no cover - a default action is legal
+                    self.server.log(f"table {self.id}: timeout of seat {seat}: {exc.message}")
+                self.flush()
+                break
+        self._arm()
+
     async def _run_bots(self) -> None:
+        loop = asyncio.get_running_loop()
         try:
-            while self.open and self.conns:
+            while self.open and not self.closing and self.conns:
                 seats = [s for s in sorted(self.decisions) if s in self.bots]
                 if not seats:
                     break
                 seat = seats[0]
                 action = decide(self.players[seat], self.table, seat)  # the seat's view only
+                done = loop.create_future()
                 try:
-                    self.play(seat, action)
+                    self.play(seat, action, future=done)
+                    self.flush()
+                    await done
                 except Refused as exc:  # Unavailable: try again shortly
                     self.server.log(f"table {self.id}: bot seat {seat}: {exc.message}")
                     await asyncio.sleep(0.5)
-                await asyncio.sleep(0)
         finally:
             self._bots_running = False
             self._tasks = [t for t in self._tasks if not t.done()]
 
-    async def _clock(self) -> None:
-        assert self._wake is not None
-        while self.open:
-            self._wake.clear()
-            due = [d.deadline for d in self.decisions.values()
-                   if d.deadline is not None] if self.conns else []   # paused: no clock
-            wait = max(0.0, min(due) - time.time()) if due else None
-            try:
-                await asyncio.wait_for(self._wake.wait(), wait)
-                continue
-            except asyncio.TimeoutError:
-                pass
-            now = time.time()
-            if not self.conns:
-                continue
-            for seat, d in sorted(self.decisions.items()):
-                if d.deadline is not None and d.deadline <= now and self.decisions.get(seat) is d:
-                    try:
-                        self.play(seat, default_action(self.table, seat), timeout=True)
-                    except Refused as exc:
-                        self.server.log(f"table {self.id}: timeout of seat {seat}: {exc.message}")
-                        await asyncio.sleep(0.5)
-                    break  # the decisions changed: look again
+    async def settled(self) -> None:
+        """Wait until no write of the table awaits its commit."""
+        while self.uncommitted:
+            await asyncio.sleep(0.002)
 
-    def close(self) -> None:
+    async def close(self) -> None:
         """Close the table: no more actions or hands; an unfinished hand's
-        record (deal and salt revealed, no result) is stored."""
-        if not self.open:
+        record (deal and salt revealed, no result) is stored.
+
+        Raises:
+            StoreError: the database did not take it (the table stays open).
+        """
+        if not self.open or self.closing:
             return
-        rec = self.record()
-        self.store.close_table(self.id, abandoned=dict(record=msgspec.json.encode(rec).decode()),
-                               hand=self.hand)
+        self.closing = True     # no act, bot move or timeout from now on
+        try:
+            await self.settled()
+            rec = self.record()
+            done = asyncio.get_running_loop().create_future()
+
+            def written(exc: BaseException | None) -> None:
+                if not done.done():
+                    done.set_result(exc)
+
+            self.store.submit(Write(self.id, [
+                ("finish_hand", dict(record=msgspec.json.encode(rec).decode(),
+                                     k_table=self.id, k_hand=self.hand)),
+                ("close", dict(k_table=self.id))], written))
+            exc = await done
+            if exc is not None:
+                raise StoreError(f"table {self.id} was not closed: the database did not "
+                                 f"take it: {exc}")
+        finally:
+            self.closing = False
         self.open = False
         closed = P.Closed(totals=tuple(self.totals))
         for conn in list(self.conns):
             conn.send(closed)
-            conn.send(None)  # the writer closes the socket
-        for t in self._tasks:
-            t.cancel()
-        if self._wake is not None:
-            self._wake.set()
+            conn.frame()
+            conn.outbox.put_nowait(None)  # the writer closes the socket
+        self.stop()
 
     def stop(self) -> None:
-        """Stop the tasks (server shutdown; the table stays open in the database)."""
+        """Stop the clock and the tasks (server shutdown; the table stays
+        open in the database)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._due = None
         for t in self._tasks:
             t.cancel()
 

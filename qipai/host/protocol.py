@@ -1,7 +1,8 @@
 """The messages of the game server's WebSocket protocol (and its HTTP bodies).
 
 Every message is a msgspec Struct of a tagged union (field ``type``), sent
-as one JSON text frame.  A client sends :data:`ClientMessage`; the server
+as one JSON text frame; the server sends what one change causes for a
+connection as one frame: the message itself, or a :class:`Batch` of them.  A client sends :data:`ClientMessage`; the server
 sends :data:`ServerMessage`.  ``qipai schema --protocol`` prints their JSON
 Schema, with the per-seat view's (:class:`~qipai.core.table.SeatView`).
 The flow, the errors and the guarantees are described in
@@ -178,6 +179,30 @@ class Error(msgspec.Struct, tag="error", kw_only=True):
 ServerMessage = Union[Welcome, Events, Decide, Ack, HandEnded, Closed, Pong, Error]
 
 
+class Batch(msgspec.Struct, tag="batch", kw_only=True):
+    """Several messages in one frame, to be read in order as if each had
+    come in a frame of its own (never nested, never empty).  The server
+    sends what one change causes for a connection together — e.g. an
+    ``ack``, the ``events`` it caused and the next ``decide``."""
+
+    messages: tuple[ServerMessage, ...]
+
+
+#: What one server frame holds.
+ServerFrame = Union[Welcome, Events, Decide, Ack, HandEnded, Closed, Pong, Error, Batch]
+
+
+def messages(frame: Any) -> list[Any]:
+    """The messages of a decoded server frame (a dict, or a Struct), in order:
+    a batch's ``messages``, else the frame itself."""
+    kind = frame.get("type") if isinstance(frame, dict) else None
+    if kind == "batch":
+        return list(frame["messages"])
+    if isinstance(frame, Batch):
+        return list(frame.messages)
+    return [frame]
+
+
 # ----------------------------------------------------------------- HTTP bodies
 
 
@@ -253,11 +278,13 @@ def encode(msg: Any) -> bytes:
 
 
 def schema() -> dict[str, Any]:
-    """The JSON Schema of the protocol: ``ClientMessage``, ``ServerMessage``
+    """The JSON Schema of the protocol: ``ClientMessage``, ``ServerMessage``,
+    ``ServerFrame`` (a message or a ``batch`` of them: what one frame holds)
     and ``SeatView`` (the per-seat view), sharing one ``$defs``."""
-    (client, server, view), defs = msgspec.json.schema_components(
-        [ClientMessage, ServerMessage, SeatView])
+    (client, server, frame, view), defs = msgspec.json.schema_components(
+        [ClientMessage, ServerMessage, ServerFrame, SeatView])
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "title": "qipai serve protocol",
-            "properties": {"ClientMessage": client, "ServerMessage": server, "SeatView": view},
+            "properties": {"ClientMessage": client, "ServerMessage": server,
+                           "ServerFrame": frame, "SeatView": view},
             "$defs": defs}

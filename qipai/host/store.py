@@ -20,18 +20,37 @@ connection — and a second server on the same database fails at start with
 :class:`DatabaseInUse` naming the holder.  Both locks go with the process
 (a server killed with SIGKILL holds nothing).
 
-Every change is one transaction (:meth:`Store.commit_action` writes the
-action, and at a hand's end the record and the next hand, together): the
-server acknowledges an action only after it returns.  URLs: ``sqlite:///FILE``
-(the default, ``sqlite:///qipai.db``) or ``postgresql://…`` (psycopg 3).
+Writes are grouped (group commit): the server hands every change to
+:meth:`Store.submit` as a :class:`Write` (an action, and at a hand's end the
+record and the next hand with it); one writer commits everything that is
+waiting in one transaction, in the order submitted, while the next changes
+queue up — in a thread of its own for PostgreSQL (a commit waits for the
+disk), in the event loop itself for SQLite (a WAL commit does not).  Each
+write's ``done`` is called (in the event loop) only after its transaction
+committed — the server acknowledges an action
+only then — or with the error if it failed: a failed batch is retried one
+table at a time, so one table's bad write fails only that table's writes.
+URLs: ``sqlite:///FILE`` (the default, ``sqlite:///qipai.db``) or
+``postgresql://…`` (psycopg 3).
+
+Durability: PostgreSQL commits with its defaults (``fsync``,
+``synchronous_commit`` on).  SQLite runs in WAL mode with
+``synchronous=NORMAL``: a committed transaction survives the server
+process being killed at any moment (it is in the WAL file, which the OS
+holds), but a power loss or an OS crash can lose the last transactions
+before a checkpoint (SQLite's documented trade-off for that mode).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import socket
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -91,7 +110,40 @@ _INSERT_HAND = hands.insert()
 _UPDATE_HAND = (hands.update()
                 .where(hands.c.table_id == sa.bindparam("k_table"),
                        hands.c.hand == sa.bindparam("k_hand")))
+_CLOSE_TABLE = (tables.update().where(tables.c.id == sa.bindparam("k_table"))
+                .values(open=False))
 _encode = msgspec.json.Encoder().encode
+
+#: Operations a :class:`Write` may hold: (kind, parameters).
+_STATEMENTS = {"action": _INSERT_ACTION, "finish_hand": _UPDATE_HAND, "hand": _INSERT_HAND,
+               "close": _CLOSE_TABLE}
+
+
+@dataclass(eq=False)
+class Write:
+    """One change of one table, committed as a unit (with others in a batch).
+
+    Attributes:
+        key: the table id (a failed batch is retried per key).
+        ops: ``(kind, params)`` in order: ``"action"`` (a ``qipai_actions``
+            row), ``"finish_hand"`` (``record``, ``net``, ``k_table``,
+            ``k_hand``), ``"hand"`` (a ``qipai_hands`` row), ``"close"``
+            (``k_table``).
+        done: called in the event loop once committed (``None``) or failed
+            (the exception); not called for a cancelled write.
+    """
+
+    key: str
+    ops: list[tuple[str, dict[str, Any]]]
+    done: Callable[[BaseException | None], None]
+    cancelled: bool = field(default=False)
+
+
+def action_params(table_id: str, hand: int, seq: int, action: Any,
+                  timeout: bool) -> dict[str, Any]:
+    """The ``qipai_actions`` row of one action (``action`` a msgspec Struct)."""
+    return dict(table_id=table_id, hand=hand, seq=seq, action=_encode(action).decode(),
+                timeout=timeout)
 
 
 class StoreError(QipaiError):
@@ -157,6 +209,13 @@ class Store:
         except sa.exc.SQLAlchemyError as exc:
             raise StoreError(f"cannot open database {url!r}: {exc.__class__.__name__}: "
                              f"{str(exc).splitlines()[0]}") from None
+        self._queue: list[Write] = []
+        self._wake: asyncio.Event | None = None
+        self._writer: asyncio.Task | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._wconn: Any = None   # the writer's own connection, kept open
+        self._busy = False        # a batch is being committed
+        self.batches = 0          # transactions committed by the writer (statistics)
         self._lock_fd: int | None = None
         self._lock_conn: Any = None
         try:
@@ -224,6 +283,18 @@ class Store:
         return None  # another database: no lock (not a supported URL)
 
     def close(self) -> None:
+        if self._writer is not None:
+            self._writer.cancel()
+            self._writer = None
+        if self._wconn is not None:
+            try:
+                self._wconn.close()
+            except Exception:  # noqa: BLE001 - a database already gone
+                pass
+            self._wconn = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
         if self._lock_conn is not None:
             try:
                 self._lock_conn.invalidate()   # the session ends: its advisory lock goes
@@ -235,6 +306,107 @@ class Store:
             self._lock_fd = None
         self.engine.dispose()
 
+    # -------------------------------------------------------------- group commit
+
+    def submit(self, write: Write) -> None:
+        """Queue ``write`` for the writer (started in the running loop on
+        first use); ``write.done`` is called once it is committed or failed."""
+        self._queue.append(write)
+        if self._writer is None:
+            self._wake = asyncio.Event()
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="qipai-writer")
+            self._writer = asyncio.get_running_loop().create_task(self._write_loop())
+        assert self._wake is not None
+        self._wake.set()
+
+    def cancel(self, key: str) -> list[Write]:
+        """Take the queued (not yet committing) writes of ``key`` out of the
+        queue; returns them (their ``done`` will not be called)."""
+        out = [w for w in self._queue if w.key == key]
+        if out:
+            self._queue = [w for w in self._queue if w.key != key]
+            for w in out:
+                w.cancelled = True
+        return out
+
+    async def drain(self) -> None:
+        """Wait until every write submitted so far is committed or failed."""
+        while self._queue or self._busy:
+            await asyncio.sleep(0.001)
+
+    async def _write_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        assert self._wake is not None
+        while True:
+            if not self._queue:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            batch, self._queue = self._queue, []
+            self._busy = True
+            try:
+                if self.dialect == "sqlite":
+                    # WAL + synchronous=NORMAL: a commit does not wait for the disk, so
+                    # it is done here, in the loop (no thread hop, no GIL contention)
+                    failed = self._commit(batch)
+                else:
+                    failed = await loop.run_in_executor(self._pool, self._commit, batch)
+            except BaseException as exc:  # noqa: BLE001 - never leave a write unanswered
+                failed = {w.key: exc for w in batch}
+            finally:
+                self._busy = False
+            self.batches += 1
+            for w in batch:
+                if not w.cancelled:
+                    w.done(failed.get(w.key))
+
+    def _commit(self, batch: list[Write]) -> dict[str, BaseException]:
+        """(The writer: its thread, or the loop for SQLite.)  Commit ``batch``
+        in one transaction; if that fails, each table's writes in a
+        transaction of their own.  Returns the error of each table whose
+        writes failed."""
+        try:
+            self._transaction(batch)
+            return {}
+        except Exception:  # noqa: BLE001 - retried per table below
+            pass
+        by_key: dict[str, list[Write]] = {}
+        for w in batch:
+            by_key.setdefault(w.key, []).append(w)
+        failed: dict[str, BaseException] = {}
+        for key, writes in by_key.items():
+            try:
+                self._transaction(writes)
+            except Exception as exc:  # noqa: BLE001 - that table's writes fail
+                failed[key] = exc
+        return failed
+
+    def _transaction(self, writes: list[Write]) -> None:
+        if self._wconn is None:
+            self._wconn = self.engine.connect()
+        c = self._wconn
+        try:
+            with c.begin():
+                run: list[dict[str, Any]] = []   # consecutive action rows: one executemany
+                for w in writes:
+                    for kind, params in w.ops:
+                        if kind == "action":
+                            run.append(params)
+                            continue
+                        if run:
+                            c.execute(_INSERT_ACTION, run)
+                            run = []
+                        c.execute(_STATEMENTS[kind], params)
+                if run:
+                    c.execute(_INSERT_ACTION, run)
+        except Exception:
+            try:
+                c.close()      # a broken connection is not used again
+            except Exception:  # noqa: BLE001, S110 - already broken
+                pass
+            self._wconn = None
+            raise
+
     # -------------------------------------------------------------- writes
 
     def create_table(self, row: dict[str, Any], first_hand: dict[str, Any]) -> None:
@@ -242,32 +414,6 @@ class Store:
         with self.engine.begin() as c:
             c.execute(tables.insert().values(**row))
             c.execute(hands.insert().values(**first_hand))
-
-    def commit_action(self, table_id: str, hand: int, seq: int, action: Any, timeout: bool,
-                      finished: dict[str, Any] | None = None,
-                      next_hand: dict[str, Any] | None = None) -> None:
-        """Store one action; with ``finished`` (``record``, ``net``) the
-        hand's end too, and with ``next_hand`` the next hand's row — one
-        transaction.  Raises sqlalchemy errors (the caller refuses the
-        action; an ``IntegrityError`` means ``seq`` is already stored)."""
-        with self.engine.begin() as c:
-            c.execute(_INSERT_ACTION, dict(
-                table_id=table_id, hand=hand, seq=seq,
-                action=_encode(action).decode(), timeout=timeout))
-            if finished is not None:
-                c.execute(_UPDATE_HAND, dict(finished, k_table=table_id, k_hand=hand))
-            if next_hand is not None:
-                c.execute(_INSERT_HAND, next_hand)
-
-    def close_table(self, table_id: str, abandoned: dict[str, Any] | None = None,
-                    hand: int | None = None) -> None:
-        """Mark the table closed; ``abandoned`` (``record``) stores the
-        unfinished hand's record (net stays NULL)."""
-        with self.engine.begin() as c:
-            c.execute(tables.update().where(tables.c.id == table_id).values(open=False))
-            if abandoned is not None and hand is not None:
-                c.execute(hands.update().where(hands.c.table_id == table_id,
-                                               hands.c.hand == hand).values(**abandoned))
 
     # -------------------------------------------------------------- reads
 

@@ -23,6 +23,7 @@ import httpx
 import sqlalchemy as sa
 
 from pgcluster import sqlalchemy_url
+from qipai.host.protocol import messages
 
 #: Upper bound on waiting for a server or a message (a hang guard, not a timing assertion).
 PATIENCE = 60.0
@@ -116,15 +117,20 @@ class Conn:
                           max_size=None, open_timeout=PATIENCE, compression=None,
                           legacy=True)
         self.raw: list[str] = []
+        self.queued: list[dict[str, Any]] = []     # a batch frame's messages not read yet
         self.decide: dict[str, Any] | None = None   # the latest unanswered decision
         self._last_send = 0.0
 
     def recv(self, timeout: float = PATIENCE) -> dict[str, Any]:
-        """The next frame, decoded (raises ``TimeoutError`` after ``timeout`` s)."""
-        text = self.ws.recv(timeout=timeout)
-        assert isinstance(text, str), "the server sends text frames"
-        self.raw.append(text)
-        msg = json.loads(text)
+        """The next message, decoded (a ``batch`` frame's messages one by
+        one; raises ``TimeoutError`` after ``timeout`` s)."""
+        if not self.queued:
+            text = self.ws.recv(timeout=timeout)
+            assert isinstance(text, str), "the server sends text frames"
+            self.raw.append(text)
+            self.queued = messages(json.loads(text))
+            assert self.queued, "a batch is never empty"
+        msg = self.queued.pop(0)
         if msg["type"] == "decide":
             self.decide = msg
         return msg
@@ -201,13 +207,30 @@ _DEADLINE = re.compile(r'"deadline":[0-9.e+-]+')
 _COMMIT = re.compile(r'"commitment":"[0-9a-f]{64}"')
 
 
-def normalise(raw: list[str], table_id: str) -> list[str]:
-    """Frames with what differs by design between two tables blanked: the
-    table id, the deal commitment (a hash of a different deal), the deadline
-    (a clock); ``Throttled`` answers (they depend on how fast the test sends)
-    left out."""
+def split_frames(raw: list[str]) -> list[str]:
+    """Every message of the frames as its own JSON text, in order: a frame
+    that is one message as it came (byte for byte), a ``batch`` frame's
+    messages each encoded again as the server encodes (msgspec: compact,
+    keys in order) — which messages share a frame depends on when the
+    database commits, not on the deal."""
+    import msgspec
+
     out = []
     for text in raw:
+        if text.startswith('{"type":"batch"'):
+            out += [msgspec.json.encode(m).decode() for m in json.loads(text)["messages"]]
+        else:
+            out.append(text)
+    return out
+
+
+def normalise(raw: list[str], table_id: str) -> list[str]:
+    """The messages of the frames (:func:`split_frames`) with what differs by
+    design between two tables blanked: the table id, the deal commitment
+    (a hash of a different deal), the deadline (a clock); ``Throttled``
+    answers (they depend on how fast the test sends) left out."""
+    out = []
+    for text in split_frames(raw):
         if '"code":"Throttled"' in text:   # the conductor's own pace, not the deal
             continue
         text = text.replace(table_id, "TABLE")

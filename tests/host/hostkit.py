@@ -22,6 +22,7 @@ import httpx
 import websockets
 
 from qipai.host.client import auto_choice
+from qipai.host.protocol import messages
 
 #: How long a test waits for a server or a message before it fails (not a
 #: timing assertion: only an upper bound on a hang).
@@ -100,6 +101,7 @@ class Client:
     ws: Any
     received: list[dict[str, Any]] = field(default_factory=list)
     raw: list[str] = field(default_factory=list)
+    queued: list[dict[str, Any]] = field(default_factory=list)  # a frame's messages not read yet
 
     @classmethod
     async def connect(cls, served: Served, table: str, token: str) -> Client:
@@ -108,9 +110,12 @@ class Client:
         return cls(ws)
 
     async def recv(self) -> dict[str, Any]:
-        text = await asyncio.wait_for(self.ws.recv(), PATIENCE)
-        self.raw.append(text)
-        msg = json.loads(text)
+        """The next message (a ``batch`` frame's messages one by one)."""
+        if not self.queued:
+            text = await asyncio.wait_for(self.ws.recv(), PATIENCE)
+            self.raw.append(text)
+            self.queued = messages(json.loads(text))
+        msg = self.queued.pop(0)
         self.received.append(msg)
         return msg
 
@@ -149,11 +154,15 @@ class SyncSeat:
         self.ws = connect(served.ws(f"/tables/{table}/ws?token={token}"), max_size=None,
                           open_timeout=PATIENCE).__enter__()
         self.received: list[dict[str, Any]] = []
+        self.queued: list[dict[str, Any]] = []
         self.decide: dict[str, Any] | None = None
         self.answered: set[int] = set()
 
     def recv(self) -> dict[str, Any]:
-        msg = json.loads(self.ws.recv(timeout=PATIENCE))
+        """The next message (a ``batch`` frame's messages one by one)."""
+        if not self.queued:
+            self.queued = messages(json.loads(self.ws.recv(timeout=PATIENCE)))
+        msg = self.queued.pop(0)
         self.received.append(msg)
         if msg["type"] == "decide":
             self.decide = msg

@@ -24,11 +24,18 @@ def test_schema_protocol_lists_every_message():
     out = CliRunner().invoke(cli, ["schema", "--protocol"])
     assert out.exit_code == 0, out.output
     doc = json.loads(out.output)
-    assert set(doc["properties"]) == {"ClientMessage", "ServerMessage", "SeatView"}
+    assert set(doc["properties"]) == {"ClientMessage", "ServerMessage", "ServerFrame",
+                                      "SeatView"}
     defs = doc["$defs"]
     for name in ("Act", "Resync", "Ping", "Welcome", "Events", "Decide", "Ack", "HandEnded",
-                 "Closed", "Pong", "Error", "SeatView"):
+                 "Closed", "Pong", "Error", "Batch", "SeatView"):
         assert name in defs, name
+    # a frame is one message or a batch; a batch holds messages, never a batch
+    frame = {d["$ref"].rsplit("/", 1)[1] for d in doc["properties"]["ServerFrame"]["anyOf"]}
+    server = {d["$ref"].rsplit("/", 1)[1] for d in doc["properties"]["ServerMessage"]["anyOf"]}
+    assert frame == server | {"Batch"} and "Batch" not in server
+    inner = defs["Batch"]["properties"]["messages"]["items"]["anyOf"]
+    assert {d["$ref"].rsplit("/", 1)[1] for d in inner} == server
     codes = set(defs["Error"]["properties"]["code"]["enum"])
     assert {"IllegalAction", "NotYourTurn", "StaleSeq", "BadToken", "BadMessage", "HandOver",
             "TooLarge", "Throttled"} <= codes

@@ -205,10 +205,10 @@ def test_no_frame_differs_between_twin_deals(db_url, tmp_path, variant):
             seen = list(pool.map(lambda j: play_twin(server, rs, *j), jobs))
         for i, (observer, base, twin, first) in enumerate(plans):
             a, b = seen[2 * i], seen[2 * i + 1]
-            assert len(a[observer]) > 100   # a whole hand's frames
+            assert len(a[observer]) > 100   # a whole hand's messages
             for k in range(len(a[observer])):
                 assert a[observer][k] == b[observer][k], \
-                    f"{variant}: observer {observer}: frame {k} differs between twin deals"
+                    f"{variant}: observer {observer}: message {k} differs between twin deals"
             assert a[observer] == b[observer]
             changed = [s for s in range(rs.manifest.players)
                        if s != observer and sorted(base.hands[s]) != sorted(twin.hands[s])]
