@@ -231,7 +231,12 @@ class Seat {
     this.ws.onopen = () => setStatus("已连接 connected");
     // one message at a time, in order (a welcome may wait for the card table)
     this.chain = Promise.resolve();
-    this.ws.onmessage = (m) => { const msg = JSON.parse(m.data); this.chain = this.chain.then(() => this.onMessage(msg)); };
+    this.ws.onmessage = (m) => {
+      const frame = JSON.parse(m.data);  // one message, or a batch of them in order (protocol: Frames)
+      for (const msg of frame.type === "batch" ? frame.messages : [frame]) {
+        this.chain = this.chain.then(() => this.onMessage(msg));
+      }
+    };
     this.ws.onclose = (ev) => {
       setStatus(`连接已断开 disconnected (${ev.code})`);
       if (!this.closed && ev.code !== 4401 && ev.code !== 4404 && !this.stopped) setTimeout(() => this.connect(), 1500);
