@@ -191,6 +191,31 @@ def paired_us(ours: Callable[[Any], Any], our_items: Sequence[Any],
     return statistics.median(a), (statistics.median(b) if b else None)
 
 
+def greedy_quality(rs: Any, hands: int, seed: int) -> dict[str, Any]:
+    """How well the greedy bot plays ``rs`` (issue 14: "no worse play").
+
+    ``greedy_vs_random_win_rate``: one greedy bot against random ones — in
+    hand ``i`` (seed ``seed + i``) the greedy bot sits at seat ``i mod n``
+    — the share of hands it wins; ``random_seat_win_rate`` the mean share a
+    random seat wins in those hands, for scale.  ``greedy_huangzhuang_rate``:
+    greedy bots at every seat, the share of hands ending in 荒庄 (draw).
+    ``hands`` hands each; decisions are seeded, so the figures are exact
+    for a given code and seed.
+    """
+    n = rs.manifest.players
+    greedy_wins = random_wins = draws = 0
+    for i in range(hands):
+        bots = ["random"] * n
+        bots[i % n] = "greedy"
+        r = play_hand(rs, seed=seed + i, bots=bots).result
+        greedy_wins += (i % n) in r.winners
+        random_wins += sum(w != i % n for w in r.winners)
+        draws += play_hand(rs, seed=seed + i, bots="greedy").result.end != "hu"
+    return {"hands": hands, "greedy_vs_random_win_rate": greedy_wins / hands,
+            "random_seat_win_rate": random_wins / hands / (n - 1),
+            "greedy_huangzhuang_rate": draws / hands}
+
+
 def bot_play(rs: Any, bots: str, hands: int, seed: int) -> dict[str, Any]:
     """Play ``hands`` hands (seeds ``seed``, ``seed + 1`` …) with ``bots``.
 
@@ -200,7 +225,7 @@ def bot_play(rs: Any, bots: str, hands: int, seed: int) -> dict[str, Any]:
     """
     steps = wins = done = 0
     errors: list[int] = []
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for i in range(hands):
         try:
             table = play_hand(rs, seed=seed + i, bots=bots)
@@ -211,7 +236,9 @@ def bot_play(rs: Any, bots: str, hands: int, seed: int) -> dict[str, Any]:
         steps += len(table.state.actions)
         wins += table.result.end == "hu"
     elapsed = time.perf_counter() - t0
+    cpu = time.process_time() - c0
     return {"hands": hands, "hands_per_s": hands / elapsed,
+            "cpu_hands_per_s": hands / cpu if cpu > 0 else None,
             "steps_per_hand": steps / max(done, 1), "win_rate": wins / max(done, 1),
             "errors": len(errors), "error_seeds": errors[:10]}
 
@@ -269,6 +296,8 @@ def measure(seed: int, n: int, bot_hands: int, repeat: int) -> dict[str, Any]:
         "bots": {
             "random": bot_play(rs, "random", bot_hands, seed),
             "greedy": bot_play(rs, "greedy", bot_hands, seed),
+            "guangxi random": bot_play(load("guangxi-mahjong"), "random", bot_hands, seed),
+            "guangxi greedy": bot_play(load("guangxi-mahjong"), "greedy", bot_hands, seed),
             "zipai random": bot_play(zs, "random", bot_hands, seed),
             "zipai greedy": bot_play(zs, "greedy", bot_hands, seed),
         },
@@ -575,17 +604,25 @@ def show(figures: dict[str, Any]) -> None:
     for name, us in figures["us_per_call"].items():
         t.add_row(name, f"{us:.1f}", f"{1e6 / us:,.0f}")
     console.print(t)
-    b = Table(title=f"bot play (a bot per seat, one hand each seed; mahjong {figures['variant']}, "
-                    f"zipai {figures['zipai_variant']})")
-    for col in ("bots", "hands", "hands per s", "decisions per hand", "win rate",
+    show_bots(figures["bots"], f"; mahjong {figures['variant']}, zipai {figures['zipai_variant']}")
+
+
+def show_bots(bots: dict[str, Any], where: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    b = Table(title=f"bot play (a bot per seat, one hand each seed{where})")
+    for col in ("bots", "hands", "hands per s", "per CPU s", "decisions per hand", "win rate",
                 "engine errors"):
         b.add_column(col, justify="right" if col != "bots" else "left")
-    for name, f in figures["bots"].items():
+    for name, f in bots.items():
         errs = str(f["errors"])
         if f["errors"]:
             errs += " (seeds " + ", ".join(map(str, f["error_seeds"])) + ")"
+        cpu = f.get("cpu_hands_per_s")
         b.add_row(name, str(f["hands"]), f"{f['hands_per_s']:.1f}",
-                  f"{f['steps_per_hand']:.1f}", f"{f['win_rate']:.0%}", errs)
+                  "—" if cpu is None else f"{cpu:.1f}", f"{f['steps_per_hand']:.1f}", f"{f['win_rate']:.0%}", errs)
     console.print(b)
 
 
@@ -705,6 +742,33 @@ def show_simulate(s: dict[str, Any]) -> None:
     Console().print(t)
 
 
+QUALITY_VARIANTS = ("guilin-mahjong", "guangxi-mahjong", "guilin-zipai")
+
+
+def bot_figures(figures: dict[str, Any], seed: int, hands: int) -> dict[str, Any]:
+    """The issue-14 bot figures: ``greedy_hands_per_s`` (桂林麻将, wall clock,
+    one process) and its CPU-time figure, and :func:`greedy_quality` per
+    variant (``hands`` hands)."""
+    g = figures["bots"]["greedy"]
+    return {"greedy_hands_per_s": g["hands_per_s"],
+            "greedy_cpu_hands_per_s": g["cpu_hands_per_s"],
+            "greedy_quality": {v: greedy_quality(load(v), hands, seed) for v in QUALITY_VARIANTS}}
+
+
+def show_quality(q: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title="greedy bot play quality (seeded: exact for this code and seed)")
+    for col in ("variant", "hands", "1 greedy vs random: greedy wins",
+                "a random seat wins", "all greedy: 荒庄"):
+        t.add_column(col, justify="left" if col == "variant" else "right")
+    for v, f in q.items():
+        t.add_row(v, str(f["hands"]), f"{f['greedy_vs_random_win_rate']:.1%}",
+                  f"{f['random_seat_win_rate']:.1%}", f"{f['greedy_huangzhuang_rate']:.1%}")
+    Console().print(t)
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", type=int, default=2000,
@@ -726,6 +790,10 @@ def main(argv: list[str] | None = None) -> None:
                    help="greedy hands per ruleset of the qipai simulate rows (default 150)")
     p.add_argument("--only-simulate", action="store_true",
                    help="time only qipai simulate (K=1, K=2, Ray)")
+    p.add_argument("--quality-hands", type=int, default=200,
+                   help="hands per variant of the greedy play-quality rows (default 200)")
+    p.add_argument("--only-bots", action="store_true",
+                   help="time only bot play (all variants) and the greedy play-quality rows")
     p.add_argument("--only-env", action="store_true",
                    help="time only the environment steps/s rows (qipai.env against RLCard's env)")
     a = p.parse_args(argv)
@@ -733,6 +801,15 @@ def main(argv: list[str] | None = None) -> None:
         p.error("--corpus, --bot-hands, --repeat, --rounds and --sim-hands must be at least 1")
     if a.only_simulate:
         top: dict[str, Any] = {"simulate": simulate_speed(a.seed, a.sim_hands)}
+        figures = None
+    elif a.only_bots:
+        figures = {"bots": {name: bot_play(load(v), kind, a.bot_hands, a.seed)
+                            for name, v, kind in (
+                                ("random", VARIANT, "random"), ("greedy", VARIANT, "greedy"),
+                                ("guangxi greedy", "guangxi-mahjong", "greedy"),
+                                ("zipai greedy", ZIPAI_VARIANT, "greedy"))}}
+        top = bot_figures(figures, a.seed, a.quality_hands)
+        top["details"] = figures
         figures = None
     elif a.only_env:
         top = {"env": envbench.env_figures(a.seed, a.rounds, a.env_seconds)}
@@ -742,6 +819,7 @@ def main(argv: list[str] | None = None) -> None:
         top = summary(a.seed, a.corpus, a.repeat, figures["bots"], a.anchor_seconds, a.rounds)
         top["simulate"] = simulate_speed(a.seed, a.sim_hands)
         top["env"] = envbench.env_figures(a.seed, a.rounds, a.env_seconds)  # issue 14
+        top.update(bot_figures(figures, a.seed, a.quality_hands))  # issue 14
         top["details"] = figures
     if a.json_out:
         with open(a.json_out, "wb") as f:
@@ -752,6 +830,10 @@ def main(argv: list[str] | None = None) -> None:
         if figures is not None:
             show(figures)
             show_summary(top)
+        if a.only_bots:
+            show_bots(top["details"]["bots"], "")
+        if "greedy_quality" in top:
+            show_quality(top["greedy_quality"])
         if "simulate" in top:
             show_simulate(top["simulate"])
         if "env" in top:

@@ -264,15 +264,46 @@ def _intern(tb: Sequence[int]) -> int:
 
 
 def _seg(key: bytes, runs: bool) -> int:
-    """The interned (capped) block table of one segment's counts ``key``."""
+    """The interned (capped) block table of one segment's counts ``key``.
+
+    Built from the segment's components (:func:`_components`), whose
+    tables do not depend on where in the suit they lie, so a new key costs a
+    few joins, not a block-table search."""
     cache = _SEG_ID[runs]
     got = cache.get(key)
     if got is None:
-        tb = shapes._block_table(tuple(key), runs)
-        got = _intern([t if t < 0 or t <= 4 - i % 5 else 4 - i % 5 for i, t in enumerate(tb)])
+        got = _EMPTY_TAB
+        for comp in _components(key, runs):
+            got = _j(got, _comp(comp, runs))
         if len(cache) < _FAST_LIMIT:
             cache[key] = got
     return got
+
+
+def _components(key: bytes, runs: bool) -> list[bytes]:
+    """The parts of a segment no block spans: for a suit, the stretches of
+    held ranks split where two ranks in a row are empty (a run or a partial
+    spans three ranks at most); for the honors, each kind held."""
+    if not runs:
+        return [bytes((x,)) for x in key if x]
+    return [part.strip(b"\0") for part in key.split(b"\0\0") if part.strip(b"\0")]
+
+
+_COMP_ID: tuple[dict[bytes, int], dict[bytes, int]] = ({}, {})
+
+
+def _comp(comp: bytes, runs: bool) -> int:
+    cache = _COMP_ID[runs]
+    got = cache.get(comp)
+    if got is None:
+        tb = shapes._block_table(tuple(comp), runs)
+        got = _intern([t if t < 0 or t <= 4 - i % 5 else 4 - i % 5 for i, t in enumerate(tb)])
+        if len(cache) < _FAST_LIMIT:
+            cache[comp] = got
+    return got
+
+
+_EMPTY_TAB = _intern((0,) + (-1,) * 9)  # no tiles: the one reading p = m = t = 0
 
 
 def _tjoin(a: int, b: int) -> int:
@@ -346,11 +377,27 @@ def _seg_plus(key: bytes, runs: bool) -> tuple[tuple[int, int], ...]:
     return got
 
 
+def _j(a: int, b: int) -> int:
+    """:func:`_tjoin`, the memo looked up inline first (the hot path)."""
+    got = _JOIN.get(a * _JK + b if a <= b else b * _JK + a)
+    return got if got is not None else _tjoin(a, b)
+
+
 def _others(ids: Sequence[int]) -> tuple[int, int, int, int]:
     """For each segment, the join of the other three segments' tables."""
     a, b, c, d = ids
-    ab, cd = _tjoin(a, b), _tjoin(c, d)
-    return _tjoin(b, cd), _tjoin(a, cd), _tjoin(ab, d), _tjoin(ab, c)
+    get = _JOIN.get
+    ab = get(a * _JK + b if a <= b else b * _JK + a)
+    if ab is None:
+        ab = _tjoin(a, b)
+    cd = get(c * _JK + d if c <= d else d * _JK + c)
+    if cd is None:
+        cd = _tjoin(c, d)
+    out = []
+    for x, y in ((b, cd), (a, cd), (ab, d), (ab, c)):
+        z = get(x * _JK + y if x <= y else y * _JK + x)
+        out.append(z if z is not None else _tjoin(x, y))
+    return out[0], out[1], out[2], out[3]
 
 
 def _keys(c: Sequence[int]) -> list[bytes]:
@@ -420,7 +467,7 @@ class MahjongStrategy:
             k = a.card
             g = k // 9 if k < 27 else 3
             tid = _seg_minus(keys[g], _RUNS[g])[k - _BASE[g]][0]
-            sh = _TAB_SH[_tjoin(others[g], tid)][s]
+            sh = _TAB_SH[_j(others[g], tid)][s]
             if n == 0:
                 q = 6 - min(pairs - (1 - c[k] % 2), 7)
                 if q < sh:
@@ -493,7 +540,7 @@ class MahjongStrategy:
             if got is None:
                 base, og, key = _BASE[g], others[g], keys[g]
                 got = tuple(base + o for o, tid in _seg_plus(key, _RUNS[g])
-                            if (qidui and key[o] & 1) or _TAB_SH[_tjoin(og, tid)][s] < sh)
+                            if (qidui and key[o] & 1) or _TAB_SH[_j(og, tid)][s] < sh)
                 if len(memo) >= _FAST_LIMIT:
                     memo.clear()
                 memo[mk] = got
@@ -570,7 +617,7 @@ class MahjongStrategy:
         for g in range(4):
             og = others[g]
             for tid, _ in _seg_minus(keys[g], _RUNS[g]).values():
-                v = _TAB_SH[_tjoin(og, tid)][s]
+                v = _TAB_SH[_j(og, tid)][s]
                 if v < out:
                     out = v
         if n == 0 and out < 99:
