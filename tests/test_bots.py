@@ -599,3 +599,19 @@ def test_zipai_greedy_decisions_follow_its_estimate(zp):
             table.apply(act)
         assert sum(table.result.net) == 0
     assert claims and passes
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 10**9), n=st.sampled_from([0, 0, 1, 2, 3, 4]),
+       extra=st.integers(1, 2))
+def test_fast_shanten_is_shanten(seed, n, extra):
+    """The bot's shanten on interned segment tables equals
+    shapes.shanten, and its best discard the least shanten over discards."""
+    from qipai.bots import MahjongStrategy, _fast_shanten
+
+    deck = [k for k in range(34) for _ in range(4)]
+    random.Random(seed).shuffle(deck)
+    c = counts(deck[:3 * (4 - n) + extra], 34)
+    assert _fast_shanten(c, n) == shanten(c, n)
+    if extra == 2:
+        assert MahjongStrategy._best_discard(c, n) == _best_after_discard(c, n)
