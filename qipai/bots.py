@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
@@ -253,13 +254,23 @@ _FAST_LIMIT = 1 << 18
 _JK = 1 << 24  # join memo key: a * _JK + b
 
 
+_INTERN_LOCK = threading.Lock()
+
+
 def _intern(tb: Sequence[int]) -> int:
+    """The id of table ``tb`` (new ids under a lock: bots play in threads
+    too; a table is in ``_TAB`` and ``_TAB_SH`` before its id is handed out)."""
     key = tuple(tb)
     got = _TAB_ID.get(key)
     if got is None:
-        got = _TAB_ID[key] = len(_TAB)
-        _TAB.append(key)
-        _TAB_SH.append(tuple(_shanten_of_table(key, s) for s in range(5)))
+        with _INTERN_LOCK:
+            got = _TAB_ID.get(key)
+            if got is None:
+                sh = tuple(_shanten_of_table(key, s) for s in range(5))
+                _TAB.append(key)
+                _TAB_SH.append(sh)
+                got = len(_TAB) - 1
+                _TAB_ID[key] = got
     return got
 
 
