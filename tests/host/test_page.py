@@ -125,6 +125,12 @@ return out;
 """
 
 
+def open_lobby(driver, served) -> None:
+    """Load the lobby afresh (a page already at ``/#`` would not reload)."""
+    driver.get("about:blank")
+    driver.get(served.url + "/#")
+
+
 def board(driver) -> dict[int, dict]:
     return {int(k): v for k, v in driver.execute_script(READ_BOARD).items()}
 
@@ -143,7 +149,7 @@ def create_table(driver, served, variant: str) -> tuple[str, str]:
     page then plays seat 0.  Returns (table id, spectator link)."""
     from selenium.webdriver.support.ui import Select
 
-    driver.get(served.url + "/#")
+    open_lobby(driver, served)
     wait(driver, lambda d: d.find_elements("id", "variant"))
     Select(driver.find_element("id", "variant")).select_by_value(variant)
     boxes = driver.find_elements("css selector", "#bots input[type=checkbox]")
@@ -305,7 +311,7 @@ def test_replay_each_variant_step_by_step(driver, served, artifacts):
     for variant, r in sorted(by_variant.items()):
         with httpx.Client(base_url=served.url, timeout=PATIENCE) as http:
             record = http.get(f"/tables/{r['table']}/records").json()["hands"][r["hand"]]["record"]
-        driver.get(served.url + "/#")
+        open_lobby(driver, served)
         link = wait(driver, lambda d: d.find_elements(
             "css selector", f"a.replay-link[data-table='{r['table']}'][data-hand='{r['hand']}']"))[0]
         link.click()
@@ -342,3 +348,51 @@ def test_replay_each_variant_step_by_step(driver, served, artifacts):
         expect = _replayed_state(record, int(el.get_attribute("data-actions")))
         assert [sorted(b["hand"]) for _, b in sorted(board(driver).items())] == \
             [w["hand"] for w in expect]
+
+
+def test_a_dropped_record_file_replays_and_a_bad_one_is_refused(driver, served, artifacts,
+                                                                tmp_path):
+    """The lobby's file input (what a drop does): a record file replays from
+    its deal to its settlement; a file that is no record shows the server's
+    typed refusal."""
+    with httpx.Client(base_url=served.url, timeout=PATIENCE) as http:
+        finished = http.get("/records").json()
+        if not finished:
+            pytest.skip("runs after test_play_a_hand_through_the_page (its stored hands)")
+        r = finished[0]
+        answer = http.get(f"/tables/{r['table']}/records").text
+    good = tmp_path / "records.json"
+    good.write_text(answer)  # a GET records answer: its first hand is replayed
+    first = json.loads(answer)["hands"][0]["record"]
+    driver.set_window_size(1280, 800)
+    open_lobby(driver, served)
+    wait(driver, lambda d: d.find_elements("id", "record-file"))
+    driver.find_element("id", "record-file").send_keys(str(good))
+    wait(driver, lambda d: d.find_elements("id", "stepno"))
+    assert "文件 file" in driver.find_element("id", "where").text
+    shown = board(driver)
+    for s, dealt in enumerate(first["deal"]["hands"]):
+        cards = shown[s]["hand"] + [k for m in shown[s]["melds"] for k in m["cards"]]
+        assert sorted(cards) == sorted(dealt)
+    driver.find_element("id", "last").click()
+    wait(driver, lambda d: settlement(d) is not None)
+    assert settlement(driver)["net"] == first["result"]["net"]
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"variant": "guilin-mahjong"}')
+    open_lobby(driver, served)
+    wait(driver, lambda d: d.find_elements("id", "record-file"))
+    driver.find_element("id", "record-file").send_keys(str(bad))
+    refusal = wait(driver, lambda d: d.find_elements("id", "refusal"))[0]
+    assert "BadRecord" in refusal.text
+
+
+def test_a_refused_table_shows_the_servers_error(driver, served):
+    """A bad option string at table creation: the page shows the typed error."""
+    driver.set_window_size(1280, 800)
+    open_lobby(driver, served)
+    wait(driver, lambda d: d.find_elements("id", "options"))
+    driver.find_element("id", "options").send_keys("nosuch=1")
+    driver.find_element("id", "create-table").click()
+    refusal = wait(driver, lambda d: d.find_elements("id", "refusal"))[0]
+    assert "BadOption" in refusal.text and "nosuch" in refusal.text
+    assert not driver.find_elements("css selector", "#created a.seat-link")
