@@ -679,6 +679,7 @@ def simulate_speed(seed: int, hands: int, rounds: int = 2) -> dict[str, Any]:
         ray = None
     runs: dict[str, list[dict[str, Any]]] = {"k1": [], "k2": [], "ray": []}
     ray_init_s = None
+    ray_error = None if ray is not None else "ray not installed (uv run --extra ray …)"
     with tempfile.TemporaryDirectory() as d:
         if ray is not None:
             t0 = time.perf_counter()
@@ -686,8 +687,8 @@ def simulate_speed(seed: int, hands: int, rounds: int = 2) -> dict[str, Any]:
                 ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR",
                          log_to_driver=False)
                 ray_init_s = time.perf_counter() - t0
-            except Exception:  # noqa: BLE001 - a Ray that does not start here: no Ray row
-                ray = None
+            except Exception as exc:  # noqa: BLE001 - a Ray that does not start: no Ray row
+                ray, ray_error = None, f"ray.init failed: {' '.join(str(exc).split())[:120]}"
         try:
             for _ in range(rounds):
                 runs["k1"].append(_sim_once(specs, hands, seed, 1, f"{d}/k1.parquet"))
@@ -711,7 +712,7 @@ def simulate_speed(seed: int, hands: int, rounds: int = 2) -> dict[str, Any]:
         "ratio_ray": rr["hands_per_s"] / k2["hands_per_s"] if rr else None,
         "k1_cpu_ms_per_hand": 1000 * cpu1, "k2_cpu_ms_per_hand": 1000 * cpu2,
         "k2_cpu_ratio": 2 * cpu1 / cpu2,
-        "ray_init_s": ray_init_s, "same_file": len(files) == 1,
+        "ray_init_s": ray_init_s, "ray_error": ray_error, "same_file": len(files) == 1,
         "load_average": os.getloadavg(), "runs": runs,
     }
 
@@ -732,7 +733,7 @@ def show_simulate(s: dict[str, Any]) -> None:
     t.add_row("  K=2 on CPU time (2 × CPU/hand K=1 ÷ CPU/hand K=2)", "",
               f"{s['k2_cpu_ratio']:.2f}", "", "≥ 1.7×")
     if s["ray_hands_per_s"] is None:
-        t.add_row("Ray (local, 2 CPUs)", "— (ray not installed: --extra ray)", "", "", "")
+        t.add_row("Ray (local, 2 CPUs)", "—", "", "", s["ray_error"] or "")
     else:
         t.add_row(f"Ray (local, 2 CPUs; start {s['ray_init_s']:.1f} s apart)",
                   f"{s['ray_hands_per_s']:.1f}",

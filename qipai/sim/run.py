@@ -308,11 +308,22 @@ class Outcome(msgspec.Struct):
         return self.written / self.seconds if self.seconds > 0 else 0.0
 
 
-def _worker_init() -> None:
+def _warm(rulesets: Sequence[RulesetSpec]) -> None:
+    """Build the rulesets and their lazy tables (win shapes …) in this process."""
+    for spec in rulesets:
+        rs, _ = _ruleset(spec)
+        rs.table(seed=0, dealer=0)
+
+
+def _worker_init(rulesets: Sequence[RulesetSpec] = ()) -> None:
     """A pool worker: Ctrl-C is the parent's to handle; SIGTERM (what
-    ``Pool.terminate`` sends) ends it, whatever handler the parent had."""
+    ``Pool.terminate`` sends) ends it, whatever handler the parent had.  The
+    rulesets are built once per worker, before its first task (free under
+    ``fork``, which inherits the parent's; a ``spawn`` or ``forkserver``
+    worker builds its own here)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _warm(rulesets)
 
 
 def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy",
@@ -375,11 +386,8 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
             on_chunk(part.num_rows)
 
     if ray_address is None:
-        # Build the rulesets and their lazy tables (win shapes …) here, once:
-        # forked workers inherit them instead of each building its own.
-        for spec in rulesets:
-            rs, _ = _ruleset(spec)
-            rs.table(seed=0, dealer=0)
+        # Built here, once: forked workers inherit them.
+        _warm(rulesets)
     if ray_address is not None:
         backend = "ray"
         interrupted = _run_ray(tasks, take, ray_address, workers)
@@ -392,18 +400,28 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
             interrupted = True
     else:
         backend = f"{workers} processes"
-        interrupted = _run_pool(tasks, take, workers)
+        interrupted = _run_pool(tasks, take, workers, rulesets)
     seconds = time.perf_counter() - t0
     if parts:
         write_parquet(parts, out, meta)
     return Outcome(written, hands * len(rulesets), seconds, interrupted, backend)
 
 
-def _run_pool(tasks: list[Any], take: Callable[[Any], None], workers: int) -> bool:
+def _run_pool(tasks: list[Any], take: Callable[[Any], None], workers: int,
+              rulesets: Sequence[RulesetSpec]) -> bool:
     """The tasks on a process pool; True if Ctrl-C stopped it."""
+    import gc
     import multiprocessing
 
-    pool = multiprocessing.get_context().Pool(workers, initializer=_worker_init)
+    # Forked workers share the parent's heap (tables, memos) copy-on-write;
+    # frozen, the workers' garbage collector does not touch (and so copy)
+    # every page of it.
+    gc.freeze()
+    try:
+        pool = multiprocessing.get_context().Pool(workers, initializer=_worker_init,
+                                                  initargs=(list(rulesets),))
+    finally:
+        gc.unfreeze()
     try:
         for part in pool.imap_unordered(_play_task, tasks):
             take(part)
