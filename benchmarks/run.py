@@ -31,7 +31,6 @@ nothing about time.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import random
 import statistics
@@ -632,73 +631,86 @@ def show_bots(bots: dict[str, Any], where: str) -> None:
 SIM_RULESETS = ["guilin-mahjong", "guilin-mahjong(hubao=false)"]
 
 
-def _cpu_s() -> float:
-    """CPU seconds of this process and of its reaped children (user + system)."""
+_SIM_CODE = """
+import hashlib, json, os, sys, time
+from qipai.sim.run import parse_rulesets, simulate
+specs, hands, seed, workers, out, ray = json.loads(sys.argv[1])
+init_s = None
+if ray:
+    import ray as ray_mod
+    t0 = time.perf_counter()
+    ray_mod.init(num_cpus=workers, include_dashboard=False, logging_level="ERROR",
+                 log_to_driver=False)
+    init_s = time.perf_counter() - t0
+specs = parse_rulesets(specs)
+def cpu():
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
+c0, t0 = cpu(), time.perf_counter()
+o = simulate(specs, hands, bots="greedy", seed=seed, workers=workers, out=out,
+             ray_address="" if ray else None)
+wall, used = time.perf_counter() - t0, cpu() - c0
+digest = hashlib.blake2b(open(out, "rb").read(), digest_size=8).hexdigest()
+print(json.dumps({"hands": o.written, "wall_s": wall, "cpu_s": None if ray else used,
+                  "hands_per_s": o.written / wall, "file": digest, "init_s": init_s}))
+"""
 
 
-def _sim_once(specs: Any, hands: int, seed: int, workers: int, out: str,
-              ray_address: str | None = None) -> dict[str, Any]:
-    from qipai.sim.run import simulate
+def _sim_once(hands: int, seed: int, workers: int, out: str, ray: bool = False
+              ) -> dict[str, Any]:
+    """One ``simulate`` call in a fresh interpreter (as ``qipai simulate`` runs:
+    cold memos, workers forked from it), timed inside it around the call:
+    playing, collecting and writing the file; Ray's start apart."""
+    import json
 
-    c0, t0 = _cpu_s(), time.perf_counter()
-    o = simulate(specs, hands, bots="greedy", seed=seed, workers=workers, out=out,
-                 ray_address=ray_address)
-    wall, cpu = time.perf_counter() - t0, _cpu_s() - c0
-    with open(out, "rb") as f:
-        digest = hashlib.blake2b(f.read(), digest_size=8).hexdigest()
-    return {"hands": o.written, "wall_s": wall, "cpu_s": cpu, "hands_per_s": o.written / wall,
-            "file": digest}
+    r = subprocess.run([sys.executable, "-c", _SIM_CODE,
+                        json.dumps([SIM_RULESETS, hands, seed, workers, out, ray])],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        lines = (r.stderr.strip() or "no output").splitlines()
+        return {"error": " ".join(lines[-1].split())[:160]}
+    return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 def simulate_speed(seed: int, hands: int, rounds: int = 2) -> dict[str, Any]:
     """``qipai simulate`` of ``hands`` greedy hands of each of :data:`SIM_RULESETS`
-    (seed ``seed``, the whole call timed: playing, collecting and writing the
-    file) on one process, on two worker processes and, when Ray is installed
-    (``--extra ray``), as Ray tasks on a local instance with 2 CPUs, started
-    beforehand (its start, ``ray_init_s``, is a fixed cost outside the rate).
+    (seed ``seed``) on one process, on two worker processes and, when Ray is
+    installed (``--extra ray``), as Ray tasks on a local instance with 2 CPUs
+    (its start, ``ray_init_s``, is a fixed cost outside the rate).  Each run
+    is a fresh interpreter timed around the ``simulate`` call (playing,
+    collecting, writing the file).
 
     Rounds alternate K=1, K=2 (and Ray) ``rounds`` times; each figure is the
     best round (the least disturbed by other jobs on the host).  Besides wall
-    time, the CPU seconds of this process and its worker processes give
+    time, the CPU seconds of the run's process and its workers give
     ``k2_cpu_ratio`` = 2 × (CPU per hand at K=1) / (CPU per hand at K=2, all
     processes): the speed-up two idle cores would give if the work spreads
     evenly — the parallel overhead (worker start, transfer, the parent's
-    collecting) without the host's load.  Ray's workers are not our children:
-    no CPU figure for Ray.  The files of all runs must be byte-identical
-    (``same_file``)."""
+    collecting) without the host's load.  Ray's workers are not the run's
+    children: no CPU figure for Ray.  The files of all runs must be
+    byte-identical (``same_file``)."""
     import tempfile
 
-    from qipai.sim.run import parse_rulesets
-
-    specs = parse_rulesets(SIM_RULESETS)
     try:
-        import ray
+        import ray  # noqa: F401
+        has_ray = True
     except ImportError:
-        ray = None
+        has_ray = False
     runs: dict[str, list[dict[str, Any]]] = {"k1": [], "k2": [], "ray": []}
-    ray_init_s = None
-    ray_error = None if ray is not None else "ray not installed (uv run --extra ray …)"
+    ray_error = None if has_ray else "ray not installed (uv run --extra ray …)"
     with tempfile.TemporaryDirectory() as d:
-        if ray is not None:
-            t0 = time.perf_counter()
-            try:
-                ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR",
-                         log_to_driver=False)
-                ray_init_s = time.perf_counter() - t0
-            except Exception as exc:  # noqa: BLE001 - a Ray that does not start: no Ray row
-                ray, ray_error = None, f"ray.init failed: {' '.join(str(exc).split())[:120]}"
-        try:
-            for _ in range(rounds):
-                runs["k1"].append(_sim_once(specs, hands, seed, 1, f"{d}/k1.parquet"))
-                runs["k2"].append(_sim_once(specs, hands, seed, 2, f"{d}/k2.parquet"))
-                if ray is not None:
-                    runs["ray"].append(_sim_once(specs, hands, seed, 2, f"{d}/ray.parquet",
-                                                 ray_address=""))
-        finally:
-            if ray is not None:
-                ray.shutdown()
+        for _ in range(rounds):
+            runs["k1"].append(_sim_once(hands, seed, 1, f"{d}/k1.parquet"))
+            runs["k2"].append(_sim_once(hands, seed, 2, f"{d}/k2.parquet"))
+            if has_ray:
+                r = _sim_once(hands, seed, 2, f"{d}/ray.parquet", ray=True)
+                if "error" in r:
+                    ray_error = f"Ray did not run: {r['error']}"
+                else:
+                    runs["ray"].append(r)
+    errors = [r["error"] for k in ("k1", "k2") for r in runs[k] if "error" in r]
+    if errors:
+        raise RuntimeError(f"qipai simulate failed in the benchmark: {errors[0]}")
     best = {k: max(v, key=lambda r: r["hands_per_s"]) if v else None for k, v in runs.items()}
     k1, k2, rr = best["k1"], best["k2"], best["ray"]
     cpu1 = min(r["cpu_s"] / r["hands"] for r in runs["k1"])
@@ -712,7 +724,8 @@ def simulate_speed(seed: int, hands: int, rounds: int = 2) -> dict[str, Any]:
         "ratio_ray": rr["hands_per_s"] / k2["hands_per_s"] if rr else None,
         "k1_cpu_ms_per_hand": 1000 * cpu1, "k2_cpu_ms_per_hand": 1000 * cpu2,
         "k2_cpu_ratio": 2 * cpu1 / cpu2,
-        "ray_init_s": ray_init_s, "ray_error": ray_error, "same_file": len(files) == 1,
+        "ray_init_s": min(r["init_s"] for r in runs["ray"]) if rr else None,
+        "ray_error": ray_error if not rr else None, "same_file": len(files) == 1,
         "load_average": os.getloadavg(), "runs": runs,
     }
 
@@ -735,7 +748,7 @@ def show_simulate(s: dict[str, Any]) -> None:
     if s["ray_hands_per_s"] is None:
         t.add_row("Ray (local, 2 CPUs)", "—", "", "", s["ray_error"] or "")
     else:
-        t.add_row(f"Ray (local, 2 CPUs; start {s['ray_init_s']:.1f} s apart)",
+        t.add_row(f"Ray (local, 2 CPUs; its start, {s['ray_init_s']:.1f} s, apart)",
                   f"{s['ray_hands_per_s']:.1f}",
                   f"{s['ray_hands_per_s'] / s['k1_hands_per_s']:.2f}", "",
                   f"within 20 % of K=2: {s['ratio_ray']:.2f}")

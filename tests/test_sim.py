@@ -113,6 +113,18 @@ def test_ctrl_c_keeps_the_finished_chunks(tmp_path):
         assert o.interrupted and o.written == 4 and o.asked == 20
         t = pq.read_table(out)
         assert t.num_rows == 4 and b"qipai.simulate" in t.schema.metadata
+    # a task plays its hands under every ruleset: stopped early, the file
+    # holds the same hands of each
+    seen.clear()
+    out = str(tmp_path / "two.parquet")
+    o = simulate(parse_rulesets(GUILIN), 20, bots="random", seed=1, workers=2, chunk=2,
+                 out=out, on_chunk=stop_after_two)
+    assert o.interrupted and o.written == 8
+    rows = pq.read_table(out).to_pylist()
+    hands = {g: sorted(r["hand"] for r in rows if r["ruleset"] == g)
+             for g in ("guilin-mahjong", "guilin-mahjong(hubao=False)")}
+    assert hands["guilin-mahjong"] == hands["guilin-mahjong(hubao=False)"]
+    assert len(hands["guilin-mahjong"]) == 4
 
 
 @pytest.mark.slow

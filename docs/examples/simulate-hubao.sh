@@ -26,6 +26,28 @@ if [ ! -e "$out/guilin-hubao.parquet" ]; then
     # 130: interrupted, the finished chunks were written
     if [ "$rc" -ne 0 ] && [ "$rc" -ne 130 ]; then exit "$rc"; fi
 fi
+# A run stopped early holds the chunks finished by then, not always the
+# same hands of both rulesets: keep the hands both have (so the differences
+# are paired on the same deals) and say how many.
+uv run python - "$out/guilin-hubao.parquet" <<'PY'
+import sys
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+path = sys.argv[1]
+t = pq.read_table(path)
+sets = [set(pc.filter(t["hand"], pc.equal(t["ruleset"], r)).to_pylist())
+        for r in pc.unique(t["ruleset"]).to_pylist()]
+common = set.intersection(*sets)
+if any(len(s) != len(common) for s in sets):
+    keep = pc.is_in(t["hand"], value_set=pa.array(sorted(common)))
+    t = t.filter(keep)
+    pq.write_table(t, path, compression="zstd")
+    print(f"kept the {len(common)} hands every ruleset played ({t.num_rows} rows)")
+print(f"hands per ruleset: {len(common)}; hand indices {min(common)}..{max(common)}")
+PY
 COLUMNS=250 uv run qipai report "$out/guilin-hubao.parquet" --html "$out/report.html" \
     | tee "$out/report.txt"
 uv run qipai report "$out/guilin-hubao.parquet" --markdown > "$out/report.md"

@@ -82,8 +82,8 @@ def _log_progress(console: Any, total: int, every: float = 60.0) -> Any:
                    "e.g. auto or ray://host:10001), or without one on a local instance.  "
                    "Needs the extra qipai[ray].  Give it last or as --ray=ADDRESS.")
 @click.option("--chunk", type=int, default=None,
-              help="Hands per task (default: about sixteen tasks per worker, at most 50; never "
-                   "changes the file).")
+              help="Hand indices per task, each played under every ruleset (default: about "
+                   "sixteen tasks per worker, at most 50; never changes the file).")
 def simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int, workers: int | None,
              out: str, ray_address: str | None, chunk: int | None) -> None:
     """Play HANDS hands of each ruleset with bots and write one Parquet row per hand.

@@ -210,12 +210,18 @@ def play_chunk(spec: RulesetSpec, bots: str, seed: int, start: int,
     return [hand_row(spec, bots, seed, i) for i in range(start, stop)]
 
 
-def _play_task(task: tuple[RulesetSpec, str, int, int, int]) -> Any:
-    """A worker's task: the chunk's rows as one Arrow record batch (of
-    :func:`schema`), which crosses the process boundary as Arrow IPC
-    buffers — cheaper to send and receive than pickled row dicts."""
+def _play_task(task: tuple[tuple[RulesetSpec, ...], str, int, int, int]) -> Any:
+    """A worker's task: hands ``start`` ≤ i < ``stop`` of every ruleset, its
+    rows as one Arrow record batch (of :func:`schema`), which crosses the
+    process boundary as Arrow IPC buffers — cheaper to send and receive than
+    pickled row dicts.  One worker plays the same deals of all the rulesets:
+    the bots' caches, filled by a deal under one ruleset, serve it under the
+    others (the rulesets often play alike), and a run stopped early holds
+    the same hands of each."""
+    specs, bots, seed, start, stop = task
     pa = require("pyarrow", "sim")
-    return pa.RecordBatch.from_pylist(play_chunk(*task), schema=_schema())
+    rows = [row for spec in specs for row in play_chunk(spec, bots, seed, start, stop)]
+    return pa.RecordBatch.from_pylist(rows, schema=_schema())
 
 
 _SCHEMA: Any = None
@@ -341,8 +347,9 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
         out: the Parquet file to write.
         ray_address: None: no Ray; ``""``: a local Ray instance; else the
             address given to ``ray.init``.
-        chunk: hands per task (default: about sixteen tasks per worker per
-            ruleset, at most 50 hands); does not change the file.
+        chunk: hand indices per task, each task playing them under every
+            ruleset (default: about sixteen tasks per worker, at most 50
+            indices); does not change the file.
         on_chunk: called with the number of hands of each finished chunk.
 
     Returns: the :class:`Outcome`; on Ctrl-C the finished chunks are
@@ -367,9 +374,9 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
     # tail where one worker idles), large enough that a task's overhead (a
     # message each way, a record batch) stays far below its hands' play.
     size = chunk or max(1, min(50, math.ceil(hands / (16 * workers))))
-    # Chunk by chunk across the rulesets: a run stopped early has about as
-    # many hands of each.
-    tasks = [(spec, bots, seed, a, b) for a, b in chunks(hands, size) for spec in rulesets]
+    # A task plays its hand indices under every ruleset (see _play_task): a
+    # run stopped early has the same hands of each.
+    tasks = [(tuple(rulesets), bots, seed, a, b) for a, b in chunks(hands, size)]
     meta = {"format": FORMAT, "rulesets": [s.spec for s in rulesets], "hands": hands,
             "bots": bots, "seed": seed}
     check_writable(out)
