@@ -468,6 +468,9 @@ def _run_ray(tasks: list[Any], take: Callable[[Any], None], address: str,
         for ref in pending:
             ray.cancel(ref, force=True)
         return True
+    except ray.exceptions.RaySystemError as exc:  # e.g. workers that did not start
+        raise RayUnavailable(f"Ray could not run the tasks: "
+                             f"{' '.join(str(exc).split())[:200]}") from None
     finally:
         if started:
             ray.shutdown()
