@@ -445,8 +445,9 @@ def charts(summary: Summary, path: str) -> dict[str, Any]:
                 continue
             ys.append(i + j * height)
             vs.append(100 * f.value)
-            errs[0].append(100 * (f.value - f.ci[0]))
-            errs[1].append(100 * (f.ci[1] - f.value))
+            # max(0, …): at a rate of 0 or 1 rounding can put the bound a hair past it
+            errs[0].append(max(0.0, 100 * (f.value - f.ci[0])))
+            errs[1].append(max(0.0, 100 * (f.ci[1] - f.value)))
         ax.barh(ys, vs, height=height, xerr=errs, label=rs.ruleset, capsize=2)
     ax.set_yticks([i + height * (len(names) - 1) / 2 for i in range(len(keys))],
                   [k.split(":", 1)[1] for k in keys])
