@@ -515,6 +515,15 @@ async def table_ws(ws: WebSocket) -> None:
 # -------------------------------------------------------------------- the app
 
 
+async def _not_found(request: Request, exc: Exception) -> Response:
+    """An unknown path (``/static/../app.py`` too) or method: a typed JSON
+    error, like every other refusal, not Starlette's plain text."""
+    status = getattr(exc, "status_code", 404)
+    if status == 405:
+        return _error("BadMethod", f"{request.method} is not served at {request.url.path}", 405)
+    return _error("NotFound", f"nothing is served at {request.url.path}", 404)
+
+
 def create_app(server: Server) -> Starlette:
     """The Starlette app serving ``server`` (its tables' clocks and bots
     start with the app)."""
@@ -544,7 +553,7 @@ def create_app(server: Server) -> Starlette:
         Route("/tables/{id}/records", records),
         Route("/tables/{id}/close", close_table, methods=["POST"]),
         WebSocketRoute("/tables/{id}/ws", table_ws),
-    ], lifespan=lifespan)
+    ], lifespan=lifespan, exception_handlers={404: _not_found, 405: _not_found})
     app.state.server = server
     return app
 
