@@ -13,6 +13,7 @@ from qipai.bots import (
     GreedyBot, RandomBot, ZipaiStrategy, decide, hand_seed, make_bots, play_hand, play_hands,
     run_to_end, zipai_splits,
 )
+from qipai.conformance.properties import hidden_shuffled
 from qipai.core.cards import counts
 from qipai.core.model import (
     Angang, Chi, Deal, Discard, Hu, Jiagang, Meld, Minggang, Pass, Peng, Zimo,
@@ -232,21 +233,6 @@ def test_greedy_bot_needs_the_rules_before_it_acts(rs):
         RandomBot(random.Random(0)).act(None, [])
 
 
-def _hidden_shuffled(table, seat, rng):
-    """A copy of ``table`` with every card ``seat`` cannot see (the other
-    seats' concealed cards and the stock) dealt anew among those places."""
-    other = Table.restore(table.ruleset, table.snapshot())
-    hidden = [c for s, st in enumerate(other.seats) if s != seat for c in st.hand]
-    hidden += other.state.wall
-    rng.shuffle(hidden)
-    it = iter(hidden)
-    for s, st in enumerate(other.seats):
-        if s != seat:
-            st.hand = sorted(next(it) for _ in st.hand)
-    other.state.wall = [next(it) for _ in other.state.wall]
-    return other
-
-
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(variant=st.sampled_from(["guilin-mahjong", "guangxi-mahjong", "guilin-zipai"]),
        seed=st.integers(0, 10**6), steps=st.integers(0, 80), shuffle=st.integers(0, 10**6),
@@ -266,7 +252,7 @@ def test_bots_cannot_peek(variant, seed, steps, shuffle, kind):
     if table.over:
         return
     seat = table.to_decide()[0]
-    other = _hidden_shuffled(table, seat, random.Random(shuffle))
+    other = hidden_shuffled(table, seat, random.Random(shuffle))
     assert table.view(seat) == other.view(seat)
     a, b = (make_bots(kind, table.n, shuffle)[seat] for _ in range(2))
     for bot in (a, b):

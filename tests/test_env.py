@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from qipai.conformance.properties import hidden_shuffled
 from qipai.core.errors import BadOption, IllegalAction, QipaiError, UnknownVariant
 from qipai.core.model import Chi, Discard, Hu, Pass
 from qipai.core.ruleset import load
-from qipai.core.table import Table
 from qipai.env import make, make_seat_env
 from qipai.env.actions import MahjongCodec, NotEncodable, ZipaiCodec, codec_for
 from qipai.env.observation import Encoder, encode, layout_for, seat_view
@@ -251,21 +251,6 @@ def test_incremental_encoder_is_the_views_encoding(variant, seed):
     random_play(rs, seed, each_step=each)
 
 
-def hidden_permuted(table, seat, rng):
-    """A copy of ``table`` whose cards ``seat`` cannot see (the other hands
-    and the stock) are shuffled among themselves."""
-    other = Table.restore(table.ruleset, table.snapshot())
-    hidden = [c for s, ss in enumerate(other.seats) if s != seat for c in ss.hand]
-    hidden += other.state.wall
-    rng.shuffle(hidden)
-    it = iter(hidden)
-    for s, ss in enumerate(other.seats):
-        if s != seat:
-            ss.hand = sorted(next(it) for _ in ss.hand)
-    other.state.wall = [next(it) for _ in other.state.wall]
-    return other
-
-
 @settings(max_examples=8, deadline=None)
 @given(variant=st.sampled_from(VARIANTS), seed=st.integers(0, 2**32),
        stop=st.integers(0, 120))
@@ -282,7 +267,7 @@ def test_hidden_cards_do_not_change_observations(variant, seed, stop):
             break
         table.apply(rng.choice(table.legal_actions(min(table.state.pending))))
     for seat in range(table.n):
-        other = hidden_permuted(table, seat, rng)
+        other = hidden_shuffled(table, seat, rng)
         a = Encoder(table, layout, fdk).encode(seat)
         b = Encoder(other, layout, fdk).encode(seat)
         assert np.array_equal(a, b)

@@ -87,6 +87,24 @@ def check_conservation(table: Table) -> None:
                               f"{table.cards.format(diff.elements())} differ from the deal")
 
 
+def hidden_shuffled(table: Table, seat: int, rng: random.Random) -> Table:
+    """A copy of ``table`` (restored from its snapshot; ``table`` is not
+    touched) in which every card ``seat`` cannot see — the other seats'
+    concealed hands and the stock — is dealt anew among those places, each
+    hand keeping its size.  What ``seat`` may be shown must not change: the
+    view-leak property, and the bots' and environment's no-peek tests."""
+    other = Table.restore(table.ruleset, table.snapshot())
+    hidden = [c for s, st in enumerate(other.seats) if s != seat for c in st.hand]
+    hidden += other.state.wall
+    rng.shuffle(hidden)
+    it = iter(hidden)
+    for s, st in enumerate(other.seats):
+        if s != seat:
+            st.hand = sorted(next(it) for _ in st.hand)
+    other.state.wall = [next(it) for _ in other.state.wall]
+    return other
+
+
 def check_views(table: Table, rng: random.Random) -> None:
     from qipai.conformance.runner import view_leak
 
@@ -95,15 +113,7 @@ def check_views(table: Table, rng: random.Random) -> None:
         if leak:
             raise PropertyFailure(leak)
         before = msgspec.json.encode(table.view(seat))
-        other = Table.restore(table.ruleset, table.snapshot())
-        hidden = [c for s, st in enumerate(other.seats) if s != seat for c in st.hand]
-        hidden += other.state.wall
-        rng.shuffle(hidden)
-        it = iter(hidden)
-        for s, st in enumerate(other.seats):
-            if s != seat:
-                st.hand = sorted(next(it) for _ in st.hand)
-        other.state.wall = [next(it) for _ in other.state.wall]
+        other = hidden_shuffled(table, seat, rng)
         if msgspec.json.encode(other.view(seat)) != before:
             raise PropertyFailure(f"seat {seat}'s view changes when cards it cannot see move")
 
