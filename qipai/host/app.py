@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import secrets
 import sys
 import time
@@ -36,7 +37,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from qipai.core.errors import QipaiError
 from qipai.host import protocol as P
 from qipai.host.game import Conn, HostedTable, Refused
-from qipai.host.replay import MAX_REPLAY_BYTES, replay_steps
+from qipai.host.replay import MAX_REPLAY_BYTES, replay_steps, shown
 from qipai.host.store import Store, StoreError, token_hash
 
 #: The largest HTTP request body read (bytes; ``qipai serve --max-body-bytes``).
@@ -47,6 +48,13 @@ MAX_BODY_BYTES = 64 * 1024
 #: second (``qipai serve --rate``, ``--burst``).
 RATE_PER_S = 100.0
 RATE_BURST = 200.0
+#: Replays (``POST /replay``, ``GET /tables/{id}/records/{hand}/replay``)
+#: run at once, each in a worker thread off the event loop (a 256 KiB
+#: body costs tens of ms of CPU that would otherwise stall every table);
+#: up to :data:`REPLAY_WAITING` more wait their turn, and more than that
+#: are answered 503 ``Busy``.
+REPLAY_WORKERS = 1
+REPLAY_WAITING = 8
 #: The WebSocket transport's frame cap (bytes): a larger frame closes the
 #: connection (code 1009).  At least the message cap.
 MAX_FRAME_BYTES = 1024 * 1024
@@ -72,6 +80,8 @@ class Server:
         max_message_bytes: the largest client message read (bytes;
             :data:`qipai.host.protocol.MAX_MESSAGE_BYTES`).
         max_body_bytes: the largest HTTP body read (bytes; :data:`MAX_BODY_BYTES`).
+        max_replay_bytes: the largest ``POST /replay`` body read (bytes;
+            :data:`qipai.host.replay.MAX_REPLAY_BYTES`).
 
         allow_version_mismatch: restore a table made under another qipai
             version (``--allow-version-mismatch``: knowingly, after an
@@ -94,7 +104,8 @@ class Server:
                  quiet: bool = False, rate_per_s: float = RATE_PER_S,
                  burst: float = RATE_BURST, max_message_bytes: int = P.MAX_MESSAGE_BYTES,
                  max_body_bytes: int = MAX_BODY_BYTES,
-                 allow_version_mismatch: bool = False) -> None:
+                 allow_version_mismatch: bool = False,
+                 max_replay_bytes: int = MAX_REPLAY_BYTES) -> None:
         from qipai.core.ruleset import load_plugin
 
         self.db_url = db
@@ -107,6 +118,8 @@ class Server:
         self.allow_version_mismatch = allow_version_mismatch
         self.rate_per_s, self.burst = float(rate_per_s), float(burst)
         self.max_message_bytes, self.max_body_bytes = int(max_message_bytes), int(max_body_bytes)
+        self.max_replay_bytes = int(max_replay_bytes)
+        self.replay_limiter: Any = None   # an anyio.CapacityLimiter, made in the event loop
         from qipai.core.stamps import qipai_version
 
         self.qipai_version = qipai_version()
@@ -244,6 +257,8 @@ async def variant(request: Request) -> Response:
     from qipai.core.ruleset import load_cached
 
     name = request.path_params["name"]
+    if len(name) > 64 or not name.isprintable():
+        return _error("UnknownVariant", f"no variant {shown(name)}", 404)
     try:
         rs = load_cached(name)
     except QipaiError as exc:
@@ -310,7 +325,7 @@ async def get_table(request: Request) -> Response:
         return refused
     row = s.store.table(request.path_params["id"])
     if row is None:
-        return _error("UnknownTable", f"no table {request.path_params['id']!r}", 404)
+        return _error("UnknownTable", f"no table {shown(request.path_params['id'])}", 404)
     hands = s.store.hands_of(row["id"])
     done = [msgspec.json.decode(h["net"]) for h in hands if h["net"] is not None]
     totals = [sum(x) for x in zip(*done)] if done else []
@@ -322,7 +337,7 @@ async def records(request: Request) -> Response:
     s = _server(request)
     tid = request.path_params["id"]
     if s.store.table(tid) is None:
-        return _error("UnknownTable", f"no table {tid!r}", 404)
+        return _error("UnknownTable", f"no table {shown(tid)}", 404)
     hands, total = [], None
     for h in s.store.hands_of(tid):
         if h["net"] is None:  # unfinished (or abandoned at close): not a finished hand
@@ -336,21 +351,50 @@ async def records(request: Request) -> Response:
 
 async def finished(request: Request) -> Response:
     """``GET /records``: the latest finished hands (``?limit=N``, at most 500)."""
-    try:
-        limit = max(1, min(500, int(request.query_params.get("limit", "50"))))
-    except ValueError:
-        return _error("BadMessage", "limit must be a whole number", 400)
+    limit = _whole(request.query_params.get("limit", "50"))
+    if limit is None:
+        return _error("BadMessage", f"limit must be a whole number written in ASCII digits, "
+                                    f"not {shown(request.query_params['limit'])}", 400)
+    limit = max(1, min(500, limit))
     rows = _server(request).store.finished_hands(limit)
     return _json([{"table": r["table_id"], "hand": r["hand"], "spec": r["spec"],
                    "variant": r["variant"], "net": msgspec.json.decode(r["net"])} for r in rows])
 
 
-def _replayed(server: Server, data: bytes | dict[str, Any], table: str | None = None,
-              hand: int | None = None) -> Response:
+_WHOLE = re.compile(r"0|[1-9][0-9]{0,17}")
+
+
+def _whole(text: str) -> int | None:
+    """``text`` as a whole number if it is one written in ASCII digits,
+    without sign, spaces, underscores or leading zeros (``int()`` also
+    reads ``"٣"``, ``" 3"``, ``"+3"`` and ``"1_0"``), else None."""
+    return int(text) if _WHOLE.fullmatch(text) else None
+
+
+def _replay_json(server: Server, data: bytes, table: str | None, hand: int | None) -> bytes:
+    """The replay's JSON answer (run in a worker thread)."""
+    return msgspec.json.encode(replay_steps(data, plugins=server.plugins, table=table, hand=hand,
+                                            max_bytes=server.max_replay_bytes))
+
+
+async def _replayed(server: Server, data: bytes, table: str | None = None,
+                    hand: int | None = None) -> Response:
+    """Replay ``data`` in a worker thread (:data:`REPLAY_WORKERS` at once),
+    so that a large record does not stall the event loop and every table."""
+    import anyio.to_thread
+
+    if server.replay_limiter is None:
+        server.replay_limiter = anyio.CapacityLimiter(REPLAY_WORKERS)
+    limiter = server.replay_limiter
+    if limiter.statistics().tasks_waiting >= REPLAY_WAITING:
+        return _error("Busy", f"{REPLAY_WAITING} replays are waiting already: "
+                              f"try again shortly", 503)
     try:
-        return _json(replay_steps(data, plugins=server.plugins, table=table, hand=hand))
+        body = await anyio.to_thread.run_sync(_replay_json, server, data, table, hand,
+                                              limiter=limiter)
     except QipaiError as exc:
         return _error(type(exc).__name__, str(exc), 400)
+    return Response(body, media_type="application/json")
 
 
 async def replay_stored(request: Request) -> Response:
@@ -359,23 +403,24 @@ async def replay_stored(request: Request) -> Response:
     s = _server(request)
     tid = request.path_params["id"]
     if s.store.table(tid) is None:
-        return _error("UnknownTable", f"no table {tid!r}", 404)
-    try:
-        hand = int(request.path_params["hand"])
-    except ValueError:
-        return _error("UnknownHand", "a hand is a whole number", 404)
+        return _error("UnknownTable", f"no table {shown(tid)}", 404)
+    hand = _whole(request.path_params["hand"])
+    if hand is None:
+        return _error("UnknownHand", f"a hand is a whole number written in ASCII digits "
+                                     f"(0, 1, …), not {shown(request.path_params['hand'])}", 404)
     for h in s.store.hands_of(tid):
         if h["hand"] == hand and h["net"] is not None:
-            return _replayed(s, h["record"].encode(), tid, hand)
+            return await _replayed(s, h["record"].encode(), tid, hand)
     return _error("UnknownHand", f"table {tid} has no finished hand {hand}", 404)
 
 
 async def replay_posted(request: Request) -> Response:
-    """``POST /replay``: a record in the body (at most ``MAX_REPLAY_BYTES``)."""
-    body = await _body(request, MAX_REPLAY_BYTES)
+    """``POST /replay``: a record in the body (at most ``--max-replay-bytes``)."""
+    s = _server(request)
+    body = await _body(request, s.max_replay_bytes)
     if isinstance(body, Response):
         return body
-    return _replayed(_server(request), body)
+    return await _replayed(s, body)
 
 
 #: The page's files (index.html, page.css, page.js), served under /static.
@@ -393,7 +438,7 @@ async def close_table(request: Request) -> Response:
     if refused is not None:
         return refused
     if t is None:
-        return _error("UnknownTable", f"no open table {request.path_params['id']!r}", 404)
+        return _error("UnknownTable", f"no open table {shown(request.path_params['id'])}", 404)
     auth = request.headers.get("authorization", "")
     token = auth[7:] if auth.lower().startswith("bearer ") else ""
     if not token or not secrets.compare_digest(token_hash(token), t.admin_hash):
@@ -446,7 +491,7 @@ async def table_ws(ws: WebSocket) -> None:
         return await refuse("NotRestored", f"table {ws.path_params['id']} is not served "
                                            f"({type(exc).__name__}): {exc}", 4409)
     if t is None or not t.open:
-        return await refuse("UnknownTable", f"no open table {ws.path_params['id']!r}", 4404)
+        return await refuse("UnknownTable", f"no open table {shown(ws.path_params['id'])}", 4404)
     token = ws.query_params.get("token", "")
     who = t.who(token_hash(token)) if token else None
     if who is None:

@@ -120,3 +120,87 @@ def test_a_posted_record_replays_and_bad_ones_are_typed_errors(played):
         assert error(json.dumps({**record, "variant": "nosuch"})) == (400, "BadRecord")
         r = http.post("/replay", content=b" " * (1024 * 1024 + 1))
         assert r.status_code == 413 and r.json()["error"] == "TooLarge"
+
+
+def test_hand_ids_and_limits_are_ascii_digits(played):
+    """``int()`` reads ``"٣"`` (Arabic-Indic three), ``"+0"``, ``" 0"`` and
+    ``"0_0"``: a hand id or ``limit`` is only ASCII digits, without sign,
+    space, underscore or leading zero, else a typed JSON error."""
+    s, tid, _ = played
+    with s.http() as http:
+        assert http.get(f"/tables/{tid}/records/0/replay").status_code == 200
+        for hand in ("٠", "٣", "０", "+0", "%200", "0_0", "00", "0x0", "1e0", "-0"):
+            r = http.get(f"/tables/{tid}/records/{hand}/replay")
+            assert r.status_code == 404, hand
+            assert r.headers["content-type"].startswith("application/json"), hand
+            assert r.json()["error"] == "UnknownHand", hand
+            assert "ASCII digits" in r.json()["message"], hand
+        assert http.get("/records", params={"limit": "1"}).status_code == 200
+        for limit in ("٥", "５", "+5", " 5", "5_0", "05", "", "9" * 40):
+            r = http.get("/records", params={"limit": limit})
+            assert r.status_code == 400 and r.json()["error"] == "BadMessage", limit
+
+
+def test_echoed_record_strings_are_checked_and_cut(played):
+    """A posted record's strings that errors name (variant, versions, spec,
+    plugin names, option names) are refused when too long or unprintable —
+    ``BadRecordField`` naming the field, the value cut and escaped — and no
+    error message echoes megabytes or a raw control character."""
+    s, _, record = played
+    huge = "A" * 200_000
+    with s.http() as http:
+        def error(**over):
+            r = http.post("/replay", content=json.dumps({**record, **over}))
+            assert r.status_code == 400, r.text[:200]
+            return r.json()
+
+        for field in ("variant", "version", "qipai_version", "spec"):
+            got = error(**{field: huge})
+            assert got["error"] == "BadRecordField", field
+            assert f"record's {field} is 200,000 characters" in got["message"]
+            assert len(got["message"]) < 300
+        got = error(variant="guilin-\x1b[2J\x07zipai")
+        assert got["error"] == "BadRecordField" and "unprintable" in got["message"]
+        assert "\x1b" not in got["message"] and "\\x1b" in got["message"]
+        got = error(variant="guilin\u202ezipai")   # a right-to-left override
+        assert got["error"] == "BadRecordField" and "\u202e" not in got["message"]
+        got = error(plugins=[{"name": huge, "sha256": None}])
+        assert got["error"] == "BadRecordField" and "plugins[0].name" in got["message"]
+        got = error(options={**record["options"], huge: 1})
+        assert got["error"] == "BadRecordField" and "option name" in got["message"]
+        # values no field check names are still cut in the message
+        got = error(options={**record["options"], "hu_scale": huge})
+        assert got["error"] == "BadRecord" and len(got["message"]) < 700
+        got = error(rng="\x1b" * 1000)
+        assert got["error"] == "BadRecord" and "\x1b" not in got["message"]
+        assert len(got["message"]) < 700
+        # a real variant is answered by its registered name
+        ok = http.post("/replay", content=json.dumps(record)).json()
+        assert ok["variant"] == "guilin-zipai"
+
+
+def test_long_names_in_paths_are_not_echoed_whole(played):
+    s, _, _ = played
+    with s.http() as http:
+        for path in ("/tables/" + "x" * 5000, "/tables/" + "x" * 5000 + "/records",
+                     "/variants/" + "x" * 5000, "/variants/%1B%5B2J"):
+            r = http.get(path)
+            assert r.status_code == 404, path
+            got = r.json()
+            assert got["error"] in ("UnknownTable", "UnknownVariant"), path
+            assert len(got["message"]) < 200 and "\x1b" not in got["message"], path
+
+
+def test_the_replay_cap_is_256_kib_by_default(played):
+    """A hand's record is under 50 KiB even indented (the largest of 300
+    random-bot hands a variant: 19 KiB compact); 256 KiB is read, more is
+    413 ``TooLarge`` before any of it is parsed."""
+    s, _, record = played
+    text = json.dumps(record, indent=2)
+    with s.http() as http:
+        padded = text + " " * (256 * 1024 - len(text.encode()))
+        assert len(padded.encode()) == 256 * 1024
+        assert http.post("/replay", content=padded).status_code == 200
+        r = http.post("/replay", content=padded + " ")
+        assert r.status_code == 413 and r.json()["error"] == "TooLarge"
+        assert "262144 bytes" in r.json()["message"]
