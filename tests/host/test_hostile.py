@@ -14,6 +14,7 @@ import json
 import pytest
 
 from hostile import Conn, Server, act, db_rows
+from hostkit import refusal
 
 #: a server start and a database per kind: together well over 10 s
 pytestmark = pytest.mark.slow
@@ -110,18 +111,11 @@ def test_tokens_are_per_table_and_per_seat(server, db_url):
     u = server.create("guilin-mahjong", bots=[])
     before = db_rows(db_url)
     for token in (u["seats"]["0"], u["spectator_token"], u["admin"], "", "garbage",
-                  t["seats"]["0"] + "x", t["admin"]):
-        c = Conn(server, t["id"], token)
-        msg = c.recv()
-        assert msg["type"] == "error" and msg["code"] == "BadToken", (token, msg)
-        assert all(m.find(t["seats"]["0"]) < 0 for m in c.raw)
-        c.close()
-    c = Conn(server, t["id"], None)
-    assert c.recv()["code"] == "BadToken"
-    c.close()
-    c = Conn(server, "nosuchtable", t["seats"]["0"])
-    assert c.recv()["code"] == "UnknownTable"
-    c.close()
+                  t["seats"]["0"] + "x", t["admin"], None):
+        msg = refusal(server, t["id"], token)
+        assert msg["code"] == "BadToken", (token, msg)
+        assert all(m.find(t["seats"]["0"]) < 0 for m in msg["raw"])
+    assert refusal(server, "nosuchtable", t["seats"]["0"])["code"] == "UnknownTable"
     # a seat's token opens its own seat only: the view is that seat's
     c = Conn(server, t["id"], t["seats"]["2"])
     w = c.until("welcome")

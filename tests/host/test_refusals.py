@@ -9,7 +9,7 @@ import msgspec
 import pytest
 import sqlalchemy as sa
 
-from hostkit import SyncSeat, choose, create, start_server
+from hostkit import SyncSeat, choose, create, refusal, start_server
 from qipai.core.records import decode_record, replay
 from qipai.core.table import Table
 from qipai.core.timeouts import default_action
@@ -165,12 +165,8 @@ def test_tokens(served):
     t = create(served, "guilin-mahjong", bots=[2, 3])
     assert sorted(t["seats"]) == ["0", "1"]
     # a bad token: typed error, then the server closes
-    bad = SyncSeat(served, t["id"], "not-a-token")
-    assert bad.recv()["code"] == "BadToken"
-    bad.close()
-    unknown = SyncSeat(served, "nosuchtable", t["seats"]["0"])
-    assert unknown.recv()["code"] == "UnknownTable"
-    unknown.close()
+    assert refusal(served, t["id"], "not-a-token")["code"] == "BadToken"
+    assert refusal(served, "nosuchtable", t["seats"]["0"])["code"] == "UnknownTable"
     # seat 1's token holds seat 1 only: it cannot act for seat 0
     one = SyncSeat(served, t["id"], t["seats"]["1"])
     w = one.until("welcome")
