@@ -144,6 +144,43 @@ def test_ray_writes_the_bytes_the_process_pool_writes(tmp_path):
     assert open(a, "rb").read() == open(b, "rb").read()
 
 
+@pytest.mark.slow
+def test_ray_workers_that_do_not_start_are_a_typed_error_not_a_hang(tmp_path):
+    """Workers that crash as they start (as a ``uv run`` driver's did, their
+    runtime environment running uv in a copy of the project) are retried by
+    Ray forever; qipai gives up after its bound with RayUnavailable."""
+    ray = pytest.importorskip("ray", reason="ray (extra qipai[ray]) not installed")
+    from qipai.sim import run
+
+    try:  # workers whose interpreter exits at once, before registering
+        ray.init(num_cpus=1, include_dashboard=False, logging_level="ERROR",
+                 log_to_driver=False, runtime_env={"py_executable": "false"})
+    except Exception as exc:  # noqa: BLE001 - the machine, not the code
+        if os.environ.get("QIPAI_CI"):
+            pytest.fail(f"QIPAI_CI is set and a local Ray instance did not start: {exc}",
+                        pytrace=False)
+        pytest.skip(f"a local Ray instance did not start here: {exc}")
+    try:
+        with pytest.raises(RayUnavailable, match="workers ran no task within 20 s"):
+            run.start_ray("", 1, parse_rulesets(["guilin-mahjong"]), timeout=20)
+    finally:
+        ray.shutdown()
+
+
+def test_a_local_ray_instance_turns_off_rays_uv_hook_unless_set(monkeypatch):
+    from qipai.sim import run
+
+    monkeypatch.setattr(run, "require", lambda module, extra: module)
+    monkeypatch.delenv(run.RAY_UV_HOOK, raising=False)
+    run.import_ray(local=False)  # a cluster: Ray's default stays
+    assert run.RAY_UV_HOOK not in os.environ
+    run.import_ray(local=True)
+    assert os.environ[run.RAY_UV_HOOK] == "0"
+    monkeypatch.setenv(run.RAY_UV_HOOK, "1")  # the user's choice wins
+    run.import_ray(local=True)
+    assert os.environ[run.RAY_UV_HOOK] == "1"
+
+
 # ---------------------------------------------------------------- the report
 
 

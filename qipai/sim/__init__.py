@@ -44,3 +44,19 @@ def require(module: str, extra: str) -> object:
         raise MissingExtra(
             f"{module} is not installed: it comes with the optional extra qipai[{extra}] "
             f"(uv run --extra {extra} …, or pip install 'qipai[{extra}]')") from None
+
+
+def installed(module: str, extra: str) -> None:
+    """Check, without importing it, that the top-level package of ``module``
+    is installed; else raise :class:`MissingExtra` naming ``qipai[extra]``."""
+    import importlib.util
+    import sys
+
+    top = module.partition(".")[0]
+    try:
+        found = (sys.modules[module] is not None if module in sys.modules
+                 else importlib.util.find_spec(top) is not None)
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        require(module if module in sys.modules else top, extra)  # raises, naming the extra

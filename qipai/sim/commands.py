@@ -82,8 +82,9 @@ def _log_progress(console: Any, total: int, every: float = 60.0) -> Any:
                    "e.g. auto or ray://host:10001), or without one on a local instance.  "
                    "Needs the extra qipai[ray].  Give it last or as --ray=ADDRESS.")
 @click.option("--chunk", type=int, default=None,
-              help="Hand indices per task, each played under every ruleset (default: about "
-                   "sixteen tasks per worker, at most 50; never changes the file).")
+              help="Hand indices per task, each played under every ruleset (default: up to 50, "
+                   "shrinking to 1 towards the end so the workers finish together; never "
+                   "changes the file).")
 def simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int, workers: int | None,
              out: str, ray_address: str | None, chunk: int | None) -> None:
     """Play HANDS hands of each ruleset with bots and write one Parquet row per hand.
@@ -116,11 +117,13 @@ def simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int, worker
     if bots not in BOT_KINDS:
         fail(f"unknown bots {bots!r}; bots are: {', '.join(BOT_KINDS)}")
     specs = parse_rulesets(rulesets)
-    from qipai.sim import require
+    from qipai.sim import installed
 
-    require("pyarrow.parquet", "sim")
+    installed("pyarrow.parquet", "sim")
     if ray_address is not None:
-        require("ray", "ray")
+        from qipai.sim.run import import_ray
+
+        import_ray(not ray_address)
     k = workers or _cpus()
     console = Console(stderr=True)
     total = hands * len(specs)

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import signal
 import time
@@ -48,10 +47,10 @@ import msgspec
 
 from qipai.bots import BOT_KINDS, hand_seed, make_bots, run_to_end
 from qipai.core.hookspecs import hookimpl
-from qipai.sim import BadSimulation, RayUnavailable, require
+from qipai.sim import BadSimulation, RayUnavailable, installed, require
 
-__all__ = ["COLUMNS", "FORMAT", "Outcome", "RulesetSpec", "chunks", "hand_row",
-           "parse_rulesets", "play_chunk", "schema", "simulate", "write_parquet"]
+__all__ = ["COLUMNS", "FORMAT", "Outcome", "RulesetSpec", "chunks", "hand_row", "import_ray",
+           "guided_chunks", "parse_rulesets", "play_chunk", "schema", "simulate", "start_ray", "write_parquet"]
 
 #: Version of the row layout (in the file's metadata).
 FORMAT = 1
@@ -210,17 +209,36 @@ def play_chunk(spec: RulesetSpec, bots: str, seed: int, start: int,
     return [hand_row(spec, bots, seed, i) for i in range(start, stop)]
 
 
-def _play_task(task: tuple[tuple[RulesetSpec, ...], str, int, int, int]) -> Any:
-    """A worker's task: hands ``start`` ≤ i < ``stop`` of every ruleset, its
-    rows as one Arrow record batch (of :func:`schema`), which crosses the
-    process boundary as Arrow IPC buffers — cheaper to send and receive than
-    pickled row dicts.  One worker plays the same deals of all the rulesets:
-    the bots' caches, filled by a deal under one ruleset, serve it under the
-    others (the rulesets often play alike), and a run stopped early holds
-    the same hands of each."""
+def _play_rows(task: tuple[tuple[RulesetSpec, ...], str, int, int, int]
+               ) -> list[dict[str, Any]]:
+    """A task's rows: hands ``start`` ≤ i < ``stop`` of every ruleset.  One
+    worker plays the same deals of all the rulesets: the bots' caches,
+    filled by a deal under one ruleset, serve it under the others (the
+    rulesets often play alike), and a run stopped early holds the same hands
+    of each."""
     specs, bots, seed, start, stop = task
+    return [row for spec in specs for row in play_chunk(spec, bots, seed, start, stop)]
+
+
+_ROWS_ENCODER = msgspec.msgpack.Encoder()
+_ROWS_DECODER = msgspec.msgpack.Decoder(list[dict[str, Any]])
+
+
+def _play_task(task: tuple[tuple[RulesetSpec, ...], str, int, int, int]) -> bytes:
+    """A worker's task (pool or Ray): :func:`_play_rows` as MessagePack.
+
+    The parent turns each task's rows into an Arrow record batch as it
+    arrives (:func:`_batch`): the workers never import pyarrow (about 0.6 s
+    of CPU a process), and the parent's import and conversions run while the
+    workers play, instead of before them."""
+    return _ROWS_ENCODER.encode(_play_rows(task))
+
+
+def _batch(rows: list[dict[str, Any]] | bytes) -> Any:
+    """Rows (or a worker's MessagePack of them) as a record batch of :func:`schema`."""
     pa = require("pyarrow", "sim")
-    rows = [row for spec in specs for row in play_chunk(spec, bots, seed, start, stop)]
+    if isinstance(rows, bytes):
+        rows = _ROWS_DECODER.decode(rows)
     return pa.RecordBatch.from_pylist(rows, schema=_schema())
 
 
@@ -237,6 +255,22 @@ def _schema() -> Any:
 def chunks(hands: int, size: int) -> list[tuple[int, int]]:
     """``[start, stop)`` ranges of at most ``size`` hands covering ``range(hands)``."""
     return [(a, min(a + size, hands)) for a in range(0, hands, size)]
+
+
+def guided_chunks(hands: int, workers: int, most: int = 50) -> list[tuple[int, int]]:
+    """``[start, stop)`` ranges covering ``range(hands)`` that shrink towards
+    the end: each takes an eighth of a worker's share of the hands left (at
+    most ``most``, at least one).  Early tasks are large (a task's overhead
+    stays far below its hands' play); the last ones are single hands, so the
+    workers finish within about a hand of each other instead of one idling
+    through the other's last large chunk."""
+    out: list[tuple[int, int]] = []
+    a = 0
+    while a < hands:
+        size = max(1, min(most, (hands - a) // (8 * workers)))
+        out.append((a, a + size))
+        a += size
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -348,8 +382,8 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
         ray_address: None: no Ray; ``""``: a local Ray instance; else the
             address given to ``ray.init``.
         chunk: hand indices per task, each task playing them under every
-            ruleset (default: about sixteen tasks per worker, at most 50
-            indices); does not change the file.
+            ruleset (default: :func:`guided_chunks`, at most 50 indices,
+            shrinking to one towards the end); does not change the file.
         on_chunk: called with the number of hands of each finished chunk.
 
     Returns: the :class:`Outcome`; on Ctrl-C the finished chunks are
@@ -359,7 +393,8 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
         BadSimulation: hands or workers < 1, an unknown bot, ``out`` not
             writable (checked before the first hand).
         MissingExtra: pyarrow (``qipai[sim]``) or Ray (``qipai[ray]``) missing.
-        RayUnavailable: ``ray.init`` failed.
+        RayUnavailable: ``ray.init`` failed, or Ray's workers did not start
+            (see :func:`start_ray`).
     """
     if not isinstance(hands, int) or hands < 1:
         raise BadSimulation(f"--hands must be at least 1, not {hands!r}")
@@ -369,14 +404,11 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
         raise BadSimulation(f"unknown bots {bots!r}; bots are: {', '.join(BOT_KINDS)}")
     if not isinstance(seed, int):
         raise BadSimulation(f"--seed must be an integer, not {seed!r}")
-    require("pyarrow.parquet", "sim")
-    # Small enough that the workers finish together (the last chunk is the
-    # tail where one worker idles), large enough that a task's overhead (a
-    # message each way, a record batch) stays far below its hands' play.
-    size = chunk or max(1, min(50, math.ceil(hands / (16 * workers))))
-    # A task plays its hand indices under every ruleset (see _play_task): a
+    installed("pyarrow", "sim")  # imported later, while the workers play
+    # A task plays its hand indices under every ruleset (see _play_rows): a
     # run stopped early has the same hands of each.
-    tasks = [(tuple(rulesets), bots, seed, a, b) for a, b in chunks(hands, size)]
+    ranges = chunks(hands, chunk) if chunk else guided_chunks(hands, workers)
+    tasks = [(tuple(rulesets), bots, seed, a, b) for a, b in ranges]
     meta = {"format": FORMAT, "rulesets": [s.spec for s in rulesets], "hands": hands,
             "bots": bots, "seed": seed}
     check_writable(out)
@@ -385,8 +417,9 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
     interrupted = False
     t0 = time.perf_counter()
 
-    def take(part: Any) -> None:
+    def take(data: Any) -> None:
         nonlocal written
+        part = _batch(data)
         parts.append(part)
         written += part.num_rows
         if on_chunk is not None:
@@ -397,12 +430,12 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
         _warm(rulesets)
     if ray_address is not None:
         backend = "ray"
-        interrupted = _run_ray(tasks, take, ray_address, workers)
+        interrupted = _run_ray(tasks, take, ray_address, workers, rulesets)
     elif workers == 1:
         backend = "in-process"
         try:
             for task in tasks:
-                take(_play_task(task))
+                take(_play_rows(task))
         except KeyboardInterrupt:
             interrupted = True
     else:
@@ -441,10 +474,64 @@ def _run_pool(tasks: list[Any], take: Callable[[Any], None], workers: int,
     return False
 
 
-def _run_ray(tasks: list[Any], take: Callable[[Any], None], address: str,
-             workers: int) -> bool:
-    """The tasks as Ray tasks; True if Ctrl-C stopped it."""
-    ray = require("ray", "ray")
+#: Seconds the workers of a Ray instance get to run a first task before
+#: :func:`start_ray` gives up with :class:`RayUnavailable` (a worker that
+#: cannot start is otherwise retried by Ray forever: the run would hang).
+RAY_WORKER_TIMEOUT_S = 120.0
+
+#: Ray's switch for its ``uv run`` hook (see :func:`import_ray`).
+RAY_UV_HOOK = "RAY_ENABLE_UV_RUN_RUNTIME_ENV"
+
+
+def import_ray(local: bool) -> Any:
+    """Import Ray; for a ``local`` instance, with its ``uv run`` hook off.
+
+    Ray (2.43 and later) sees a driver started by ``uv run`` and gives its
+    workers a runtime environment that runs ``uv run …`` again in a copy of
+    the project; on a local instance those workers start slowly or never
+    (the copy's environment lacks the extras, e.g. Ray itself), and the run
+    hangs.  A local instance's workers need nothing but this interpreter, so
+    unless the user has set it, :data:`RAY_UV_HOOK` is set to ``0`` before
+    Ray is imported (Ray reads it once, when imported).  For a cluster the
+    variable is left alone: the hook is how a ``uv run`` driver ships the
+    project to nodes that lack it.
+
+    Raises:
+        MissingExtra: Ray is not installed (extra ``qipai[ray]``).
+    """
+    if local:
+        os.environ.setdefault(RAY_UV_HOOK, "0")
+    return require("ray", "ray")
+
+
+def _ray_ready(rulesets: Sequence[RulesetSpec]) -> int:
+    """A Ray worker's first task: build the rulesets (as a pool worker's
+    initializer does) and say which process it is."""
+    _warm(rulesets)
+    return os.getpid()
+
+
+def start_ray(address: str, workers: int, rulesets: Sequence[RulesetSpec] = (),
+              timeout: float | None = None) -> bool:
+    """Connect to Ray and check that its workers start.
+
+    ``address``: ``""`` for a new local instance with ``workers`` CPUs, else
+    the address for ``ray.init`` (``auto``, ``ray://host:10001`` …).  If Ray
+    is already initialised in this process it is used as it is.  Then
+    ``workers`` tasks build the ``rulesets`` on Ray's workers, waited for at
+    most ``timeout`` seconds (default :data:`RAY_WORKER_TIMEOUT_S`).
+
+    Returns: True if this call started Ray (the caller shuts it down).
+
+    Raises:
+        MissingExtra: Ray is not installed.
+        RayUnavailable: ``ray.init`` failed (no cluster at the address; a
+            local node timing out while it starts its agents on a loaded
+            machine), or no task finished in time: the workers did not
+            start (Ray is shut down again if this call started it).
+    """
+    ray = import_ray(not address)
+    where = f"at {address}" if address else "(a local instance)"
     started = not ray.is_initialized()
     if started:
         kwargs: dict[str, Any] = {"logging_level": "ERROR", "log_to_driver": False}
@@ -454,23 +541,53 @@ def _run_ray(tasks: list[Any], take: Callable[[Any], None], address: str,
             else:
                 ray.init(num_cpus=workers, include_dashboard=False, **kwargs)
         except Exception as exc:  # Ray raises bare Exception / ConnectionError here
-            where = f"at {address}" if address else "(a local instance)"
             raise RayUnavailable(f"Ray {where} did not start: "
                                  f"{' '.join(str(exc).split())}") from None
+    limit = RAY_WORKER_TIMEOUT_S if timeout is None else timeout
+    ready = ray.remote(num_cpus=1)(_ray_ready)
+    refs = [ready.remote(list(rulesets)) for _ in range(workers)]
+    try:
+        done, _ = ray.wait(refs, num_returns=len(refs), timeout=limit)
+        if not done:
+            raise RayUnavailable(
+                f"Ray {where} started but its workers ran no task within {limit:g} s "
+                f"(they did not start; Ray's logs, e.g. /tmp/ray/session_latest/logs/"
+                f"raylet.out, say why; a driver under `uv run` with {RAY_UV_HOOK}=1 "
+                f"gives workers that start through uv)")
+        ray.get(done)
+    except BaseException as exc:
+        if started:
+            ray.shutdown()
+        if isinstance(exc, ray.exceptions.RayError):
+            raise RayUnavailable(f"Ray {where} could not run a task: "
+                                 f"{' '.join(str(exc).split())[:300]}") from None
+        raise
+    return started
+
+
+def _run_ray(tasks: list[Any], take: Callable[[Any], None], address: str,
+             workers: int, rulesets: Sequence[RulesetSpec]) -> bool:
+    """The tasks as Ray tasks; True if Ctrl-C stopped it."""
+    started = start_ray(address, workers, rulesets)
+    ray = import_ray(not address)
     remote = ray.remote(num_cpus=1)(_play_task)
     pending = [remote.remote(t) for t in tasks]
     try:
         while pending:
+            # the next finished task, and any others finished meanwhile
             done, pending = ray.wait(pending, num_returns=1)
-            for ref in done:
-                take(ray.get(ref))
+            if pending:
+                more, pending = ray.wait(pending, num_returns=len(pending), timeout=0)
+                done += more
+            for part in ray.get(done):
+                take(part)
     except KeyboardInterrupt:
         for ref in pending:
             ray.cancel(ref, force=True)
         return True
-    except ray.exceptions.RaySystemError as exc:  # e.g. workers that did not start
+    except ray.exceptions.RayError as exc:  # e.g. a worker that died
         raise RayUnavailable(f"Ray could not run the tasks: "
-                             f"{' '.join(str(exc).split())[:200]}") from None
+                             f"{' '.join(str(exc).split())[:300]}") from None
     finally:
         if started:
             ray.shutdown()
