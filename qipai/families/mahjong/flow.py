@@ -35,7 +35,14 @@ from qipai.core.model import (
 from qipai.families.mahjong.hand_checks import COUNTS_0_TO_4, check_meld_once
 from qipai.families.mahjong.scoring_kit import as_wineval
 from qipai.families.mahjong.tiles import TILES
-from qipai.families.mahjong.win_shapes import segment_codes, shape_waits_bytes, step_waits
+from qipai.families.mahjong import suit_tables
+from qipai.families.mahjong.suit_tables import FIELD, NOT_COMPLETE, STD_MASK
+from qipai.families.mahjong.win_shapes import (
+    _NO_WAITS, _PARITY, HONORS_SHIFT, segment_codes, shape_waits_bytes,
+)
+
+_SEGMENT_GET = suit_tables.SEGMENT.get  # the dicts keep their identity (suit_tables)
+_HONORS_SEGMENT_GET = suit_tables.HONORS_SEGMENT.get
 
 HU, PENG_GANG, CHI = 3, 2, 1
 _DECK = tuple(full_deck(TILES))
@@ -97,20 +104,38 @@ def remove(hand: list[int], card: int, n: int = 1) -> None:
 
 def chi_runs(hand: list[int], card: int) -> list[tuple[int, int, int]]:
     """Every same-suit run of three containing ``card`` whose other two tiles
-    are in ``hand`` (honors never form runs)."""
+    are in ``hand`` (honors never form runs), lowest first."""
     if card >= 27:
         return []
     rank = card % 9
     runs = []
-    for start in (card - 2, card - 1, card):
-        if start // 9 != card // 9 or start % 9 > 6 or start % 9 > rank or start < 0:
-            continue
-        run = (start, start + 1, start + 2)
-        others = list(run)
-        others.remove(card)
-        if others[0] in hand and others[1] in hand:
-            runs.append(run)
+    if rank >= 2 and card - 2 in hand and card - 1 in hand:
+        runs.append((card - 2, card - 1, card))
+    if 1 <= rank <= 7 and card - 1 in hand and card + 1 in hand:
+        runs.append((card - 1, card, card + 1))
+    if rank <= 6 and card + 1 in hand and card + 2 in hand:
+        runs.append((card, card + 1, card + 2))
     return runs
+
+
+_PRESENT = bytes([0, 1, 1, 1, 1]) + bytes(251)  # translate tables: count → flag
+_PAIR = bytes([0, 0, 2, 2, 2]) + bytes(251)
+# byte k of an int of 34 bytes: a suited kind with a lower / a higher neighbour
+_LOW_MASK = sum(1 << 8 * k for k in range(27) if k % 9 > 0)
+_HIGH_MASK = sum(1 << 8 * k for k in range(27) if k % 9 < 8)
+
+
+def claim_flags(counts: bytes, hot: frozenset[int]) -> bytes:
+    """For each of the 34 kinds, what a hand of ``counts`` might claim of
+    it (see :meth:`MahjongFlow.hand_entry`): bit 4 a 胡 (``hot``: its shape
+    waits and its four-times-held kinds), bit 2 a 碰 (a pair held), bit 1 a
+    吃 by the next seat (a suited neighbour held)."""
+    x = int.from_bytes(counts.translate(_PRESENT), "little")
+    v = int.from_bytes(counts.translate(_PAIR), "little") \
+        | (x << 8 & _LOW_MASK) | (x >> 8 & _HIGH_MASK)
+    for k in hot:
+        v |= 4 << 8 * k
+    return v.to_bytes(34, "little")
 
 
 class MahjongFlow:
@@ -318,13 +343,14 @@ class MahjongFlow:
 
     def hand_entry(self, table: Any, seat: int, hand: list[int]) -> tuple | None:
         """What the flow knows of ``seat``'s concealed ``hand`` one tile short
-        of a win: ``(hand, melds, counts, waits, codes, kinds, held)`` —
+        of a win: ``(hand, melds, counts, waits, codes, kinds, held, flags)`` —
         copies of the hand and melds it was computed from, ``bytes`` of the
         34 counts, the *shape waits* (the kinds that could complete it into a
         winning shape), the counts' ``win_shapes.segment_codes``, the hand's
-        distinct kinds in order (a list never changed in place) and the
+        distinct kinds in order (a list never changed in place), the
         kinds held four times among hand and melds (a fifth copy of them is
-        impossible).  None when the flow cannot tell
+        impossible) and :func:`claim_flags` of the counts with those two
+        (one byte per kind: what a claim window on it must ask).  None when the flow cannot tell
         (the hand is not one tile short, or the win check is not this
         flow's).  A tile is skipped (:meth:`may_win`) only when it is not a
         shape wait and not one of those four-times-held kinds: a fifth copy
@@ -369,9 +395,9 @@ class MahjongFlow:
         counts = bytes(b)
         codes = segment_codes(counts)
         four = frozenset(k for k in range(34) if held[k] == 4) if 4 in held else _NONE
-        entry = cache[seat] = (list(hand), list(melds), counts,
-                               shape_waits_bytes(counts, melds, self.shape_shift, codes), codes,
-                               sorted(set(hand)), four)
+        waits = shape_waits_bytes(counts, melds, self.shape_shift, codes)
+        entry = cache[seat] = (list(hand), list(melds), counts, waits, codes,
+                               sorted(set(hand)), four, claim_flags(counts, waits | four))
         return entry
 
     def entry_after_discard(self, table: Any, seat: int, drawn: int, card: int) -> None:
@@ -383,37 +409,70 @@ class MahjongFlow:
         self-consistent by construction and, like any entry, used only while
         the seat's hand and melds equal its copies."""
         cache = table.scratch.get("mahjong.waits")
-        entry = cache[seat] if cache else None
-        if entry is None or card == drawn:
+        if not cache or card == drawn:
             return  # nothing kept, or the same hand again
-        stepped = step_waits(entry[2], entry[4], drawn, card, entry[1], self.shape_shift)
-        if stepped is None:
+        entry = cache[seat]
+        if entry is None:
+            return
+        # win_shapes.step_waits, inlined (this runs at every discard): the
+        # new counts, the codes of at most two segments looked up again.
+        counts = entry[2]
+        n_drawn = counts[drawn] + 1
+        n_card = counts[card]
+        if n_drawn > 4 or not n_card:
             return  # the entry is not of the hand the draw went to
+        b = bytearray(counts)
+        b[drawn] = n_drawn
+        b[card] = n_card - 1
+        new = bytes(b)
+        c0, c1, c2, c3 = entry[4]
+        for sg in {drawn // 9, card // 9}:  # 3: the honors
+            if sg == 3:
+                c3 = _HONORS_SEGMENT_GET(new[27:34], NOT_COMPLETE)
+            else:
+                code = _SEGMENT_GET(new[sg * 9:sg * 9 + 9], NOT_COMPLETE)
+                if sg == 0:
+                    c0 = code
+                elif sg == 1:
+                    c1 = code
+                else:
+                    c2 = code
+        codes = (c0, c1, c2, c3)
+        melds = entry[1]
+        # shape_waits_bytes' common case, tested first: far from any shape
+        v = c0 + c1 + c2 + c3
+        if (v & STD_MASK) // NOT_COMPLETE > 1 and v >> HONORS_SHIFT & FIELD != 3 and (
+                melds or (v >> self.shape_shift & FIELD < 3
+                          and new.translate(_PARITY).count(1) != 1)):
+            waits = _NO_WAITS
+        else:
+            waits = shape_waits_bytes(new, melds, self.shape_shift, codes)
+        held = n_drawn
+        if melds:
+            held += sum(m.cards.count(drawn) for m in melds)
+        if held > 4:
+            return  # a fifth copy: no entry, the full check refuses it
         hand = list(entry[0])
         hand.remove(card)
         insort(hand, drawn)
         kinds = entry[5]
-        if not entry[2][drawn] or not stepped[0][card]:  # a kind comes or goes
+        if n_drawn == 1 or n_card == 1:  # a kind comes or goes
             kinds = list(kinds)
-            if not entry[2][drawn]:
+            if n_drawn == 1:
                 insort(kinds, drawn)
-            if not stepped[0][card]:
+            if n_card == 1:
                 kinds.remove(card)
         four = entry[6]  # the kinds held four times, hand and melds
-        held = stepped[0][drawn]
-        if entry[1]:
-            held += sum(m.cards.count(drawn) for m in entry[1])
-        if held > 4:
-            return  # a fifth copy: no entry, the full check refuses it
         if held == 4 or card in four:
             four = (four - {card}) | ({drawn} if held == 4 else _NONE)
-        cache[seat] = (hand, entry[1], stepped[0], stepped[2], stepped[1], kinds, four)
+        cache[seat] = (hand, melds, new, waits, codes, kinds, four,
+                       claim_flags(new, waits | four if four else waits))
 
     def may_win(self, table: Any, seat: int, hand: list[int], card: int) -> bool:
         """False when ``card`` certainly cannot complete ``seat``'s ``hand``
         into a win (see :meth:`hand_entry`), so the win check is skipped."""
         entry = self.hand_entry(table, seat, hand)
-        return entry is None or card in entry[3] or card in entry[6]
+        return entry is None or entry[7][card] > 3
 
     def wins(self, table: Any, claim: WinClaim, how: str, owner: int | None) -> bool:
         ev = table.hook.qipai_win_check(claim=claim, how=how, dealer=table.state.dealer,
@@ -458,7 +517,7 @@ class MahjongFlow:
             entry = cache[seat] if cache else None
             if entry is None or entry[0] != rest or entry[1] != s.melds:
                 entry = self.hand_entry(table, seat, rest)
-            if (entry is None or drawn in entry[3] or drawn in entry[6]) and \
+            if (entry is None or entry[7][drawn] > 3) and \
                     self.wins(table, self.claim_for(table, seat, drawn, "zimo", None, rest),
                               "zimo", None):
                 acts.append(Zimo(seat))
@@ -558,37 +617,38 @@ class MahjongFlow:
         owner, card = window.owner, window.card
         state = table.state
         seats = state.seats
-        r = table.scratch.get("mahjong.reserve")  # can_draw, read inline
+        scratch = table.scratch
+        r = scratch.get("mahjong.reserve")  # can_draw, read inline
         melds_too = window.source == "discard" and (
             len(state.wall) > r if r is not None and r >= 0 else self.can_draw(table))
-        nxt = (owner + 1) % table.n
-        rank = card % 9 if card < 27 else -1  # -1: an honor, never in a run
-        cache = table.scratch.get("mahjong.waits")  # see hand_entry
+        n = table.n
+        nxt = (owner + 1) % n
+        # a run through the card needs a neighbour of it (honors: never)
+        lo = card - 1 if card < 27 and card % 9 > 0 else -1
+        hi = card + 1 if card < 27 and card % 9 < 8 else -1
+        cache = scratch.get("mahjong.waits")  # see hand_entry
         out: dict[int, list[Action]] = {}
-        for seat in range(table.n):
+        for seat in range(n):
             if seat == owner:
                 continue
             s = seats[seat]
             hand = s.hand
             entry = cache[seat] if cache else None
             if entry is not None and entry[0] == hand and entry[1] == s.melds:
-                hu = card in entry[3] or card in entry[6]  # see hand_entry
-                if not hu:
-                    if not melds_too:
-                        continue
-                    counts = entry[2]  # a 碰 needs a pair; a run through the card a neighbour
-                    if counts[card] < 2 and not (
-                            seat == nxt and rank >= 0
-                            and ((rank > 0 and counts[card - 1]) or (rank < 8 and counts[card + 1]))):
-                        continue
+                f = entry[7][card]  # see hand_entry
+                if not f:
+                    continue
+                hu = f > 3
+                # else a 碰 needs a pair; a run through the card a neighbour
+                if not hu and (not melds_too or (f == 1 and seat != nxt)):
+                    continue
             else:
                 hu = self.may_win(table, seat, hand, card)
                 if not hu:
                     if not melds_too:
                         continue
-                    if hand.count(card) < 2 and not (
-                            seat == nxt and rank >= 0
-                            and ((rank > 0 and card - 1 in hand) or (rank < 8 and card + 1 in hand))):
+                    if hand.count(card) < 2 and not (seat == nxt and (
+                            (lo >= 0 and lo in hand) or (hi >= 0 and hi in hand))):
                         continue
             acts = self.claims(table, seat, window, hu)
             if acts:
