@@ -32,6 +32,7 @@ from qipai.core.model import (
     Melded,
     Minggang, Pass, Peng, WinClaim, Window, Won, Zimo,
 )
+from qipai.core.table import Table
 from qipai.families.mahjong.hand_checks import COUNTS_0_TO_4, check_meld_once
 from qipai.families.mahjong.scoring_kit import as_wineval
 from qipai.families.mahjong.tiles import TILES
@@ -41,8 +42,8 @@ from qipai.families.mahjong.win_shapes import (
     _NO_WAITS, _PARITY, HONORS_SHIFT, segment_codes, shape_waits_bytes,
 )
 
-_SEGMENT_GET = suit_tables.SEGMENT.get  # the dicts keep their identity (suit_tables)
-_HONORS_SEGMENT_GET = suit_tables.HONORS_SEGMENT.get
+#: each segment's code look-up (the dicts keep their identity: suit_tables)
+_SEGMENT_GETS = (suit_tables.SEGMENT.get,) * 3 + (suit_tables.HONORS_SEGMENT.get,)
 
 HU, PENG_GANG, CHI = 3, 2, 1
 _DECK = tuple(full_deck(TILES))
@@ -425,18 +426,13 @@ class MahjongFlow:
         b[drawn] = n_drawn
         b[card] = n_card - 1
         new = bytes(b)
-        c0, c1, c2, c3 = entry[4]
-        for sg in {drawn // 9, card // 9}:  # 3: the honors
-            if sg == 3:
-                c3 = _HONORS_SEGMENT_GET(new[27:34], NOT_COMPLETE)
-            else:
-                code = _SEGMENT_GET(new[sg * 9:sg * 9 + 9], NOT_COMPLETE)
-                if sg == 0:
-                    c0 = code
-                elif sg == 1:
-                    c1 = code
-                else:
-                    c2 = code
+        c = list(entry[4])
+        sg = drawn // 9  # 3: the honors (new[27:36] is their 7 counts)
+        c[sg] = _SEGMENT_GETS[sg](new[9 * sg:9 * sg + 9], NOT_COMPLETE)
+        if card // 9 != sg:
+            sg = card // 9
+            c[sg] = _SEGMENT_GETS[sg](new[9 * sg:9 * sg + 9], NOT_COMPLETE)
+        c0, c1, c2, c3 = c
         codes = (c0, c1, c2, c3)
         melds = entry[1]
         # shape_waits_bytes' common case, tested first: far from any shape
@@ -448,8 +444,8 @@ class MahjongFlow:
         else:
             waits = shape_waits_bytes(new, melds, self.shape_shift, codes)
         held = n_drawn
-        if melds:
-            held += sum(m.cards.count(drawn) for m in melds)
+        for m in melds:
+            held += m.cards.count(drawn)
         if held > 4:
             return  # a fifth copy: no entry, the full check refuses it
         hand = list(entry[0])
@@ -495,6 +491,43 @@ class MahjongFlow:
         table.emit(Drew(seat, card, tail))
         table.give_turn(seat)
         return True
+
+    def own_turns(self, table: Any) -> bool:
+        """Whether this flow alone answers ``qipai_after_draw`` and
+        ``qipai_turn_actions`` on ``table`` (see :meth:`answers`) and the
+        table's ``draw`` and ``give_turn`` are the engine's own: then a draw
+        from the head of the stock is :meth:`draw_own`.  Read once per table."""
+        own = table.scratch.get("mahjong.own_turns")
+        if own is None:
+            cls = type(table)
+            own = table.scratch["mahjong.own_turns"] = (
+                self.answers(table, "qipai_after_draw") and self.answers(table, "qipai_turn_actions")
+                and cls.draw is Table.draw and cls.give_turn is Table.give_turn
+                and "qipai_after_draw" not in vars(self) and "qipai_turn_actions" not in vars(self))
+        return own
+
+    def draw_own(self, table: Any, seat: int) -> None:
+        """``table.draw(seat)`` from a non-empty stock's head, done here:
+        what the engine's ``draw`` and ``give_turn`` do around this flow's
+        ``qipai_after_draw`` and ``qipai_turn_actions`` (only when
+        :meth:`own_turns`), less the calls between them — the path of every
+        turn that follows an unclaimed discard."""
+        state = table.state
+        card = state.wall.pop(0)
+        st = state.extra
+        hand = state.seats[seat].hand
+        hand.append(card)
+        hand.sort()
+        st.drawn = card
+        st.after_kong = False
+        if st.chain:
+            st.chain = []
+        st.draws[seat] += 1
+        table.emit(Drew(seat, card, False))
+        acts = self.qipai_turn_actions(table, seat)  # a fresh, non-empty list: the hand holds a tile
+        state.turn = seat
+        state.window = None
+        state.pending = {seat: acts}
 
     @hookimpl(trylast=True)
     def qipai_turn_actions(self, table: Any, seat: int) -> list[Action]:
@@ -565,7 +598,10 @@ class MahjongFlow:
                 st.chain = []
             st.discards_made += 1
             table.emit(Discarded(seat, action.card))
-            table.open_window(action.card, seat, "discard")
+            if self.own_windows(table):
+                self.open_own_window(table, action.card, seat)
+            else:
+                table.open_window(action.card, seat, "discard")
         elif kind is Angang:
             remove(s.hand, action.card, 4)
             meld = Meld("angang", (action.card,) * 4, hidden=self.angang_hidden)
@@ -609,11 +645,21 @@ class MahjongFlow:
         that certainly have none (the card outside their shape waits, no
         pair of it, not the next seat for a 吃).  None (ask seat by seat)
         when another plugin answers ``qipai_claim_actions``."""
+        pre = table.scratch.pop("mahjong.window", None)  # see open_own_window
+        if pre is not None and pre[0] == window.card and pre[1] == window.owner \
+                and window.source == "discard" and pre[2] == len(table.state.events):
+            return pre[3]
         own = table.scratch.get("mahjong.answers.qipai_claim_actions")
         if own is None:
             own = self.answers(table, "qipai_claim_actions")
         if not own:
             return None
+        return self.window_claims(table, window)
+
+    def window_claims(self, table: Any, window: Window) -> dict[int, list[Action]]:
+        """:meth:`qipai_window_actions` when this flow answers
+        ``qipai_claim_actions`` alone: the seats that have a claim, each
+        with its :meth:`claims`."""
         owner, card = window.owner, window.card
         state = table.state
         seats = state.seats
@@ -623,18 +669,14 @@ class MahjongFlow:
             len(state.wall) > r if r is not None and r >= 0 else self.can_draw(table))
         n = table.n
         nxt = (owner + 1) % n
-        # a run through the card needs a neighbour of it (honors: never)
-        lo = card - 1 if card < 27 and card % 9 > 0 else -1
-        hi = card + 1 if card < 27 and card % 9 < 8 else -1
-        cache = scratch.get("mahjong.waits")  # see hand_entry
+        cache = scratch.get("mahjong.waits") or None  # see hand_entry
         out: dict[int, list[Action]] = {}
         for seat in range(n):
             if seat == owner:
                 continue
             s = seats[seat]
-            hand = s.hand
-            entry = cache[seat] if cache else None
-            if entry is not None and entry[0] == hand and entry[1] == s.melds:
+            entry = cache[seat] if cache is not None else None
+            if entry is not None and entry[0] == s.hand and entry[1] == s.melds:
                 f = entry[7][card]  # see hand_entry
                 if not f:
                     continue
@@ -643,17 +685,59 @@ class MahjongFlow:
                 if not hu and (not melds_too or (f == 1 and seat != nxt)):
                     continue
             else:
+                hand = s.hand
                 hu = self.may_win(table, seat, hand, card)
                 if not hu:
                     if not melds_too:
                         continue
-                    if hand.count(card) < 2 and not (seat == nxt and (
-                            (lo >= 0 and lo in hand) or (hi >= 0 and hi in hand))):
+                    # a run through the card needs a neighbour of it (honors: never)
+                    rank = card % 9 if card < 27 else -1
+                    if hand.count(card) < 2 and not (seat == nxt and rank >= 0 and (
+                            (rank > 0 and card - 1 in hand) or (rank < 8 and card + 1 in hand))):
                         continue
             acts = self.claims(table, seat, window, hu)
             if acts:
                 out[seat] = acts
         return out
+
+    def own_windows(self, table: Any) -> bool:
+        """Whether this flow alone answers the hooks of a discard's claim
+        window on ``table`` (``qipai_window_actions``,
+        ``qipai_claim_actions``, ``qipai_apply_claims``; see
+        :meth:`answers`), the table does not ask every seat (``ask_all``)
+        and its ``open_window`` is the engine's own: then a discard's
+        window is :meth:`open_own_window`.  Read once per table."""
+        own = table.scratch.get("mahjong.own_windows")
+        if own is None:
+            cls = type(table)
+            own = table.scratch["mahjong.own_windows"] = (
+                not table.state.ask_all
+                and self.answers(table, "qipai_window_actions")
+                and self.answers(table, "qipai_claim_actions")
+                and self.answers(table, "qipai_apply_claims")
+                and cls.open_window is Table.open_window
+                and cls._resolve_window is Table._resolve_window
+                and not {"qipai_window_actions", "qipai_apply_claims"} & vars(self).keys())
+        return own
+
+    def open_own_window(self, table: Any, card: int, owner: int) -> None:
+        """``table.open_window(card, owner, "discard")`` (only when
+        :meth:`own_windows`): when no seat has a claim — most discards —
+        what the engine would do, done here: the window opens, nobody is
+        asked, and it resolves with nothing taken (:meth:`qipai_apply_claims`).
+        Otherwise the engine opens it, with the claims found here (they
+        are not looked for twice)."""
+        state = table.state
+        window = Window(card, owner, "discard", {})
+        state.window = window
+        state.pending = {}
+        by_seat = self.window_claims(table, window)
+        state.window = None
+        if not by_seat:
+            self.qipai_apply_claims(table, window, [])
+            return
+        table.scratch["mahjong.window"] = (card, owner, len(state.events), by_seat)
+        table.open_window(card, owner, "discard")
 
     @hookimpl(trylast=True)
     def qipai_claim_actions(self, table: Any, seat: int, window: Window) -> list[Action]:
@@ -724,6 +808,8 @@ class MahjongFlow:
             r = table.scratch.get("mahjong.reserve")  # can_draw, read inline
             if not (len(state.wall) > r if r is not None and r >= 0 else self.can_draw(table)):
                 self.huangzhuang(table)
+            elif self.own_turns(table):
+                self.draw_own(table, nxt)
             else:
                 table.draw(nxt)
             return True
