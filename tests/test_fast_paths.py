@@ -490,7 +490,7 @@ def _check_entries(table, shift: int) -> int:
         if entry is None:
             continue
         kept += 1
-        hand, melds, counts, waits, codes, kinds, four, flags = entry
+        hand, melds, counts, waits, codes, kinds, four = entry
         assert list(kinds) == sorted(set(hand)), (seat, hand, kinds)
         c = bytearray(34)
         for k in hand:
@@ -503,11 +503,6 @@ def _check_entries(table, shift: int) -> int:
         assert counts == bytes(c) and hand == sorted(hand), (seat, hand)
         assert codes == segment_codes(counts), (seat, hand)
         assert waits == _brute(counts, tuple(melds), shift), (seat, hand, melds)
-        for k in range(34):  # what a window on k asks: 胡 4, 碰 2, 吃 1 (kind by kind)
-            suited = k < 27
-            near = suited and ((k % 9 > 0 and c[k - 1] > 0) or (k % 9 < 8 and c[k + 1] > 0))
-            want = 4 * (k in waits or k in four) + 2 * (c[k] >= 2) + near
-            assert flags[k] == want, (seat, hand, k, flags[k], want)
     return kept
 
 

@@ -119,26 +119,6 @@ def chi_runs(hand: list[int], card: int) -> list[tuple[int, int, int]]:
     return runs
 
 
-_PRESENT = bytes([0, 1, 1, 1, 1]) + bytes(251)  # translate tables: count → flag
-_PAIR = bytes([0, 0, 2, 2, 2]) + bytes(251)
-# byte k of an int of 34 bytes: a suited kind with a lower / a higher neighbour
-_LOW_MASK = sum(1 << 8 * k for k in range(27) if k % 9 > 0)
-_HIGH_MASK = sum(1 << 8 * k for k in range(27) if k % 9 < 8)
-
-
-def claim_flags(counts: bytes, hot: frozenset[int]) -> bytes:
-    """For each of the 34 kinds, what a hand of ``counts`` might claim of
-    it (see :meth:`MahjongFlow.hand_entry`): bit 4 a 胡 (``hot``: its shape
-    waits and its four-times-held kinds), bit 2 a 碰 (a pair held), bit 1 a
-    吃 by the next seat (a suited neighbour held)."""
-    x = int.from_bytes(counts.translate(_PRESENT), "little")
-    v = int.from_bytes(counts.translate(_PAIR), "little") \
-        | (x << 8 & _LOW_MASK) | (x >> 8 & _HIGH_MASK)
-    for k in hot:
-        v |= 4 << 8 * k
-    return v.to_bytes(34, "little")
-
-
 class MahjongFlow:
     """Default hook implementations of the common mahjong flow.
 
@@ -344,14 +324,13 @@ class MahjongFlow:
 
     def hand_entry(self, table: Any, seat: int, hand: list[int]) -> tuple | None:
         """What the flow knows of ``seat``'s concealed ``hand`` one tile short
-        of a win: ``(hand, melds, counts, waits, codes, kinds, held, flags)`` —
+        of a win: ``(hand, melds, counts, waits, codes, kinds, held)`` —
         copies of the hand and melds it was computed from, ``bytes`` of the
         34 counts, the *shape waits* (the kinds that could complete it into a
         winning shape), the counts' ``win_shapes.segment_codes``, the hand's
-        distinct kinds in order (a list never changed in place), the
+        distinct kinds in order (a list never changed in place) and the
         kinds held four times among hand and melds (a fifth copy of them is
-        impossible) and :func:`claim_flags` of the counts with those two
-        (one byte per kind: what a claim window on it must ask).  None when the flow cannot tell
+        impossible).  None when the flow cannot tell
         (the hand is not one tile short, or the win check is not this
         flow's).  A tile is skipped (:meth:`may_win`) only when it is not a
         shape wait and not one of those four-times-held kinds: a fifth copy
@@ -396,9 +375,9 @@ class MahjongFlow:
         counts = bytes(b)
         codes = segment_codes(counts)
         four = frozenset(k for k in range(34) if held[k] == 4) if 4 in held else _NONE
-        waits = shape_waits_bytes(counts, melds, self.shape_shift, codes)
-        entry = cache[seat] = (list(hand), list(melds), counts, waits, codes,
-                               sorted(set(hand)), four, claim_flags(counts, waits | four))
+        entry = cache[seat] = (list(hand), list(melds), counts,
+                               shape_waits_bytes(counts, melds, self.shape_shift, codes), codes,
+                               sorted(set(hand)), four)
         return entry
 
     def entry_after_discard(self, table: Any, seat: int, drawn: int, card: int) -> None:
@@ -461,14 +440,13 @@ class MahjongFlow:
         four = entry[6]  # the kinds held four times, hand and melds
         if held == 4 or card in four:
             four = (four - {card}) | ({drawn} if held == 4 else _NONE)
-        cache[seat] = (hand, melds, new, waits, codes, kinds, four,
-                       claim_flags(new, waits | four if four else waits))
+        cache[seat] = (hand, melds, new, waits, codes, kinds, four)
 
     def may_win(self, table: Any, seat: int, hand: list[int], card: int) -> bool:
         """False when ``card`` certainly cannot complete ``seat``'s ``hand``
         into a win (see :meth:`hand_entry`), so the win check is skipped."""
         entry = self.hand_entry(table, seat, hand)
-        return entry is None or entry[7][card] > 3
+        return entry is None or card in entry[3] or card in entry[6]
 
     def wins(self, table: Any, claim: WinClaim, how: str, owner: int | None) -> bool:
         ev = table.hook.qipai_win_check(claim=claim, how=how, dealer=table.state.dealer,
@@ -550,7 +528,7 @@ class MahjongFlow:
             entry = cache[seat] if cache else None
             if entry is None or entry[0] != rest or entry[1] != s.melds:
                 entry = self.hand_entry(table, seat, rest)
-            if (entry is None or entry[7][drawn] > 3) and \
+            if (entry is None or drawn in entry[3] or drawn in entry[6]) and \
                     self.wins(table, self.claim_for(table, seat, drawn, "zimo", None, rest),
                               "zimo", None):
                 acts.append(Zimo(seat))
@@ -670,6 +648,9 @@ class MahjongFlow:
         n = table.n
         nxt = (owner + 1) % n
         cache = scratch.get("mahjong.waits") or None  # see hand_entry
+        # a run through the card needs a neighbour of it (honors: never)
+        lo = card - 1 if card < 27 and card % 9 else -1
+        hi = card + 1 if card < 27 and card % 9 < 8 else -1
         out: dict[int, list[Action]] = {}
         for seat in range(n):
             if seat == owner:
@@ -677,13 +658,14 @@ class MahjongFlow:
             s = seats[seat]
             entry = cache[seat] if cache is not None else None
             if entry is not None and entry[0] == s.hand and entry[1] == s.melds:
-                f = entry[7][card]  # see hand_entry
-                if not f:
-                    continue
-                hu = f > 3
-                # else a 碰 needs a pair; a run through the card a neighbour
-                if not hu and (not melds_too or (f == 1 and seat != nxt)):
-                    continue
+                hu = card in entry[3] or card in entry[6]  # see hand_entry
+                if not hu:
+                    if not melds_too:
+                        continue
+                    counts = entry[2]  # a 碰 needs a pair; a run through the card a neighbour
+                    if counts[card] < 2 and (seat != nxt or not (
+                            (lo >= 0 and counts[lo]) or (hi >= 0 and counts[hi]))):
+                        continue
             else:
                 hand = s.hand
                 hu = self.may_win(table, seat, hand, card)

@@ -142,9 +142,13 @@ def check_meld(meld: Meld) -> None:
     if size is None:
         raise BadCards(f"unknown meld kind {meld.kind!r}: expected one of {', '.join(MELD_SIZES)}")
     cards = sorted(meld.cards)
-    text = TILES.format(cards) if all(0 <= c < N_KINDS for c in cards) else repr(meld.cards)
-    if len(cards) != size or not all(0 <= c < N_KINDS for c in cards):
-        raise BadCards(f"a {meld.kind} meld has {size} tiles, got {text}")
+    in_range = all(0 <= c < N_KINDS for c in cards)
+
+    def text() -> str:  # for the messages only
+        return TILES.format(cards) if in_range else repr(meld.cards)
+
+    if len(cards) != size or not in_range:
+        raise BadCards(f"a {meld.kind} meld has {size} tiles, got {text()}")
     if meld.kind == "chi":
         ok = (
             suit_of(cards[0]) < 3
@@ -153,9 +157,9 @@ def check_meld(meld: Meld) -> None:
             and cards[2] == cards[0] + 2
         )
         if not ok:
-            raise BadCards(f"a chi is three consecutive tiles of one suit, got {text}")
+            raise BadCards(f"a chi is three consecutive tiles of one suit, got {text()}")
     elif len(set(cards)) != 1:
-        raise BadCards(f"a {meld.kind} is {size} tiles of one kind, got {text}")
+        raise BadCards(f"a {meld.kind} is {size} tiles of one kind, got {text()}")
 
 
 def check_counts(counts: Sequence[int], melds: Sequence[Meld]) -> None:
