@@ -244,6 +244,7 @@ def _shanten_of_table(tb: Sequence[int], s: int) -> int:
 _TAB_ID: dict[tuple[int, ...], int] = {}
 _TAB: list[tuple[int, ...]] = []
 _TAB_SH: list[tuple[int, ...]] = []  # table id → shanten for s = 0..4
+_SH_S: tuple[list[int], ...] = ([], [], [], [], [])  # [s][table id] → shanten
 _SEG_ID: tuple[dict[bytes, int], dict[bytes, int]] = ({}, {})  # [runs][key] → table id
 _SEG_MINUS: tuple[dict[bytes, Any], dict[bytes, Any]] = ({}, {})
 _SEG_PLUS: tuple[dict[bytes, Any], dict[bytes, Any]] = ({}, {})
@@ -256,10 +257,20 @@ _JK = 1 << 24  # join memo key: a * _JK + b
 
 _INTERN_LOCK = threading.Lock()
 
+# Shanten rows: ``_SROWS[s][a]`` (made on first use, :func:`_row`) is a
+# bytearray whose entry ``b`` is 1 + the shanten, with ``s`` sets to make,
+# of the join of tables ``a`` and ``b``, or 0 while not yet computed
+# (:func:`_fill`).  The interned tables are few (about 140 reached by real
+# hands), so a row is a few hundred bytes and a look-up one index; rows grow
+# with the tables (:func:`_intern`, under the lock).
+_ROWCAP = [256]
+_SROWS: tuple[list[bytearray | None], ...] = ([], [], [], [], [])
+
 
 def _intern(tb: Sequence[int]) -> int:
     """The id of table ``tb`` (new ids under a lock: bots play in threads
-    too; a table is in ``_TAB`` and ``_TAB_SH`` before its id is handed out)."""
+    too; a table is in ``_TAB``, ``_TAB_SH``, ``_SH_S`` and ``_SROWS``, and
+    every row is long enough for it, before its id is handed out)."""
     key = tuple(tb)
     got = _TAB_ID.get(key)
     if got is None:
@@ -269,9 +280,35 @@ def _intern(tb: Sequence[int]) -> int:
                 sh = tuple(_shanten_of_table(key, s) for s in range(5))
                 _TAB.append(key)
                 _TAB_SH.append(sh)
+                for s, v in enumerate(sh):
+                    _SH_S[s].append(v)
+                    _SROWS[s].append(None)
                 got = len(_TAB) - 1
+                if got >= _ROWCAP[0]:
+                    cap = _ROWCAP[0] * 2
+                    for rows in _SROWS:
+                        for r in rows:
+                            if r is not None:
+                                r.extend(bytes(cap - len(r)))
+                    _ROWCAP[0] = cap
                 _TAB_ID[key] = got
     return got
+
+
+def _row(s: int, a: int) -> bytearray:
+    """The shanten row of table ``a`` for ``s`` sets (see ``_SROWS``), made if new."""
+    with _INTERN_LOCK:
+        r = _SROWS[s][a]
+        if r is None:
+            r = _SROWS[s][a] = bytearray(_ROWCAP[0])
+    return r
+
+
+def _fill(r: bytearray, a: int, b: int, s: int) -> int:
+    """Entry ``b`` of row ``r`` (table ``a``'s, ``s`` sets): 1 + the
+    shanten of the join of ``a`` and ``b``, computed and stored."""
+    v = r[b] = _SH_S[s][_j(a, b)] + 1
+    return v
 
 
 def _seg(key: bytes, runs: bool) -> int:
@@ -419,6 +456,44 @@ _RUNS = (True, True, True, False)
 _BASE = (0, 9, 18, 27)
 
 
+_SEG_OF = (0,) * 9 + (1,) * 9 + (2,) * 9 + (3,) * 7  # kind → segment
+_OFF = tuple(k - _BASE[g] for k, g in enumerate(_SEG_OF))  # kind → rank in its segment
+_HALF = (0, 0, 1, 1, 2)  # count → pairs in it
+#: Pair joins of :func:`_pair_joins`, in this order of segment pairs.
+_PAIRS = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
+#: ``_REST[g][h]``: the index in :data:`_PAIRS` of the two segments that are
+#: neither ``g`` nor ``h`` (``g != h``).
+_REST = tuple(tuple(_PAIRS.index(tuple(x for x in range(4) if x not in (g, h)))
+                    if g != h else -1 for h in range(4)) for g in range(4))
+
+
+def _pair_joins(ids: Sequence[int]) -> tuple[int, ...]:
+    """The joins of each two of the four segments' tables, in :data:`_PAIRS` order."""
+    a, b, c, d = ids
+    return _j(a, b), _j(a, c), _j(a, d), _j(b, c), _j(b, d), _j(c, d)
+
+
+def _others_of(ids: Sequence[int], pj: Sequence[int]) -> tuple[int, int, int, int]:
+    """:func:`_others` given the pair joins ``pj`` (:func:`_pair_joins`)."""
+    a, b, c, d = ids
+    return _j(b, pj[5]), _j(a, pj[5]), _j(pj[0], d), _j(pj[0], c)
+
+
+def _improve_segment(og: int, key: bytes, g: int, s: int, sh: int, qidui: bool,
+                     mk: tuple[int, bytes]) -> tuple[int, ...]:
+    """The kinds of segment ``g`` (counts ``key``) whose addition lowers the
+    shanten ``sh`` with the other segments' joined table ``og`` and ``s``
+    sets to make (or, ``qidui``, that pair an odd count: 七对 one step
+    closer); memoised in ``_IMPROVE`` under ``mk``."""
+    base = _BASE[g]
+    got = tuple(base + o for o, tid in _seg_plus(key, _RUNS[g])
+                if (qidui and key[o] & 1) or _TAB_SH[_j(og, tid)][s] < sh)
+    if len(_IMPROVE) >= _FAST_LIMIT:
+        _IMPROVE.clear()
+    _IMPROVE[mk] = got
+    return got
+
+
 def _fast_shanten(c: Sequence[int], n: int) -> int:
     """:func:`~qipai.families.mahjong.shapes.shanten` ``(c, n)`` (counts
     0..4, a hand size that fits ``n``) from the interned tables."""
@@ -454,31 +529,48 @@ class MahjongStrategy:
 
     def act(self, view: SeatView, legal: Sequence[Action]) -> Action:
         """The decision for the viewer (see the class doc)."""
-        actions = list(legal)
-        wins = _wins(actions)
-        if wins:
-            return wins[0]
-        if any(isinstance(a, Discard) for a in actions):
+        actions = legal if type(legal) is list else list(legal)
+        turn = False
+        for a in actions:
+            t = type(a)
+            if t is Hu or t is Zimo:
+                return a  # the first win offered
+            if not turn and isinstance(a, Discard):
+                turn = True
+        if turn:
             return self._turn(view, actions)
         return self._claim(view, actions)
 
     # -- turn: kong or discard -------------------------------------------------
     def _turn(self, view: SeatView, actions: list[Action]) -> Action:
-        c = self._counts(view.hand)
+        c = [0] * self.n_kinds
+        for k in view.hand:
+            c[k] += 1
         n = len(view.melds[view.seat])
         s = 4 - n
-        keys = _keys(c)
-        ids = [_seg(keys[0], True), _seg(keys[1], True), _seg(keys[2], True),
-               _seg(keys[3], False)]
-        others = _others(ids)
-        pairs = sum(x >> 1 for x in c)
-        discards = [a for a in actions if isinstance(a, Discard)]
+        keys = (bytes(c[0:9]), bytes(c[9:18]), bytes(c[18:27]), bytes(c[27:34]))
+        ids = (_seg(keys[0], True), _seg(keys[1], True), _seg(keys[2], True),
+               _seg(keys[3], False))
+        pj = _pair_joins(ids)
+        others = _others_of(ids, pj)
+        mins = (_seg_minus(keys[0], True), _seg_minus(keys[1], True),
+                _seg_minus(keys[2], True), _seg_minus(keys[3], False))
+        srows = _SROWS[s]
+        orows = [srows[o] or _row(s, o) for o in others]
+        pairs = sum(map(_HALF.__getitem__, c)) if n == 0 else 0
+        discards = []
         after: dict[int, int] = {}
-        for a in discards:  # each kind once: the shanten after discarding it
+        for a in actions:  # each kind once: the shanten after discarding it
+            if not isinstance(a, Discard):
+                continue
+            discards.append(a)
             k = a.card
-            g = k // 9 if k < 27 else 3
-            tid = _seg_minus(keys[g], _RUNS[g])[k - _BASE[g]][0]
-            sh = _TAB_SH[_j(others[g], tid)][s]
+            if k in after:
+                continue
+            g = _SEG_OF[k]
+            tid = mins[g][_OFF[k]][0]
+            r = orows[g]
+            sh = (r[tid] or _fill(r, others[g], tid, s)) - 1
             if n == 0:
                 q = 6 - min(pairs - (1 - c[k] % 2), 7)
                 if q < sh:
@@ -497,24 +589,78 @@ class MahjongStrategy:
         tied = [a for a in discards if after[a.card] == best]
         if len(tied) == 1:
             return tied[0]
+        # Ties: the live 有效牌 after each tied discard (:meth:`_improving`).
+        # Discarding k (in segment g) changes segment g only: a tile added
+        # to another segment h meets the join of g's table after the
+        # discard with ``pj[_REST[g][h]]`` (the two segments that are
+        # neither g nor h), one added to g meets ``others[g]``.  A tile
+        # improves when its row entry (1 + shanten) is at most ``best``, or
+        # (七对 one step closer, ``qd``) when it pairs an odd count.  The
+        # live count per (joined others, segment) is kept for the decision.
         seen = _seen_kinds(view, len(c))
+        lv = [4 - x if x < 4 else 0 for x in seen]
+        lvs = (lv[0:9], lv[9:18], lv[18:27], lv[27:34])
+        pluses = [None, None, None, None]
+        splus = _SEG_PLUS
+        jget = _JOIN.get
+        cross: dict[int, int] = {}
+        cross_of: dict[int, int] = {}
+        useful_of: dict[int, int] = {}
         scored = []
         for a in tied:
             k = a.card
-            g = k // 9 if k < 27 else 3
-            tid, key = _seg_minus(keys[g], _RUNS[g])[k - _BASE[g]]
-            keys2, ids2 = list(keys), list(ids)
-            keys2[g], ids2[g] = key, tid
-            c[k] -= 1
-            useful = 0
-            for t in self._improving_fast(c, n, best, keys2, ids2):
-                live = 4 - seen[t]
-                if live > 0:
-                    useful += live
-            c[k] += 1
-            scored.append(((useful, _isolation(c, k)), a))
-        top = max(key for key, _ in scored)
-        return self.rng.choice([a for key, a in scored if key == top])
+            useful = useful_of.get(k)
+            if useful is None:
+                g = _SEG_OF[k]
+                tid, key = mins[g][_OFF[k]]
+                qd = n == 0 and 6 - min((pairs if c[k] & 1 else pairs - 1) + 1, 7) < best
+                # tiles added to g itself
+                o = others[g]
+                r = orows[g]
+                lvg = lvs[g]
+                useful = 0
+                plus = splus[g < 3].get(key)
+                if plus is None:
+                    plus = _seg_plus(key, g < 3)
+                for x, p in plus:
+                    v = r[p]
+                    if (v <= best and (v or _fill(r, o, p, s) <= best)) or (qd and key[x] & 1):
+                        useful += lvg[x]
+                gk = (tid * 4 + g) * 2 + qd
+                cs = cross_of.get(gk)
+                if cs is None:
+                    cs = 0
+                    for h in range(4):
+                        if h == g:
+                            continue
+                        q = pj[_REST[g][h]]
+                        x = jget(q * _JK + tid if q <= tid else tid * _JK + q)
+                        o = x if x is not None else _tjoin(q, tid)
+                        ck = (o * 4 + h) * 2 + qd
+                        u = cross.get(ck)
+                        if u is None:
+                            plus = pluses[h]
+                            if plus is None:
+                                plus = pluses[h] = _seg_plus(keys[h], _RUNS[h])
+                            r = srows[o] or _row(s, o)
+                            lvh = lvs[h]
+                            kh = keys[h]
+                            u = 0
+                            for x, p in plus:
+                                v = r[p]
+                                if (v <= best and (v or _fill(r, o, p, s) <= best)) or (qd and kh[x] & 1):
+                                    u += lvh[x]
+                            cross[ck] = u
+                        cs += u
+                    cross_of[gk] = cs
+                useful += cs
+                useful_of[k] = useful
+            scored.append((useful, a))
+        # the best (useful, isolation): isolation only among the most useful
+        most = max(u for u, _ in scored)
+        tops = [(_isolation(c, a.card), a) for u, a in scored if u == most]
+        top = max(i for i, _ in tops)
+        return self.rng.choice([a for i, a in tops if i == top])
 
     def _useful(self, c: list[int], n: int, sh: int, seen: Sequence[int]) -> int:
         """Live copies of the kinds that lower the shanten ``sh`` of ``c``."""
