@@ -145,13 +145,17 @@ def test_ray_writes_the_bytes_the_process_pool_writes(tmp_path):
 
 
 @pytest.mark.slow
-def test_ray_workers_that_do_not_start_are_a_typed_error_not_a_hang(tmp_path):
+def test_ray_workers_that_do_not_start_are_a_typed_error_not_a_hang(monkeypatch):
     """Workers that crash as they start (as a ``uv run`` driver's did, their
     runtime environment running uv in a copy of the project) are retried by
     Ray forever; qipai gives up after its bound with RayUnavailable."""
-    ray = pytest.importorskip("ray", reason="ray (extra qipai[ray]) not installed")
     from qipai.sim import run
 
+    # Ray's uv hook would replace the broken interpreter by `uv run …` (as
+    # import_ray turns it off, before Ray is imported, or in case it was).
+    monkeypatch.setenv(run.RAY_UV_HOOK, "0")
+    ray = pytest.importorskip("ray", reason="ray (extra qipai[ray]) not installed")
+    monkeypatch.setattr(ray._private.ray_constants, run.RAY_UV_HOOK, False, raising=False)
     try:  # workers whose interpreter exits at once, before registering
         ray.init(num_cpus=1, include_dashboard=False, logging_level="ERROR",
                  log_to_driver=False, runtime_env={"py_executable": "false"})
