@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
+import os
 import re
 import secrets
 import sys
@@ -36,6 +38,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from qipai.core.errors import QipaiError
 from qipai.host import protocol as P
+from qipai.host import trace
 from qipai.host.game import Conn, HostedTable, Refused
 from qipai.host.replay import MAX_REPLAY_BYTES, replay_steps, shown
 from qipai.host.store import Store, StoreError, token_hash
@@ -456,6 +459,7 @@ async def close_table(request: Request) -> Response:
 
 async def _writer(ws: WebSocket, conn: Conn) -> None:
     send = ws.send
+    sent = 0
     while True:
         frame = await conn.outbox.get()
         if frame is None:
@@ -463,6 +467,16 @@ async def _writer(ws: WebSocket, conn: Conn) -> None:
                 await ws.close(1000)
             return
         await send({"type": "websocket.send", "text": frame})
+        if conn.tr:
+            sent += 1
+            now = trace.perf_counter()
+            for key, e in list(conn.tr.items()):
+                if e[trace.FRAME] is not None and e[trace.FRAME] <= sent:
+                    e[trace.SENT] = now
+                    del conn.tr[key]
+                    trace.done(e)
+        elif trace.ON:
+            sent += 1
 
 
 def _act_seq(data: str | bytes, cap: int) -> int | None:
@@ -497,6 +511,8 @@ async def table_ws(ws: WebSocket) -> None:
     if who is None:
         return await refuse("BadToken", "the token is no seat's of this table", 4401)
     conn = Conn(seat=None if who == "spectator" else int(who))
+    if trace.ON:
+        conn.tr = {}
     t.attach(conn)
     writer = asyncio.get_running_loop().create_task(_writer(ws, conn))
     rate, burst, cap = s.rate_per_s, s.burst, s.max_message_bytes
@@ -505,6 +521,7 @@ async def table_ws(ws: WebSocket) -> None:
         while True:
             t.flush()   # what the last frame caused (held while a write awaits its commit)
             frame = await ws.receive()
+            t_recv = trace.perf_counter() if trace.ON else 0.0
             if frame["type"] == "websocket.disconnect":
                 break
             data = frame.get("text")
@@ -548,6 +565,10 @@ async def table_ws(ws: WebSocket) -> None:
             else:
                 try:
                     t.act(conn, msg)
+                    if conn.tr is not None:
+                        e = trace.act(t.id, conn.seat, msg.hand, msg.seq, t_recv)
+                        e[trace.APPLIED] = trace.perf_counter()
+                        conn.tr[msg.hand, msg.seq] = e
                 except Refused as exc:
                     conn.send(P.Error(code=exc.code, message=exc.message, seq=msg.seq))
     except WebSocketDisconnect:
@@ -577,11 +598,18 @@ def create_app(server: Server) -> Starlette:
     async def lifespan(app: Starlette):  # type: ignore[no-untyped-def]
         for t in server.tables.values():
             t.start()
+        if os.environ.get("QIPAI_GC", "freeze") == "freeze":
+            gc.collect()
+            gc.freeze()
+        probe = trace.start()
         yield
         for t in server.tables.values():
             t.stop()
         await server.store.drain()
         server.store.close()
+        if probe is not None:
+            probe.cancel()
+            trace.dump()
 
     app = Starlette(routes=[
         Route("/", page),
@@ -608,5 +636,5 @@ def run(host: str, port: int, server: Server, log_level: str = "warning") -> Non
     import uvicorn
 
     uvicorn.run(create_app(server), host=host, port=port, log_level=log_level,
-                access_log=False, ws_max_size=max(MAX_FRAME_BYTES, server.max_message_bytes),
+                access_log=False, ws=os.environ.get("QIPAI_WS", "auto"), ws_max_size=max(MAX_FRAME_BYTES, server.max_message_bytes),
                 lifespan="on")

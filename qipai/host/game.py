@@ -53,6 +53,7 @@ from qipai.core.records import record_of
 from qipai.core.table import SeatView, Table, meld_view, redact
 from qipai.core.timeouts import default_action
 from qipai.host import protocol as P
+from qipai.host import trace
 from qipai.host.store import StoreError, Write, action_params
 from qipai.core.fair import commitment, committed, new_salt
 
@@ -93,6 +94,8 @@ class Conn:
     sent: int = 0           # events of that hand it has been sent
     decided: int | None = None  # seq of the last Decide it was sent
     held: list = field(default_factory=list)  # messages not yet framed
+    tr: dict | None = None  # (hand, seq) → its act's trace entry (QIPAI_SERVE_TRACE only)
+    frames: int = 0         # frames put in the outbox (traced only)
 
     def send(self, msg: Any) -> None:
         self.held.append(msg)
@@ -105,6 +108,13 @@ class Conn:
         self.held = []
         one = msgs[0] if len(msgs) == 1 else P.Batch(messages=tuple(msgs))
         self.outbox.put_nowait(P.encode(one).decode())
+        if trace.ON:
+            self.frames += 1
+            if self.tr:
+                now = trace.perf_counter()
+                for e in self.tr.values():
+                    if e[trace.COMMITTED] is not None and e[trace.FRAMED] is None:
+                        e[trace.FRAMED], e[trace.FRAME] = now, self.frames
 
 
 def public_view(table: Table) -> SeatView:
@@ -433,6 +443,10 @@ class HostedTable:
                  future: asyncio.Future | None, exc: BaseException | None) -> None:
         """A write of this table is committed (``exc`` None) or failed."""
         if exc is None:
+            if trace.ON and conn is not None and conn.tr is not None:
+                e = conn.tr.get((hand, seq))
+                if e is not None:
+                    e[trace.COMMITTED] = trace.perf_counter()
             self.uncommitted -= 1
             if future is not None and not future.done():
                 future.set_result(None)

@@ -57,6 +57,7 @@ import msgspec
 import sqlalchemy as sa
 
 from qipai.core.errors import QipaiError
+from qipai.host import trace
 
 metadata = sa.MetaData()
 
@@ -344,6 +345,7 @@ class Store:
                 continue
             batch, self._queue = self._queue, []
             self._busy = True
+            t0 = trace.perf_counter() if trace.ON else 0.0
             try:
                 if self.dialect == "sqlite":
                     # WAL + synchronous=NORMAL: a commit does not wait for the disk, so
@@ -355,6 +357,8 @@ class Store:
                 failed = {w.key: exc for w in batch}
             finally:
                 self._busy = False
+            if trace.ON:
+                trace.batch(t0, trace.perf_counter() - t0, len(batch))
             self.batches += 1
             for w in batch:
                 if not w.cancelled:
