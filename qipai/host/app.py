@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import os
 import re
 import secrets
 import sys
@@ -461,7 +460,7 @@ async def _writer(ws: WebSocket, conn: Conn) -> None:
     send = ws.send
     sent = 0
     while True:
-        frame = await conn.outbox.get()
+        frame = conn.outbox.popleft() if conn.outbox else await conn.frames_out()
         if frame is None:
             with contextlib.suppress(Exception):
                 await ws.close(1000)
@@ -598,9 +597,10 @@ def create_app(server: Server) -> Starlette:
     async def lifespan(app: Starlette):  # type: ignore[no-untyped-def]
         for t in server.tables.values():
             t.start()
-        if os.environ.get("QIPAI_GC", "freeze") == "freeze":
-            gc.collect()
-            gc.freeze()
+        # the modules, rulesets and restored tables live as long as the server:
+        # out of the collector's sight, a full collection no longer scans them
+        gc.collect()
+        gc.freeze()
         probe = trace.start()
         yield
         for t in server.tables.values():
@@ -636,5 +636,5 @@ def run(host: str, port: int, server: Server, log_level: str = "warning") -> Non
     import uvicorn
 
     uvicorn.run(create_app(server), host=host, port=port, log_level=log_level,
-                access_log=False, ws=os.environ.get("QIPAI_WS", "auto"), ws_max_size=max(MAX_FRAME_BYTES, server.max_message_bytes),
+                access_log=False, ws_max_size=max(MAX_FRAME_BYTES, server.max_message_bytes),
                 lifespan="on")

@@ -38,6 +38,7 @@ otherwise play bots, or time out absent seats, forever.)
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
 import random
 import time
@@ -86,10 +87,12 @@ class Conn:
 
     :meth:`send` only holds a message; the table's :meth:`HostedTable.flush`
     frames what is held (once nothing of the table awaits its commit) and
-    puts the frame (a ``str``; None: close the socket) in ``outbox``."""
+    puts the frame (a ``str``; None: close the socket) in ``outbox``, which
+    the connection's writer task empties (:meth:`frames_out`)."""
 
     seat: int | None
-    outbox: asyncio.Queue = field(default_factory=asyncio.Queue)
+    outbox: collections.deque = field(default_factory=collections.deque)
+    wake: asyncio.Future | None = None  # the writer waits on it while outbox is empty
     hand: int = -1          # the hand its last Welcome was of
     sent: int = 0           # events of that hand it has been sent
     decided: int | None = None  # seq of the last Decide it was sent
@@ -100,6 +103,22 @@ class Conn:
     def send(self, msg: Any) -> None:
         self.held.append(msg)
 
+    def put(self, frame: str | None) -> None:
+        """Queue ``frame`` for the writer (None: close the socket)."""
+        self.outbox.append(frame)
+        wake = self.wake
+        if wake is not None:
+            self.wake = None
+            if not wake.done():
+                wake.set_result(None)
+
+    async def frames_out(self) -> str | None:
+        """(The writer.)  The next frame, waiting while there is none."""
+        while not self.outbox:
+            self.wake = asyncio.get_running_loop().create_future()
+            await self.wake
+        return self.outbox.popleft()
+
     def frame(self) -> None:
         """Put what is held in the outbox as one frame."""
         msgs = self.held
@@ -107,7 +126,7 @@ class Conn:
             return
         self.held = []
         one = msgs[0] if len(msgs) == 1 else P.Batch(messages=tuple(msgs))
-        self.outbox.put_nowait(P.encode(one).decode())
+        self.put(P.encode(one).decode())
         if trace.ON:
             self.frames += 1
             if self.tr:
@@ -593,7 +612,7 @@ class HostedTable:
         for conn in list(self.conns):
             conn.send(closed)
             conn.frame()
-            conn.outbox.put_nowait(None)  # the writer closes the socket
+            conn.put(None)  # the writer closes the socket
         self.stop()
 
     def stop(self) -> None:

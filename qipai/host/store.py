@@ -38,7 +38,10 @@ Durability: PostgreSQL commits with its defaults (``fsync``,
 ``synchronous=NORMAL``: a committed transaction survives the server
 process being killed at any moment (it is in the WAL file, which the OS
 holds), but a power loss or an OS crash can lose the last transactions
-before a checkpoint (SQLite's documented trade-off for that mode).
+before a checkpoint (SQLite's documented trade-off for that mode).  The
+WAL is checkpointed by the store's thread about once a second
+(:data:`CHECKPOINT_S`), not inside a commit, so the fsync of a checkpoint
+never stalls the event loop.
 """
 
 from __future__ import annotations
@@ -185,7 +188,16 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.execute("PRAGMA journal_mode=WAL")     # a killed process loses no committed write
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA foreign_keys=ON")
+    # no checkpoint inside a commit (it would stall the event loop on an fsync):
+    # the store's checkpointer runs them in its thread (Store._checkpoint)
+    cur.execute("PRAGMA wal_autocheckpoint=0")
     cur.close()
+
+
+#: Seconds between two SQLite WAL checkpoints while the server writes
+#: (``PRAGMA wal_checkpoint(PASSIVE)``, in the store's thread, never in the
+#: event loop; SQLite's own automatic checkpoint is off).
+CHECKPOINT_S = 1.0
 
 
 class Store:
@@ -216,6 +228,12 @@ class Store:
         self._pool: ThreadPoolExecutor | None = None
         self._wconn: Any = None   # the writer's own connection, kept open
         self._busy = False        # a batch is being committed
+        self._ckpt: Any = None    # the running checkpoint (a future), SQLite only
+        self._ckpt_at = 0.0       # when the last one started (time.monotonic)
+        self._ckpt_conn: Any = None   # the checkpointer's own connection (its thread's)
+        path = self.engine.url.database if self.dialect == "sqlite" else None
+        self._ckpt_path = (path if path and path != ":memory:" and not path.startswith("file:")
+                           else None)   # a file database: checkpoints to run
         self.batches = 0          # transactions committed by the writer (statistics)
         self._lock_fd: int | None = None
         self._lock_conn: Any = None
@@ -294,6 +312,8 @@ class Store:
                 pass
             self._wconn = None
         if self._pool is not None:
+            if self._ckpt_conn is not None:
+                self._pool.submit(self._ckpt_close)
             self._pool.shutdown(wait=True)
             self._pool = None
         if self._lock_conn is not None:
@@ -363,6 +383,32 @@ class Store:
             for w in batch:
                 if not w.cancelled:
                     w.done(failed.get(w.key))
+            if self._ckpt_path is not None and self._ckpt is None:
+                now = time.monotonic()
+                if now - self._ckpt_at >= CHECKPOINT_S:
+                    self._ckpt_at = now
+                    self._ckpt = loop.run_in_executor(self._pool, self._checkpoint)
+                    self._ckpt.add_done_callback(self._checkpointed)
+
+    def _checkpoint(self) -> None:
+        """(The store's thread.)  Copy the WAL's committed pages into the
+        database file without blocking the writer (``PASSIVE``); the GIL is
+        released while SQLite works and syncs."""
+        if self._ckpt_conn is None:
+            import sqlite3
+
+            self._ckpt_conn = sqlite3.connect(self._ckpt_path, isolation_level=None)
+        self._ckpt_conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+    def _checkpointed(self, fut: Any) -> None:
+        self._ckpt = None
+        if not fut.cancelled() and fut.exception() is not None:   # pragma: no cover
+            self._ckpt_conn = None     # a broken connection: a new one next time
+
+    def _ckpt_close(self) -> None:
+        if self._ckpt_conn is not None:
+            self._ckpt_conn.close()
+            self._ckpt_conn = None
 
     def _commit(self, batch: list[Write]) -> dict[str, BaseException]:
         """(The writer: its thread, or the loop for SQLite.)  Commit ``batch``
