@@ -226,6 +226,19 @@ class Encoder:
         self._window_cell = [-1] * n
         #: per seat: (its melds, rows as it sees them, rows as others see them, face down)
         self._meld_rows: list[tuple[list[Any], bytes, bytes, int] | None] = [None] * n
+        K = self._K = layout.K
+        self._n = n
+        self._shape = layout.shape
+        self._zero_k = bytes(K)
+        info = layout.INFO * K
+        #: info row: the dealer's entry (stock at ``_base - 1 - 2n``)
+        self._base = info + 1 + 2 * n
+        self._window_row = layout.WINDOW * K
+        #: per viewer, per relative seat r: (r, seat, meld block offset,
+        #: discards row offset, hand-size cell, face-down cell)
+        self._places = [tuple((r, (v + r) % n, (layout.MELD * K) + r * self._meld_block,
+                               (layout.DISCARDS + r) * K, info + 1 + r, info + 1 + n + r)
+                              for r in range(n)) for v in range(n)]
 
     def _melds(self, p: int, melds: list[Any]) -> tuple[list[Any], bytes, bytes, int]:
         """Seat ``p``'s meld rows as ``p`` sees them, as the others see
@@ -256,59 +269,46 @@ class Encoder:
 
     def encode(self, seat: int) -> np.ndarray:
         """The observation of ``seat`` now (a new array)."""
-        layout = self.layout
-        K, n = layout.K, layout.n
         st = self.table.state
         seats = st.seats
         buf = self._buf[seat]
         hand = seats[seat].hand
         if hand != self._hand[seat]:
-            buf[0:K] = bytes(K)
+            buf[0:self._K] = self._zero_k
             for c in hand:
                 buf[c] += 1
-            self._hand[seat] = list(hand)
-        info = layout.INFO * K
-        block = self._meld_block
-        mbase = layout.MELD * K
-        dbase = layout.DISCARDS * K
+            self._hand[seat] = hand[:]
         disc_len = self._disc_len[seat]
         seen = self._melds_seen[seat]
-        for r in range(n):
-            p = (seat + r) % n
+        for r, p, moff, doff, hs, fd in self._places[seat]:
             s = seats[p]
             melds = s.melds
             if melds != seen[r]:
-                off = mbase + r * block
-                if melds:
-                    _, own, other, hidden = self._melds(p, melds)
-                    buf[off:off + block] = own if r == 0 else other
-                    buf[info + 1 + n + r] = 0 if r == 0 else hidden
-                else:
-                    buf[off:off + block] = self._zero_melds
-                    buf[info + 1 + n + r] = 0
-                seen[r] = list(melds)
+                self._put_melds(buf, r, p, melds, moff, fd)
+                seen[r] = melds[:]
             d = s.discards
             done = disc_len[r]
             if len(d) != done:
-                off = dbase + r * K
                 if len(d) < done:
-                    buf[off:off + K] = bytes(K)
+                    buf[doff:doff + self._K] = self._zero_k
                     done = 0
                 for c in d[done:]:
-                    buf[off + c] += 1
+                    buf[doff + c] += 1
                 disc_len[r] = len(d)
-            buf[info + 1 + r] = len(s.hand)
+            buf[hs] = len(s.hand)
+        base = self._base
         stock = len(st.wall)
-        buf[info] = stock if stock < 255 else 255
-        base = info + 1 + 2 * n
+        buf[base - 1 - 2 * self._n] = stock if stock < 255 else 255
+        n = self._n
         buf[base] = (st.dealer - seat) % n
-        buf[base + 1] = 0 if st.turn is None else (st.turn - seat) % n + 1
+        turn = st.turn
+        buf[base + 1] = 0 if turn is None else (turn - seat) % n + 1
         cell = self._window_cell[seat]
         if cell >= 0:
             buf[cell] = 0
         w = st.window
         if w is not None:
-            cell = self._window_cell[seat] = layout.WINDOW * K + w.card
+            cell = self._window_cell[seat] = self._window_row + w.card
             buf[cell] = 1
             buf[base + 2] = (w.owner - seat) % n + 1
             src = SOURCES.get(w.source)
@@ -319,4 +319,17 @@ class Encoder:
         else:
             self._window_cell[seat] = -1
             buf[base + 2] = buf[base + 3] = 0
-        return np.ndarray(layout.shape, _U8, bytearray(buf))
+        return np.ndarray(self._shape, _U8, bytearray(buf))
+
+    def _put_melds(self, buf: bytearray, r: int, p: int, melds: list[Any], off: int,
+                   fd: int) -> None:
+        """Write relative seat ``r``'s (seat ``p``'s) meld rows at ``off``
+        and its face-down count at ``fd``."""
+        block = self._meld_block
+        if melds:
+            _, own, other, hidden = self._melds(p, melds)
+            buf[off:off + block] = own if r == 0 else other
+            buf[fd] = 0 if r == 0 else hidden
+        else:
+            buf[off:off + block] = self._zero_melds
+            buf[fd] = 0
