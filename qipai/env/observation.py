@@ -231,8 +231,8 @@ class Encoder:
         self._shape = layout.shape
         self._zero_k = bytes(K)
         info = layout.INFO * K
-        #: info row: the dealer's entry (stock at ``_base - 1 - 2n``)
-        self._base = info + 1 + 2 * n
+        self._stock_cell = info
+        self._base = info + 1 + 2 * n  # the info row's dealer entry
         self._window_row = layout.WINDOW * K
         #: per viewer, per relative seat r: (r, seat, meld block offset,
         #: discards row offset, hand-size cell, face-down cell)
@@ -277,7 +277,7 @@ class Encoder:
             buf[0:self._K] = self._zero_k
             for c in hand:
                 buf[c] += 1
-            self._hand[seat] = hand[:]
+            self._hand[seat] = list(hand)
         disc_len = self._disc_len[seat]
         seen = self._melds_seen[seat]
         for r, p, moff, doff, hs, fd in self._places[seat]:
@@ -285,7 +285,7 @@ class Encoder:
             melds = s.melds
             if melds != seen[r]:
                 self._put_melds(buf, r, p, melds, moff, fd)
-                seen[r] = melds[:]
+                seen[r] = list(melds)
             d = s.discards
             done = disc_len[r]
             if len(d) != done:
@@ -298,7 +298,7 @@ class Encoder:
             buf[hs] = len(s.hand)
         base = self._base
         stock = len(st.wall)
-        buf[base - 1 - 2 * self._n] = stock if stock < 255 else 255
+        buf[self._stock_cell] = stock if stock < 255 else 255
         n = self._n
         buf[base] = (st.dealer - seat) % n
         turn = st.turn
