@@ -837,7 +837,7 @@ def _zipai_moves() -> list[list[tuple[int, int, float, tuple[tuple[int, float], 
         for g in valid:
             if min(g, key=_ZPOS.__getitem__) == k:
                 moves.append((sum(unit[j] for j in g), _GROUP,
-                              float(zipai_groups.group_hu("shun", g)), ()))
+                              float(zipai_groups.group_hu("bi", g)), ()))
         partners: dict[int, dict[int, float]] = {}
         for g in valid:
             if k in g:
@@ -845,7 +845,7 @@ def _zipai_moves() -> list[list[tuple[int, int, float, tuple[tuple[int, float], 
                 rest.remove(k)
                 for j, c in ((rest[0], rest[1]), (rest[1], rest[0])):
                     if _ZPOS[j] >= _ZPOS[k]:
-                        partners.setdefault(j, {})[c] = float(zipai_groups.group_hu("shun", g))
+                        partners.setdefault(j, {})[c] = float(zipai_groups.group_hu("bi", g))
         peng = zipai_groups.group_hu("peng", (k, k, k))
         kan = zipai_groups.group_hu("kan", (k, k, k))
         partners.setdefault(k, {})[k] = peng + (kan - peng) / 3

@@ -174,6 +174,30 @@ def test_zipai_sanlong_wukan_without_a_winning_card() -> None:
     assert r.paid and r.groups[-1] == "rest d1 d2 d3 d5 d8 (6)"
 
 
+def test_zipai_groups_are_named_as_the_rules_name_them() -> None:
+    # guilin-zipai.md §1 names every valid 3-card group 一坒 `bi` and the pair
+    # 一对 `dui`; it has no 顺: 二七十, 贰柒拾, 大大小 and 小小大 are 坒, not runs.
+    # 一二三 3 + 二七十 3 + 大大小 0 + 小小大 0 + 贰柒拾 6 + 对 0 + 扫穿 x4 9 = 21
+    # 胡数 → 1 + ⌊11/3⌋ = 4 子; empty stock (海底胡): the winning card d9 is
+    # flipped, 上醒 d10 held once → 1; 自摸 2番: (4 + 1) × 2 = 10 from each.
+    args = ["score", "guilin-zipai", "x2 x7 x10 d2 d7 d10 d5 d5 x5 x6 x6 d6 x1 x2 x3 d9 d9",
+            "--melds", "saochuan x4", "--seat", "1", "--flip", ""]
+    doc = _json(args)
+    assert [(p["payer"], p["amount"]) for p in doc["payments"]] == [(0, 10), (2, 10)]
+    (paid,) = [r for r in doc["readings"] if r["paid"]]
+    assert sorted(paid["groups"]) == sorted([
+        "bi x1 x2 x3 (3)", "bi x2 x7 x10 (3)", "bi x5 d5 d5 (0)", "bi x6 x6 d6 (0)",
+        "bi d2 d7 d10 (6)", "dui d9 d9 (0)", "saochuan x4 x4 x4 x4 (9)"])
+    from qipai.explain import payment_rows
+
+    s = score("guilin-zipai", args[2], melds=[args[4]], seat=1, flip="")
+    (row, _) = payment_rows(s.payments, load("guilin-zipai").manifest)
+    assert "坒 bi x5 d5 d5 0 + 坒 bi x6 x6 d6 0" in row.why and "坒 bi x2 x7 x10 3" in row.why
+    assert "对 dui d9 d9 0" in row.why
+    text = run(*args).stdout  # the command's table, wrapped
+    assert "shun" not in text and "顺" not in text and "pair" not in text
+
+
 @pytest.mark.parametrize("args, words", [
     (["guilin-mahjong", "123q"], ["bad tile"]),
     (["guilin-mahjong", "11111m"], ["5 copies"]),

@@ -194,11 +194,11 @@ TABLE_ROWS = [
     ("chi", "x8 x9 x10", 0),
     ("chi", "d5 d5 x5", 0),  # 大大小
     ("chi", "x5 x5 d5", 0),  # 小小大
-    ("shun", "x3 x2 x1", 3),  # the same values in hand
-    ("shun", "d10 d7 d2", 6),
-    ("shun", "x4 x5 x6", 0),
-    ("shun", "d6 x6 x6", 0),
-    ("pair", "d10 d10", 0),
+    ("bi", "x3 x2 x1", 3),  # the same values in hand
+    ("bi", "d10 d7 d2", 6),
+    ("bi", "x4 x5 x6", 0),
+    ("bi", "d6 x6 x6", 0),
+    ("dui", "d10 d10", 0),
 ]
 
 
@@ -208,7 +208,7 @@ def test_group_hu_table(kind: str, cards: str, hu: int) -> None:
 
 
 @pytest.mark.parametrize(
-    "kind,cards,hu", [r for r in TABLE_ROWS if r[0] not in ("shun", "pair", "kan")]
+    "kind,cards,hu", [r for r in TABLE_ROWS if r[0] not in ("bi", "dui", "kan")]
 )
 def test_meld_hu_table(kind: str, cards: str, hu: int) -> None:
     assert meld_hu(M(kind, cards)) == hu
@@ -236,7 +236,8 @@ def test_group_hu_table_constant() -> None:
         ("kaizhao", "x3 x3 x3"),  # a 开招 is four
         ("chi", "x3 x3 x3"),  # a 吃 is never three identical
         ("chi", "x9 x10 x1"),  # not a group
-        ("pair", "x1 x2"),
+        ("dui", "x1 x2"),
+        ("shun", "x4 x5 x6"),  # not an id: the rules name no 顺 (a valid group is a bi)
         ("long", "x1 x1 x1 x1"),  # unknown group id
     ],
 )
@@ -271,7 +272,7 @@ def g(kind: str, cards: str) -> tuple[str, tuple[int, ...]]:
 def test_kan_in_hand_big_and_small() -> None:
     # 坎 d3 (6) + the run x4 x5 x6 (0): 6 cards, no pair.
     s = S("d3 d3 d3 x4 x5", "x6")
-    assert s == Split((g("shun", "x4 x5 x6"), g("kan", "d3 d3 d3")), None, 6)
+    assert s == Split((g("bi", "x4 x5 x6"), g("kan", "d3 d3 d3")), None, 6)
     # the same with a small 坎: 3
     s = S("x3 x3 x3 d4 d5", "d6")
     assert s is not None and s.hu == 3
@@ -281,7 +282,7 @@ def test_peng_on_another_players_card() -> None:
     # d8 d8 + d8 discarded = 碰 (big 3) + x4 x5 x6 (0).  No other reading: a
     # 6-card holding has no pair and d8 has no x8 to mix with.
     s = S("d8 d8 x4 x5 x6", "d8")
-    assert s == Split((g("shun", "x4 x5 x6"), g("peng", "d8 d8 d8")), None, 3)
+    assert s == Split((g("bi", "x4 x5 x6"), g("peng", "d8 d8 d8")), None, 3)
     s = S("x8 x8 d4 d5 d6", "x8")
     assert s is not None and s.hu == 1  # small 碰
 
@@ -289,7 +290,7 @@ def test_peng_on_another_players_card() -> None:
 def test_pair_completed_by_own_card_counts_kan() -> None:
     # D-ZP5: one's own card on a pair makes a 坎/扫: d8 6, x8 3.
     assert S("d8 d8 x4 x5 x6", "d8", self_drawn=True) == Split(
-        (g("shun", "x4 x5 x6"), g("kan", "d8 d8 d8")), None, 6
+        (g("bi", "x4 x5 x6"), g("kan", "d8 d8 d8")), None, 6
     )
     s = S("x8 x8 d4 d5 d6", "x8", self_drawn=True)
     assert s is not None and s.hu == 3
@@ -301,14 +302,14 @@ def test_runs_with_value_in_hand() -> None:
     assert S("x1 x2 x5 x5", "x3").hu == 3  # 一二三
     assert S("d2 d7 x5 x5", "d10").hu == 6  # 贰柒拾
     assert S("x2 x7 x5 x5", "x10").hu == 3  # 二七十
-    assert S("x2 x10 d5 d5", "x7") == Split((g("shun", "x2 x7 x10"),), (14, 14), 3)
+    assert S("x2 x10 d5 d5", "x7") == Split((g("bi", "x2 x7 x10"),), (14, 14), 3)
 
 
 def test_groups_worth_nothing() -> None:
     # A plain run + pair x9: wins, 0 胡数.
-    assert S("x4 x5 x9 x9", "x6") == Split((g("shun", "x4 x5 x6"),), (8, 8), 0)
+    assert S("x4 x5 x9 x9", "x6") == Split((g("bi", "x4 x5 x6"),), (8, 8), 0)
     # 大大小 d5 d5 x5 + pair x9: 0.
-    assert S("d5 d5 x9 x9", "x5") == Split((g("shun", "d5 d5 x5"),), (8, 8), 0)
+    assert S("d5 d5 x9 x9", "x5") == Split((g("bi", "d5 d5 x5"),), (8, 8), 0)
     # a lone pair
     assert S("x3", "x3") == Split((), (2, 2), 0)
 
@@ -335,7 +336,7 @@ def test_rules_example_kan_d9_and_d7_d8() -> None:
     # over, neither a pair nor a group, so that reading is not a split at
     # all: the answer is 6, not 9.
     s = S("d9 d9 d9 d7 d8", "d9")
-    assert s == Split((g("shun", "d7 d8 d9"), g("kan", "d9 d9 d9")), None, 6)
+    assert s == Split((g("bi", "d7 d8 d9"), g("kan", "d9 d9 d9")), None, 6)
     # On his own draw it is a compulsory 扫穿 and d7 d8 alone do not split.
     assert S("d9 d9 d9 d7 d8", "d9", self_drawn=True) is None
 
@@ -347,13 +348,13 @@ def test_dzp9_both_readings_valid_kan_kept_wins() -> None:
     #   d2 d3, pair d4 leaves d2 d3 x4 — no split.  Only the first reading.
     s = S("d1 d1 d1 d2 d3 x4 d4 d4", "d1")
     assert s is not None and s.hu == 12
-    assert g("kan", "d1 d1 d1") in s.groups and g("shun", "d1 d2 d3") in s.groups
+    assert g("kan", "d1 d1 d1") in s.groups and g("bi", "d1 d2 d3") in s.groups
     # 坎 d1 + d2 d3 d4 x4 x4, + d1:
     #   kept whole: 坎 6 + 壹贰叁 6 + x4 x4 d4 0 = 12;
     #   开招 9 + d2 d3 d4 0 + pair x4 x4 = 9.  Both split; 12 is used.
     s = S("d1 d1 d1 d2 d3 d4 x4 x4", "d1")
     assert s == Split(
-        (g("shun", "x4 x4 d4"), g("kan", "d1 d1 d1"), g("shun", "d1 d2 d3")), None, 12
+        (g("bi", "x4 x4 d4"), g("kan", "d1 d1 d1"), g("bi", "d1 d2 d3")), None, 12
     )
 
 
@@ -362,14 +363,14 @@ def test_dzp9_both_readings_valid_kaizhao_wins() -> None:
     #   kept whole: 坎 6 + x9 x9 d9 0 + d6 d7 d8 0 = 6;
     #   开招 9 + d6 d7 d8 0 + pair x9 x9 = 9.  Both split; 9 is used.
     s = S("d9 d9 d9 x9 x9 d6 d7 d8", "d9")
-    assert s == Split((g("shun", "d6 d7 d8"), g("kaizhao", "d9 d9 d9 d9")), (8, 8), 9)
+    assert s == Split((g("bi", "d6 d7 d8"), g("kaizhao", "d9 d9 d9 d9")), (8, 8), 9)
 
 
 def test_dzp9_kaizhao_only_reading_by_count() -> None:
     # 坎 d9 + d6 d7 d8, + d9: 7 cards.  Kept whole leaves 4 cards with the
     # card (no split of 4); 开招 (4) + d6 d7 d8 = 9.
     assert S("d9 d9 d9 d6 d7 d8", "d9") == Split(
-        (g("shun", "d6 d7 d8"), g("kaizhao", "d9 d9 d9 d9")), None, 9
+        (g("bi", "d6 d7 d8"), g("kaizhao", "d9 d9 d9 d9")), None, 9
     )
 
 
@@ -378,7 +379,7 @@ def test_dzp9_tie_keeps_the_kan() -> None:
     #   kept whole: 坎 3 + 一二三 3 + d4 d4 x4 0 = 6;
     #   开招 6 + x2 x3 x4 0 + pair d4 d4 = 6.  A tie: the 坎 is kept (documented).
     s = S("x1 x1 x1 x2 x3 x4 d4 d4", "x1")
-    assert s == Split((g("kan", "x1 x1 x1"), g("shun", "x1 x2 x3"), g("shun", "x4 d4 d4")), None, 6)
+    assert s == Split((g("kan", "x1 x1 x1"), g("bi", "x1 x2 x3"), g("bi", "x4 d4 d4")), None, 6)
 
 
 def test_kan_is_never_broken_for_a_run() -> None:
@@ -397,9 +398,9 @@ def test_kan_is_never_broken_for_a_run() -> None:
 def test_pair_plus_card_need_not_be_peng() -> None:
     # x2 x2 x7 x10 + x2 from another player: 碰 x2 (1) leaves x7 x10 — no;
     # 二七十 (3) + pair x2 x2 = 3.
-    assert S("x2 x2 x7 x10", "x2") == Split((g("shun", "x2 x7 x10"),), (1, 1), 3)
+    assert S("x2 x2 x7 x10", "x2") == Split((g("bi", "x2 x7 x10"),), (1, 1), 3)
     # x5 x5 x4 x6 + x5: 碰 leaves x4 x6 — no; x4 x5 x6 + pair x5 = 0.
-    assert S("x5 x5 x4 x6", "x5") == Split((g("shun", "x4 x5 x6"),), (4, 4), 0)
+    assert S("x5 x5 x4 x6", "x5") == Split((g("bi", "x4 x5 x6"),), (4, 4), 0)
 
 
 def test_own_card_on_a_pair_is_a_compulsory_sao() -> None:
@@ -417,7 +418,7 @@ def test_best_of_several_readings() -> None:
     #   x1 x1 → x2 x3 x4 ×2 = 0;   x4 x4 → 一二三 ×2 = 6;
     #   x2 x2 or x3 x3 → an x1 without its x2 or x3 — no.   Best: 6.
     s = S("x1 x1 x2 x2 x3 x3 x4", "x4")
-    assert s == Split((g("shun", "x1 x2 x3"), g("shun", "x1 x2 x3")), (3, 3), 6)
+    assert s == Split((g("bi", "x1 x2 x3"), g("bi", "x1 x2 x3")), (3, 3), 6)
     # x1 x2 x3 x1 x2 + d2 d7 d10 + x3 (9 cards, no pair):
     #   一二三 ×2 (3+3) + 贰柒拾 (6) = 12, the only reading.
     assert S("x1 x2 x3 x1 x2 d2 d7 d10", "x3").hu == 12

@@ -704,7 +704,7 @@ def test_why_of_dihu_fangpao_is_the_computation():
     (hu,) = zi.basis
     assert (hu.kind, hu.value) == ("hu", 13)
     groups = sorted((g.id, g.value) for g in hu.of)
-    assert groups == sorted([("shun", 0), ("shun", 0), ("sao", 6), ("peng", 3), ("peng", 3),
+    assert groups == sorted([("bi", 0), ("bi", 0), ("sao", 6), ("peng", 3), ("peng", 3),
                              ("peng", 1), ("chi", 0)])
     assert xing == Term("xing", "xing", 1, rule="§6",
                         of=(Term("flip", "xing", 1, cards=(k("x3"),), rule="§6"),))

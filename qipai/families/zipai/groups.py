@@ -19,9 +19,10 @@ Valid 3-card groups (一坒, §1), as multisets:
 Group ids used by :func:`group_hu` and in :class:`Split` (pinyin, as on the
 variant page and :class:`qipai.core.model.Meld`): ``kan`` 坎, ``peng`` 碰,
 ``sao`` 扫, ``guosao`` 过扫, ``kaizhao`` 开招, ``saochuan`` 扫穿 (identical
-cards), ``chi`` 吃 (a table meld of non-identical cards), ``shun`` (any valid
-group of non-identical cards in the hand: runs, 一二三, 二七十 and also
-大大小/小小大, which the source lists among the 一坒), ``pair`` 对.
+cards), ``chi`` 吃 (a table meld of non-identical cards), ``bi`` 一坒 (any
+valid group of non-identical cards in the hand: runs, 一二三, 二七十 and
+大大小/小小大 — the source's word for a valid group, §1; it names no kind of
+them apart), ``dui`` 一对 (the pair).
 
 The search (:func:`best_split`) is the hot path of every zipai win check
 and wait list.  A 坎 never takes part in it (it is a fixed group), so every
@@ -135,9 +136,9 @@ def group_hu(kind: str, cards: Iterable[int]) -> int:
 
     Args:
         kind: ``peng kan sao guosao`` (3 identical), ``kaizhao saochuan``
-            (4 identical), ``chi`` or ``shun`` (a valid group of
-            non-identical cards: 吃 meld or in hand — the same value), or
-            ``pair`` (2 identical, worth 0).
+            (4 identical), ``chi`` or ``bi`` (a valid group of
+            non-identical cards: 吃 meld or 一坒 in hand — the same value),
+            or ``dui`` (一对, 2 identical, worth 0).
         cards: the group's kinds, any order.
 
     Returns:
@@ -153,11 +154,11 @@ def group_hu(kind: str, cards: Iterable[int]) -> int:
         if len(cs) != size or cs[0] != cs[-1] or not 0 <= cs[0] < N_KINDS:
             raise BadCards(f"a {kind} is {size} identical cards, got {list(cs)}")
         return _value(kind, cs[0])
-    if kind == "chi" or kind == "shun":
+    if kind == "chi" or kind == "bi":
         if cs not in _VALID or cs[0] == cs[2]:
             raise BadCards(f"a {kind} is a valid group of non-identical cards, got {list(cs)}")
         return _RUN_HU.get(cs, 0)
-    if kind == "pair":
+    if kind == "dui":
         if len(cs) != 2 or cs[0] != cs[1] or not 0 <= cs[0] < N_KINDS:
             raise BadCards(f"a pair is 2 identical cards, got {list(cs)}")
         return 0
@@ -200,12 +201,12 @@ def _transitions(k: int) -> list[tuple[int, int, str, tuple[int, ...]]]:
     """
     out: list[tuple[int, int, str, tuple[int, ...]]] = []
     u = _unit(k)
-    out.append((2 * u + _FLAG, 0, "pair", (k, k)))
+    out.append((2 * u + _FLAG, 0, "dui", (k, k)))
     out.append((3 * u, _PENG[k], "peng", (k, k, k)))
     for g in _non_identical_groups():
         if g[0] == k:
             delta = sum(_unit(j) for j in g)
-            out.append((delta, _RUN_HU.get(g, 0), "shun", g))
+            out.append((delta, _RUN_HU.get(g, 0), "bi", g))
     # Try the scoring groups first: the first optimum found is the one
     # reported, so ties go the same way every time.
     out.sort(key=lambda t: -t[1])
@@ -252,7 +253,7 @@ def _walk(s: int, groups: list[Group]) -> tuple[int, int] | None:
             if n & _GUARDS == _GUARDS:
                 v = _best(n)
                 if v >= 0 and v + hu == target:
-                    if gid == "pair":
+                    if gid == "dui":
                         pair = (k, k)
                     else:
                         groups.append((gid, cards))
@@ -276,7 +277,7 @@ class Split(Struct, frozen=True):
             ``kan`` (a 坎 of the hand, or a pair completed by one's own
             card), ``peng`` (a pair completed by another's card),
             ``kaizhao`` (D-ZP9: a 坎 completed by another's card),
-            ``saochuan`` (a 坎 completed by one's own card), ``shun``.
+            ``saochuan`` (a 坎 completed by one's own card), ``bi`` (一坒).
         pair: the pair (2 identical kinds) or None.
         hu: 胡数 of these groups (table melds not included).
     """

@@ -167,7 +167,7 @@ def _score(part, counts, card, self_drawn) -> Split | None:
         else:
             if not ref_valid_group(b):
                 return None
-            groups.append(("shun", b))
+            groups.append(("bi", b))
             hu += _run_value(b)
     # 坎 never split
     for k in range(20):

@@ -26,7 +26,7 @@ NAME = "guilin-zipai"
 VERSION = "1"
 
 #: Chinese names of the payment breakdown ids (guilin-zipai.md §1, §4–§7).
-NAMES = {"zi": "子", "hushu": "胡数", "xing": "醒", "kan": "坎", "shun": "顺", "pair": "对",
+NAMES = {"zi": "子", "hushu": "胡数", "xing": "醒", "kan": "坎", "bi": "坒", "dui": "对",
          "chi": "吃", "peng": "碰", "sao": "扫", "guosao": "过扫", "saochuan": "扫穿",
          "kaizhao": "开招", "zimo": "自摸", "tianhu": "天胡", "dihu": "地胡",
          "sanlong_wukan": "三笼五坎", "fangpao": "放炮", "pinghu": "平胡", "hu": "胡"}

@@ -246,7 +246,7 @@ class Evaluation(msgspec.Struct, frozen=True):
         melds: the table melds as scored (after a 扫/扫穿 that took the drawn
             card, or a D-ZP9 开招).
         groups: the hand's groups as ``best_split`` gives them (``(id,
-            cards)``), the pair included as ``("pair", cards)``; for 三笼五坎
+            cards)``), the pair included as ``("dui", cards)``; for 三笼五坎
             the 坎 only.
     """
 
@@ -269,7 +269,7 @@ def _split_groups(split) -> tuple[tuple[str, tuple[int, ...]], ...]:
     groups = tuple((g[0], tuple(g[1])) for g in split.groups)
     pair = getattr(split, "pair", None)
     if pair:
-        groups += (("pair", tuple(pair)),)
+        groups += (("dui", tuple(pair)),)
     return groups
 
 
@@ -651,7 +651,7 @@ def share(zi: int, xing: int, n_bonuses: int, options: ZipaiOptions | None = Non
 def hu_term(ev: Evaluation) -> Term:
     """The 胡数 of a win as a breakdown term (§5): ``hu`` ``hushu``, made of
     one ``group`` term per group of the split (``id`` its kind — ``kan``,
-    ``shun``, ``pair`` …, ``cards`` its cards, ``value`` its 胡数) and per
+    ``bi``, ``dui`` …, ``cards`` its cards, ``value`` its 胡数) and per
     table meld as scored.  For 三笼五坎 (D-ZP6) the 扫穿 and 坎 are its
     ``basis`` (the other cards' best groups are not listed one by one)."""
     melds = tuple(Term("group", m.kind, meld_hu(m), cards=m.cards) for m in ev.melds)
