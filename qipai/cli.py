@@ -414,6 +414,7 @@ def _log_lines(table: Any) -> list[str]:
     """The hand, event by event, as readable lines (a draw and the discard
     right after it share a line)."""
     from qipai.core import model as m
+    from qipai.explain import no_card_win
 
     cards = table.cards
     deal = table.state.deal
@@ -456,8 +457,12 @@ def _log_lines(table: Any) -> list[str]:
         elif isinstance(e, m.Won):
             src = f" from seat {e.from_seat}" if e.from_seat is not None else ""
             pats = f" — {', '.join(e.patterns)}" if e.patterns else ""
-            lines.append(f"seat {e.seat} wins: {HOW_NAMES.get(e.how, e.how)} on "
-                         f"{_tile(cards, e.card)}{src}{pats}")
+            if e.card is None:  # 三笼五坎 …: won on the cards as they are
+                played = any(isinstance(x, (m.Drew, m.Discarded)) for x in events[:i])
+                lines.append(f"seat {e.seat} wins {no_card_win(not played)}{src}{pats}")
+            else:
+                lines.append(f"seat {e.seat} wins: {HOW_NAMES.get(e.how, e.how)} on "
+                             f"{_tile(cards, e.card)}{src}{pats}")
         elif isinstance(e, m.Flipped):
             xing = ", ".join(f"seat {s}: {x}" for s, x in sorted(e.xing.items()))
             lines.append(f"翻醒 flipped {' '.join(_tile(cards, k) for k in e.cards) or 'nothing'}"

@@ -22,7 +22,8 @@ import msgspec
 
 from qipai.core.model import Payment, format_why, why_total
 
-__all__ = ["PaymentRow", "payment_rows", "print_payments", "payments_json", "why_json"]
+__all__ = ["PaymentRow", "no_card_win", "payment_rows", "print_payments", "payments_json",
+           "why_json"]
 
 
 class PaymentRow(msgspec.Struct, frozen=True):
@@ -125,3 +126,17 @@ def payments_json(payments: Iterable[Payment]) -> list[dict[str, Any]]:
     """Payments as JSON-ready dicts: ``payer``, ``payee``, ``amount``,
     ``reason``, ``why`` (a list of terms, as in records)."""
     return [msgspec.to_builtins(p) for p in payments]
+
+
+def no_card_win(at_deal: bool) -> str:
+    """How a win with no winning card (``Won.card`` None) reads, after
+    "seat N wins": ``"on the deal, with the cards dealt (no winning card)"``
+    when no card was drawn or discarded before it — zipai 三笼五坎, or a 天胡
+    whose 亮张 went into an initial 扫穿 (guilin-zipai §3.3 step 1, D-ZP16),
+    the only such wins today; otherwise ``"with the cards held (no winning
+    card)"``.  The win's ``how`` (``zimo``: each other seat pays) is left out:
+    such a win is no 自摸 (guilin-zipai §4)."""
+    if at_deal:
+        return "on the deal, with the cards dealt (no winning card)"
+    return "with the cards held (no winning card)"
+

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from qipai.core import model as m
+from qipai.explain import no_card_win
 
 __all__ = ["Quit", "action_text", "event_text", "play_human"]
 
@@ -77,8 +78,11 @@ def action_text(cards: Any, action: m.Action, window: tuple[int, int, str] | Non
     return repr(action)
 
 
-def event_text(cards: Any, e: Any, me: int) -> str | None:
-    """One event of the seat's view in words, or None for one not worth a line."""
+def event_text(cards: Any, e: Any, me: int, at_deal: bool = False) -> str | None:
+    """One event of the seat's view in words, or None for one not worth a line.
+
+    ``at_deal``: no card was drawn or discarded before ``e`` (how a win with
+    no winning card reads, :func:`qipai.explain.no_card_win`)."""
     who = _seat(getattr(e, "seat", -1), me)
     if isinstance(e, m.Dealt):
         shown = f"; shown: {cards_text(cards, e.shown)}" if e.shown else ""
@@ -102,6 +106,8 @@ def event_text(cards: Any, e: Any, me: int) -> str | None:
     if isinstance(e, m.Won):
         src = f" from seat {e.from_seat}" if e.from_seat is not None else ""
         pats = f" — {', '.join(e.patterns)}" if e.patterns else ""
+        if e.card is None:  # 三笼五坎 …: won on the cards as they are
+            return f"{who} won {no_card_win(at_deal)}{src}{pats}"
         return f"{who} won ({e.how}) on {card_text(cards, e.card)}{src}{pats}"
     if isinstance(e, m.Flipped):
         xing = ", ".join(f"seat {s}: {x}" for s, x in sorted(e.xing.items())) or "none"
@@ -188,8 +194,9 @@ def show_result(console: Any, view: Any, cards: Any, manifest: Any) -> None:
 
 def _print_events(console: Any, view: Any, cards: Any, seen: int) -> int:
     """Print the view's events from index ``seen`` on; return the new count."""
-    for e in view.events[seen:]:
-        line = event_text(cards, e, view.seat)
+    for i, e in enumerate(view.events[seen:], seen):
+        at_deal = not any(isinstance(x, (m.Drew, m.Discarded)) for x in view.events[:i])
+        line = event_text(cards, e, view.seat, at_deal)
         if line:
             console.print(line, markup=False)
     return len(view.events)

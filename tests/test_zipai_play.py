@@ -345,3 +345,38 @@ def test_a_mandatory_kaizhao_seat_is_offered_only_what_it_may_do(rs):
                     assert table.snapshot() == before
             table.apply(choose(table, table.to_decide()[0], rng))
     assert seen > 20
+
+
+def test_a_sanlong_wukan_win_reads_as_a_win_on_the_deal_with_no_winning_card(rs):
+    # guilin-zipai.md §3.3 step 1, D-ZP6: seat 2 is dealt five 坎 (x1 x3 x5 x7
+    # x9) and wins 三笼五坎 at once, before any draw — there is no winning
+    # card, and §4 says it is not also a 自摸.  The hand log, the --human
+    # view and the connect client say so (they printed "自摸 zimo on ?").
+    import io
+
+    import msgspec
+
+    from qipai.cli import _log_lines
+    from qipai.core.model import Deal, Won
+    from qipai.families.zipai.cards import CARDS
+    from qipai.host.client import Printer
+    from qipai.human import event_text
+
+    hands = ["d1 d1 d1 d3 d3 d3 d5 d5 d5 d7 d7 d7 d9 d9 d9 x2 x6 d2 d6 d10",
+             "x2 x2 x4 x4 x6 x6 x8 x8 x10 x10 d2 d2 d4 d4 d6 d6 d8 d8 d10 d10 x1",
+             "x1 x1 x1 x3 x3 x3 x5 x5 x5 x7 x7 x7 x9 x9 x9 x4 x8 d4 d8 x10"]
+    wall = "x3 d2 x2 x4 x5 x6 x7 x8 x9 x10 d1 d3 d4 d5 d6 d7 d8 d9 d10"
+    deal = Deal(dealer=1, hands=tuple(tuple(CARDS.parse(h)) for h in hands),
+                wall=tuple(CARDS.parse(wall)))
+    table = rs.table(deal=deal)
+    (won,) = [e for e in table.events if isinstance(e, Won)]
+    assert won.card is None and won.patterns == ("sanlong_wukan",)
+    want = "seat 2 wins on the deal, with the cards dealt (no winning card) — sanlong_wukan"
+    lines = _log_lines(table)
+    assert want in lines
+    assert not any("?" in line or "自摸" in line for line in lines)
+    assert event_text(rs.cards, won, 0, at_deal=True) == want.replace("wins", "won")
+    p = Printer(io.StringIO())
+    p.cards = rs.cards
+    printed = [p.event(e) for e in json.loads(msgspec.json.encode(table.state.events))]
+    assert want in printed and not any("?" in line for line in printed)

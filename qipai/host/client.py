@@ -34,6 +34,7 @@ class Printer:
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.cards: Any = None
+        self.played = False  # a card was drawn or discarded since the deal
 
     def line(self, text: str) -> None:
         print(text, file=self.out, flush=True)
@@ -58,10 +59,14 @@ class Printer:
         """One event (JSON, as the server sends it) as a line, the names in
         Chinese and pinyin as ``qipai play`` prints them."""
         from qipai.cli import HOW_NAMES, MELD_NAMES
+        from qipai.explain import no_card_win
 
         t = e["type"]
         who = f"seat {e['seat']}" if "seat" in e else ""
+        if t in ("drew", "discarded"):
+            self.played = True
         if t == "dealt":
+            self.played = False
             shown = e.get("shown") or []
             return f"shown at the deal: {self.hand(shown)}" if shown else "dealt"
         if t == "drew":
@@ -77,6 +82,8 @@ class Printer:
         if t == "won":
             src = f" from seat {e['from_seat']}" if e.get("from_seat") is not None else ""
             pats = f" — {', '.join(e['patterns'])}" if e.get("patterns") else ""
+            if e.get("card") is None:  # 三笼五坎 …: won on the cards as they are
+                return f"{who} wins {no_card_win(not self.played)}{src}{pats}"
             return (f"{who} wins: {HOW_NAMES.get(e['how'], e['how'])} on "
                     f"{self.card(e['card'])}{src}{pats}")
         if t == "flipped":
@@ -108,6 +115,7 @@ class Printer:
         except Exception:  # noqa: BLE001 - a variant this machine lacks: kinds as numbers
             self.cards = None
         v = m["view"]
+        self.played = False  # a hand's first view: its events follow
         seat = "spectator" if m["seat"] is None else f"seat {m['seat']}"
         self.line(f"== table {m['table']} · {m['spec']} · hand {m['hand']} · {seat} · "
                   f"dealer {v['dealer']} · totals {m['totals']}"
