@@ -4,6 +4,7 @@ observations, the Gymnasium one-seat wrapper (issue 14)."""
 from __future__ import annotations
 
 import random
+from typing import Any
 import runpy
 import warnings
 from collections import Counter
@@ -15,6 +16,7 @@ from hypothesis import given, settings, strategies as st
 
 from qipai.conformance.properties import hidden_shuffled
 from qipai.core.errors import BadOption, IllegalAction, QipaiError, UnknownVariant
+from qipai.core.hookspecs import hookimpl
 from qipai.core.model import Chi, Discard, Hu, Pass
 from qipai.core.ruleset import load
 from qipai.env import make, make_seat_env
@@ -387,3 +389,26 @@ def test_howto_gymnasium_snippet_runs(capsys):
     for code in blocks:
         exec(compile(code, "train-an-agent.md", "exec"), {})
     assert "net 子 of seat 0:" in capsys.readouterr().out
+
+
+class _OddDiscards:
+    """A house plugin whose turn lists also offer discards no action space
+    has: a kind out of range, and a card that is not a kind at all."""
+
+    def __init__(self, bad: Any) -> None:
+        self.bad = bad
+
+    @hookimpl(tryfirst=True)
+    def qipai_turn_actions(self, table, seat):
+        return [Discard(seat, self.bad)] + [Discard(seat, k) for k in sorted(set(table.seats[seat].hand))]
+
+
+@pytest.mark.parametrize("bad", [-1, 34, 200, "5m", None])
+def test_a_plugins_unencodable_discard_is_named_not_masked(bad):
+    """Output of plugins is input too: a discard whose card is not a kind of
+    the action space (-1 would otherwise mark index -1, the last one) makes
+    observing raise NotEncodable naming it, never a wrong mask."""
+    env = make(load("guilin-mahjong", plugins=[_OddDiscards(bad)]))
+    env.reset(seed=1)
+    with pytest.raises(NotEncodable, match="Discard"):
+        env.last()

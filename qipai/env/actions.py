@@ -78,6 +78,7 @@ class MahjongCodec(Codec):
 
     def __init__(self, kinds: int = 34, tokens: list[str] | None = None) -> None:
         K = self.K = kinds
+        self._kinds = range(K)  # the card kinds (`k in` is exact for ints, False for others)
         self.ANGANG, self.JIAGANG, self.CHI = K, 2 * K, 3 * K
         self.PENG, self.MINGGANG = 3 * K + 3, 3 * K + 4
         self.HU, self.ZIMO, self.PASS = 3 * K + 5, 3 * K + 6, 3 * K + 7
@@ -101,8 +102,13 @@ class MahjongCodec(Codec):
             k, off = action.card, self.JIAGANG
         elif t is Chi:
             c = action.cards
-            if (card is None or action.extra or len(c) != 3 or c[1] != c[0] + 1
-                    or c[2] != c[0] + 2 or not 0 <= card - c[0] <= 2):
+            try:
+                ok = (card in self._kinds and not action.extra and len(c) == 3
+                      and c[0] in self._kinds and c[1] == c[0] + 1 and c[2] == c[0] + 2
+                      and 0 <= card - c[0] <= 2)
+            except TypeError:  # cards that are not a sequence
+                ok = False
+            if not ok:
                 raise self._bad(action)
             return self.CHI + card - c[0]
         else:
@@ -110,7 +116,7 @@ class MahjongCodec(Codec):
             if i is None:
                 raise self._bad(action)
             return i
-        if not 0 <= k < self.K:
+        if k not in self._kinds:  # not a kind (out of range, or not an int)
             raise self._bad(action)
         return off + k
 
@@ -162,6 +168,7 @@ class ZipaiCodec(Codec):
         from qipai.families.zipai.groups import valid_group
 
         K = self.K = kinds
+        self._kinds = range(K)  # the card kinds (`k in` is exact for ints, False for others)
         self.slots = _zipai_chi_slots(K, valid_group)
         self.n_chi = max(len(s) for s in self.slots)
         self.CHI = K
@@ -178,11 +185,11 @@ class ZipaiCodec(Codec):
     def index(self, action: Action, card: int | None) -> int:
         t = type(action)
         if t is Discard:
-            if not 0 <= action.card < self.K:
+            if action.card not in self._kinds:  # not a kind (out of range, or not an int)
                 raise self._bad(action)
             return action.card
         if t is Chi:
-            if card is None or not 0 <= card < self.K:
+            if card not in self._kinds:
                 raise self._bad(action)
             key = (tuple(sorted(action.cards)), tuple(sorted(tuple(sorted(g))
                                                              for g in action.extra)))

@@ -82,6 +82,7 @@ class QipaiEnv(AECEnv):
         self.render_mode = render_mode
         self.ask_all = ask_all
         self.codec = codec_for(ruleset)
+        self._kinds = range(ruleset.cards.n_kinds)
         self.layout = layout_for(ruleset)
         n = self.n = ruleset.manifest.players
         self.possible_agents = [f"seat_{i}" for i in range(n)]
@@ -151,8 +152,11 @@ class QipaiEnv(AECEnv):
         mask = bytearray(codec.n)
         by_index: dict[int, Any] = {}
         index = codec.index
+        kinds = self._kinds
         for a in st.pending.get(seat, ()):
-            i = a.card if type(a) is Discard else index(a, card)  # a discard's index is its kind
+            # a discard's index is its kind; anything else, or a card that is
+            # not a kind (a plugin's), goes to the codec (NotEncodable names it)
+            i = a.card if type(a) is Discard and a.card in kinds else index(a, card)
             mask[i] = 1
             by_index[i] = a
         obs = {"observation": self._encoder.encode(seat),
@@ -162,7 +166,14 @@ class QipaiEnv(AECEnv):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``agent``'s observation now (the arrays are new each step; do not
-        write into them if you observe the same step twice)."""
+        write into them if you observe the same step twice).
+
+        Raises:
+            NotEncodable: a plugin offers the seat an action the family's
+                action space has no index for (the message names it).
+            NotObservable: the view holds a meld kind or window source the
+                observation has no row for.
+        """
         return self._observed(self._seat_of[agent])[0]
 
     def legal_actions(self, agent: str) -> dict[int, Any]:
