@@ -230,6 +230,33 @@ def test_a_seeded_record_says_so_in_verify():
     assert shuffle.ok and "seed" in shuffle.message and "tests and demos" in shuffle.message
 
 
+
+@pytest.mark.parametrize("seed,failed", [
+    (None, ['FAIL shuffle: rng is "seeded" but seed is null']),
+    (5, ["FAIL replay: the deal is not the one seed 5 deals"]),
+])
+def test_a_seeded_record_must_carry_the_seed_that_dealt_it(tmp_path, seed, failed):
+    # record-format: rng "seeded" means a seed dealt the hand, and a replay
+    # deals from it again.  A committed record edited to drop its seed (or
+    # to name another) replays and hashes as before; verify must still fail
+    # it, one line naming the field, exit 1.
+    rec = fair.committed(record_of(next(play_hands(load("guilin-zipai"), 1, seed=4))), SALT)
+    assert rec.rng == "seeded" and rec.seed not in (None, 5) and fair.verify_record(rec) == []
+    path = tmp_path / "edited.json"
+    path.write_bytes(msgspec.json.encode(msgspec.structs.replace(rec, seed=seed)))
+    res = CliRunner().invoke(cli, ["verify", str(path)])
+    assert res.exit_code == 1, res.output
+    fails = [ln for ln in res.output.splitlines() if ln.startswith("FAIL")]
+    assert [ln[:len(f)] for ln, f in zip(fails, failed)] == failed and len(fails) == 1
+    assert res.output.splitlines()[-1].startswith("not verified: 1 check failed")
+
+
+def test_an_os_dealt_record_with_a_seed_fails_the_shuffle_check(hosted):
+    rec, _ = hosted
+    assert rec.rng == "os" and rec.seed is None
+    problems = fair.verify_record(msgspec.structs.replace(rec, seed=3))
+    assert 'shuffle: rng is "os" but seed is 3: only a seeded deal has a seed' in problems
+
 # -- version stamps -------------------------------------------------------------
 
 

@@ -195,7 +195,9 @@ def checks(record: Any, plugins: Any = (), allow_version_mismatch: bool = False)
     commitment (deal and salt hash to it), replay (the actions replay to the
     recorded events and result, :func:`~qipai.core.records.replay_check`),
     zero sum (the result's net sums to 0 and is what its payments make),
-    timeouts (indices of actions), shuffle (what dealt the hand; a note).
+    timeouts (indices of actions), shuffle (what dealt the hand: a note, failing
+    only when ``rng`` and ``seed`` disagree — "seeded" without a seed, or a seed
+    beside "os"/"host").
 
     ``plugins``: the house-rule plugins the record was played with.
     """
@@ -226,18 +228,31 @@ def checks(record: Any, plugins: Any = (), allow_version_mismatch: bool = False)
         out.append(Check("replay", False, "not replayed: made under other versions"))
     out.append(_zero_sum_check(record))
     out.append(_timeouts_check(record))
-    rng = record.rng
-    if rng == "seeded":
-        msg = (f"note: dealt from seed {record.seed} — reproducible, for tests and demos; "
-               f"not a secret shuffle")
-    elif rng == "os":
-        msg = "dealt by the OS's CSPRNG (as the record says)"
-    elif rng == "host":
-        msg = "dealt by the host's own RNG (as the record says)"
-    else:
-        msg = "note: the record does not say what dealt it"
-    out.append(Check("shuffle", True, msg))
+    out.append(_shuffle_check(record))
     return out
+
+
+def _shuffle_check(record: Any) -> Check:
+    """What dealt the hand, as the record says (``rng``), and whether its
+    ``seed`` agrees: a seeded deal must carry the seed that dealt it (the
+    replay check then deals from it again, :func:`~qipai.core.records.seed_problem`),
+    and a deal of the OS or a host has none.  A record of before ``rng``
+    (null) may carry a seed; the replay checks it the same way."""
+    rng, seed = record.rng, record.seed
+    if rng == "seeded" and seed is None:
+        return Check("shuffle", False, 'rng is "seeded" but seed is null: a seeded deal must '
+                                       "carry the seed that dealt it, so that it can be checked")
+    if rng in ("os", "host") and seed is not None:
+        return Check("shuffle", False, f'rng is "{rng}" but seed is {seed}: only a seeded deal '
+                                       "has a seed")
+    if rng == "seeded":
+        return Check("shuffle", True, f"note: dealt from seed {seed} — reproducible, for tests "
+                                      f"and demos; not a secret shuffle")
+    if rng == "os":
+        return Check("shuffle", True, "dealt by the OS's CSPRNG (as the record says)")
+    if rng == "host":
+        return Check("shuffle", True, "dealt by the host's own RNG (as the record says)")
+    return Check("shuffle", True, "note: the record does not say what dealt it")
 
 
 def verify_record(record: Any, plugins: Any = (), allow_version_mismatch: bool = False

@@ -49,7 +49,9 @@ class Record(msgspec.Struct, kw_only=True):
             (``Table(ask_all=True)``); default False (older records).
         rng: what dealt the hand — ``"seeded"`` (a seed, for tests and
             demos), ``"os"`` (the OS's CSPRNG), ``"host"`` (a host's RNG);
-            None for an explicit deal or an older record.
+            None for an explicit deal or an older record.  ``"seeded"``
+            goes with its ``seed``, the others with none (``qipai verify``
+            fails a record where they disagree, :mod:`qipai.core.fair`).
         commitment: hex SHA-256 of the deal's canonical bytes and ``salt``,
             published by a host at the deal (:mod:`qipai.core.fair`); None
             when the hand was not committed.
