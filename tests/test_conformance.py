@@ -59,3 +59,33 @@ def test_a_wrong_expectation_fails_with_expected_and_actual(tmp_path):
     (case, options), = load_cases([f], "guilin-mahjong")
     out = run_case("guilin-mahjong", case, options)
     assert not out.passed and "expected 135, got 136" in out.message
+
+
+def test_the_replay_property_of_a_plugin_object_is_the_record_replay():
+    # A variant given as a plugin object (pytest --qipai-plugin, no registry
+    # name) was replayed by a copy of replay_check that forgot the record's
+    # ask_all: its every-seat passes were refused on replay.  It is now
+    # replay_check itself, on the table's ruleset.
+    import random
+
+    import qipai.variants.guilin_zipai.plugin as zp
+    from qipai.bots import GreedyBot
+    from qipai.conformance import properties, runner
+    from qipai.core.table import Table
+
+    assert not hasattr(properties, "replay_problem")
+    name = runner.register_plugin(zp)
+    try:
+        assert runner.is_local(name)
+        rs = runner.load_variant(name)
+        t = Table(rs, seed=0, ask_all=True)
+        bots = [GreedyBot(random.Random(s)) for s in range(3)]
+        while not t.over:
+            seat = t.to_decide()[0]
+            t.apply(bots[seat].choose(t, seat))
+        properties.check_replay(t)  # raises PropertyFailure on a difference
+        t.state.events.pop()  # a record that does not replay is still caught
+        with pytest.raises(properties.PropertyFailure, match="replay differs"):
+            properties.check_replay(t)
+    finally:
+        runner.unregister_plugin(name)

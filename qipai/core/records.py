@@ -229,13 +229,17 @@ def stamp_check(record: Record, plugins: Any = (), allow_version_mismatch: bool 
     return ruleset
 
 
-def replay(record: Record, plugins: Any = (), allow_version_mismatch: bool = False) -> Any:
+def replay(record: Record, plugins: Any = (), allow_version_mismatch: bool = False,
+           ruleset: Any = None) -> Any:
     """Play the record's actions again on a fresh table; return the table.
 
     ``plugins``: the house-rule plugins the record was played with (they
     must be the ones its stamps name).  ``allow_version_mismatch``: replay a
     record made under another qipai version (the variant version, ruleset
-    and plugins must still match).
+    and plugins must still match).  ``ruleset``: replay on this loaded
+    ruleset instead of loading the record's variant and options by name (a
+    variant given as a plugin object has no registry name); its stamps are
+    checked the same way.
 
     Raises:
         VersionMismatch: made under another qipai version (unless allowed),
@@ -248,7 +252,8 @@ def replay(record: Record, plugins: Any = (), allow_version_mismatch: bool = Fal
     from qipai.core.table import Table
 
     try:
-        ruleset = load_cached(record.variant, record.options, plugins=plugins)
+        if ruleset is None:
+            ruleset = load_cached(record.variant, record.options, plugins=plugins)
         stamp_check(record, allow_version_mismatch=allow_version_mismatch, ruleset=ruleset)
     except VersionMismatch:
         raise
@@ -295,15 +300,16 @@ def seed_problem(record: Record, ruleset: Any) -> str | None:
 
 
 def replay_check(record: Record, plugins: Any = (),
-                 allow_version_mismatch: bool = False) -> str | None:
+                 allow_version_mismatch: bool = False, ruleset: Any = None) -> str | None:
     """Replay ``record``; None if events and result are identical (and a
     seed it carries deals its deal, :func:`seed_problem`), else a one-line
-    description of the first difference.
+    description of the first difference.  ``ruleset``: as :func:`replay`.
 
     Raises:
         BadRecord, VersionMismatch: see :func:`replay`.
     """
-    table = replay(record, plugins=plugins, allow_version_mismatch=allow_version_mismatch)
+    table = replay(record, plugins=plugins, allow_version_mismatch=allow_version_mismatch,
+                   ruleset=ruleset)
     problem = seed_problem(record, table.ruleset)
     if problem is not None:
         return problem
