@@ -742,3 +742,21 @@ def test_why_of_kong_fees_and_zhuipai():
     (p,) = kong_payments(1, meld("minggang", "9m9m9m9m", 0))
     assert (p.payer, p.amount, p.why) == (0, 3, (Term("fee", "minggang", 3, cards=(k("9m"),),
                                                       rule="§2"),))
+
+
+def test_hubao_literal_liability_cites_the_decision_that_applies():
+    # guilin-mahjong.md §4.2 case 3: the literal reading is D-GL10's option;
+    # D-GL14 is only the co-winner case (B himself won on the discard too).
+    # A = seat 1 deals in to the outsider seat 3: B = seat 2 pays 2 × 5.
+    s = settle(end("dianpao", [one(3, PINGHU)], dealer=0, frm=1, hubao=[[1, 2]]), LITERAL)
+    (b,) = [p for p in s.payments if p.payer == 2]
+    assert (b.payee, b.amount, b.why[0].id, b.why[0].value) == (3, 10, "hubao", 2)
+    assert b.why[0].rule == "§4.2 case 3 (literal, D-GL10)"
+    # hubao/case3-literal-partner-cowinner: seats 2 (B) and 3 both win on A's
+    # 5s; B, a co-winner, still pays seat 3 twice the normal 5 (D-GL14).
+    w2 = claim(2, "123m456m789s5s", "5s", [meld("chi", "345p", 1)])
+    w3 = claim(3, "123p456p789m5s", "5s", [meld("chi", "678s", 2)])
+    s = settle(end("dianpao", [w2, w3], dealer=0, frm=1, hubao=[[1, 2]]), LITERAL)
+    (b,) = [p for p in s.payments if p.payer == 2]
+    assert (b.payee, b.amount) == (3, 10)
+    assert b.why[0].rule == "§4.2 case 3 (literal, D-GL10, D-GL14)"

@@ -251,10 +251,12 @@ def settle(end: HandEnd, options: GuilinOptions | None = None) -> Settlement:
             for b in _partners(w, pairs):  # case 1
                 if b != d and b not in winners:
                     ledger.add(b, w, hubao(1, "1", why), "hubao")
-            if options.hubao_dealin == "literal":  # case 3, literal; D-GL14: B may be a co-winner
+            if options.hubao_dealin == "literal":  # case 3, literal (D-GL10)
                 for b in _partners(d, pairs):
-                    if b != w:
-                        ledger.add(b, w, hubao(2, "3 (literal, D-GL14)", why), "hubao")
+                    if b != w:  # D-GL14: also when B is a co-winner of the discard
+                        case = "3 (literal, D-GL10, D-GL14)" if b in winners else \
+                            "3 (literal, D-GL10)"
+                        ledger.add(b, w, hubao(2, case, why), "hubao")
         for pair in sorted(tuple(sorted(p)) for p in pairs):  # case 5
             a, b = pair
             if a in winners and b in winners and amounts[a][d] != amounts[b][d]:
