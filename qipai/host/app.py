@@ -2,7 +2,10 @@
 
 Routes (docs/reference/protocol.md):
 
-* ``GET /health`` — ``{"status": "ok", "tables": N, "db": "sqlite"}``.
+* ``GET /health`` — ``{"status": "ok", "tables": N, "refused": K, "db": "sqlite"}``;
+  **503** ``{"status": "lock-lost", …, "message"}`` once the server lock is
+  lost (:class:`~qipai.host.store.LockLost`: every act is then refused
+  ``LockLost``, nothing more is written; restart the server).
 * ``GET /variants``, ``GET /variants/{name}`` — options and the card table.
 * ``POST /tables`` — create a table; ``GET /tables`` — the open tables;
   ``GET /tables/{id}``; ``GET /tables/{id}/records`` — the finished hands'
@@ -40,7 +43,7 @@ from qipai.host import protocol as P
 from qipai.host import trace
 from qipai.host.game import Conn, HostedTable, Refused
 from qipai.host.replay import MAX_REPLAY_BYTES, replay_steps, shown
-from qipai.host.store import Store, StoreError, token_hash
+from qipai.host.store import LockLost, Store, StoreError, token_hash
 
 #: The largest HTTP request body read (bytes; ``qipai serve --max-body-bytes``).
 MAX_BODY_BYTES = 64 * 1024
@@ -137,6 +140,13 @@ class Server:
                 self.log(f"table {row['id']} not restored ({type(exc).__name__}): "
                          f"{' '.join(str(exc).split())}")
 
+    def lock_lost(self, exc: LockLost) -> None:
+        """(The lock's watchdog, in the loop, once.)  The server lock is
+        lost: one log line, and every table halts (``LockLost``)."""
+        self.log(f"LOCK LOST: {exc}")
+        for t in self.tables.values():
+            t.lock_lost(exc)
+
     def log(self, message: str) -> None:
         if not self.quiet:
             print(f"qipai serve: {message}", file=sys.stderr, flush=True)
@@ -228,8 +238,18 @@ def _server(request: Request | WebSocket) -> Server:
 
 async def health(request: Request) -> Response:
     s = _server(request)
+    lost = s.store.lost
+    if lost is not None:
+        return _json({"status": "lock-lost", "tables": len(s.tables), "refused": len(s.refused),
+                      "db": s.store.dialect, "message": str(lost)}, 503)
     return _json({"status": "ok", "tables": len(s.tables), "refused": len(s.refused),
                   "db": s.store.dialect})
+
+
+def _lost(s: Server) -> Response | None:
+    """The typed 503 answer of a write once the server lock is lost."""
+    lost = s.store.lost
+    return None if lost is None else _error("LockLost", str(lost), 503)
 
 
 def _refused(s: Server, tid: str) -> Response | None:
@@ -300,8 +320,13 @@ async def create_table(request: Request) -> Response:
         spec = msgspec.json.decode(body, type=P.CreateTable)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         return _error("BadMessage", f"not a table request: {exc}", 400)
+    lost = _lost(_server(request))
+    if lost is not None:
+        return lost
     try:
         _, created = _server(request).create(spec)
+    except LockLost as exc:
+        return _error("LockLost", str(exc), 503)
     except StoreError as exc:
         return _error("Unavailable", str(exc), 503)
     except QipaiError as exc:
@@ -446,6 +471,9 @@ async def close_table(request: Request) -> Response:
     if not token or not secrets.compare_digest(token_hash(token), t.admin_hash):
         return _error("BadToken", "closing a table needs its admin token "
                                   "(Authorization: Bearer ADMIN)", 403)
+    lost = _lost(_server(request))
+    if lost is not None:
+        return lost
     try:
         await t.close()
     except StoreError as exc:
@@ -505,6 +533,8 @@ async def table_ws(ws: WebSocket) -> None:
                                            f"({type(exc).__name__}): {exc}", 4409)
     if t is None or not t.open:
         return await refuse("UnknownTable", f"no open table {shown(ws.path_params['id'])}", 4404)
+    if t.halted is not None:   # the server lock lost, or its hand unreadable
+        return await refuse(t.halted[0], t.halted[1], 4503)
     token = ws.query_params.get("token", "")
     who = t.who(token_hash(token)) if token else None
     if who is None:
@@ -559,7 +589,9 @@ async def table_ws(ws: WebSocket) -> None:
             if isinstance(msg, P.Ping):
                 conn.send(P.Pong())
             elif isinstance(msg, P.Resync):
-                if t.open:
+                if t.halted is not None:   # its hand may hold what is not committed
+                    conn.send(P.Error(code=t.halted[0], message=t.halted[1]))
+                elif t.open:
                     t.welcome(conn)
             else:
                 try:
@@ -601,6 +633,7 @@ def create_app(server: Server) -> Starlette:
         # out of the collector's sight, a full collection no longer scans them
         gc.collect()
         gc.freeze()
+        server.store.watch(server.lock_lost)   # PostgreSQL: the lock's watchdog
         probe = trace.start()
         yield
         for t in server.tables.values():

@@ -12,7 +12,11 @@ database.  Then each connection gets what it holds as one frame (one
 message, or a ``batch`` of them in order); its writer task sends it, so
 nothing here awaits.  A failed write drops what was held, puts the table
 back by rebuilding the hand from the database, answers each refused ``act``
-``Unavailable`` and sends every connection a fresh ``welcome``.
+``Unavailable`` and sends every connection a fresh ``welcome``.  Once the
+server lock is lost (:class:`~qipai.host.store.LockLost`) every table is
+*halted* (:meth:`HostedTable.halt`): :meth:`~HostedTable.play` refuses
+``LockLost`` before applying anything, clocks and bots stop, writes in
+flight fail (the hand is rebuilt from what was committed).
 
 Decisions: every seat with pending actions has a *decision* — a ``seq``
 (the number of actions the hand had when the decision was offered), its
@@ -55,7 +59,7 @@ from qipai.core.table import SeatView, Table, meld_view, redact
 from qipai.core.timeouts import default_action
 from qipai.host import protocol as P
 from qipai.host import trace
-from qipai.host.store import StoreError, Write, action_params
+from qipai.host.store import LockLost, StoreError, Write, action_params
 from qipai.core.fair import commitment, committed, new_salt
 
 _ACTION = msgspec.json.Decoder(Action)
@@ -200,6 +204,9 @@ class HostedTable:
         self.uncommitted = 0    # writes submitted, not yet committed
         self.epoch = 0          # +1 at every failed write (its later writes are void)
         self.closing = False
+        #: (code, message) every play is refused with once the table is
+        #: halted (:meth:`halt`: the server lock lost); None while it plays.
+        self.halted: tuple[str, str] | None = None
 
     # ------------------------------------------------------------ hands
 
@@ -415,8 +422,11 @@ class HostedTable:
         given, gets None once committed, or :class:`Refused` ``Unavailable``.
 
         Raises:
-            Refused: ``IllegalAction`` (the table unchanged, nothing written).
+            Refused: ``IllegalAction`` (the table unchanged, nothing written);
+                the table's :attr:`halted` code (``LockLost``: nothing applied).
         """
+        if self.halted is not None:
+            raise Refused(*self.halted)
         table = self.table
         hand = self.hand
         index = len(table.state.actions)
@@ -472,27 +482,70 @@ class HostedTable:
             if not self.uncommitted:
                 self.flush()
             return
+        lost = isinstance(exc, LockLost)
         if epoch == self.epoch:
             # the first failed write: it and every later write of the table are void
             self.epoch += 1
-            self.server.log(f"table {self.id}: write failed, rebuilding the hand: {exc}")
+            if not lost:   # a lost lock is logged once, by the server
+                self.server.log(f"table {self.id}: write failed, rebuilding the hand: {exc}")
             later = self.store.cancel(self.id)
             self.uncommitted = 0
             for c in self.conns:
                 c.held = []      # nothing of an uncommitted action may be seen
-            self.rebuild()
-            for c in list(self.conns):
-                self.welcome(c)
+            try:
+                self.rebuild()
+            except Exception as err:  # noqa: BLE001 - the database cannot be read either
+                self._unreadable(err)
+            else:
+                for c in list(self.conns):
+                    self.welcome(c)
+                    if self.halted is not None:   # what was held said so: again
+                        c.send(P.Error(code=self.halted[0], message=self.halted[1]))
             for w in later:
-                w.done(exc)      # each answered Unavailable below (epoch now stale)
+                w.done(exc)      # each answered below (epoch now stale)
         if conn is not None:
-            conn.send(P.Error(code="Unavailable", seq=seq,
-                              message="the database did not take the action; it was not "
-                                      "applied"))
+            conn.send(P.Error(code="LockLost", seq=seq, message=f"not applied: {exc}") if lost
+                      else P.Error(code="Unavailable", seq=seq,
+                                   message="the database did not take the action; it was not "
+                                           "applied"))
         if future is not None and not future.done():
-            future.set_exception(Refused("Unavailable", "the database did not take the action"))
+            future.set_exception(Refused("LockLost", str(exc)) if lost else
+                                 Refused("Unavailable", "the database did not take the action"))
         self.flush()
         self.poke()
+
+    def _unreadable(self, err: Exception) -> None:
+        """A failed write, and the hand cannot be re-read to put the table
+        back: the table in memory may hold actions the database does not,
+        so it stops (:meth:`halt`) and its connections are closed, each
+        told why (an operator restarts the server once the database is back)."""
+        why = (f"table {self.id}: after a failed write its hand could not be re-read from the "
+               f"database ({type(err).__name__}: {(str(err).splitlines() or [''])[0]}); it "
+               f"is not served until the server is restarted")
+        self.server.log(why)
+        self.halt("Unavailable", why)
+        for c in list(self.conns):
+            c.held = [P.Error(code="Unavailable", message=why)]
+            c.frame()
+            c.put(None)   # the writer closes the socket
+
+    def halt(self, code: str, message: str) -> None:
+        """Stop the table for good (until the server restarts): every later
+        play is refused ``Refused(code, message)`` before anything is
+        applied, its clock and bots stop, a new connection does not resume it."""
+        self.halted = (code, message)
+        self._started = False   # poke() starts nothing again
+        self.stop()
+
+    def lock_lost(self, exc: BaseException) -> None:
+        """The server lock is lost: halt the table (``LockLost``) and tell
+        every connection (its held messages are sent once the writes still
+        in flight have failed)."""
+        message = f"{exc} (no action is taken any more)"
+        self.halt("LockLost", message)
+        for c in self.conns:
+            c.send(P.Error(code="LockLost", message=message))
+        self.flush()
 
     def act(self, conn: Conn, msg: P.Act) -> None:
         """A client's :class:`~qipai.host.protocol.Act`: checked, played and
@@ -539,8 +592,8 @@ class HostedTable:
         """The earliest deadline passed: play the default action of one seat
         whose time is up (the next one re-arms the timer)."""
         self._timer = self._due = None
-        if not self.open or self.closing or not self.conns:
-            return   # closed, or paused (the first connection re-arms)
+        if not self.open or self.closing or not self.conns or self.halted is not None:
+            return   # closed, halted, or paused (the first connection re-arms)
         now = time.time()
         for seat, d in sorted(self.decisions.items()):
             if d.deadline is not None and d.deadline <= now:
@@ -555,7 +608,7 @@ class HostedTable:
     async def _run_bots(self) -> None:
         loop = asyncio.get_running_loop()
         try:
-            while self.open and not self.closing and self.conns:
+            while self.open and not self.closing and self.conns and self.halted is None:
                 seats = [s for s in sorted(self.decisions) if s in self.bots]
                 if not seats:
                     break
@@ -567,6 +620,8 @@ class HostedTable:
                     self.flush()
                     await done
                 except Refused as exc:  # Unavailable: try again shortly
+                    if self.halted is not None:
+                        break
                     self.server.log(f"table {self.id}: bot seat {seat}: {exc.message}")
                     await asyncio.sleep(0.5)
         finally:

@@ -42,6 +42,8 @@ ErrorCode = Literal[
     "HandOver",       # the hand the action was meant for is over
     "TableClosed",    # the host closed the table
     "Unavailable",    # the database did not take the action: not applied, try again
+    "LockLost",       # the server lost its database lock: not applied, nothing is
+                      # written any more (not worth retrying until it is restarted)
 ]
 
 

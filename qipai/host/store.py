@@ -20,6 +20,22 @@ connection — and a second server on the same database fails at start with
 :class:`DatabaseInUse` naming the holder.  Both locks go with the process
 (a server killed with SIGKILL holds nothing).
 
+A PostgreSQL session lock can also go while the server runs: its backend
+terminated (``pg_terminate_backend``), the network dropped, the database
+restarted.  The lock's watchdog (:meth:`Store.watch`) asks the lock's own
+connection every :data:`LOCK_CHECK_S` seconds, in a thread of its own,
+whether its session still holds the lock; when it does not, or the
+connection fails, or does not answer within :data:`LOCK_ANSWER_S`, the
+store is *lost* (:attr:`Store.lost`, a :class:`LockLost`): from then on it
+refuses every write — a batch waiting or submitted later fails with that
+error, nothing more is committed — and it never takes the lock again by
+itself (another server may have taken it meanwhile): the operator restarts
+the server.  Writes committed between the loss and the check that sees it
+(at most about :data:`LOCK_CHECK_S`) are the only ones made without the
+lock; a server that took the database in that moment cannot store an
+action twice (the primary key), its failed write rebuilds its hand.  An
+SQLite ``flock`` cannot be lost while its descriptor is open: no watchdog.
+
 Writes are grouped (group commit): the server hands every change to
 :meth:`Store.submit` as a :class:`Write` (an action, and at a hand's end the
 record and the next hand with it); one writer commits everything that is
@@ -159,11 +175,30 @@ class DatabaseInUse(StoreError):
     replay and play the same tables)."""
 
 
+class LockLost(StoreError):
+    """The running server lost its database lock (PostgreSQL: the session
+    holding the advisory lock ended, or its connection failed or stopped
+    answering): another server may take the database, so this one writes
+    nothing more.  Not retried: restart the server."""
+
+
 #: The PostgreSQL advisory lock key of a server's database (two int4: "qi", "pa").
 PG_LOCK_KEY = (0x7169, 0x7061)
 #: Seconds a starting server waits for a lock still held (a server just
 #: killed: PostgreSQL ends its session a moment later) before it gives up.
 LOCK_WAIT_S = 3.0
+#: Seconds between two checks of a running server's PostgreSQL lock (the
+#: watchdog, :meth:`Store.watch`).
+LOCK_CHECK_S = 2.0
+#: Seconds a check may take before the lock counts as lost (a connection
+#: that does not answer cannot prove that its session still holds it).
+LOCK_ANSWER_S = 10.0
+
+# One row while this session holds the server lock (granted), else none.
+_LOCK_HELD = sa.text(
+    "select count(*) from pg_locks where pid = pg_backend_pid() and locktype = 'advisory' "
+    "and granted and classid = :a and objid = :b and objsubid = 2 and database = "
+    "(select oid from pg_database where datname = current_database())")
 
 
 def _holder() -> str:
@@ -201,7 +236,12 @@ CHECKPOINT_S = 1.0
 
 
 class Store:
-    """The database of one server.
+    """The database of one server, holding its server lock while open.
+
+    While the server runs, :meth:`watch` checks a PostgreSQL lock every
+    :data:`LOCK_CHECK_S` seconds; once it is lost, :attr:`lost` is set and
+    every write is refused with :class:`LockLost` (see the module
+    docstring); the store does not take the lock again.
 
     Raises:
         StoreError: the URL is not a database SQLAlchemy can open, or the
@@ -237,6 +277,12 @@ class Store:
         self.batches = 0          # transactions committed by the writer (statistics)
         self._lock_fd: int | None = None
         self._lock_conn: Any = None
+        #: Set once the server lock is lost (:class:`LockLost`); every write
+        #: is refused from then on.  None while the lock is held.
+        self.lost: LockLost | None = None
+        self._watcher: asyncio.Task | None = None
+        self._watch_pool: ThreadPoolExecutor | None = None
+        self._watch_hung = False   # a check never answered: its thread is not waited for
         try:
             self._lock()
         except BaseException:
@@ -301,7 +347,72 @@ class Store:
                 (f" from {who[2]}" if who[2] else "")
         return None  # another database: no lock (not a supported URL)
 
+    def check_lock(self) -> str | None:
+        """(The watchdog's thread; blocking.)  None while the server lock
+        is held — always for SQLite (a ``flock`` stays while its descriptor
+        is open) — else why it is not: the lock's session no longer holds
+        it, or its connection failed (the exception's first line)."""
+        c = self._lock_conn
+        if c is None:
+            return None
+        try:
+            held = c.execute(_LOCK_HELD, dict(a=PG_LOCK_KEY[0], b=PG_LOCK_KEY[1])).scalar()
+            c.rollback()
+        except Exception as exc:  # noqa: BLE001 - any failure: the lock is not proven held
+            first = (str(exc).splitlines() or [""])[0]
+            return f"its connection failed: {type(exc).__name__}: {first}"
+        if held != 1:
+            return "its session no longer holds the advisory lock"
+        return None
+
+    def lose(self, why: str) -> LockLost:
+        """Mark the store lost (idempotent: the first reason stays); returns
+        the :class:`LockLost` every later write fails with."""
+        if self.lost is None:
+            self.lost = LockLost(
+                f"the server lock of this database (a PostgreSQL advisory lock) is lost "
+                f"({why}): another server may take the database, so this one writes "
+                f"nothing more; restart it")
+        return self.lost
+
+    def watch(self, on_lost: Callable[[LockLost], None], every: float = LOCK_CHECK_S,
+              answer_s: float = LOCK_ANSWER_S) -> bool:
+        """Start the lock's watchdog in the running loop: every ``every``
+        seconds :meth:`check_lock` runs in a thread of its own (never in
+        the loop, never in the writer's thread); once the lock is not held,
+        or a check takes more than ``answer_s`` seconds, the store is lost
+        (:meth:`lose`) and ``on_lost(error)`` is called once, in the loop,
+        and the watchdog ends.  Returns whether a watchdog runs (False for
+        SQLite and an in-memory database: nothing to lose)."""
+        if self._lock_conn is None or self._watcher is not None:
+            return self._watcher is not None
+        self._watch_pool = ThreadPoolExecutor(1, thread_name_prefix="qipai-lockwatch")
+        self._watcher = asyncio.get_running_loop().create_task(
+            self._watch_loop(on_lost, every, answer_s))
+        return True
+
+    async def _watch_loop(self, on_lost: Callable[[LockLost], None], every: float,
+                          answer_s: float) -> None:
+        loop = asyncio.get_running_loop()
+        while self.lost is None:
+            await asyncio.sleep(every)
+            try:
+                why = await asyncio.wait_for(
+                    loop.run_in_executor(self._watch_pool, self.check_lock), answer_s)
+            except asyncio.TimeoutError:
+                self._watch_hung = True
+                why = f"its connection did not answer a check within {answer_s:g} s"
+            if why is not None:
+                on_lost(self.lose(why))
+                return
+
     def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+            self._watcher = None
+        if self._watch_pool is not None:
+            self._watch_pool.shutdown(wait=not self._watch_hung)
+            self._watch_pool = None
         if self._writer is not None:
             self._writer.cancel()
             self._writer = None
@@ -367,7 +478,9 @@ class Store:
             self._busy = True
             t0 = trace.perf_counter() if trace.ON else 0.0
             try:
-                if self.dialect == "sqlite":
+                if self.lost is not None:
+                    failed = {w.key: self.lost for w in batch}   # the lock is gone: no write
+                elif self.dialect == "sqlite":
                     # WAL + synchronous=NORMAL: a commit does not wait for the disk, so
                     # it is done here, in the loop (no thread hop, no GIL contention)
                     failed = self._commit(batch)
@@ -415,6 +528,8 @@ class Store:
         in one transaction; if that fails, each table's writes in a
         transaction of their own.  Returns the error of each table whose
         writes failed."""
+        if self.lost is not None:   # lost while the batch waited for the thread
+            return {w.key: self.lost for w in batch}
         try:
             self._transaction(batch)
             return {}
@@ -460,7 +575,12 @@ class Store:
     # -------------------------------------------------------------- writes
 
     def create_table(self, row: dict[str, Any], first_hand: dict[str, Any]) -> None:
-        """Insert a table and its first hand (one transaction)."""
+        """Insert a table and its first hand (one transaction).
+
+        Raises:
+            LockLost: the server lock is lost (nothing is written)."""
+        if self.lost is not None:
+            raise LockLost(str(self.lost))
         with self.engine.begin() as c:
             c.execute(tables.insert().values(**row))
             c.execute(hands.insert().values(**first_hand))

@@ -1,0 +1,297 @@
+"""The server lock lost while a server runs (PostgreSQL: the session holding
+the advisory lock is terminated): the server writes nothing more — every
+act is refused ``LockLost``, ``GET /health`` is 503 ``lock-lost``, the log
+says so once — and a second server can then take the database.
+
+Real PostgreSQL (the session's throwaway cluster, ``pgcluster.py``), a real
+``qipai serve``; the waits are polls bounded by ``hostkit.PATIENCE``, never
+timed assertions."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import msgspec
+import psycopg
+import pytest
+import sqlalchemy as sa
+
+from hostkit import PATIENCE, SyncSeat, action_json, choose, create, refusal, start_server
+from qipai.bots import hand_seed
+from qipai.core.model import Action
+from qipai.core.ruleset import load
+from qipai.core.table import Table
+from qipai.host.store import PG_LOCK_KEY, LockLost, Store, Write, engine_url
+
+SEED = 7
+
+
+def counts(url: str) -> tuple[int, int, int]:
+    """Rows of qipai_tables, qipai_hands, qipai_actions (a connection of its own)."""
+    eng = sa.create_engine(engine_url(url))
+    try:
+        with eng.connect() as c:
+            return tuple(c.execute(sa.text(f"select count(*) from {t}")).scalar()
+                         for t in ("qipai_tables", "qipai_hands", "qipai_actions"))
+    finally:
+        eng.dispose()
+
+
+def lock_holders(url: str) -> list[int]:
+    """The backend pids holding the server lock of ``url``'s database."""
+    with psycopg.connect(url, autocommit=True) as c:
+        return [r[0] for r in c.execute(
+            "select pid from pg_locks where locktype = 'advisory' and granted "
+            "and classid = %s and objid = %s and objsubid = 2 and database = "
+            "(select oid from pg_database where datname = current_database())",
+            PG_LOCK_KEY).fetchall()]
+
+
+def terminate_lock(url: str) -> int:
+    """``pg_terminate_backend`` on the one session holding the lock; its pid."""
+    pids = lock_holders(url)
+    assert len(pids) == 1, pids
+    with psycopg.connect(url, autocommit=True) as c:
+        assert c.execute("select pg_terminate_backend(%s)", (pids[0],)).fetchone()[0] is True
+    return pids[0]
+
+
+def poll(what, until, patience: float = PATIENCE):
+    """``what()`` again every 0.1 s until ``until(value)``; the value (an
+    upper bound on a hang only, not a timing assertion)."""
+    end = time.monotonic() + patience
+    while True:
+        value = what()
+        if until(value) or time.monotonic() > end:
+            return value
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def pg_url(pg_cluster) -> str:
+    return pg_cluster.create_database()
+
+
+def play_one(seats: list[SyncSeat], local: Table) -> dict:
+    """The first deciding seat's action, acknowledged (so committed); the act."""
+    seat = local.to_decide()[0]
+    c = seats[seat]
+    d = c.next_decision()
+    mine = msgspec.convert(choose(d["legal"]), Action)
+    act = {"type": "act", "hand": 0, "seq": d["seq"], "action": action_json(mine)}
+    c.send(act)
+    c.until("ack", lambda m: m["seq"] == d["seq"])
+    local.apply(mine)
+    c.decide = None
+    return act
+
+
+@pytest.mark.slow   # two server starts, a watchdog period or two
+def test_lock_lost_refuses_every_write_and_a_second_server_takes_the_database(pg_url, tmp_path):
+    first = start_server(pg_url, tmp_path, "--seed", str(SEED))
+    try:
+        t = create(first, "guilin-mahjong")     # every seat human: nothing moves by itself
+        rs = load("guilin-mahjong")
+        local = Table(rs, seed=hand_seed(SEED, 0), ask_all=True)
+        seats = [SyncSeat(first, t["id"], t["seats"][str(s)], strict=False) for s in range(4)]
+        for c in seats:
+            c.until("welcome")
+        play_one(seats, local)
+        before = counts(pg_url)
+        assert before == (1, 1, 1)
+        with first.http() as h:
+            assert h.get("/health").json()["status"] == "ok"
+
+        terminate_lock(pg_url)
+        with first.http() as h:
+            r = poll(lambda: h.get("/health"), lambda r: r.status_code == 503)
+            assert r.status_code == 503, r.text
+            body = r.json()
+            assert body["status"] == "lock-lost" and body["db"] == "postgresql"
+            assert "lock" in body["message"] and "restart" in body["message"]
+
+            # an act for the open decision is refused, typed, with its seq
+            seat = local.to_decide()[0]
+            c = seats[seat]
+            d = c.next_decision()
+            mine = msgspec.convert(choose(d["legal"]), Action)
+            c.send({"type": "act", "hand": 0, "seq": d["seq"], "action": action_json(mine)})
+            err = c.until("error", lambda m: m.get("seq") == d["seq"])
+            assert err["code"] == "LockLost", err
+            assert "Traceback" not in err["message"]
+            assert not [m for m in c.received if m["type"] == "ack" and m["seq"] == d["seq"]]
+            # every connection was told once, without a seq
+            for s in seats:
+                told = [m for m in s.received if m["type"] == "error" and m.get("seq") is None]
+                if not told:
+                    told = [s.until("error", lambda m: m.get("seq") is None)]
+                assert [m["code"] for m in told] == ["LockLost"], told
+
+            # nor a table, nor a close, nor a new connection
+            r = h.post("/tables", json={"variant": "guilin-mahjong"})
+            assert r.status_code == 503 and r.json()["error"] == "LockLost", r.text
+            r = h.post(f"/tables/{t['id']}/close",
+                       headers={"Authorization": f"Bearer {t['admin']}"})
+            assert r.status_code == 503 and r.json()["error"] == "LockLost", r.text
+            assert refusal(first, t["id"], t["seats"]["0"])["code"] == "LockLost"
+            # a resync shows nothing the database does not hold: refused too
+            c.send({"type": "resync"})
+            assert c.until("error", lambda m: m.get("seq") is None)["code"] == "LockLost"
+            assert h.get(f"/tables/{t['id']}").status_code == 200   # reads still answer
+        assert counts(pg_url) == before                              # nothing written
+        assert lock_holders(pg_url) == []                           # not taken again
+
+        # the lock is free: a second server takes the database and plays on
+        second = start_server(pg_url, tmp_path, "--seed", str(SEED))
+        try:
+            assert len(lock_holders(pg_url)) == 1
+            seats2 = [SyncSeat(second, t["id"], t["seats"][str(s)]) for s in range(4)]
+            for s2 in seats2:
+                s2.until("welcome")
+            play_one(seats2, local)
+            assert counts(pg_url) == (1, 1, 2)
+            # the first server still writes nothing, its health still says so
+            c.received.clear()
+            c.send({"type": "act", "hand": 0, "seq": d["seq"], "action": action_json(mine)})
+            assert c.until("error", lambda m: m.get("seq") == d["seq"])["code"] == "LockLost"
+            with first.http() as h:
+                assert h.get("/health").status_code == 503
+            assert counts(pg_url) == (1, 1, 2)
+            for s2 in seats2:
+                s2.close()
+        finally:
+            second.stop()
+        for s in seats:
+            s.close()
+    finally:
+        first.stop()
+    log = first.log_path.read_text()
+    assert log.count("LOCK LOST") == 1, log
+    assert "Traceback" not in log, log
+
+
+# ------------------------------------------------------------------ the Store alone
+
+
+def _write(key: str, done) -> Write:
+    return Write(key, [("close", dict(k_table=key))], done)
+
+
+def test_watchdog_sees_a_terminated_lock_session_and_the_store_refuses_writes(pg_url):
+    store = Store(pg_url)
+    try:
+        assert store.check_lock() is None and store.lost is None
+        seen: list[LockLost] = []
+        results: list[BaseException | None] = []
+
+        async def main() -> None:
+            assert store.watch(seen.append, every=0.05) is True
+            store.submit(_write("t", results.append))   # while held: committed
+            await store.drain()
+            assert results == [None]
+            terminate_lock(pg_url)
+            for _ in range(int(PATIENCE / 0.05)):
+                if seen:
+                    break
+                await asyncio.sleep(0.05)
+            store.submit(_write("t", results.append))
+            await store.drain()
+
+        asyncio.run(main())
+        assert len(seen) == 1 and seen[0] is store.lost
+        assert "no longer holds" in str(seen[0]) or "connection failed" in str(seen[0])
+        assert isinstance(results[1], LockLost)
+        with pytest.raises(LockLost):
+            store.create_table({}, {})
+    finally:
+        store.close()
+    assert lock_holders(pg_url) == []
+
+
+def test_watchdog_counts_a_check_that_does_not_answer_as_lost(pg_url, monkeypatch):
+    store = Store(pg_url)
+    try:
+        monkeypatch.setattr(store, "check_lock", lambda: time.sleep(1.0))
+        seen: list[LockLost] = []
+
+        async def main() -> None:
+            store.watch(seen.append, every=0.01, answer_s=0.05)
+            for _ in range(int(PATIENCE / 0.05)):
+                if seen:
+                    break
+                await asyncio.sleep(0.05)
+
+        asyncio.run(main())
+        assert len(seen) == 1 and "did not answer" in str(seen[0])
+    finally:
+        store.close()
+
+
+def test_sqlite_has_no_watchdog(tmp_path):
+    """A flock cannot be lost while its descriptor is open: nothing to watch."""
+    store = Store(f"sqlite:///{tmp_path / 'q.db'}")
+    try:
+        async def main() -> bool:
+            return store.watch(lambda exc: None, every=0.01)
+
+        assert asyncio.run(main()) is False
+        assert store.check_lock() is None and store.lost is None
+    finally:
+        store.close()
+
+
+def test_watchdog_keeps_a_held_lock(pg_url):
+    """A held lock is not declared lost: five checks go by (counted, not
+    slept for), each finds it held."""
+    store = Store(pg_url)
+    try:
+        checks = []
+        real = store.check_lock
+
+        def counted():
+            checks.append(real())
+            return checks[-1]
+
+        store.check_lock = counted
+
+        async def main() -> None:
+            store.watch(lambda exc: None, every=0.01)
+            for _ in range(int(PATIENCE / 0.01)):
+                if len(checks) >= 5:
+                    break
+                await asyncio.sleep(0.01)
+
+        asyncio.run(main())
+        assert checks[:5] == [None] * 5 and store.lost is None
+    finally:
+        store.close()
+
+
+@pytest.mark.slow
+def test_lock_lost_while_bots_play_stops_every_write(pg_url, tmp_path):
+    """An all-bot table writing all the time: the loss stops it cleanly (its
+    writes in flight commit or fail, none after), no stack trace."""
+    first = start_server(pg_url, tmp_path, "--seed", str(SEED))
+    try:
+        t = create(first, "guilin-mahjong", bots=[0, 1, 2, 3])
+        spec = SyncSeat(first, t["id"], t["spectator_token"], strict=False)
+        spec.until("welcome")
+        spec.until("events")                  # the bots play
+        poll(lambda: counts(pg_url)[2], lambda n: n >= 20)
+        terminate_lock(pg_url)
+        told = spec.until("error")            # framed once its writes in flight are done
+        assert told["code"] == "LockLost" and told.get("seq") is None, told
+        after = counts(pg_url)
+        with first.http() as h:
+            assert h.get("/health").status_code == 503
+        second = start_server(pg_url, tmp_path, "--seed", str(SEED))   # takes the lock
+        second.stop()
+        assert counts(pg_url) == after        # the first wrote nothing after telling
+        # the restored table replays from its rows (second start): the rows are whole
+        assert lock_holders(pg_url) == []
+        spec.close()
+    finally:
+        first.stop()
+    log = first.log_path.read_text()
+    assert log.count("LOCK LOST") == 1 and "Traceback" not in log, log
