@@ -664,10 +664,56 @@ def create_app(server: Server) -> Starlette:
     return app
 
 
+def ws_protocol() -> type:
+    """uvicorn's WebSocket protocol (websockets' sans-I/O one, uvicorn's
+    default), answering the upgrade requests that websockets refuses while
+    reading them: a request line over 8192 bytes (a 20,000-character query
+    string) → **414**, a header line over 8192 bytes or more than 128
+    headers → **431**, each ``{"error": "TooLarge", "message"}``, then the
+    connection is closed.
+
+    Why: uvicorn (0.54) hands the upgrade request to websockets'
+    ``ServerProtocol``, which refuses such a request as it parses it and
+    queues its refusal — but uvicorn writes a refusal only for a request
+    that parsed, so the client got no answer at all and the connection
+    hung.  (The HTTP requests themselves are read by h11, which answers a
+    request that does not fit ``h11_max_incomplete_event_size`` with 400.)
+    Given to uvicorn through its ``ws`` option."""
+    from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+    class WebSocketProtocol(WebSocketsSansIOProtocol):
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            exc = self.conn.handshake_exc
+            if self.handshake_initiated or exc is None or self.transport.is_closing():
+                return
+            # websockets refused the request before it was one (no handshake
+            # began): its plain-text refusal is queued; answer in the server's
+            # own error shape instead, with websockets' status
+            queued = b"".join(self.conn.data_to_send())
+            status = queued[9:12].decode("ascii", "replace") if queued else "400"
+            if status not in ("414", "431"):
+                status = "400"
+            what = {"414": "the request line (its URL) is over 8192 bytes",
+                    "431": "a header line is over 8192 bytes, or there are more than 128 "
+                           "headers"}.get(status, f"not a WebSocket upgrade request ({exc})")
+            body = _ENC.encode(P.HttpError(
+                error="TooLarge" if status != "400" else "BadMessage", message=what))
+            reason = {"414": "URI Too Long", "431": "Request Header Fields Too Large"}.get(
+                status, "Bad Request")
+            self.transport.write(
+                f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+                f"content-length: {len(body)}\r\nconnection: close\r\n\r\n".encode()
+                + body)
+            self.transport.close()
+
+    return WebSocketProtocol
+
+
 def run(host: str, port: int, server: Server, log_level: str = "warning") -> None:
     """Serve ``server`` with uvicorn until interrupted."""
     import uvicorn
 
     uvicorn.run(create_app(server), host=host, port=port, log_level=log_level,
                 access_log=False, ws_max_size=max(MAX_FRAME_BYTES, server.max_message_bytes),
-                lifespan="on")
+                ws=ws_protocol(), lifespan="on")
