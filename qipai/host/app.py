@@ -684,8 +684,14 @@ def ws_protocol() -> type:
     class WebSocketProtocol(WebSocketsSansIOProtocol):
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
+            if self.handshake_initiated:
+                # the request was read (uvicorn hands it over whole, before the
+                # transport is given this protocol): every later frame goes to
+                # uvicorn's own method directly, nothing added per frame
+                self.data_received = super().data_received  # type: ignore[method-assign]
+                return
             exc = self.conn.handshake_exc
-            if self.handshake_initiated or exc is None or self.transport.is_closing():
+            if exc is None or self.transport.is_closing():
                 return
             # websockets refused the request before it was one (no handshake
             # began): its plain-text refusal is queued; answer in the server's
