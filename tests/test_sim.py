@@ -378,3 +378,29 @@ def test_markdown_table_has_a_row_per_figure(guilin_file):
     assert any(ln.startswith("| hands | 24 | 24 |") for ln in lines)
     assert any(ln.startswith("| 子 moved per hand p50 / p90 / p99 / max |") for ln in lines)
     assert all(ln.count("|") == 5 for ln in lines)
+
+
+def test_report_of_a_file_with_the_metadata_but_not_the_rows_is_one_line(guilin_file, tmp_path):
+    """A file carrying ``qipai.simulate`` metadata whose columns are not the
+    simulate schema (another program's table, an edited file), or whose
+    metadata is not the JSON object simulate writes, is bad input."""
+    import json
+
+    import pyarrow as pa
+
+    meta = {"qipai.simulate": json.dumps({"format": 1, "rulesets": ["guilin-mahjong"]})}
+    other = tmp_path / "other.parquet"
+    pq.write_table(pa.table({"x": [1, 2]}).replace_schema_metadata(meta), other)
+    one_line_error(invoke("report", str(other)), "not a qipai simulate output", "ruleset")
+    rows = pq.read_table(guilin_file)
+    no_net = tmp_path / "no_net.parquet"
+    pq.write_table(rows.drop_columns(["net"]), no_net)
+    one_line_error(invoke("report", str(no_net)), "not a qipai simulate output", "net")
+    for raw in ("not json", "[1, 2]"):
+        bad = tmp_path / "bad_meta.parquet"
+        pq.write_table(rows.replace_schema_metadata({"qipai.simulate": raw}), bad)
+        one_line_error(invoke("report", str(bad)), "qipai.simulate metadata")
+    later = tmp_path / "later.parquet"
+    pq.write_table(rows.replace_schema_metadata(
+        {"qipai.simulate": json.dumps({"format": 99, "rulesets": []})}), later)
+    one_line_error(invoke("report", str(later)), "format 99")

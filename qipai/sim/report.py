@@ -147,22 +147,43 @@ def _connect(path: str) -> Any:
     ``instant_moved``), and the file's ``qipai.simulate`` metadata.
 
     Raises:
-        BadSimulation: no such file, not Parquet, or not a simulate output.
+        BadSimulation: no such file, not Parquet, or not a simulate output
+            (no or bad ``qipai.simulate`` metadata, another format, a column
+            of :func:`~qipai.sim.run.schema` missing or of another type).
     """
     pq = require("pyarrow.parquet", "sim")
     duckdb = require("duckdb", "sim")
+    from qipai.sim.run import FORMAT, schema
+
     if os.path.isdir(path):
         raise BadSimulation(f"{path}: is a directory, not a qipai simulate output")
     if not os.path.isfile(path):
         raise BadSimulation(f"{path}: no such file")
     try:
-        meta_raw = pq.read_schema(path).metadata or {}
+        got = pq.read_schema(path)
     except Exception as exc:  # pyarrow's ArrowInvalid and friends
         raise BadSimulation(f"{path}: not a Parquet file ({' '.join(str(exc).split())})") \
             from None
+    meta_raw = got.metadata or {}
     if b"qipai.simulate" not in meta_raw:
         raise BadSimulation(f"{path}: not a qipai simulate output (no qipai.simulate metadata)")
-    meta = json.loads(meta_raw[b"qipai.simulate"])
+    try:
+        meta = json.loads(meta_raw[b"qipai.simulate"])
+    except ValueError:
+        meta = None
+    if not isinstance(meta, dict):
+        raise BadSimulation(f"{path}: not a qipai simulate output (its qipai.simulate metadata "
+                            f"is not the JSON object simulate writes)")
+    if meta.get("format") != FORMAT:
+        raise BadSimulation(f"{path}: a simulate file of format {meta.get('format')!r}; this "
+                            f"qipai reads format {FORMAT}")
+    for field in schema():
+        i = got.get_field_index(field.name)
+        if i < 0:
+            raise BadSimulation(f"{path}: not a qipai simulate output (no column {field.name})")
+        if got.field(i).type != field.type:
+            raise BadSimulation(f"{path}: not a qipai simulate output (column {field.name} is "
+                                f"{got.field(i).type}, not {field.type})")
     con = duckdb.connect()
     con.read_parquet(path).create_view("t")
     con.execute("""
