@@ -344,12 +344,17 @@ def test_an_unwritable_out_fails_before_any_hand(tmp_path):
     assert not missing.parent.exists()
     one_line_error(invoke("simulate", "guilin-mahjong", "-n", "2", "--out", str(tmp_path)),
                    "cannot write", "is a directory")
+    for name in ("", str(tmp_path / "new-dir") + os.sep):  # no file name
+        one_line_error(invoke("simulate", "guilin-mahjong", "-n", "2", "--out", name),
+                       "cannot write", "no file name")
+    assert not (tmp_path / "new-dir").exists()
+    if os.path.isdir("/proc/self"):  # a directory nobody can create files in, even root
+        one_line_error(invoke("simulate", "guilin-mahjong", "-n", "2",
+                              "--out", "/proc/x.parquet"), "cannot write", "/proc/x.parquet")
     ro = tmp_path / "ro"
     ro.mkdir()
     ro.chmod(0o500)
     try:
-        import os
-
         if os.access(ro, os.W_OK):  # root ignores the mode: nothing to check here
             return
         one_line_error(invoke("simulate", "guilin-mahjong", "-n", "2",

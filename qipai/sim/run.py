@@ -316,10 +316,17 @@ def write_parquet(rows: Sequence[Any], path: str, meta: dict[str, Any]) -> None:
 def check_writable(path: str) -> None:
     """Fail early, before any hand is played, when ``path`` cannot be written.
 
+    A file is created in the directory and removed again (the mode bits
+    alone do not tell: root ignores them, /proc refuses new files), so a
+    run cannot play every hand and then fail to write.
+
     Raises:
-        BadSimulation: the directory is missing or not writable, or ``path``
-            is a directory.
+        BadSimulation: ``path`` has no file name (empty, or ending with a
+            slash), is a directory, or its directory is missing or does
+            not take new files.
     """
+    if not path or path.endswith(("/", os.sep)):
+        raise BadSimulation(f"cannot write {path!r}: no file name")
     d = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise BadSimulation(f"cannot write {path}: it is a directory")
@@ -328,6 +335,14 @@ def check_writable(path: str) -> None:
     if not os.access(d, os.W_OK | os.X_OK) or (os.path.exists(path)
                                                 and not os.access(path, os.W_OK)):
         raise BadSimulation(f"cannot write {path}: permission denied")
+    import tempfile
+
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".qipai-", suffix=".part", dir=d)
+    except OSError as exc:
+        raise BadSimulation(f"cannot write {path}: {exc.strerror or exc}") from None
+    os.close(fd)
+    os.remove(probe)
 
 
 # --------------------------------------------------------------------------
