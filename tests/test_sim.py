@@ -128,6 +128,33 @@ def test_ctrl_c_keeps_the_finished_chunks(tmp_path):
     assert len(hands["guilin-mahjong"]) == 4
 
 
+def test_a_huge_hands_count_starts_at_once_and_stops_on_ctrl_c(tmp_path):
+    """--hands 10**12 (more than memory could list as tasks) starts playing
+    at once, on one process and on a pool, and Ctrl-C after a chunk writes
+    it: the tasks are made as they are handed out, not listed first.  Run in
+    a process whose address space is capped at 2 GB, which a list of the
+    tasks would exceed."""
+    import subprocess
+    import sys
+
+    code = f"""
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+from qipai.sim.run import parse_rulesets, simulate
+def stop(n):
+    raise KeyboardInterrupt
+for k in (1, 2):
+    o = simulate(parse_rulesets(["guilin-mahjong"]), 10**12, bots="random", workers=k,
+                 out=sys.argv[1] + f"/h{{k}}.parquet", on_chunk=stop)
+    print(k, o.interrupted, o.written, o.asked)
+"""
+    res = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
+                         text=True)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.split("\n")[:2] == ["1 True 50 1000000000000", "2 True 50 1000000000000"]
+    assert pq.read_table(tmp_path / "h2.parquet").num_rows == 50
+
+
 @pytest.mark.slow
 def test_ray_writes_the_bytes_the_process_pool_writes(tmp_path):
     pytest.importorskip("ray", reason="ray (extra qipai[ray]) not installed")

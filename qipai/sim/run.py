@@ -36,11 +36,12 @@ file, fewer rows) and :class:`Outcome` says how many hands.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import msgspec
@@ -264,13 +265,17 @@ def guided_chunks(hands: int, workers: int, most: int = 50) -> list[tuple[int, i
     stays far below its hands' play); the last ones are single hands, so the
     workers finish within about a hand of each other instead of one idling
     through the other's last large chunk."""
-    out: list[tuple[int, int]] = []
+    return list(_guided(hands, workers, most))
+
+
+def _guided(hands: int, workers: int, most: int = 50) -> Iterator[tuple[int, int]]:
+    """:func:`guided_chunks` one range at a time (a run of 10**12 hands
+    cannot list its tasks first)."""
     a = 0
     while a < hands:
         size = max(1, min(most, (hands - a) // (8 * workers)))
-        out.append((a, a + size))
+        yield (a, a + size)
         a += size
-    return out
 
 
 # --------------------------------------------------------------------------
@@ -422,8 +427,11 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
     installed("pyarrow", "sim")  # imported later, while the workers play
     # A task plays its hand indices under every ruleset (see _play_rows): a
     # run stopped early has the same hands of each.
-    ranges = chunks(hands, chunk) if chunk else guided_chunks(hands, workers)
-    tasks = [(tuple(rulesets), bots, seed, a, b) for a, b in ranges]
+    # Made as they are handed out: the pool's feeder blocks on a full pipe,
+    # Ray keeps RAY_IN_FLIGHT submitted, so --hands 10**12 starts at once.
+    ranges = (((a, min(a + chunk, hands)) for a in range(0, hands, chunk)) if chunk
+              else _guided(hands, workers))
+    tasks = ((tuple(rulesets), bots, seed, a, b) for a, b in ranges)
     meta = {"format": FORMAT, "rulesets": [s.spec for s in rulesets], "hands": hands,
             "bots": bots, "seed": seed}
     check_writable(out)
@@ -462,7 +470,7 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
     return Outcome(written, hands * len(rulesets), seconds, interrupted, backend)
 
 
-def _run_pool(tasks: list[Any], take: Callable[[Any], None], workers: int,
+def _run_pool(tasks: Iterable[Any], take: Callable[[Any], None], workers: int,
               rulesets: Sequence[RulesetSpec]) -> bool:
     """The tasks on a process pool; True if Ctrl-C stopped it."""
     import gc
@@ -580,13 +588,20 @@ def start_ray(address: str, workers: int, rulesets: Sequence[RulesetSpec] = (),
     return started
 
 
-def _run_ray(tasks: list[Any], take: Callable[[Any], None], address: str,
+#: Ray tasks submitted and not yet collected, at most (the next are
+#: submitted as these finish).
+RAY_IN_FLIGHT = 1024
+
+
+def _run_ray(tasks: Iterable[Any], take: Callable[[Any], None], address: str,
              workers: int, rulesets: Sequence[RulesetSpec]) -> bool:
-    """The tasks as Ray tasks; True if Ctrl-C stopped it."""
+    """The tasks as Ray tasks, at most :data:`RAY_IN_FLIGHT` submitted at a
+    time; True if Ctrl-C stopped it."""
     started = start_ray(address, workers, rulesets)
     ray = import_ray(not address)
     remote = ray.remote(num_cpus=1)(_play_task)
-    pending = [remote.remote(t) for t in tasks]
+    todo = iter(tasks)
+    pending = [remote.remote(t) for t in itertools.islice(todo, RAY_IN_FLIGHT)]
     try:
         while pending:
             # the next finished task, and any others finished meanwhile
@@ -594,6 +609,7 @@ def _run_ray(tasks: list[Any], take: Callable[[Any], None], address: str,
             if pending:
                 more, pending = ray.wait(pending, num_returns=len(pending), timeout=0)
                 done += more
+            pending += [remote.remote(t) for t in itertools.islice(todo, len(done))]
             for part in ray.get(done):
                 take(part)
     except KeyboardInterrupt:
