@@ -352,6 +352,11 @@ def test_report_html_unwritable_is_one_line(guilin_file, tmp_path):
     page = tmp_path / "no-such-dir" / "r.html"
     one_line_error(invoke("report", guilin_file, "--html", str(page)), "cannot write", "r.html")
     assert not page.parent.exists()
+    for name in ("", str(tmp_path / "new-dir") + os.sep):  # no file name: not ignored
+        res = invoke("report", guilin_file, "--html", name)
+        assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+        assert res.stderr.strip() == f"error: cannot write {name!r}: no file name"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_missing_extra_is_named(monkeypatch, tmp_path):

@@ -177,6 +177,6 @@ def report(file: str, html: str | None, as_markdown: bool) -> None:
         click.echo(markdown(summary), nl=False)
     else:
         print_report(Console(highlight=False), summary)
-    if html:
+    if html is not None:
         write_html(summary, file, html)
         click.echo(f"wrote {html}")

@@ -519,8 +519,11 @@ def write_html(summary: Summary, path: str, html_path: str) -> None:
     (PNG, base64-embedded).
 
     Raises:
-        BadSimulation: ``html_path`` cannot be written (nothing is left behind).
+        BadSimulation: ``html_path`` has no file name (empty, or ending with
+            a slash) or cannot be written (nothing is left behind).
     """
+    if not html_path or html_path.endswith(("/", os.sep)):
+        raise BadSimulation(f"cannot write {html_path!r}: no file name")
     import matplotlib.pyplot as plt
 
     figs = charts(summary, path)
