@@ -133,6 +133,41 @@ def test_bad_input_is_typed():
     assert env.table.snapshot() == before and env.agent_selection == agent
 
 
+def test_misuse_of_the_env_is_typed():
+    """Before reset, after the hand, an unknown agent, a seed or options of
+    the wrong type: a qipai error naming it, not an AttributeError or a
+    KeyError from inside."""
+    env = make("guilin-mahjong")
+    for call in (lambda: env.step(0), lambda: env.observe("seat_0"),
+                 lambda: env.legal_actions("seat_0")):
+        with pytest.raises(IllegalAction, match=r"reset\(\)"):
+            call()
+    for seed in (1.5, "abc"):
+        with pytest.raises(BadOption, match="seed"):
+            env.reset(seed=seed)
+    for options in ([1], "dealer"):
+        with pytest.raises(BadOption, match="options"):
+            env.reset(seed=1, options=options)
+    env.reset(seed=1)
+    for agent in ("seat_9", 0):
+        for call in (env.observe, env.legal_actions, env.observation_space, env.action_space):
+            with pytest.raises(BadOption, match="seat_0"):
+                call(agent)
+    rng = np.random.default_rng(0)
+    for agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert env.agents == []
+    for action in (0, None):
+        with pytest.raises(IllegalAction, match=r"the hand is over: call reset\(\)"):
+            env.step(action)
+    seat_env = make_seat_env("guilin-mahjong")
+    with pytest.raises(IllegalAction, match=r"reset\(\)"):
+        seat_env.action_masks()
+    with pytest.raises(BadOption, match="bots"):
+        make_seat_env("guilin-mahjong", bots=5)
+
+
 def test_render_shows_the_seats_view_only():
     env = make("guilin-mahjong", render_mode="ansi")
     env.reset(seed=3)

@@ -101,16 +101,38 @@ class QipaiEnv(AECEnv):
         self._cache: dict[int, tuple[int, dict[str, np.ndarray], dict[int, Any]]] = {}
 
     # ------------------------------------------------------------- spaces
+    def _no_agent(self, agent: Any) -> BadOption:
+        return BadOption(f"no agent {agent!r}; the agents are "
+                         + ", ".join(self.possible_agents))
+
     def observation_space(self, agent: str) -> spaces.Space:
-        return self._obs_spaces[agent]
+        try:
+            return self._obs_spaces[agent]
+        except (KeyError, TypeError):
+            raise self._no_agent(agent) from None
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self._act_spaces[agent]
+        try:
+            return self._act_spaces[agent]
+        except (KeyError, TypeError):
+            raise self._no_agent(agent) from None
 
     # ------------------------------------------------------------- reset
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Deal a new hand (see the class).
+
+        Raises:
+            BadOption: a ``seed`` that is not an int or None, ``options``
+                not a dict or None; BadCards: a ``dealer`` not a seat.
+        """
+        if options is not None and not isinstance(options, dict):
+            raise BadOption(f"options must be a dict or None, not {options!r}")
         if seed is not None:
-            self._rng = random.Random(f"qipai-env:{operator.index(seed)}")
+            try:
+                seed = operator.index(seed)
+            except TypeError:
+                raise BadOption(f"seed must be an int or None, not {seed!r}") from None
+            self._rng = random.Random(f"qipai-env:{seed}")
         elif self._rng is None:
             self._rng = random.Random(random.SystemRandom().getrandbits(128))
         dealer = (options or {}).get("dealer")
@@ -139,6 +161,16 @@ class QipaiEnv(AECEnv):
         self.agent_selection = self.possible_agents[min(st.pending)]
 
     # ------------------------------------------------------------- observing
+    def _seat(self, agent: Any, doing: str) -> int:
+        """``agent``'s seat (BadOption if none; IllegalAction before reset)."""
+        try:
+            seat = self._seat_of[agent]
+        except (KeyError, TypeError):
+            raise self._no_agent(agent) from None
+        if self.table is None:
+            raise IllegalAction(f"call reset() before {doing}")
+        return seat
+
     def _observed(self, seat: int) -> tuple[dict[str, np.ndarray], dict[int, Any]]:
         """The seat's observation and its legal actions by index, cached per step."""
         st = self.table.state
@@ -173,12 +205,20 @@ class QipaiEnv(AECEnv):
                 action space has no index for (the message names it).
             NotObservable: the view holds a meld kind or window source the
                 observation has no row for.
+            BadOption: no such agent.  IllegalAction: before ``reset``.
         """
-        return self._observed(self._seat_of[agent])[0]
+        try:  # inline, not self._seat: observe is on every step's path
+            seat = self._seat_of[agent]
+        except (KeyError, TypeError):
+            raise self._no_agent(agent) from None
+        if self.table is None:
+            raise IllegalAction("call reset() before observe()")
+        return self._observed(seat)[0]
 
     def legal_actions(self, agent: str) -> dict[int, Any]:
-        """``agent``'s legal actions now, by index (qipai Actions)."""
-        return dict(self._observed(self._seat_of[agent])[1])
+        """``agent``'s legal actions now, by index (qipai Actions); errors
+        as :meth:`observe`."""
+        return dict(self._observed(self._seat(agent, "legal_actions()"))[1])
 
     # ------------------------------------------------------------- acting
     def step(self, action: Any) -> None:
@@ -187,8 +227,14 @@ class QipaiEnv(AECEnv):
 
         Raises:
             IllegalAction: the index is not legal for the agent now (the
-                message names it and lists the legal ones); nothing changes.
+                message names it and lists the legal ones), before
+                ``reset``, or once every agent has stepped out of the
+                ended hand; nothing changes.
         """
+        if self.table is None:
+            raise IllegalAction("call reset() before step()")
+        if not self.agents:
+            raise IllegalAction("the hand is over: call reset()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)

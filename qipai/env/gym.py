@@ -64,6 +64,8 @@ class SeatEnv(gymnasium.Env):
             raise BadOption(f"seat {seat!r} is not a seat at this table (0..{n - 1})")
         if illegal not in ("raise", "lose"):
             raise BadOption(f"illegal must be 'raise' or 'lose', not {illegal!r}")
+        if not isinstance(bots, (str, Sequence)):
+            raise BadOption(f"bots must be a bot name or one per seat, not {bots!r}")
         if not isinstance(bots, str) and len(bots) != n:
             raise BadOption(f"{n} seats need {n} bots (the agent's entry ignored), "
                             f"got {len(bots)}")
