@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import random
 import threading
+from operator import itemgetter
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
@@ -479,6 +480,26 @@ def _others_of(ids: Sequence[int], pj: Sequence[int]) -> tuple[int, int, int, in
     return _j(b, pj[5]), _j(a, pj[5]), _j(pj[0], d), _j(pj[0], c)
 
 
+#: ``(segment ids…, s)`` → (:func:`_pair_joins`, :func:`_others_of`, the
+#: others' shanten rows for ``s``) of a hand (:func:`_hand_joins`).
+_HAND_JOINS: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...], list[bytearray]]] = {}
+
+
+def _hand_joins(ids: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...], list[bytearray]]:
+    """For the four segments' table ids and ``s`` (``ids[4]``): the pair
+    joins, each segment's others' join and those joins' shanten rows
+    (rows keep their identity as they grow); memoised in ``_HAND_JOINS``."""
+    s = ids[4]
+    pj = _pair_joins(ids[:4])
+    others = _others_of(ids[:4], pj)
+    srows = _SROWS[s]
+    got = pj, others, [srows[o] or _row(s, o) for o in others]
+    if len(_HAND_JOINS) >= _FAST_LIMIT:
+        _HAND_JOINS.clear()
+    _HAND_JOINS[ids] = got
+    return got
+
+
 def _improve_segment(og: int, key: bytes, g: int, s: int, sh: int, qidui: bool,
                      mk: tuple[int, bytes]) -> tuple[int, ...]:
     """The kinds of segment ``g`` (counts ``key``) whose addition lowers the
@@ -550,18 +571,21 @@ class MahjongStrategy:
         s = 4 - n
         keys = (bytes(c[0:9]), bytes(c[9:18]), bytes(c[18:27]), bytes(c[27:34]))
         ids = (_seg(keys[0], True), _seg(keys[1], True), _seg(keys[2], True),
-               _seg(keys[3], False))
-        pj = _pair_joins(ids)
-        others = _others_of(ids, pj)
+               _seg(keys[3], False), s)
+        got = _HAND_JOINS.get(ids)
+        if got is None:
+            got = _hand_joins(ids)
+        pj, others, orows = got
         mins = (_seg_minus(keys[0], True), _seg_minus(keys[1], True),
                 _seg_minus(keys[2], True), _seg_minus(keys[3], False))
         srows = _SROWS[s]
-        orows = [srows[o] or _row(s, o) for o in others]
         pairs = sum(map(_HALF.__getitem__, c)) if n == 0 else 0
         discards = []
+        kongs = []  # the other actions, in order (the kongs are among them)
         after: dict[int, int] = {}
         for a in actions:  # each kind once: the shanten after discarding it
             if not isinstance(a, Discard):
+                kongs.append(a)
                 continue
             discards.append(a)
             k = a.card
@@ -577,7 +601,7 @@ class MahjongStrategy:
                     sh = q
             after[k] = sh
         best = min(after.values())
-        for a in actions:
+        for a in kongs:
             if isinstance(a, Angang):
                 c[a.card] -= 4
                 ok = _fast_shanten(c, n + 1) <= best
@@ -768,15 +792,21 @@ class MahjongStrategy:
     def _best_discard(c: list[int], n: int) -> int:
         """The least shanten ``(c − k, n)`` over the kinds ``k`` held (99 if none)."""
         keys = _keys(c)
-        others = _others([_seg(k, r) for k, r in zip(keys, _RUNS)])
         s = 4 - n
-        out = 99
+        ids = (_seg(keys[0], True), _seg(keys[1], True), _seg(keys[2], True),
+               _seg(keys[3], False), s)
+        got = _HAND_JOINS.get(ids)
+        if got is None:
+            got = _hand_joins(ids)
+        _, others, orows = got
+        out = 100  # 1 + the least shanten (a row entry)
         for g in range(4):
-            og = others[g]
+            og, r = others[g], orows[g]
             for tid, _ in _seg_minus(keys[g], _RUNS[g]).values():
-                v = _TAB_SH[_j(og, tid)][s]
+                v = r[tid] or _fill(r, og, tid, s)
                 if v < out:
                     out = v
+        out -= 1
         if n == 0 and out < 99:
             pairs = sum(x >> 1 for x in c)
             q = 6 - min(pairs if any(x & 1 for x in c) else pairs - 1, 7)
@@ -865,8 +895,9 @@ _ZIPAI_MEMO_LIMIT = 1 << 16
 _ZIPAI_EMPTY: tuple[tuple[int, float], ...] = ((0, 0.0),)
 
 
-def _by_hu(entry: tuple[int, float]) -> float:
-    return -entry[1]
+#: The sort key of a frontier's entries: most 胡数 first (``reverse=True``;
+#: a stable sort, so entries of equal 胡数 keep their order).
+_HU = itemgetter(1)
 
 
 def _zipai_frontier(s: int) -> tuple[tuple[int, float], ...]:
@@ -878,17 +909,26 @@ def _zipai_frontier(s: int) -> tuple[tuple[int, float], ...]:
         return r
     t = s & _ZCOUNTS
     if not t:
+        _ZIPAI_MEMO[s] = _ZIPAI_EMPTY  # found inline next time
         return _ZIPAI_EMPTY
     k = ((t & -t).bit_length() - 1) // 3
     dead = s >> _ZDEAD
     out: dict[int, float] = {}
     get = out.get
+    memo = _ZIPAI_MEMO.get  # the children's memo hits, inline
     for delta, move, hu, comps in _ZIPAI_MOVES[k]:
         n = s - delta
         if n & _ZGUARDS != _ZGUARDS:
             continue
         if move == _GROUP:
-            for key, v in _zipai_frontier(n):
+            child = memo(n)
+            if child is None:
+                child = _zipai_frontier(n)
+            if not out:  # the first move: its keys are distinct, its 胡数 ≥ 0
+                out = {key + 32: v + hu for key, v in child}
+                get = out.get
+                continue
+            for key, v in child:
                 key += 32
                 v += hu
                 if v > get(key, -1.0):
@@ -899,7 +939,10 @@ def _zipai_frontier(s: int) -> tuple[tuple[int, float], ...]:
                     break
             else:
                 continue  # every card that would complete it is gone
-            for key, v in _zipai_frontier(n):
+            child = memo(n)
+            if child is None:
+                child = _zipai_frontier(n)
+            for key, v in child:
                 if (key >> 1) & 15 < _ZB_CAP:
                     key += 2
                 v += h
@@ -908,16 +951,26 @@ def _zipai_frontier(s: int) -> tuple[tuple[int, float], ...]:
         elif move == _PAIR:
             if not s & _ZEYE:
                 continue
-            for key, v in _zipai_frontier(n):
+            child = memo(n)
+            if child is None:
+                child = _zipai_frontier(n)
+            for key, v in child:
                 if not key & 1 and v > get(key + 1, -1.0):
                     out[key + 1] = v
         else:
-            for key, v in _zipai_frontier(n):
+            child = memo(n)
+            if child is None:
+                child = _zipai_frontier(n)
+            if not out:
+                out = dict(child)
+                get = out.get
+                continue
+            for key, v in child:
                 if v > get(key, -1.0):
                     out[key] = v
     keep: list[tuple[int, int, int]] = []
     front: list[tuple[int, float]] = []
-    for key, v in sorted(out.items(), key=_by_hu):
+    for key, v in sorted(out.items(), key=_HU, reverse=True):
         a, ab, e = key >> 5, (key >> 5) + ((key >> 1) & 15), key & 1
         for a2, ab2, e2 in keep:
             if a2 >= a and ab2 >= ab and e2 >= e:

@@ -1053,16 +1053,19 @@ class Table:
             raise IllegalAction(f"seat {seat!r} is not a seat at this table (0..{self.n - 1})")
         st = self.state
         w = st.window
-        fdk = dict(getattr(self.ruleset.manifest, "face_down_kinds", ()))
+        fdk = getattr(self, "_fdk", None)
+        if fdk is None:  # the manifest's, read once per table
+            fdk = self._fdk = dict(getattr(self.ruleset.manifest, "face_down_kinds", ()))
+        seats = st.seats
         return SeatView(
             seat=seat,
             dealer=st.dealer,
             turn=st.turn,
-            hand=tuple(sorted(st.seats[seat].hand)),
-            hand_sizes=tuple(len(s.hand) for s in st.seats),
-            melds=tuple(tuple(meld_view(m, i == seat, fdk) for m in s.melds)
-                        for i, s in enumerate(st.seats)),
-            discards=tuple(tuple(s.discards) for s in st.seats),
+            hand=tuple(sorted(seats[seat].hand)),
+            hand_sizes=tuple([len(s.hand) for s in seats]),
+            melds=tuple([tuple([meld_view(m, i == seat, fdk) for m in s.melds]) if s.melds else ()
+                         for i, s in enumerate(seats)]),
+            discards=tuple([tuple(s.discards) for s in seats]),
             stock=len(st.wall),
             window=(w.card, w.owner, w.source) if w is not None else None,
             legal=tuple(st.pending.get(seat, ())),

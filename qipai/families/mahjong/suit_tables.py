@@ -32,7 +32,7 @@ else.
 from __future__ import annotations
 
 import threading
-from itertools import combinations_with_replacement, pairwise
+from itertools import pairwise, product
 
 STANDARD_SUMS = frozenset({102, 105, 108, 111, 114})
 """``total + 100 × pairs`` of a standard hand: one pair, 2–14 tiles."""
@@ -47,27 +47,40 @@ _LOCK = threading.RLock()
 
 def _fill(complete: dict[bytes, int], waits: dict[bytes, int], n: int,
           sets: list[tuple[int, ...]]) -> None:
+    """Every segment of ``n`` kinds made of up to four of ``sets`` and at
+    most one pair, each count at most 4, into ``complete`` (key → tiles +
+    100 × pairs), and the waits of the segments one tile short of one.
+
+    A segment is an int here, byte ``r`` (from the top) the count of rank
+    ``r``, so its key is ``v.to_bytes(n, "big")``; adding a set adds an int,
+    and "a count above 4" is one mask test (counts stay below 128, so no
+    byte carries into the next)."""
+    unit = [1 << (8 * (n - 1 - r)) for r in range(n)]
+    over = sum(123 << (8 * r) for r in range(n))  # a count c > 4 iff c + 123 ≥ 128
+    high = sum(0x80 << (8 * r) for r in range(n))
+    set_values = sorted({sum(unit[k] for k in st) for st in sets})
+    pair_values = [2 * u for u in unit]
+    found: dict[int, int] = {}
+    level = {0}
     for n_sets in range(5):
-        for chosen in combinations_with_replacement(sets, n_sets):
-            base = [0] * n
-            for st in chosen:
-                for k in st:
-                    base[k] += 1
-            for pair in range(-1, n):
-                c = list(base)
-                if pair >= 0:
-                    c[pair] += 2
-                if max(c, default=0) > 4:
-                    continue
-                complete[bytes(c)] = sum(c) + (100 if pair >= 0 else 0)
-    for key in complete:
-        c = list(key)
-        for r in range(n):
-            if c[r]:
-                c[r] -= 1
-                short = bytes(c)
-                waits[short] = waits.get(short, 0) | (1 << r)
-                c[r] += 1
+        for v in level:
+            found[v] = 3 * n_sets
+            for pv in pair_values:
+                w = v + pv
+                if not (w + over) & high:
+                    found[w] = 3 * n_sets + 102
+        if n_sets < 4:
+            level = {w for v in level for sv in set_values
+                     if not ((w := v + sv) + over) & high}
+    shorts: dict[int, int] = {}
+    for v, value in found.items():
+        complete[v.to_bytes(n, "big")] = value
+        for r, x in enumerate(v.to_bytes(n, "big")):
+            if x:
+                short = v - unit[r]
+                shorts[short] = shorts.get(short, 0) | (1 << r)
+    for short, mask in shorts.items():
+        waits[short.to_bytes(n, "big")] = mask
 
 
 def build() -> None:
@@ -124,17 +137,9 @@ def _flag_keys(n: int, honors: bool) -> dict[bytes, int]:
         k = bytes(c)
         flags[k] = flags.get(k, 0) | bit
 
-    def even(i: int, c: list[int]) -> None:
-        if i == n:
-            if sum(c) <= 14:
-                add(c, EVEN)
-            return
-        for v in (0, 2, 4):
-            c[i] = v
-            even(i + 1, c)
-        c[i] = 0
-
-    even(0, [0] * n)
+    for c in product((0, 2, 4), repeat=n):
+        if sum(c) <= 14:
+            add(list(c), EVEN)
     for mask in range(1 << n):
         ranks = [r for r in range(n) if mask >> r & 1]
         c = [1 if mask >> r & 1 else 0 for r in range(n)]
