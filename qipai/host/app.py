@@ -141,8 +141,9 @@ class Server:
                          f"{' '.join(str(exc).split())}")
 
     def lock_lost(self, exc: LockLost) -> None:
-        """(The lock's watchdog, in the loop, once.)  The server lock is
-        lost: one log line, and every table halts (``LockLost``)."""
+        """(The store, in the loop, once: its lock's watchdog or its writer
+        saw the loss.)  The server lock is lost: one log line, and every
+        table halts (``LockLost``)."""
         self.log(f"LOCK LOST: {exc}")
         for t in self.tables.values():
             t.lock_lost(exc)
@@ -633,7 +634,7 @@ def create_app(server: Server) -> Starlette:
         # out of the collector's sight, a full collection no longer scans them
         gc.collect()
         gc.freeze()
-        server.store.watch(server.lock_lost)   # PostgreSQL: the lock's watchdog
+        server.store.watch(server.lock_lost)   # told of a lost lock; PostgreSQL: its watchdog
         probe = trace.start()
         yield
         for t in server.tables.values():

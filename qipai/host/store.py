@@ -15,26 +15,51 @@ Three tables:
 
 One server per database: :class:`Store` holds a lock for as long as it is
 open — on SQLite an exclusive ``flock`` of the file ``FILE.lock`` beside
-the database, on PostgreSQL a session advisory lock held by one
-connection — and a second server on the same database fails at start with
-:class:`DatabaseInUse` naming the holder.  Both locks go with the process
-(a server killed with SIGKILL holds nothing).
+the database, on PostgreSQL a session advisory lock (:data:`PG_LOCK_KEY`)
+held by the writer's own connection, the one connection every write is
+committed on — and a second server on the same database fails at start
+with :class:`DatabaseInUse` naming the holder.  Both locks go with the
+process (a server killed with SIGKILL holds nothing).  The schema is
+created under the lock.
 
 A PostgreSQL session lock can also go while the server runs: its backend
 terminated (``pg_terminate_backend``), the network dropped, the database
-restarted.  The lock's watchdog (:meth:`Store.watch`) asks the lock's own
-connection every :data:`LOCK_CHECK_S` seconds, in a thread of its own,
-whether its session still holds the lock; when it does not, or the
-connection fails, or does not answer within :data:`LOCK_ANSWER_S`, the
-store is *lost* (:attr:`Store.lost`, a :class:`LockLost`): from then on it
-refuses every write — a batch waiting or submitted later fails with that
-error, nothing more is committed — and it never takes the lock again by
-itself (another server may have taken it meanwhile): the operator restarts
-the server.  Writes committed between the loss and the check that sees it
-(at most about :data:`LOCK_CHECK_S`) are the only ones made without the
-lock; a server that took the database in that moment cannot store an
-action twice (the primary key), its failed write rebuilds its hand.  An
-SQLite ``flock`` cannot be lost while its descriptor is open: no watchdog.
+restarted.  The guarantee: **no write of this server commits in a
+transaction that does not hold the lock.**  Every write transaction (each
+batch, :meth:`Store.create_table`) runs on the writer's connection, whose
+session took the lock at start and never releases it while the store is
+held (a session advisory lock goes only with an unlock, which the store
+never sends, or with the session itself — and PostgreSQL aborts a
+session's open transaction before it releases its locks).  So while a
+write commits, its session holds the lock, and no other server can hold
+it.  What could break that is a *different* session taking the writer's
+place — SQLAlchemy's ``Connection`` silently takes a new connection from
+the pool after the old one failed — so the writer never reconnects: each
+transaction checks, before its first statement and again just before its
+commit, that it runs on the very psycopg connection that took the lock
+and that this connection is open (a psycopg connection is one libpq
+session; it never reconnects).  That check is in Python: a batch sends
+no extra statement.  A transaction that fails because the connection
+failed, or that finds it replaced, is rolled back, and the store is
+*lost* (:attr:`Store.lost`, a :class:`LockLost`): that batch fails with
+``LockLost`` (nothing of it committed), and so does every later write.
+
+The lock's watchdog (:meth:`Store.watch`) makes a loss seen when nothing
+is written: every :data:`LOCK_CHECK_S` seconds, in a thread of its own, it
+asks ``pg_locks`` (on a connection of the pool) whether the writer's
+session — its backend pid and start time — still holds the lock; when it
+does not, or the check fails twice, or does not answer within
+:data:`LOCK_ANSWER_S`, the store is lost too, and the writer's session is
+closed (after the batch in flight), so a lock it may still hold goes and
+another server can start.  Whoever sees the loss first (the writer or the
+watchdog) calls the server's ``on_lost`` once.  A lost store never takes
+the lock again by itself (another server may have taken it meanwhile):
+the operator restarts the server.  An SQLite ``flock`` cannot be lost
+while its descriptor is open: no watchdog.
+
+(A pooler between the server and PostgreSQL must keep a client's session:
+with PgBouncer's transaction pooling a session advisory lock means
+nothing.)
 
 Writes are grouped (group commit): the server hands every change to
 :meth:`Store.submit` as a :class:`Write` (an action, and at a hand's end the
@@ -136,7 +161,7 @@ _encode = msgspec.json.Encoder().encode
 
 #: Operations a :class:`Write` may hold: (kind, parameters).
 _STATEMENTS = {"action": _INSERT_ACTION, "finish_hand": _UPDATE_HAND, "hand": _INSERT_HAND,
-               "close": _CLOSE_TABLE}
+               "close": _CLOSE_TABLE, "table": tables.insert()}
 
 
 @dataclass(eq=False)
@@ -194,11 +219,17 @@ LOCK_CHECK_S = 2.0
 #: that does not answer cannot prove that its session still holds it).
 LOCK_ANSWER_S = 10.0
 
-# One row while this session holds the server lock (granted), else none.
+# One row while the writer's session (its backend pid and start time: a pid
+# alone could be reused by a later session) holds the server lock, else none.
 _LOCK_HELD = sa.text(
-    "select count(*) from pg_locks where pid = pg_backend_pid() and locktype = 'advisory' "
-    "and granted and classid = :a and objid = :b and objsubid = 2 and database = "
+    "select count(*) from pg_locks l join pg_stat_activity a on a.pid = l.pid "
+    "where l.pid = :pid and a.backend_start = :start and l.locktype = 'advisory' "
+    "and l.granted and l.classid = :a and l.objid = :b and l.objsubid = 2 and l.database = "
     "(select oid from pg_database where datname = current_database())")
+# Take the server lock in this session; the session's backend pid and start time.
+_TAKE_LOCK = sa.text(
+    "select pg_try_advisory_lock(:a, :b), pg_backend_pid(), "
+    "(select backend_start from pg_stat_activity where pid = pg_backend_pid())")
 
 
 def _holder() -> str:
@@ -238,14 +269,16 @@ CHECKPOINT_S = 1.0
 class Store:
     """The database of one server, holding its server lock while open.
 
-    While the server runs, :meth:`watch` checks a PostgreSQL lock every
-    :data:`LOCK_CHECK_S` seconds; once it is lost, :attr:`lost` is set and
-    every write is refused with :class:`LockLost` (see the module
-    docstring); the store does not take the lock again.
+    On PostgreSQL the lock is held by the writer's own connection, the one
+    every write is committed on (see the module docstring); while the
+    server runs, :meth:`watch` checks it every :data:`LOCK_CHECK_S`
+    seconds.  Once it is lost, :attr:`lost` is set and every write is
+    refused with :class:`LockLost`; the store does not take the lock again.
 
     Raises:
         StoreError: the URL is not a database SQLAlchemy can open, or the
             database cannot be reached.
+        DatabaseInUse: another server holds the database.
     """
 
     def __init__(self, url: str) -> None:
@@ -257,16 +290,16 @@ class Store:
         self.dialect = self.engine.dialect.name
         if self.dialect == "sqlite":
             sa.event.listen(self.engine, "connect", _sqlite_pragmas)
-        try:
-            metadata.create_all(self.engine)
-        except sa.exc.SQLAlchemyError as exc:
-            raise StoreError(f"cannot open database {url!r}: {exc.__class__.__name__}: "
-                             f"{str(exc).splitlines()[0]}") from None
         self._queue: list[Write] = []
         self._wake: asyncio.Event | None = None
         self._writer: asyncio.Task | None = None
-        self._pool: ThreadPoolExecutor | None = None
-        self._wconn: Any = None   # the writer's own connection, kept open
+        self._pool: ThreadPoolExecutor | None = None   # the writer's thread
+        #: The writer's own connection, kept open.  On PostgreSQL it is made
+        #: at start and holds the server lock: never replaced (a new
+        #: connection would be a session without the lock).
+        self._wconn: Any = None
+        self._wraw: Any = None    # PostgreSQL: its psycopg connection (one session, for good)
+        self._wsession: tuple[int, Any] | None = None   # its backend (pid, backend_start)
         self._busy = False        # a batch is being committed
         self._ckpt: Any = None    # the running checkpoint (a future), SQLite only
         self._ckpt_at = 0.0       # when the last one started (time.monotonic)
@@ -276,18 +309,34 @@ class Store:
                            else None)   # a file database: checkpoints to run
         self.batches = 0          # transactions committed by the writer (statistics)
         self._lock_fd: int | None = None
-        self._lock_conn: Any = None
         #: Set once the server lock is lost (:class:`LockLost`); every write
         #: is refused from then on.  None while the lock is held.
         self.lost: LockLost | None = None
+        self._on_lost: Callable[[LockLost], None] | None = None   # given to watch()
+        self._told = False        # on_lost was called
         self._watcher: asyncio.Task | None = None
         self._watch_pool: ThreadPoolExecutor | None = None
         self._watch_hung = False   # a check never answered: its thread is not waited for
         try:
             self._lock()
+            # the schema, under the lock (two servers starting at once never race on it)
+            if self._wconn is not None:
+                metadata.create_all(self._wconn)
+                self._wconn.commit()
+            else:
+                metadata.create_all(self.engine)
+        except DatabaseInUse:
+            self.close()
+            raise
+        except sa.exc.SQLAlchemyError as exc:
+            self.close()
+            raise StoreError(f"cannot open database {url!r}: {exc.__class__.__name__}: "
+                             f"{str(exc).splitlines()[0]}") from None
         except BaseException:
             self.close()
             raise
+        if self._wconn is not None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="qipai-writer")
 
     # -------------------------------------------------------------- the lock
 
@@ -323,15 +372,17 @@ class Store:
             os.pwrite(self._lock_fd, _holder().encode(), 0)
             return None
         if self.dialect == "postgresql":
-            if self._lock_conn is None:
-                self._lock_conn = self.engine.connect()
-            c = self._lock_conn
-            got = c.execute(sa.text("select pg_try_advisory_lock(:a, :b)"),
-                            dict(a=PG_LOCK_KEY[0], b=PG_LOCK_KEY[1])).scalar()
+            if self._wconn is None:   # the writer's connection: the lock's session
+                self._wconn = self.engine.connect()
+                self._wraw = self._wconn.connection.dbapi_connection
+            c = self._wconn
+            got, pid, start = c.execute(_TAKE_LOCK, dict(a=PG_LOCK_KEY[0],
+                                                         b=PG_LOCK_KEY[1])).one()
             if got:
                 c.execute(sa.text("select set_config('application_name', :n, false)"),
                           dict(n=_holder()[:63]))
                 c.commit()
+                self._wsession = (pid, start)
                 return None
             who = c.execute(sa.text(
                 "select a.application_name, a.pid, a.client_addr from pg_locks l "
@@ -347,22 +398,54 @@ class Store:
                 (f" from {who[2]}" if who[2] else "")
         return None  # another database: no lock (not a supported URL)
 
+    def _ours(self, c: Any) -> bool:
+        """Whether ``c`` (the writer's connection) still runs on the session
+        that took the server lock: the same psycopg connection, open.  A
+        psycopg connection is one libpq session and never reconnects, but
+        SQLAlchemy's ``Connection`` fetches a new one from the pool after it
+        was invalidated — a session without the lock.  No statement is sent."""
+        if self.dialect != "postgresql":
+            return True
+        try:
+            return (not c.invalidated and c.connection.dbapi_connection is self._wraw
+                    and not self._wraw.closed)
+        except Exception:  # noqa: BLE001 - a closed Connection: not the lock's session
+            return False
+
+    def _still_locked(self, c: Any) -> None:
+        """(Inside a write transaction, before anything is sent and again
+        before its commit.)  Raise :class:`LockLost` unless the transaction
+        runs on the lock's session and the store is not lost."""
+        if self.lost is not None:
+            raise self.lost
+        if not self._ours(c):
+            raise self.lose("the writer's connection is no longer the session holding it")
+
     def check_lock(self) -> str | None:
         """(The watchdog's thread; blocking.)  None while the server lock
         is held — always for SQLite (a ``flock`` stays while its descriptor
-        is open) — else why it is not: the lock's session no longer holds
-        it, or its connection failed (the exception's first line)."""
-        c = self._lock_conn
-        if c is None:
+        is open) — else why it is not: the writer's session no longer holds
+        it (``pg_locks``, asked on a connection of the pool: a connection
+        that fails is replaced once), or that check failed (the exception's
+        first line)."""
+        if self._wsession is None:
             return None
-        try:
-            held = c.execute(_LOCK_HELD, dict(a=PG_LOCK_KEY[0], b=PG_LOCK_KEY[1])).scalar()
-            c.rollback()
-        except Exception as exc:  # noqa: BLE001 - any failure: the lock is not proven held
-            first = (str(exc).splitlines() or [""])[0]
-            return f"its connection failed: {type(exc).__name__}: {first}"
+        if self._wraw is None or self._wraw.closed:
+            return "the writer's connection, the session holding it, is closed"
+        pid, start = self._wsession
+        for attempt in (1, 2):
+            try:
+                with self.engine.connect() as c:
+                    held = c.execute(_LOCK_HELD, dict(pid=pid, start=start, a=PG_LOCK_KEY[0],
+                                                      b=PG_LOCK_KEY[1])).scalar()
+                    c.rollback()
+                break
+            except Exception as exc:  # noqa: BLE001 - any failure: the lock is not proven held
+                if attempt == 2:
+                    first = (str(exc).splitlines() or [""])[0]
+                    return f"its check failed: {type(exc).__name__}: {first}"
         if held != 1:
-            return "its session no longer holds the advisory lock"
+            return "the writer's session no longer holds the advisory lock"
         return None
 
     def lose(self, why: str) -> LockLost:
@@ -375,36 +458,66 @@ class Store:
                 f"nothing more; restart it")
         return self.lost
 
+    def _tell(self) -> None:
+        """(The loop.)  Once lost: call the ``on_lost`` given to
+        :meth:`watch` — once, whoever saw the loss first (the watchdog, the
+        writer, :meth:`create_table`)."""
+        if self.lost is not None and not self._told and self._on_lost is not None:
+            self._told = True
+            self._on_lost(self.lost)
+
+    def _release(self) -> None:
+        """(The writer's thread, or close.)  Drop the writer's connection —
+        on PostgreSQL closing its session, so a lock it still holds goes and
+        another server can start (this one writes nothing more anyway)."""
+        c, self._wconn = self._wconn, None
+        if c is None:
+            return
+        try:
+            if self.dialect == "postgresql":
+                c.invalidate()   # closed, not returned to the pool: the session ends
+            else:
+                c.close()
+        except Exception:  # noqa: BLE001, S110 - a database already gone
+            pass
+
     def watch(self, on_lost: Callable[[LockLost], None], every: float = LOCK_CHECK_S,
               answer_s: float = LOCK_ANSWER_S) -> bool:
         """Start the lock's watchdog in the running loop: every ``every``
         seconds :meth:`check_lock` runs in a thread of its own (never in
         the loop, never in the writer's thread); once the lock is not held,
         or a check takes more than ``answer_s`` seconds, the store is lost
-        (:meth:`lose`) and ``on_lost(error)`` is called once, in the loop,
-        and the watchdog ends.  Returns whether a watchdog runs (False for
-        SQLite and an in-memory database: nothing to lose)."""
-        if self._lock_conn is None or self._watcher is not None:
+        (:meth:`lose`) and the writer's session is closed.  ``on_lost(error)``
+        is called once, in the loop, when the store is lost — by the
+        watchdog, or by a write that found the writer's session gone, before
+        any tick.  Returns whether a watchdog runs (False for SQLite and an
+        in-memory database: nothing to lose)."""
+        self._on_lost = on_lost
+        self._tell()
+        if self._wsession is None or self._watcher is not None:
             return self._watcher is not None
         self._watch_pool = ThreadPoolExecutor(1, thread_name_prefix="qipai-lockwatch")
         self._watcher = asyncio.get_running_loop().create_task(
-            self._watch_loop(on_lost, every, answer_s))
+            self._watch_loop(every, answer_s))
         return True
 
-    async def _watch_loop(self, on_lost: Callable[[LockLost], None], every: float,
-                          answer_s: float) -> None:
+    async def _watch_loop(self, every: float, answer_s: float) -> None:
         loop = asyncio.get_running_loop()
         while self.lost is None:
             await asyncio.sleep(every)
+            if self.lost is not None:
+                break
             try:
                 why = await asyncio.wait_for(
                     loop.run_in_executor(self._watch_pool, self.check_lock), answer_s)
             except asyncio.TimeoutError:
                 self._watch_hung = True
-                why = f"its connection did not answer a check within {answer_s:g} s"
+                why = f"its check did not answer within {answer_s:g} s"
             if why is not None:
-                on_lost(self.lose(why))
-                return
+                self.lose(why)
+                if self._pool is not None:   # after the batch in flight, if any
+                    self._pool.submit(self._release)
+        self._tell()
 
     def close(self) -> None:
         if self._watcher is not None:
@@ -416,23 +529,13 @@ class Store:
         if self._writer is not None:
             self._writer.cancel()
             self._writer = None
-        if self._wconn is not None:
-            try:
-                self._wconn.close()
-            except Exception:  # noqa: BLE001 - a database already gone
-                pass
-            self._wconn = None
         if self._pool is not None:
             if self._ckpt_conn is not None:
                 self._pool.submit(self._ckpt_close)
+            self._pool.submit(self._release)   # after the batch in flight, if any
             self._pool.shutdown(wait=True)
             self._pool = None
-        if self._lock_conn is not None:
-            try:
-                self._lock_conn.invalidate()   # the session ends: its advisory lock goes
-            except Exception:  # noqa: BLE001 - a database already gone
-                pass
-            self._lock_conn = None
+        self._release()
         if self._lock_fd is not None:
             os.close(self._lock_fd)       # the flock goes with the descriptor
             self._lock_fd = None
@@ -446,7 +549,8 @@ class Store:
         self._queue.append(write)
         if self._writer is None:
             self._wake = asyncio.Event()
-            self._pool = ThreadPoolExecutor(1, thread_name_prefix="qipai-writer")
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="qipai-writer")
             self._writer = asyncio.get_running_loop().create_task(self._write_loop())
         assert self._wake is not None
         self._wake.set()
@@ -493,6 +597,7 @@ class Store:
             if trace.ON:
                 trace.batch(t0, trace.perf_counter() - t0, len(batch))
             self.batches += 1
+            self._tell()   # the writer found the lock lost: the server halts first
             for w in batch:
                 if not w.cancelled:
                     w.done(failed.get(w.key))
@@ -526,32 +631,45 @@ class Store:
     def _commit(self, batch: list[Write]) -> dict[str, BaseException]:
         """(The writer: its thread, or the loop for SQLite.)  Commit ``batch``
         in one transaction; if that fails, each table's writes in a
-        transaction of their own.  Returns the error of each table whose
-        writes failed."""
-        if self.lost is not None:   # lost while the batch waited for the thread
-            return {w.key: self.lost for w in batch}
-        try:
-            self._transaction(batch)
-            return {}
-        except Exception:  # noqa: BLE001 - retried per table below
-            pass
+        transaction of their own — unless the lock is lost: then every
+        write fails with :class:`LockLost` and the writer's session is
+        closed.  Returns the error of each table whose writes failed."""
+        if self.lost is None:
+            try:
+                self._transaction(batch)
+                return {}
+            except Exception:  # noqa: BLE001 - retried per table below
+                pass
         by_key: dict[str, list[Write]] = {}
         for w in batch:
             by_key.setdefault(w.key, []).append(w)
         failed: dict[str, BaseException] = {}
         for key, writes in by_key.items():
+            if self.lost is not None:
+                failed[key] = self.lost
+                continue
             try:
                 self._transaction(writes)
             except Exception as exc:  # noqa: BLE001 - that table's writes fail
-                failed[key] = exc
+                failed[key] = self.lost if self.lost is not None else exc
+        if self.lost is not None:
+            self._release()
         return failed
 
     def _transaction(self, writes: list[Write]) -> None:
+        """One transaction of ``writes`` on the writer's connection.  On
+        PostgreSQL it commits only on the session holding the server lock:
+        checked before the first statement and before the commit (no
+        statement added); a connection that failed (not that session any
+        more) loses the store and raises :class:`LockLost`."""
         if self._wconn is None:
+            if self.dialect == "postgresql":   # released: the lock's session is gone
+                raise self.lose("the writer's connection is closed")
             self._wconn = self.engine.connect()
         c = self._wconn
         try:
             with c.begin():
+                self._still_locked(c)
                 run: list[dict[str, Any]] = []   # consecutive action rows: one executemany
                 for w in writes:
                     for kind, params in w.ops:
@@ -564,7 +682,16 @@ class Store:
                         c.execute(_STATEMENTS[kind], params)
                 if run:
                     c.execute(_INSERT_ACTION, run)
-        except Exception:
+                self._still_locked(c)   # the commit is sent on the lock's session
+        except LockLost:
+            raise
+        except Exception as exc:
+            if self.dialect == "postgresql":
+                if not self._ours(c):   # never reconnected: that would be a session unlocked
+                    first = (str(exc).splitlines() or [""])[0]
+                    raise self.lose(f"the writer's connection failed: "
+                                    f"{type(exc).__name__}: {first}") from None
+                raise                  # the session holds on (a bad row): rolled back
             try:
                 c.close()      # a broken connection is not used again
             except Exception:  # noqa: BLE001, S110 - already broken
@@ -575,15 +702,36 @@ class Store:
     # -------------------------------------------------------------- writes
 
     def create_table(self, row: dict[str, Any], first_hand: dict[str, Any]) -> None:
-        """Insert a table and its first hand (one transaction).
+        """Insert a table and its first hand (one transaction, on the
+        writer's connection: on PostgreSQL in the writer's thread, after the
+        batch in flight).
 
         Raises:
-            LockLost: the server lock is lost (nothing is written)."""
+            LockLost: the server lock is lost (nothing is written).
+            StoreError: the database did not take it."""
         if self.lost is not None:
             raise LockLost(str(self.lost))
-        with self.engine.begin() as c:
-            c.execute(tables.insert().values(**row))
-            c.execute(hands.insert().values(**first_hand))
+        w = Write(row.get("id", ""), [("table", row), ("hand", first_hand)], lambda exc: None)
+        try:
+            if self._pool is not None and self.dialect == "postgresql":
+                self._pool.submit(self._commit_one, w).result()
+            else:
+                self._transaction([w])
+        except LockLost as exc:
+            self._tell()
+            raise LockLost(str(exc)) from None
+        except sa.exc.SQLAlchemyError as exc:
+            raise StoreError(f"the database did not take the table: "
+                             f"{exc.__class__.__name__}: {(str(exc).splitlines() or [''])[0]}"
+                             ) from None
+
+    def _commit_one(self, w: Write) -> None:
+        """(The writer's thread.)  ``w`` alone, in one transaction."""
+        try:
+            self._transaction([w])
+        finally:
+            if self.lost is not None:
+                self._release()
 
     # -------------------------------------------------------------- reads
 

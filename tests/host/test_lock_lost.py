@@ -22,7 +22,7 @@ from qipai.bots import hand_seed
 from qipai.core.model import Action
 from qipai.core.ruleset import load
 from qipai.core.table import Table
-from qipai.host.store import PG_LOCK_KEY, LockLost, Store, Write, engine_url
+from qipai.host.store import PG_LOCK_KEY, DatabaseInUse, LockLost, Store, Write, engine_url
 
 SEED = 7
 
@@ -295,3 +295,176 @@ def test_lock_lost_while_bots_play_stops_every_write(pg_url, tmp_path):
         first.stop()
     log = first.log_path.read_text()
     assert log.count("LOCK LOST") == 1 and "Traceback" not in log, log
+
+
+# ------------------------------------------------------------------ no write without the lock
+#
+# The writer's own connection holds the lock: a write commits only on the
+# session holding it.  These call the Store directly and never let the
+# watchdog tick (its interval is an hour): what refuses the writes is the
+# writer itself.
+
+
+def _table_row(tid: str) -> dict:
+    return dict(id=tid, spec="guilin-mahjong", variant="guilin-mahjong", options="{}",
+                plugins="[]", stamp="{}", qipai_version="0", variant_version="0", rng="os",
+                seed=None, bots="[]", tokens="{}", spectator_hash="0" * 64,
+                admin_hash="0" * 64, open=True, created=0.0)
+
+
+def _hand_row(tid: str) -> dict:
+    return dict(table_id=tid, hand=0, deal="{}", seed=None, commitment="0" * 64, salt="0")
+
+
+def _acts(tid: str, seqs, done) -> Write:
+    return Write(tid, [("action", dict(table_id=tid, hand=0, seq=s, action="{}", timeout=False))
+                       for s in seqs], done)
+
+
+def _counted_checks(store: Store) -> list:
+    """Replace the store's watchdog check by one that records each call."""
+    calls: list = []
+    real = store.check_lock
+    store.check_lock = lambda: calls.append(1) or real()
+    return calls
+
+
+def test_the_writers_next_batch_after_the_lock_session_ends_commits_nothing(pg_url):
+    """The lock's session is terminated; the very next batch — two tables,
+    so the per-table retry runs too, which would once have reconnected — is
+    refused LockLost, before any watchdog tick, and commits nothing."""
+    store = Store(pg_url)
+    try:
+        assert lock_holders(pg_url) == [store._wraw.info.backend_pid]   # the writer's session
+        store.create_table(_table_row("a"), _hand_row("a"))
+        store.create_table(_table_row("b"), _hand_row("b"))
+        seen: list[LockLost] = []
+        results: list[BaseException | None] = []
+        checks = _counted_checks(store)
+
+        async def main() -> None:
+            assert store.watch(seen.append, every=3600.0) is True
+            store.submit(_acts("a", [0], results.append))    # held: committed
+            await store.drain()
+            assert results == [None] and counts(pg_url) == (2, 2, 1)
+            terminate_lock(pg_url)
+            store.submit(_acts("a", [1, 2], results.append))
+            store.submit(_acts("b", [0], results.append))
+            await store.drain()
+            store.submit(_acts("b", [1], results.append))     # and later ones too
+            await store.drain()
+
+        asyncio.run(main())
+        assert checks == []                                   # the watchdog never ran a check
+        assert len(results) == 4 and all(isinstance(r, LockLost) for r in results[1:]), results
+        assert counts(pg_url) == (2, 2, 1)                    # nothing of them committed
+        assert len(seen) == 1 and seen[0] is store.lost       # the server is told, once
+        assert "writer's connection failed" in str(store.lost)
+        with pytest.raises(LockLost):
+            store.create_table(_table_row("c"), _hand_row("c"))
+        assert counts(pg_url) == (2, 2, 1)
+    finally:
+        store.close()
+    assert lock_holders(pg_url) == []
+
+
+def test_a_silently_replaced_writer_connection_commits_nothing(pg_url, monkeypatch):
+    """SQLAlchemy's Connection takes a new pooled connection after its own
+    was invalidated: a session without the lock, which meanwhile a second
+    server took.  The first server's write is refused before its commit
+    (nothing of it lands); the second server's commits."""
+    import qipai.host.store as store_mod
+
+    monkeypatch.setattr(store_mod, "LOCK_WAIT_S", PATIENCE)
+    first = Store(pg_url)
+    second = None
+    try:
+        first.create_table(_table_row("a"), _hand_row("a"))
+        locked = first._wraw
+        first._wconn.invalidate()       # the lock's session ends; the Connection object stays
+        assert first._wconn is not None
+        second = Store(pg_url)          # the lock is free: a second server takes it
+        assert lock_holders(pg_url) == [second._wraw.info.backend_pid]
+        got: list[BaseException | None] = []
+
+        async def write(store: Store, seq: int) -> None:
+            store.submit(_acts("a", [seq], got.append))
+            await store.drain()
+
+        asyncio.run(write(first, 0))
+        assert isinstance(got[0], LockLost), got
+        assert "no longer the session holding it" in str(got[0])
+        assert first._wconn is None and locked.closed
+        asyncio.run(write(second, 1))
+        assert got[1] is None
+        assert [r["seq"] for r in second.actions_of("a", 0)] == [1]   # only the second's
+    finally:
+        first.close()
+        if second is not None:
+            second.close()
+
+
+def test_a_second_server_cannot_take_the_database_while_the_writer_holds_the_lock(
+        pg_url, monkeypatch):
+    """Every session of the first server but its writer's is terminated (its
+    readers, its watchdog's): the writer's session still holds the lock, so
+    a second server is refused, and the first writes on."""
+    import qipai.host.store as store_mod
+
+    monkeypatch.setattr(store_mod, "LOCK_WAIT_S", 0.3)
+    first = Store(pg_url)
+    try:
+        first.create_table(_table_row("a"), _hand_row("a"))
+        assert first.open_tables() and first.check_lock() is None   # pooled sessions in use
+        writer = first._wraw.info.backend_pid
+        with psycopg.connect(pg_url, autocommit=True) as c:
+            others = [r[0] for r in c.execute(
+                "select pid from pg_stat_activity where datname = current_database() "
+                "and pid <> pg_backend_pid() and pid <> %s", (writer,)).fetchall()]
+            assert others                                     # there were some to end
+            for pid in others:
+                c.execute("select pg_terminate_backend(%s)", (pid,))
+        assert lock_holders(pg_url) == [writer]
+        with pytest.raises(DatabaseInUse) as refused:
+            Store(pg_url)
+        assert f"backend pid {writer}" in str(refused.value)
+        got: list[BaseException | None] = []
+
+        async def write() -> None:
+            first.submit(_acts("a", [0], got.append))
+            await first.drain()
+
+        asyncio.run(write())
+        assert got == [None] and counts(pg_url) == (1, 1, 1)
+        assert first.check_lock() is None and first.lost is None   # its check reconnects
+    finally:
+        first.close()
+
+
+def test_a_loss_seen_by_the_watchdog_releases_the_writers_lock(pg_url, monkeypatch):
+    """The watchdog counts a check that fails as a loss even if the writer's
+    session still holds the lock: that session is then closed, so the lock
+    is free for another server, and no later write commits."""
+    store = Store(pg_url)
+    try:
+        store.create_table(_table_row("a"), _hand_row("a"))
+        monkeypatch.setattr(store, "check_lock", lambda: "a test's reason")
+        seen: list[LockLost] = []
+        got: list[BaseException | None] = []
+
+        async def main() -> None:
+            store.watch(seen.append, every=0.01)
+            for _ in range(int(PATIENCE / 0.01)):
+                if seen:
+                    break
+                await asyncio.sleep(0.01)
+            store.submit(_acts("a", [0], got.append))
+            await store.drain()
+
+        asyncio.run(main())
+        assert len(seen) == 1 and "a test's reason" in str(seen[0])
+        assert isinstance(got[0], LockLost) and counts(pg_url) == (1, 1, 0)
+        assert poll(lambda: lock_holders(pg_url), lambda h: h == []) == []
+        Store(pg_url).close()          # another server can start
+    finally:
+        store.close()
