@@ -396,3 +396,37 @@ def test_a_refused_table_shows_the_servers_error(driver, served):
     refusal = wait(driver, lambda d: d.find_elements("id", "refusal"))[0]
     assert "BadOption" in refusal.text and "nosuch" in refusal.text
     assert not driver.find_elements("css selector", "#created a.seat-link")
+
+
+def test_a_win_with_no_winning_card_reads_as_such_on_the_page(driver, served, artifacts,
+                                                              tmp_path):
+    """A 三笼五坎 win on the deal (guilin-zipai §3.3 step 1, D-ZP6; §4: it is
+    no 自摸, though its ``how`` is ``zimo``): the replay's log says 胡（无胡牌）
+    and the pattern, never 自摸 (it read "胡（自摸 zimo）")."""
+    import msgspec
+
+    from qipai.core.model import Deal
+    from qipai.core.records import record_of
+    from qipai.core.ruleset import load
+    from qipai.families.zipai.cards import CARDS
+
+    hands = ["d1 d1 d1 d3 d3 d3 d5 d5 d5 d7 d7 d7 d9 d9 d9 x2 x6 d2 d6 d10",
+             "x2 x2 x4 x4 x6 x6 x8 x8 x10 x10 d2 d2 d4 d4 d6 d6 d8 d8 d10 d10 x1",
+             "x1 x1 x1 x3 x3 x3 x5 x5 x5 x7 x7 x7 x9 x9 x9 x4 x8 d4 d8 x10"]
+    wall = "x3 d2 x2 x4 x5 x6 x7 x8 x9 x10 d1 d3 d4 d5 d6 d7 d8 d9 d10"
+    deal = Deal(dealer=1, hands=tuple(tuple(CARDS.parse(h)) for h in hands),
+                wall=tuple(CARDS.parse(wall)))
+    table = load("guilin-zipai").table(deal=deal)
+    assert table.result is not None and table.result.patterns
+    path = tmp_path / "sanlong.json"
+    path.write_bytes(msgspec.json.encode(record_of(table)))
+    driver.set_window_size(1280, 800)
+    open_lobby(driver, served)
+    wait(driver, lambda d: d.find_elements("id", "record-file"))
+    driver.find_element("id", "record-file").send_keys(str(path))
+    wait(driver, lambda d: d.find_elements("id", "stepno"))
+    won = wait(driver, lambda d: [li.text for li in d.find_elements("css selector", "ul.log li")
+                                  if "胡（" in li.text])
+    driver.save_screenshot(str(artifacts / "zipai-sanlong-wukan-replay.png"))
+    assert len(won) == 1 and "胡（无胡牌）" in won[0] and "三笼五坎" in won[0], won
+    assert "自摸" not in won[0]

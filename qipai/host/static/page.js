@@ -202,7 +202,9 @@ function eventText(cards, e, me) {
     case "melded": return `${who} ${cards.name(e.meld.kind) || e.meld.kind} ${cards.text(e.meld.cards)}`;
     case "paid": return "支付 " + e.payments.map((p) => `${seatName(p.payer)}→${seatName(p.payee)} ${p.amount}（${cards.label(p.reason || "")}）`).join("；");
     case "marked": return `${cards.label(e.what)}${e.seats && e.seats.length ? " " + e.seats.map(seatName).join("、") : ""}${e.card !== null && e.card !== undefined ? " " + cards.chinese(e.card) : ""}`;
-    case "won": return `${who} 胡（${cards.label(e.how)}）${e.card !== null ? cards.chinese(e.card) : ""} ${e.patterns.map((p) => cards.name(p) || p).join(" ")}`;
+    // A win with no winning card (桂林字牌 三笼五坎 on the deal …) is no 自摸,
+    // though its how is "zimo" (each other seat pays): it reads 无胡牌.
+    case "won": return `${who} 胡（${e.card !== null ? cards.label(e.how) + "）" + cards.chinese(e.card) : "无胡牌）"} ${e.patterns.map((p) => cards.name(p) || p).join(" ")}`;
     case "flipped": return `翻醒 ${cards.text(e.cards)}`;
     case "ended": return `本手结束：${e.end === "hu" ? "胡" : "荒庄"}，${e.net.join(" / ")}`;
     default: return `${e.type}`;
