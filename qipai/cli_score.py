@@ -91,13 +91,14 @@ def print_score(console: Any, s: Any) -> None:
     rs = load(s.variant)
     cards = rs.cards
     names = dict(rs.manifest.names)
-    how = _name(names, s.how)
-    on = "no winning card" if s.tile is None else \
-        f"on {s.tile} {cards.chinese(cards.parse(s.tile)[0])}"
+    # A win with no winning card (三笼五坎 …) is no 自摸 (guilin-zipai §4),
+    # though it is paid as one: its how is not printed as if it were.
+    how_on = ("no winning card (paid as a zimo: each other seat pays)" if s.tile is None else
+              f"{_name(names, s.how)} on {s.tile} {cards.chinese(cards.parse(s.tile)[0])}")
     src = f" from seat {s.from_seat}" if s.from_seat is not None else ""
     verdict = "[bold green]wins[/]" if s.wins else "[bold red]does not win[/]"
     console.print(f"[bold]{rs.manifest.title} {s.variant}[/] · seat {s.seat} {verdict} · "
-                  f"{how} {on}{src} · dealer seat {s.dealer}")
+                  f"{how_on}{src} · dealer seat {s.dealer}")
     kinds = sorted(cards.parse(s.hand))
     console.print(f"hand   {s.hand}   "
                   f"{' '.join(cards.chinese(k) for k in kinds)}", markup=False)
