@@ -904,8 +904,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=20240601)
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     p.add_argument("--json-out", metavar="FILE", help="also write the JSON object to FILE")
-    p.add_argument("--sim-hands", type=int, default=300,
-                   help="greedy hands per ruleset of the qipai simulate rows (default 300)")
+    p.add_argument("--sim-hands", type=int, default=1500,
+                   help="greedy hands per ruleset of the qipai simulate rows (default 1500: "
+                        "the runs' fixed start-up, about a second, then weighs little, as in "
+                        "a simulation of many hands)")
     p.add_argument("--only-simulate", action="store_true",
                    help="time only qipai simulate (K=1, K=2, Ray)")
     p.add_argument("--greedy-warmup", type=int, default=500,
