@@ -252,7 +252,7 @@ def test_readings_agree_with_the_win_check(variant: str, claim) -> None:
 
 def test_the_header_of_a_win_with_no_winning_card_says_no_zimo():
     # guilin-zipai §3.3 step 1, D-ZP6: seat 2 dealt five 坎 wins 三笼五坎 with
-    # no winning card; §4: it is not also a 自摸, though each other seat pays
+    # no winning card; guilin-zipai §4: it is no 自摸, though each other seat pays
     # as for one.  The header read "自摸 zimo no winning card".
     r = run("score", "guilin-zipai",
              "x1 x1 x1 x3 x3 x3 x5 x5 x5 x7 x7 x7 x9 x9 x9 x4 x8 d4 d8 x10",
