@@ -300,6 +300,74 @@ def test_report_prints_the_figures_of_the_rows(guilin_file):
     assert want in _row_of(out, "dealer 庄 wins (of hands)")
 
 
+def _tables(out: str) -> list[list[list[str]]]:
+    """The rich tables printed in ``out``: per table its rows (the header
+    first), each cell's lines joined by a space."""
+    tables: list[list[list[list[str]]]] = []
+    row = None
+    for line in out.splitlines():
+        if line.startswith("┏"):
+            tables.append([])
+            row = None
+        elif line[:1] in ("┃", "│"):
+            parts = [p.strip() for p in re.split("[┃│]", line)[1:-1]]
+            if row is None:
+                row = [[] for _ in parts]
+                tables[-1].append(row)
+            for cell, part in zip(row, parts):
+                if part:
+                    cell.append(part)
+        else:  # a rule between rows, the last line of a table
+            row = None
+    return [[[" ".join(cell) for cell in r] for r in t] for t in tables]
+
+
+def _squeeze(text: str) -> str:
+    return "".join(text.split())
+
+
+@pytest.fixture(scope="module")
+def three_rulesets_file(tmp_path_factory) -> str:
+    out = str(tmp_path_factory.mktemp("sim3") / "three.parquet")
+    third = "guilin-mahjong(hubao=false, zhuipai=off, hubao_dealin=literal)"
+    simulate(parse_rulesets([*GUILIN, third]), 4, seed=3, out=out)
+    return out
+
+
+@pytest.mark.parametrize("width", [80, 60])
+@pytest.mark.parametrize("which", ["guilin_file", "three_rulesets_file"])
+def test_report_fits_a_narrow_terminal_and_cuts_nothing(which, width, request):
+    """In 80 (or 60) columns every line fits, nothing is elided, every cell
+    of the table (label, value, interval, ruleset name) is there whole, a
+    value's interval is never broken across lines, and with three rulesets
+    the columns spread over several tables, each with the figure column."""
+    from rich.cells import cell_len
+
+    from qipai.sim.report import summarize, table_rows
+
+    path = request.getfixturevalue(which)
+    res = invoke("report", path, env={"COLUMNS": str(width)})
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert max(cell_len(ln) for ln in lines) <= width, res.stdout
+    assert "…" not in res.stdout
+    for ln in lines:  # the value columns: no line holds half an interval
+        for part in re.split("[┃│]", ln)[2:-1]:
+            assert part.count("[") == part.count("]"), ln
+    head, body = table_rows(summarize(path))
+    tables = _tables(res.stdout)
+    if width == 80:  # two rulesets fit in one table, three do not
+        assert (len(tables) == 1) == (which == "guilin_file")
+    shown = []
+    for t in tables:  # the labels, joined again, are whole: they wrap at spaces only
+        assert t[0][0] == "figure" and [r[0] for r in t[1:]] == [r[0] for r in body]
+        for j, h in enumerate(t[0][1:], 1):
+            i = [_squeeze(x) for x in head].index(_squeeze(h))
+            shown.append(i)
+            assert [_squeeze(r[j]) for r in t[1:]] == [_squeeze(r[i]) for r in body]
+    assert sorted(shown) == list(range(1, len(head)))
+
+
 def test_report_html_has_three_charts(guilin_file, tmp_path):
     page = tmp_path / "r.html"
     res = invoke("report", guilin_file, "--html", str(page))

@@ -402,18 +402,133 @@ def _heading(summary: Summary) -> str:
             f"ruleset")
 
 
+TITLE = "per ruleset: value [95 % interval]"
+
+#: The narrowest the figure column of a narrow table gets (its labels wrap
+#: at spaces), unless the console is too narrow for it and one more column.
+LABEL_MIN = 20
+
+
 def print_report(console: Any, summary: Summary) -> None:
-    """Print the report's tables on a rich ``console``."""
-    from rich.table import Table as RichTable
+    """Print the report's tables on a rich ``console``.
+
+    One table of :func:`table_rows` when it fits the console's width.  When
+    it does not (an 80-column terminal, a pipe: rich's default width), a
+    narrow layout: each value's interval on a line of its own under it,
+    ruleset names broken before their options, a line between rows; and
+    when even that is too wide (three rulesets or more), the columns are
+    spread over several tables, each with the figure column.  Nothing is
+    cut: a value or interval is never broken or elided."""
+    from rich.cells import cell_len
 
     console.print(f"[bold]qipai report[/bold] · {_heading(summary)}")
     head, body = table_rows(summary)
-    grid = RichTable(title="per ruleset: value [95 % interval]", title_justify="left")
+    columns = list(zip(*([head] + body)))
+    natural = sum(max(cell_len(c) for c in col) + 3 for col in columns) + 1
+    if natural <= console.width:
+        console.print(_rich_table(TITLE, head, body))
+        return
+    n = len(summary.rulesets)
+    first = summary.rulesets[0].ruleset
+    heads = [_spec_lines(h) for h in head[1:n + 1]] + \
+        [_diff_lines(o.ruleset, first) for o in summary.rulesets[1:]]
+    # the percentiles row: at most one line per column less wide than the units
+    units = [[_units(row[i]) for row in body] for i in range(1, len(head))]
+    widths = [max(cell_len(x) for x in [*h, *(u for cell in col for u in cell if " / " not in u)])
+              for h, col in zip(heads, units)]
+    # at least its longest word; less than LABEL_MIN if that is what lets
+    # the widest column fit beside it
+    label = max([min(LABEL_MIN, console.width - max(widths) - 7)]
+                + [cell_len(w) for row in body for w in row[0].split()])
+
+    def fits(group: list[int]) -> bool:
+        return label + 3 + sum(widths[i] + 3 for i in group) + 1 <= console.width
+
+    everything = list(range(len(widths)))
+    groups = [everything] if fits(everything) else \
+        _pack(everything[:n], fits) + _pack(everything[n:], fits)
+    for k, group in enumerate(groups):
+        title = TITLE if k == 0 else (f"differences from {first}: value [95 % interval]"
+                                      if group[0] >= n else "per ruleset, continued")
+        cells = [["\n".join(_fill(u, widths[i])) for i, u in
+                  ((i, units[i][r]) for i in group)] for r in range(len(body))]
+        console.print(_rich_table(title, [head[0]] + ["\n".join(heads[i]) for i in group],
+                                  [[row[0]] + c for row, c in zip(body, cells)],
+                                  narrow=[label] + [widths[i] for i in group]))
+
+
+def _rich_table(title: str, head: list[str], body: list[list[str]],
+                narrow: list[int] | None = None) -> Any:
+    """A rich table of the cells; ``narrow``: the narrow layout, with these
+    column widths (the figure column's the least it wraps to)."""
+    from rich.table import Table as RichTable
+
+    grid = RichTable(title=title, title_justify="left", show_lines=narrow is not None)
     for i, h in enumerate(head):
-        grid.add_column(h, justify="left" if i == 0 else "right")
+        if narrow is None:
+            grid.add_column(h, justify="left" if i == 0 else "right")
+        elif i == 0:
+            grid.add_column(h, justify="left", min_width=narrow[0], overflow="fold")
+        else:  # the cells are already broken into lines that fit
+            grid.add_column(h, justify="right", no_wrap=True, min_width=narrow[i])
     for row in body:
         grid.add_row(*row)
-    console.print(grid)
+    return grid
+
+
+def _pack(columns: list[int], fits: Any) -> list[list[int]]:
+    """``columns`` in order, in as few groups that ``fits`` as it takes."""
+    groups: list[list[int]] = []
+    for c in columns:
+        if groups and fits(groups[-1] + [c]):
+            groups[-1].append(c)
+        else:
+            groups.append([c])
+    return groups
+
+
+def _units(cell: str) -> list[str]:
+    """A cell's parts that a narrow table never breaks: a value and its
+    interval; any other cell whole (:func:`_fill` breaks the percentiles)."""
+    value, bracket, interval = cell.partition(" [")
+    if bracket:
+        return [value, "[" + interval]
+    return [cell]
+
+
+def _fill(units: list[str], width: int) -> list[str]:
+    """Lines of at most ``width`` cells: the units, and a percentiles cell
+    (``a / b / c / d``) broken after a slash."""
+    from rich.cells import cell_len
+
+    if len(units) != 1 or " / " not in units[0]:
+        return units
+    parts = units[0].split(" / ")
+    lines = parts[:1]
+    for i, part in enumerate(parts[1:], 2):
+        joined = f"{lines[-1]} / {part}"
+        if cell_len(joined if i == len(parts) else f"{joined} /") <= width:
+            lines[-1] = joined
+        else:
+            lines[-1] += " /"
+            lines.append(part)
+    return lines
+
+
+def _spec_lines(spec: str) -> list[str]:
+    """A ruleset's name, then its options, a line each: ``guilin-mahjong``,
+    ``(hubao=False)``."""
+    name, paren, options = spec.partition("(")
+    if not paren:
+        return [spec]
+    opts = options.split(", ")
+    return [name] + [("(" if i == 0 else "") + o + ("," if i < len(opts) - 1 else "")
+                     for i, o in enumerate(opts)]
+
+
+def _diff_lines(other: str, first: str) -> list[str]:
+    lines = _spec_lines(first)
+    return _spec_lines(other) + [f"− {lines[0]}"] + lines[1:]
 
 
 def markdown(summary: Summary) -> str:
