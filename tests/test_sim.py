@@ -129,6 +129,94 @@ def test_ctrl_c_keeps_the_finished_chunks(tmp_path):
     assert len(hands["guilin-mahjong"]) == 4
 
 
+@pytest.mark.parametrize("where, args", [
+    ("_warm", ["-k", "1"]),  # building the rulesets before the first hand
+    ("_warm", ["-k", "2"]),
+    ("_play_rows", ["-k", "1"]),  # playing the first chunk
+    ("start_ray", ["--ray="]),  # connecting to Ray
+])
+def test_ctrl_c_before_any_chunk_finished_writes_nothing(where, args, monkeypatch, tmp_path):
+    """Ctrl-C before a chunk finished is one line naming the file, exit
+    status 130 and no file (it was "Aborted!", status 1, during the warm-up)."""
+    from qipai.sim import run
+
+    def interrupt(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run, where, interrupt)
+    if where == "start_ray":  # the CLI imports Ray first: a stand-in will do
+        import sys
+        import types
+
+        monkeypatch.setitem(sys.modules, "ray", types.ModuleType("ray"))
+    out = tmp_path / "x.parquet"
+    res = invoke("simulate", "guilin-mahjong", "-n", "4", *args, "--out", str(out))
+    assert res.exit_code == 130, res.output
+    assert res.stdout == f"interrupted before any chunk finished: {out} not written\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_while_writing_leaves_no_partial_file(monkeypatch, tmp_path):
+    """Ctrl-C during the Parquet write: the temporary OUT.part is removed,
+    a file already at OUT stays as it was, one line says so, status 130."""
+    import pyarrow.parquet
+
+    def write_half(table, where, **kwargs):
+        with open(where, "wb") as fh:
+            fh.write(b"PAR1 half a file")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pyarrow.parquet, "write_table", write_half)
+    out = tmp_path / "x.parquet"
+    res = invoke("simulate", "guilin-mahjong", "-n", "2", "-k", "1", "--out", str(out))
+    assert res.exit_code == 130, res.output
+    assert res.stdout == f"interrupted while writing the file: {out} not written\n"
+    assert list(tmp_path.iterdir()) == []
+    out.write_bytes(b"an earlier run")
+    res = invoke("simulate", "guilin-mahjong", "-n", "2", "-k", "1", "--out", str(out))
+    assert res.exit_code == 130, res.output
+    assert res.stdout == (f"interrupted while writing the file: {out} not written; "
+                          f"the file already there is unchanged\n")
+    assert list(tmp_path.iterdir()) == [out] and out.read_bytes() == b"an earlier run"
+    o = simulate(parse_rulesets(["guilin-mahjong"]), 2, out=str(tmp_path / "y.parquet"))
+    assert (o.interrupted, o.written, o.played) == (True, 0, 2)
+
+
+def test_sigint_to_the_process_group_before_the_first_chunk(tmp_path):
+    """A real Ctrl-C (SIGINT to the process group, workers included) while
+    the pool plays a first chunk that cannot finish: one line, status 130,
+    no file, no traceback from the parent or a worker."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "x.parquet"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qipai", "simulate", "guilin-mahjong", "-n", "1000000",
+         "--chunk", "1000000", "-k", "2", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        children = f"/proc/{proc.pid}/task/{proc.pid}/children"
+        if not os.path.exists(children):
+            pytest.skip("needs Linux's /proc/PID/task/PID/children")
+        def workers() -> int:
+            with open(children) as fh:
+                return len(fh.read().split())
+
+        while proc.poll() is None and workers() < 2:
+            time.sleep(0.01)  # until both workers are there: the pool starts or plays
+        os.killpg(proc.pid, signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr[-2000:]
+    assert stdout == f"interrupted before any chunk finished: {out} not written\n"
+    assert "Traceback" not in stderr, stderr[-2000:]
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_huge_hands_count_starts_at_once_and_stops_on_ctrl_c(tmp_path):
     """--hands 10**12 (more than memory could list as tasks) starts playing
     at once, on one process and on a pool, and Ctrl-C after a chunk writes

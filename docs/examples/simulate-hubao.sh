@@ -23,8 +23,9 @@ if [ ! -e "$out/guilin-hubao.parquet" ]; then
         --hands "$hands" --bots greedy --seed 2024 --workers 2 \
         --out "$out/guilin-hubao.parquet"
     rc=$?
-    # 130: interrupted, the finished chunks were written
+    # 130: interrupted, the finished chunks were written (none finished: no file)
     if [ "$rc" -ne 0 ] && [ "$rc" -ne 130 ]; then exit "$rc"; fi
+    [ -e "$out/guilin-hubao.parquet" ] || exit "$rc"
 fi
 # A run stopped early holds the chunks finished by then, not always the
 # same hands of both rulesets: keep the hands both have (so the differences

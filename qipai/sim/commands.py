@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 import time
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -91,13 +91,33 @@ def simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int, worker
 
     Hand i of every ruleset is dealt from hand_seed(SEED, i) and dealt by
     seat i mod players, so the file depends only on the rulesets, --hands,
-    --bots and --seed, never on --workers or --ray.  Ctrl-C writes the
-    chunks already finished.  Example:
+    --bots and --seed, never on --workers or --ray.  Ctrl-C (exit status
+    130) writes the chunks already finished; before any finished, or during
+    the write, it writes no file.  Example:
 
     \b
         qipai simulate guilin-mahjong 'guilin-mahjong(hubao=false)' -n 10000
         qipai report results.parquet
     """
+    # Ctrl-C and SIGTERM (``kill PID`` of a run under nohup, whose SIGINT a
+    # non-interactive shell ignores) both keep the finished chunks.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        _simulate(rulesets, hands, bots, seed, workers, out, ray_address, chunk)
+    except KeyboardInterrupt:  # before the run started: loading the rulesets, Ray …
+        _not_written(out, "before any chunk finished")
+
+
+def _not_written(out: str, when: str) -> NoReturn:
+    before = "; the file already there is unchanged" if os.path.exists(out) else ""
+    click.echo(f"interrupted {when}: {out} not written{before}")
+    sys.exit(130)
+
+
+def _simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int,
+              workers: int | None, out: str, ray_address: str | None,
+              chunk: int | None) -> None:
     from rich.console import Console
 
     from qipai.cli import fail
@@ -127,10 +147,6 @@ def simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int, worker
     k = workers or _cpus()
     console = Console(stderr=True)
     total = hands * len(specs)
-    # Ctrl-C and SIGTERM (``kill PID`` of a run under nohup, whose SIGINT a
-    # non-interactive shell ignores) both keep the finished chunks.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _interrupt)
     with _progress(console) if console.is_terminal else contextlib.nullcontext() as progress:
         if progress is not None:
             task = progress.add_task(f"{len(specs)} ruleset{'s' if len(specs) != 1 else ''}",
@@ -148,9 +164,9 @@ def simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int, worker
         if outcome.written:
             click.echo(f"interrupted: kept the {outcome.written} of {total} hands in finished "
                        f"chunks in {out} ({rate})")
-        else:
-            click.echo(f"interrupted before any chunk finished: {out} not written")
-        sys.exit(130)
+            sys.exit(130)
+        _not_written(out, "while writing the file" if outcome.played
+                     else "before any chunk finished")
     click.echo(f"wrote {out}: {outcome.written} hands ({len(specs)} × {hands}) in "
                f"{outcome.seconds:.1f} s, {rate}")
 

@@ -30,7 +30,11 @@ Backends
     cluster's workers need qipai installed.
 
 Ctrl-C stops the run: the chunks already finished are written (a valid
-file, fewer rows) and :class:`Outcome` says how many hands.
+file, fewer rows) and :class:`Outcome` says how many hands.  Before any
+chunk finished (warming up, starting the workers or Ray, playing the first
+chunk) nothing is written; a Ctrl-C while the file is being written stops
+the write and leaves no partial file (the temporary ``OUT.part`` is
+removed; a file already at ``OUT`` stays as it was).
 """
 
 from __future__ import annotations
@@ -293,6 +297,8 @@ def write_parquet(rows: Sequence[Any], path: str, meta: dict[str, Any]) -> None:
     Raises:
         BadSimulation: ``path`` cannot be written (no such directory, no
             permission …); nothing is left behind.
+        KeyboardInterrupt: Ctrl-C during the write (the temporary file is
+            removed; ``path`` is as it was).
     """
     pa = require("pyarrow", "sim")
     pq = require("pyarrow.parquet", "sim")
@@ -307,15 +313,23 @@ def write_parquet(rows: Sequence[Any], path: str, meta: dict[str, Any]) -> None:
     table = table.sort_by([("ruleset", "ascending"), ("hand", "ascending")]).combine_chunks()
     table = table.replace_schema_metadata({"qipai.simulate": json.dumps(meta, sort_keys=True)})
     tmp = f"{path}.part"
+    renaming = False
     try:
         pq.write_table(table, tmp, compression="zstd", compression_level=3,
                        row_group_size=65536, use_dictionary=True, write_statistics=True,
                        version="2.6", data_page_version="1.0", store_schema=True)
+        renaming = True
         os.replace(tmp, path)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.remove(tmp)
         raise BadSimulation(f"cannot write {path}: {exc.strerror or exc}") from None
+    except KeyboardInterrupt:
+        if renaming and not os.path.exists(tmp):
+            return  # it came after the rename: the whole file is in place
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
 
 
 def check_writable(path: str) -> None:
@@ -355,13 +369,24 @@ def check_writable(path: str) -> None:
 
 
 class Outcome(msgspec.Struct):
-    """What a run did: hands written, asked for, seconds, interrupted."""
+    """What a run did.
+
+    Attributes:
+        written: hands in the file written (0: no file written).
+        asked: hands asked for (hands × rulesets).
+        seconds: the time playing took.
+        interrupted: Ctrl-C (or SIGTERM) stopped the run.
+        backend: ``in-process``, ``K processes`` or ``ray``.
+        played: hands of the chunks that finished; more than ``written``
+            only when Ctrl-C stopped the write.
+    """
 
     written: int
     asked: int
     seconds: float
     interrupted: bool
     backend: str
+    played: int = 0
 
     @property
     def hands_per_s(self) -> float:
@@ -383,7 +408,15 @@ def _worker_init(rulesets: Sequence[RulesetSpec] = ()) -> None:
     worker builds its own here)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _block_signals(False)  # blocked while the pool started (_run_pool)
     _warm(rulesets)
+
+
+def _block_signals(block: bool) -> None:
+    """Block (or unblock) SIGINT and SIGTERM in this thread, where the OS can."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK if block else signal.SIG_UNBLOCK,
+                               {signal.SIGINT, signal.SIGTERM})
 
 
 def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy",
@@ -406,8 +439,9 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
             shrinking to one towards the end); does not change the file.
         on_chunk: called with the number of hands of each finished chunk.
 
-    Returns: the :class:`Outcome`; on Ctrl-C the finished chunks are
-    written and ``interrupted`` is set.
+    Returns: the :class:`Outcome`; on Ctrl-C ``interrupted`` is set and the
+    finished chunks are written; none finished, or Ctrl-C during the write:
+    no file is written (``written`` 0; see the module doc).
 
     Raises:
         BadSimulation: hands or workers < 1, an unknown bot, ``out`` not
@@ -448,26 +482,29 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
         if on_chunk is not None:
             on_chunk(part.num_rows)
 
-    if ray_address is None:
-        # Built here, once: forked workers inherit them.
-        _warm(rulesets)
-    if ray_address is not None:
-        backend = "ray"
-        interrupted = _run_ray(tasks, take, ray_address, workers, rulesets)
-    elif workers == 1:
-        backend = "in-process"
-        try:
+    backend = ("ray" if ray_address is not None else "in-process" if workers == 1
+               else f"{workers} processes")
+    try:
+        if ray_address is None:
+            # Built here, once: forked workers inherit them.
+            _warm(rulesets)
+        if ray_address is not None:
+            interrupted = _run_ray(tasks, take, ray_address, workers, rulesets)
+        elif workers == 1:
             for task in tasks:
                 take(_play_rows(task))
-        except KeyboardInterrupt:
-            interrupted = True
-    else:
-        backend = f"{workers} processes"
-        interrupted = _run_pool(tasks, take, workers, rulesets)
+        else:
+            interrupted = _run_pool(tasks, take, workers, rulesets)
+    except KeyboardInterrupt:  # warming up, starting the workers, in-process play
+        interrupted = True
     seconds = time.perf_counter() - t0
+    played = written
     if parts:
-        write_parquet(parts, out, meta)
-    return Outcome(written, hands * len(rulesets), seconds, interrupted, backend)
+        try:
+            write_parquet(parts, out, meta)
+        except KeyboardInterrupt:
+            interrupted, written = True, 0
+    return Outcome(written, hands * len(rulesets), seconds, interrupted, backend, played)
 
 
 def _run_pool(tasks: Iterable[Any], take: Callable[[Any], None], workers: int,
@@ -478,22 +515,33 @@ def _run_pool(tasks: Iterable[Any], take: Callable[[Any], None], workers: int,
 
     # Forked workers share the parent's heap (tables, memos) copy-on-write;
     # frozen, the workers' garbage collector does not touch (and so copy)
-    # every page of it.
+    # every page of it.  SIGINT and SIGTERM are blocked meanwhile, in the
+    # parent and so in the workers it forks: a Ctrl-C then (the terminal
+    # sends it to every process of the group) or a SIGTERM of
+    # Pool.terminate reaches a worker only once its initializer has set
+    # what they do there, instead of the parent's handler raising
+    # KeyboardInterrupt in it (a traceback); the parent gets it when the
+    # pool is whole, to terminate it.
+    _block_signals(True)
     gc.freeze()
     try:
         pool = multiprocessing.get_context().Pool(workers, initializer=_worker_init,
                                                   initargs=(list(rulesets),))
+    except BaseException:
+        _block_signals(False)
+        raise
     finally:
         gc.unfreeze()
     try:
+        _block_signals(False)  # a Ctrl-C held back arrives here
         for part in pool.imap_unordered(_play_task, tasks):
             take(part)
+        pool.close()
+        pool.join()
     except KeyboardInterrupt:
         pool.terminate()
         pool.join()
         return True
-    pool.close()
-    pool.join()
     return False
 
 
@@ -601,8 +649,9 @@ def _run_ray(tasks: Iterable[Any], take: Callable[[Any], None], address: str,
     ray = import_ray(not address)
     remote = ray.remote(num_cpus=1)(_play_task)
     todo = iter(tasks)
-    pending = [remote.remote(t) for t in itertools.islice(todo, RAY_IN_FLIGHT)]
+    pending: list[Any] = []
     try:
+        pending += [remote.remote(t) for t in itertools.islice(todo, RAY_IN_FLIGHT)]
         while pending:
             # the next finished task, and any others finished meanwhile
             done, pending = ray.wait(pending, num_returns=1)
