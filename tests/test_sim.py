@@ -568,6 +568,63 @@ def test_ray_without_ray_is_one_line(monkeypatch, tmp_path):
     assert not out.exists()
 
 
+RAY_TOOK = ("--ray took {!r} as the cluster address; put --ray after the rulesets or write "
+            "--ray= for a local instance")
+
+
+@pytest.mark.parametrize("args, address", [
+    (["--ray", "guilin-mahjong"], "guilin-mahjong"),  # the only ruleset: none left
+    (["--ray", "guilin-mahjong(hubao=false)", "guilin-mahjong"], "guilin-mahjong(hubao=false)"),
+    (["guilin-mahjong", "--ray", "guilin-zipai"], "guilin-zipai"),
+])
+def test_a_ruleset_taken_as_the_ray_address_is_named(args, address, monkeypatch, tmp_path):
+    """click gives --ray the word after it: a ruleset there is the address.
+    Said before Ray is imported (here it is not even installed)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)
+    out = tmp_path / "x.parquet"
+    one_line_error(invoke("simulate", *args, "-n", "2", "--out", str(out)),
+                   RAY_TOOK.format(address))
+    assert not out.exists()
+
+
+def test_an_address_ray_init_refuses_gets_the_hint(monkeypatch, tmp_path):
+    """ray.init failing with the address (a stand-in Ray that refuses it as
+    Ray does a word without a port) names the address --ray took; a local
+    instance that does not start gets no such hint."""
+    import sys
+    import types
+
+    ray = types.ModuleType("ray")
+    ray.is_initialized = lambda: False
+
+    def init(address=None, **kwargs):
+        raise ValueError(f"Invalid address format: {address}" if address else "node timed out")
+
+    ray.init = init
+    monkeypatch.setitem(sys.modules, "ray", ray)
+    out = tmp_path / "x.parquet"
+    res = invoke("simulate", "guilin-mahjong", "--ray", "guilin-mahjon", "-n", "2",
+                 "--out", str(out))
+    one_line_error(res, "Ray at guilin-mahjon did not start: Invalid address format",
+                   RAY_TOOK.format("guilin-mahjon"))
+    res = invoke("simulate", "guilin-mahjong", "--ray", "-n", "2", "--out", str(out))
+    one_line_error(res, "Ray (a local instance) did not start: node timed out")
+    assert "--ray took" not in res.stderr
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_real_ray_refusing_a_ruleset_like_address_gets_the_hint(tmp_path):
+    pytest.importorskip("ray", reason="ray (extra qipai[ray]) not installed")
+    out = tmp_path / "x.parquet"
+    res = invoke("simulate", "guilin-mahjong", "--ray", "guilin-zipia", "-n", "1",
+                 "--out", str(out))
+    one_line_error(res, "Ray at guilin-zipia did not start", RAY_TOOK.format("guilin-zipia"))
+    assert not out.exists()
+
+
 def test_markdown_table_has_a_row_per_figure(guilin_file):
     res = invoke("report", guilin_file, "--markdown")
     assert res.exit_code == 0, res.output

@@ -31,7 +31,16 @@ class BadSimulation(QipaiError, ValueError):
 class RayUnavailable(QipaiError, RuntimeError):
     """``ray.init`` failed: no cluster at the address, or a local instance
     that did not start (on a heavily loaded machine Ray's node can time out
-    while starting its agents)."""
+    while starting its agents); or Ray's workers ran no task.
+
+    Attributes:
+        address: the cluster address ``ray.init`` failed with, when that is
+            what failed; else None (a local instance, the workers).
+    """
+
+    def __init__(self, message: str, address: str | None = None) -> None:
+        super().__init__(message)
+        self.address = address
 
 
 def require(module: str, extra: str) -> object:

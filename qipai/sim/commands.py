@@ -80,7 +80,9 @@ def _log_progress(console: Any, total: int, every: float = 60.0) -> Any:
               metavar="[ADDRESS]",
               help="Run the chunks as Ray tasks: on the cluster at ADDRESS (ray.init(address=…), "
                    "e.g. auto or ray://host:10001), or without one on a local instance.  "
-                   "Needs the extra qipai[ray].  Give it last or as --ray=ADDRESS.")
+                   "Needs the extra qipai[ray].  The word after --ray is taken as ADDRESS "
+                   "unless it starts with '-': give --ray after the rulesets, or write "
+                   "--ray=ADDRESS, or --ray= for a local instance.")
 @click.option("--chunk", type=int, default=None,
               help="Hand indices per task, each played under every ruleset (default: up to 50, "
                    "shrinking to 1 towards the end so the workers finish together; never "
@@ -109,6 +111,21 @@ def simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int, worker
         _not_written(out, "before any chunk finished")
 
 
+def _looks_like_ruleset(address: str) -> bool:
+    """Whether a --ray ADDRESS is a ruleset (a registered variant's name,
+    or a spec with options): a Ray address is never either."""
+    from qipai.core.ruleset import available
+
+    return "(" in address or address in available()
+
+
+def _ray_took(address: str) -> str:
+    """What to say when --ray took a ruleset (or something Ray refuses) as
+    its address: click gives --ray the next word unless it starts with '-'."""
+    return (f"--ray took {address!r} as the cluster address; put --ray after the rulesets "
+            f"or write --ray= for a local instance")
+
+
 def _not_written(out: str, when: str) -> NoReturn:
     before = "; the file already there is unchanged" if os.path.exists(out) else ""
     click.echo(f"interrupted {when}: {out} not written{before}")
@@ -121,9 +138,11 @@ def _simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int,
     from rich.console import Console
 
     from qipai.cli import fail
-    from qipai.sim import BadSimulation
+    from qipai.sim import BadSimulation, RayUnavailable
     from qipai.sim.run import parse_rulesets, simulate as run
 
+    if ray_address and _looks_like_ruleset(ray_address):
+        fail(_ray_took(ray_address))
     if not rulesets:
         fail("give at least one ruleset, e.g. qipai simulate guilin-mahjong --hands 1000")
     if hands < 1:
@@ -159,6 +178,10 @@ def _simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int,
                           ray_address=ray_address, chunk=chunk, on_chunk=advance)
         except BadSimulation as exc:
             fail(str(exc))
+        except RayUnavailable as exc:
+            if exc.address is None:
+                raise
+            fail(f"{exc} ({_ray_took(exc.address)})")
     rate = f"{outcome.hands_per_s:.1f} hands/s, {outcome.backend}"
     if outcome.interrupted:
         if outcome.written:

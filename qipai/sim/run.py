@@ -613,7 +613,7 @@ def start_ray(address: str, workers: int, rulesets: Sequence[RulesetSpec] = (),
                 ray.init(num_cpus=workers, include_dashboard=False, **kwargs)
         except Exception as exc:  # Ray raises bare Exception / ConnectionError here
             raise RayUnavailable(f"Ray {where} did not start: "
-                                 f"{' '.join(str(exc).split())}") from None
+                                 f"{' '.join(str(exc).split())}", address or None) from None
     limit = RAY_WORKER_TIMEOUT_S if timeout is None else timeout
     ready = ray.remote(num_cpus=1)(_ray_ready)
     refs = [ready.remote(list(rulesets)) for _ in range(workers)]
