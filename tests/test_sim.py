@@ -359,7 +359,7 @@ def test_report_prints_the_figures_of_the_rows(guilin_file):
                 _mean([r["net"][s] for r in rs], signed=True))
         cells.setdefault("win by 自摸 zimo (of hands won)", []).append(
             _rate(sum(r["how"] == "zimo" for r in won), len(won)))
-        cells.setdefault("pattern pinghu (of wins)", []).append(
+        cells.setdefault("pattern 平胡 pinghu (of wins)", []).append(
             _rate(sum("pinghu" in p for p in wins), len(wins)))
         cells.setdefault("子 moved per hand (mean)", []).append(_mean(moved))
         q = np.percentile(moved, [50, 90, 99])
@@ -462,7 +462,91 @@ def test_report_html_has_three_charts(guilin_file, tmp_path):
     assert res.exit_code == 0, res.output
     text = page.read_text(encoding="utf-8")
     assert text.count("data:image/png;base64,") == 3
-    assert "pattern pinghu (of wins)" in text and "guilin-mahjong(hubao=False)" in text
+    assert "pattern 平胡 pinghu (of wins)" in text and "guilin-mahjong(hubao=False)" in text
+
+
+def test_patterns_are_named_in_chinese_then_by_id_everywhere(guilin_file, tmp_path):
+    """Each pattern's label is its variant's Chinese name (Manifest.names,
+    from the rules' term lists), then its id: the same in the terminal
+    table, --markdown and the HTML page."""
+    from qipai.sim.report import summarize
+
+    names = load("guilin-mahjong").manifest.names
+    ids = sorted({p for r in pq.read_table(guilin_file).to_pylist()
+                  for ps in r["patterns"] for p in ps})
+    assert "pinghu" in ids
+    want = [f"pattern {names[p]} {p} (of wins)" for p in ids]
+    labels = [f.label for rs in summarize(guilin_file).rulesets for f in rs.figures
+              if f.key.startswith("pattern:")]
+    assert sorted(set(labels)) == sorted(want)
+    terminal = invoke("report", guilin_file, env={"COLUMNS": "250"}).stdout
+    md = invoke("report", guilin_file, "--markdown").stdout
+    page = tmp_path / "r.html"
+    invoke("report", guilin_file, "--html", str(page))
+    html = page.read_text(encoding="utf-8")
+    for label in want:
+        assert _row_of(terminal, label)
+        assert f"| {label} |" in md
+        assert f"<td>{label}</td>" in html
+
+
+def test_the_pattern_chart_names_patterns_as_the_table_where_a_font_can(guilin_file,
+                                                                        monkeypatch):
+    """The chart's pattern names are the table's where a font with Chinese
+    characters is installed, else the ids alone (never empty boxes)."""
+    import matplotlib.pyplot as plt
+
+    from qipai.sim import report
+
+    summary = report.summarize(guilin_file)
+    for fonts in (report.CJK_FONTS, ()):
+        monkeypatch.setattr(report, "CJK_FONTS", fonts)
+        figs = report.charts(summary, guilin_file)
+        ticks = [t.get_text() for t in figs["patterns"].axes[0].get_yticklabels()]
+        for fig in figs.values():
+            plt.close(fig)
+        if report._cjk_font():
+            assert "平胡 pinghu" in ticks
+        else:
+            assert "pinghu" in ticks and not any(re.search("[\u4e00-\u9fff]", t)
+                                                 for t in ticks)
+
+
+def test_pattern_names_join_the_variants_names_and_skip_unknown_ones():
+    from qipai.sim.report import pattern_names, pattern_text
+
+    got = pattern_names(["guilin-mahjong", "guangxi-mahjong", "no-such-variant"],
+                        ["pengpenghu", "qingyise", "not_a_pattern"])
+    assert got == {"pengpenghu": "碰碰胡/对对胡", "qingyise": "清一色"}
+    assert pattern_text("qingyise", got) == "清一色 qingyise"
+    assert pattern_text("not_a_pattern", got) == "not_a_pattern"
+
+
+def test_the_howto_report_table_has_the_labels_report_prints(guilin_file):
+    """docs/howto/simulate.md shows a `qipai report --markdown` table of a
+    long run: its labels are the ones the command prints now."""
+    import itertools
+    from pathlib import Path
+
+    from qipai.sim.report import _HOW, pattern_names, pattern_text
+
+    lines = (Path(__file__).parents[1] / "docs" / "howto" / "simulate.md").read_text(
+        encoding="utf-8").splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("| figure |"))
+    table = itertools.takewhile(lambda ln: ln.startswith("|"), lines[start + 2:])
+    rows = [ln.split(" | ")[0][2:] for ln in table]
+    printed = {ln.split(" | ")[0][2:]
+               for ln in invoke("report", guilin_file, "--markdown").stdout.splitlines()}
+    assert len(rows) > 20
+    for label in rows:
+        if m := re.fullmatch(r"pattern (?:\S+ )?([a-z_]+) \(of wins\)", label):
+            p = m.group(1)
+            assert label == f"pattern {pattern_text(p, pattern_names(['guilin-mahjong'], [p]))}"\
+                f" (of wins)"
+        elif m := re.fullmatch(r"win by (?:\S+ )?([a-z]+) \(of hands won\)", label):
+            assert label == f"win by {_HOW[m.group(1)]} (of hands won)"
+        else:
+            assert label in printed, label
 
 
 def test_report_of_zipai_gives_hu_and_xing(tmp_path):

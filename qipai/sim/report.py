@@ -6,7 +6,8 @@ Read with DuckDB.  Per ruleset (in the order the simulation was given them):
   hands the seat is among the winners);
 * share of each way of winning (of the hands won) and of each pattern (of
   the wins: a hand with two winners counts two wins; a pattern counts once
-  per win);
+  per win), each named in Chinese, then by its id (``清一色 qingyise``,
+  :func:`pattern_text`);
 * 子 moved per hand — the winners' side, Σ over seats of max(net, 0) —
   mean, 50th/90th/99th percentiles (linear interpolation, as
   ``quantile_cont``) and maximum; instant payments (kongs …) per hand;
@@ -39,8 +40,9 @@ import msgspec
 
 from qipai.sim import BadSimulation, require
 
-__all__ = ["Z", "Figure", "Summary", "markdown", "mean_ci", "newcombe", "print_report",
-           "summarize", "table_rows", "welch", "wilson", "write_html"]
+__all__ = ["Z", "Figure", "Summary", "markdown", "mean_ci", "newcombe", "pattern_names",
+           "pattern_text", "print_report", "summarize", "table_rows", "welch", "wilson",
+           "write_html"]
 
 #: The normal quantile of a two-sided 95 % interval.
 Z = 1.959963984540054
@@ -136,6 +138,36 @@ class Summary(msgspec.Struct):
     #: (mean, sd, n) of the per-hand difference (this − first) over the same
     #: hand indices, when both have the same hands and seats.
     paired: dict[str, dict[str, tuple[float, float | None, int]]] = {}
+    #: Pattern id → its Chinese name (see :func:`pattern_names`).
+    pattern_names: dict[str, str] = {}
+
+
+def pattern_names(variants: list[str], ids: list[str]) -> dict[str, str]:
+    """The Chinese name of each pattern id, from the variants' manifests
+    (``Manifest.names``: ``qingyise`` → ``清一色``).  Variants that name an
+    id differently give both, ``碰碰胡/对对胡``; an id no installed variant
+    names is left out (shown as the id alone)."""
+    from qipai.core.errors import QipaiError
+    from qipai.core.ruleset import load
+
+    names: list[dict[str, str]] = []
+    for v in variants:
+        try:
+            names.append(load(v).manifest.names)
+        except QipaiError:  # a variant not installed here: its ids alone
+            pass
+    out = {}
+    for p in ids:
+        got = list(dict.fromkeys(n[p] for n in names if n.get(p)))
+        if got:
+            out[p] = "/".join(got)
+    return out
+
+
+def pattern_text(pattern: str, names: dict[str, str]) -> str:
+    """A pattern as the report shows it: Chinese first, then the id
+    (``清一色 qingyise``); the id alone when it has no Chinese name."""
+    return f"{names[pattern]} {pattern}" if names.get(pattern) else pattern
 
 
 # --------------------------------------------------------------------------
@@ -238,6 +270,8 @@ def summarize(path: str) -> Summary:
                 FROM (SELECT ruleset, unnest(patterns) AS ps FROM h))
             GROUP BY ALL ORDER BY ruleset, count(*) DESC, p"""):
         pats.setdefault(r, []).append((p, c))
+    variants = [v for (v,) in rows("SELECT DISTINCT variant FROM h ORDER BY variant")]
+    names = pattern_names(variants, sorted({p for ps in pats.values() for p, _ in ps}))
     nets: dict[str, dict[int, tuple[float, float | None, int]]] = {}
     for r, i, m, sd, c in rows("""
             SELECT ruleset, i, avg(x), stddev_samp(x), count(x) FROM (
@@ -269,7 +303,7 @@ def summarize(path: str) -> Summary:
                  for s in range(players)]
         figs += [rate(f"how:{how}", f"win by {_HOW.get(how, how)} (of hands won)", c, hu)
                  for how, c in hows.get(r, [])]
-        figs += [rate(f"pattern:{p}", f"pattern {p} (of wins)", c, wins)
+        figs += [rate(f"pattern:{p}", f"pattern {pattern_text(p, names)} (of wins)", c, wins)
                  for p, c in pats.get(r, [])]
         figs.append(mean("moved", "子 moved per hand (mean)", moved_m, moved_sd, n))
         figs.append(mean("instant", "instant payments 子 per hand (mean)", inst_m, inst_sd, n))
@@ -280,7 +314,7 @@ def summarize(path: str) -> Summary:
                 figs.append(mean(col, label, *extra[r][col]))
         q = dict(zip(("p50", "p90", "p99"), moved_q))
         out.append(RulesetSummary(r, n, figs, q, moved_max, hu, wins))
-    return Summary(meta, out, _paired(con, base, order))
+    return Summary(meta, out, _paired(con, base, order), names)
 
 
 def _paired(con: Any, base: dict[str, Any], order: list[str]
@@ -554,11 +588,28 @@ def _png(fig: Any) -> str:
     return base64.b64encode(buf.getvalue()).decode()
 
 
+#: Fonts with Chinese characters, the first installed one drawing the
+#: patterns' names in the charts (matplotlib's own DejaVu has none).
+CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "WenQuanYi Micro Hei",
+             "WenQuanYi Zen Hei", "Droid Sans Fallback", "AR PL UMing CN", "SimHei",
+             "Microsoft YaHei", "PingFang SC", "Hiragino Sans GB", "Arial Unicode MS")
+
+
+def _cjk_font() -> list[str]:
+    """``[the first of CJK_FONTS installed]``, or ``[]``: then the charts
+    give the pattern ids alone (no boxes for missing characters)."""
+    from matplotlib import font_manager
+
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    return next(([f] for f in CJK_FONTS if f in installed), [])
+
+
 def charts(summary: Summary, path: str) -> dict[str, Any]:
     """The report's matplotlib figures: ``patterns`` (share of wins per
-    pattern with its interval), ``moved`` (distribution of 子 moved per
-    hand), ``net`` (cumulative net by seat over the hands, one panel per
-    ruleset)."""
+    pattern with its interval; the patterns as :func:`pattern_text` where
+    a font of :data:`CJK_FONTS` is installed, else their ids), ``moved``
+    (distribution of 子 moved per hand), ``net`` (cumulative net by seat
+    over the hands, one panel per ruleset)."""
     require("matplotlib", "sim")
     import matplotlib
 
@@ -585,8 +636,11 @@ def charts(summary: Summary, path: str) -> dict[str, Any]:
             errs[0].append(max(0.0, 100 * (f.value - f.ci[0])))
             errs[1].append(max(0.0, 100 * (f.ci[1] - f.value)))
         ax.barh(ys, vs, height=height, xerr=errs, label=rs.ruleset, capsize=2)
+    cjk = _cjk_font()
     ax.set_yticks([i + height * (len(names) - 1) / 2 for i in range(len(keys))],
-                  [k.split(":", 1)[1] for k in keys])
+                  [pattern_text(k.split(":", 1)[1], summary.pattern_names if cjk else {})
+                   for k in keys],
+                  fontfamily=[*matplotlib.rcParams["font.family"], *cjk])
     ax.invert_yaxis()
     ax.set_xlabel("% of wins (95 % Wilson interval)")
     ax.set_title("pattern frequencies")
