@@ -355,19 +355,14 @@ def test_a_sanlong_wukan_win_reads_as_a_win_on_the_deal_with_no_winning_card(rs)
     import io
 
     import msgspec
+    from zipai_deals import sanlong_wukan_deal
 
     from qipai.cli import _log_lines
-    from qipai.core.model import Deal, Won
-    from qipai.families.zipai.cards import CARDS
+    from qipai.core.model import Won
     from qipai.host.client import Printer
     from qipai.human import event_text
 
-    hands = ["d1 d1 d1 d3 d3 d3 d5 d5 d5 d7 d7 d7 d9 d9 d9 x2 x6 d2 d6 d10",
-             "x2 x2 x4 x4 x6 x6 x8 x8 x10 x10 d2 d2 d4 d4 d6 d6 d8 d8 d10 d10 x1",
-             "x1 x1 x1 x3 x3 x3 x5 x5 x5 x7 x7 x7 x9 x9 x9 x4 x8 d4 d8 x10"]
-    wall = "x3 d2 x2 x4 x5 x6 x7 x8 x9 x10 d1 d3 d4 d5 d6 d7 d8 d9 d10"
-    deal = Deal(dealer=1, hands=tuple(tuple(CARDS.parse(h)) for h in hands),
-                wall=tuple(CARDS.parse(wall)))
+    deal = sanlong_wukan_deal()
     table = rs.table(deal=deal)
     (won,) = [e for e in table.events if isinstance(e, Won)]
     assert won.card is None and won.patterns == ("sanlong_wukan",)

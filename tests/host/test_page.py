@@ -405,17 +405,12 @@ def test_a_win_with_no_winning_card_reads_as_such_on_the_page(driver, served, ar
     and the pattern, never 自摸 (it read "胡（自摸 zimo）")."""
     import msgspec
 
-    from qipai.core.model import Deal
+    from zipai_deals import sanlong_wukan_deal
+
     from qipai.core.records import record_of
     from qipai.core.ruleset import load
-    from qipai.families.zipai.cards import CARDS
 
-    hands = ["d1 d1 d1 d3 d3 d3 d5 d5 d5 d7 d7 d7 d9 d9 d9 x2 x6 d2 d6 d10",
-             "x2 x2 x4 x4 x6 x6 x8 x8 x10 x10 d2 d2 d4 d4 d6 d6 d8 d8 d10 d10 x1",
-             "x1 x1 x1 x3 x3 x3 x5 x5 x5 x7 x7 x7 x9 x9 x9 x4 x8 d4 d8 x10"]
-    wall = "x3 d2 x2 x4 x5 x6 x7 x8 x9 x10 d1 d3 d4 d5 d6 d7 d8 d9 d10"
-    deal = Deal(dealer=1, hands=tuple(tuple(CARDS.parse(h)) for h in hands),
-                wall=tuple(CARDS.parse(wall)))
+    deal = sanlong_wukan_deal()
     table = load("guilin-zipai").table(deal=deal)
     assert table.result is not None and table.result.patterns
     path = tmp_path / "sanlong.json"
