@@ -59,7 +59,9 @@ while its descriptor is open: no watchdog.
 
 (A pooler between the server and PostgreSQL must keep a client's session:
 with PgBouncer's transaction pooling a session advisory lock means
-nothing.)
+nothing.  An ``idle_session_timeout`` of the cluster, database or role
+would end the writer's session whenever nothing is written for that long:
+the writer's session turns it off for itself.)
 
 Writes are grouped (group commit): the server hands every change to
 :meth:`Store.submit` as a :class:`Write` (an action, and at a hand's end the
@@ -381,6 +383,11 @@ class Store:
             if got:
                 c.execute(sa.text("select set_config('application_name', :n, false)"),
                           dict(n=_holder()[:63]))
+                if self._wraw.info.server_version >= 140000:
+                    # an idle_session_timeout of the cluster, database or role would end
+                    # this session (and so the lock) whenever nothing is written for that
+                    # long: the writer's session is exempt (this session only)
+                    c.execute(sa.text("select set_config('idle_session_timeout', '0', false)"))
                 c.commit()
                 self._wsession = (pid, start)
                 return None

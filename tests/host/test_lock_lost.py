@@ -468,3 +468,52 @@ def test_a_loss_seen_by_the_watchdog_releases_the_writers_lock(pg_url, monkeypat
         Store(pg_url).close()          # another server can start
     finally:
         store.close()
+
+
+# ------------------------------------------------------------------ an operator's session limits
+
+
+def _dbname(url: str) -> str:
+    return url.split("@/", 1)[1].split("?", 1)[0]
+
+
+def _pids(url: str) -> set[int]:
+    with psycopg.connect(url, autocommit=True) as c:
+        return {r[0] for r in c.execute(
+            "select pid from pg_stat_activity where datname = current_database() "
+            "and pid <> pg_backend_pid()").fetchall()}
+
+
+def test_an_idle_session_timeout_does_not_end_the_writers_session(pg_cluster, pg_url):
+    """The database's ``idle_session_timeout`` (PostgreSQL 14+) ends every
+    session idle that long — the writer's too, once nothing is written for
+    that long, and with it the lock: an idle server would halt.  The writer's
+    session exempts itself: after another session of the database was ended
+    by the timeout, the writer's still holds the lock and commits."""
+    with psycopg.connect(pg_cluster.url(), autocommit=True) as c:
+        if c.info.server_version < 140000:
+            pytest.skip("idle_session_timeout is PostgreSQL 14+")
+        c.execute(f'alter database "{_dbname(pg_url)}" set idle_session_timeout = \'200ms\'')
+    store = Store(pg_url)
+    try:
+        store.create_table(_table_row("a"), _hand_row("a"))
+        writer = store._wraw.info.backend_pid
+        idle = psycopg.connect(pg_url, autocommit=True)   # a session the timeout applies to
+        try:
+            other = idle.info.backend_pid
+            assert poll(lambda: _pids(pg_url), lambda p: other not in p) >= {writer}
+            assert other not in _pids(pg_url)               # the timeout did end it
+        finally:
+            idle.close()
+        assert lock_holders(pg_url) == [writer]
+        assert store.check_lock() is None and store.lost is None
+        got: list[BaseException | None] = []
+
+        async def write() -> None:
+            store.submit(_acts("a", [0], got.append))
+            await store.drain()
+
+        asyncio.run(write())
+        assert got == [None] and counts(pg_url) == (1, 1, 1)
+    finally:
+        store.close()
