@@ -286,7 +286,11 @@ class Store:
     def __init__(self, url: str) -> None:
         self.url = url
         try:
-            self.engine = sa.create_engine(engine_url(url), future=True)
+            # PostgreSQL: a pooled connection (reads, the watchdog's check) may have
+            # been ended while it waited in the pool (idle_session_timeout, a
+            # restart): pinged when taken out, and replaced, so a read does not fail
+            self.engine = sa.create_engine(engine_url(url), future=True,
+                                           pool_pre_ping=engine_url(url).startswith("postgresql"))
         except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError) as exc:
             raise StoreError(f"cannot use database {url!r}: {exc}") from None
         self.dialect = self.engine.dialect.name

@@ -517,3 +517,24 @@ def test_an_idle_session_timeout_does_not_end_the_writers_session(pg_cluster, pg
         assert got == [None] and counts(pg_url) == (1, 1, 1)
     finally:
         store.close()
+
+
+def test_a_read_after_its_pooled_session_was_ended_is_answered(pg_cluster, pg_url):
+    """A pooled connection whose session the database ended while it waited
+    (here ``idle_session_timeout``; a restart does the same) is replaced
+    when taken out: the read answers (a server's HTTP read was a 500)."""
+    with psycopg.connect(pg_cluster.url(), autocommit=True) as c:
+        if c.info.server_version < 140000:
+            pytest.skip("idle_session_timeout is PostgreSQL 14+")
+        c.execute(f'alter database "{_dbname(pg_url)}" set idle_session_timeout = \'200ms\'')
+    store = Store(pg_url)
+    try:
+        store.create_table(_table_row("a"), _hand_row("a"))
+        with store.engine.connect() as c:            # the pool's one reader connection
+            pooled = c.connection.dbapi_connection.info.backend_pid
+        assert poll(lambda: _pids(pg_url), lambda p: pooled not in p) == \
+            {store._wraw.info.backend_pid}           # ended by the timeout, the writer not
+        assert store.table("a")["id"] == "a"
+        assert [h["hand"] for h in store.hands_of("a")] == [0]
+    finally:
+        store.close()
