@@ -639,7 +639,9 @@ def create_app(server: Server) -> Starlette:
         yield
         for t in server.tables.values():
             t.stop()
-        await server.store.drain()
+        # every write answered — unless the store is lost: a write hung on a database
+        # that stopped answering would hold the shutdown as long as it hangs
+        await server.store.drain(until_lost=True)
         server.store.close()
         if probe is not None:
             probe.cancel()

@@ -322,7 +322,6 @@ class Store:
         self._told = False        # on_lost was called
         self._watcher: asyncio.Task | None = None
         self._watch_pool: ThreadPoolExecutor | None = None
-        self._watch_hung = False   # a check never answered: its thread is not waited for
         try:
             self._lock()
             # the schema, under the lock (two servers starting at once never race on it)
@@ -522,7 +521,6 @@ class Store:
                 why = await asyncio.wait_for(
                     loop.run_in_executor(self._watch_pool, self.check_lock), answer_s)
             except asyncio.TimeoutError:
-                self._watch_hung = True
                 why = f"its check did not answer within {answer_s:g} s"
             if why is not None:
                 self.lose(why)
@@ -531,22 +529,29 @@ class Store:
         self._tell()
 
     def close(self) -> None:
+        """Stop the watchdog and the writer, close the writer's session (the
+        lock goes with it) and the pool.  A check in flight is not waited
+        for, nor, once the store is lost, a batch in flight: on a database
+        that stopped answering either may never return (the process's end
+        ends their sessions)."""
         if self._watcher is not None:
             self._watcher.cancel()
             self._watcher = None
         if self._watch_pool is not None:
-            self._watch_pool.shutdown(wait=not self._watch_hung)
+            self._watch_pool.shutdown(wait=False)
             self._watch_pool = None
         if self._writer is not None:
             self._writer.cancel()
             self._writer = None
+        stuck = self.lost is not None and self._busy
         if self._pool is not None:
             if self._ckpt_conn is not None:
                 self._pool.submit(self._ckpt_close)
             self._pool.submit(self._release)   # after the batch in flight, if any
-            self._pool.shutdown(wait=True)
+            self._pool.shutdown(wait=not stuck)
             self._pool = None
-        self._release()
+        if not stuck:   # (else the writer's thread may still use its connection)
+            self._release()
         if self._lock_fd is not None:
             os.close(self._lock_fd)       # the flock goes with the descriptor
             self._lock_fd = None
@@ -576,9 +581,14 @@ class Store:
                 w.cancelled = True
         return out
 
-    async def drain(self) -> None:
-        """Wait until every write submitted so far is committed or failed."""
+    async def drain(self, until_lost: bool = False) -> None:
+        """Wait until every write submitted so far is committed or failed —
+        or, ``until_lost``, until the store is lost (the server's shutdown:
+        a write still in flight on a database that stopped answering may
+        never return, and nothing of it is acknowledged anyway)."""
         while self._queue or self._busy:
+            if until_lost and self.lost is not None:
+                return
             await asyncio.sleep(0.001)
 
     async def _write_loop(self) -> None:
@@ -601,6 +611,11 @@ class Store:
                     failed = self._commit(batch)
                 else:
                     failed = await loop.run_in_executor(self._pool, self._commit, batch)
+            except asyncio.CancelledError:
+                # close() of a lost store with a batch in flight: the server stops, so
+                # its writes are not answered (answering fails would rebuild every
+                # table from a database that may not answer)
+                raise
             except BaseException as exc:  # noqa: BLE001 - never leave a write unanswered
                 failed = {w.key: exc for w in batch}
             finally:

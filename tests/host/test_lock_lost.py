@@ -538,3 +538,93 @@ def test_a_read_after_its_pooled_session_was_ended_is_answered(pg_cluster, pg_ur
         assert [h["hand"] for h in store.hands_of("a")] == [0]
     finally:
         store.close()
+
+
+def test_one_tables_bad_write_fails_that_table_only_and_the_store_keeps_its_lock(pg_url):
+    """A statement error (here a primary-key violation) in one table's write
+    is that table's failure: the batch is retried per table, the other
+    table's write commits on the same session, the store is not lost."""
+    store = Store(pg_url)
+    try:
+        store.create_table(_table_row("a"), _hand_row("a"))
+        store.create_table(_table_row("b"), _hand_row("b"))
+        writer = store._wraw
+        got: dict[str, list] = {"a": [], "b": []}
+
+        async def main() -> None:
+            store.submit(_acts("a", [0], got["a"].append))
+            await store.drain()
+            store.submit(_acts("a", [0], got["a"].append))       # seq 0 again: refused
+            store.submit(_acts("b", [0], got["b"].append))
+            await store.drain()
+            store.submit(_acts("a", [1], got["a"].append))       # and the table goes on
+            await store.drain()
+
+        asyncio.run(main())
+        assert got["a"][0] is None and got["a"][2] is None
+        assert isinstance(got["a"][1], sa.exc.IntegrityError), got
+        assert got["b"] == [None]
+        assert store.lost is None and store.check_lock() is None
+        assert store._wraw is writer and lock_holders(pg_url) == [writer.info.backend_pid]
+        assert counts(pg_url) == (2, 2, 3)
+    finally:
+        store.close()
+
+
+def _freeze(cluster, sig) -> None:
+    """Send ``sig`` (SIGSTOP, SIGCONT) to the cluster's postmaster and every
+    backend: a database that answers nothing, as behind a dropped network."""
+    import os
+
+    pm = int((cluster.data / "postmaster.pid").read_text().split()[0])
+    pids = [pm]
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                fields = open(f"/proc/{d}/stat").read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pm:
+                pids.append(int(d))
+    for pid in pids:
+        os.kill(pid, sig)
+
+
+@pytest.mark.slow   # its own cluster; the watchdog's 10 s answer limit
+def test_sigterm_stops_a_server_whose_write_hangs_on_a_database_that_answers_nothing(tmp_path):
+    """The database stops answering (every PostgreSQL process stopped) while
+    a bot table writes: the write in flight never returns, the watchdog's
+    check gets no answer, the store is lost (503).  SIGTERM then stops the
+    server — before, its shutdown waited for that write, i.e. as long as the
+    database hung (a dropped network: until TCP gives up), SIGTERM or not.
+    Nothing of the hung write was acknowledged, and the process's end ends
+    its sessions."""
+    import signal
+
+    from pgcluster import Cluster
+
+    cluster = Cluster.start()
+    frozen = False
+    try:
+        url = cluster.create_database()
+        served = start_server(url, tmp_path)
+        try:
+            t = create(served, "guilin-mahjong", bots=[0, 1, 2, 3])
+            spectator = SyncSeat(served, t["id"], t["spectator_token"], strict=False)
+            spectator.until("events")                    # the bots play, so they write
+            _freeze(cluster, signal.SIGSTOP)
+            frozen = True
+            with served.http() as h:
+                r = poll(lambda: h.get("/health"), lambda r: r.status_code == 503)
+                assert r.json()["status"] == "lock-lost", r.text
+            served.proc.terminate()
+            assert served.proc.wait(PATIENCE) is not None  # (a hang bound, not a timing)
+        finally:
+            if frozen:
+                _freeze(cluster, signal.SIGCONT)
+            served.stop()
+        assert poll(lambda: lock_holders(url), lambda h: h == []) == []
+        log = served.log_path.read_text()
+        assert "LOCK LOST" in log and "Traceback" not in log, log
+    finally:
+        cluster.stop()
