@@ -229,7 +229,13 @@ def test_a_frame_over_the_transport_cap_closes_only_that_connection(server, db_u
     from websockets.exceptions import ConnectionClosed
 
     bad = conns[(dealer + 2) % len(conns)]
-    bad.send("x" * (2 * 1024 * 1024))   # over the 1 MiB frame cap: closed (code 1009)
+    # A text frame's header declaring 2 MiB, over the 1 MiB frame cap: the
+    # server refuses it on the length alone (code 1009), without reading the
+    # payload.  Only the header is written: sending the whole 2 MiB raced the
+    # server's close — the client was still writing when the socket closed
+    # and its send failed with "no close frame received or sent".
+    header = bytes([0x81, 0x80 | 127]) + (2 * 1024 * 1024).to_bytes(8, "big") + b"mask"
+    bad.ws.socket.sendall(header)
     with pytest.raises(ConnectionClosed) as exc:
         bad.recv()
     assert exc.value.rcvd is not None and exc.value.rcvd.code == 1009
