@@ -377,15 +377,66 @@ def test_report_prints_the_figures_of_the_rows(guilin_file):
     d = [sum(max(x, 0) for x in rb["net"]) - sum(max(x, 0) for x in ra["net"])
          for ra, rb in zip(a, b)]
     assert _mean(d, signed=True) in _row_of(out, "子 moved per hand (mean)")
-    # a difference of rates: Newcombe's interval from the two Wilson intervals
-    x1 = sum(r["dealer"] in r["winners"] for r in a)
-    x2 = sum(r["dealer"] in r["winners"] for r in b)
-    (l1, u1), (l2, u2) = _wilson(x1, 24), _wilson(x2, 24)
-    p1, p2 = x1 / 24, x2 / 24
+    # a difference of rates of hands: paired on the hand index (the same
+    # deals), Newcombe's method 10 — each Wilson interval joined with the
+    # correlation φ of the two indicators (numerator less n/2 when positive)
+    assert [ra["seed"] for ra in a] == [rb["seed"] for rb in b]
+    for s in range(4):
+        i1 = [s in r["winners"] for r in a]
+        i2 = [s in r["winners"] for r in b]
+        e = sum(x and y for x, y in zip(i1, i2))
+        f = sum(x and not y for x, y in zip(i1, i2))
+        g = sum(y and not x for x, y in zip(i1, i2))
+        h = 24 - e - f - g
+        (l1, u1), (l2, u2) = _wilson(e + f, 24), _wilson(e + g, 24)
+        p1, p2 = (e + f) / 24, (e + g) / 24
+        den = math.sqrt((e + f) * (g + h) * (e + g) * (f + h))
+        num = e * h - f * g
+        phi = 0 if den == 0 else (max(num - 12, 0) if num > 0 else num) / den
+        lo = p2 - p1 - math.sqrt((p2 - l2) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1) + (u1 - p1) ** 2)
+        hi = p2 - p1 + math.sqrt((u2 - p2) ** 2 - 2 * phi * (u2 - p2) * (p1 - l1) + (p1 - l1) ** 2)
+        want = f"{100 * (p2 - p1):+.1f} pp [{100 * lo:+.1f}, {100 * hi:+.1f}]"
+        assert want in _row_of(out, f"seat {s} wins (of hands)"), (s, want)
+    # a share of the hands won: Newcombe's interval for independent samples
+    # from the two Wilson intervals (each ruleset has its own denominator)
+    w1 = [r for r in a if r["end"] == "hu"]
+    w2 = [r for r in b if r["end"] == "hu"]
+    x1, n1 = sum(r["how"] == "zimo" for r in w1), len(w1)
+    x2, n2 = sum(r["how"] == "zimo" for r in w2), len(w2)
+    (l1, u1), (l2, u2) = _wilson(x1, n1), _wilson(x2, n2)
+    p1, p2 = x1 / n1, x2 / n2
     lo = p2 - p1 - math.sqrt((p2 - l2) ** 2 + (u1 - p1) ** 2)
     hi = p2 - p1 + math.sqrt((u2 - p2) ** 2 + (p1 - l1) ** 2)
     want = f"{100 * (p2 - p1):+.1f} pp [{100 * lo:+.1f}, {100 * hi:+.1f}]"
-    assert want in _row_of(out, "dealer 庄 wins (of hands)")
+    assert want in _row_of(out, "win by 自摸 zimo (of hands won)")
+
+
+@pytest.mark.parametrize("counts, published", [
+    # Newcombe (1998), Statistics in Medicine 17:2635, method 10: his
+    # examples (e, f, g, h) and the limits he gives for (f − g)/n
+    ((36, 12, 2, 0), (0.0569, 0.3404)),
+    ((18, 12, 2, 18), (0.0562, 0.3290)),
+    ((53, 0, 0, 1), (-0.0729, 0.0729)),
+    ((0, 30, 0, 0), (0.8395, 1.0)),
+])
+def test_the_paired_interval_gives_newcombes_published_limits(counts, published):
+    from qipai.sim.report import newcombe_paired
+
+    lo, hi = newcombe_paired(*counts)  # p2 − p1: the mirror of his p1 − p2
+    assert (round(-hi, 4), round(-lo, 4)) == published
+
+
+def test_the_paired_interval_is_tighter_than_the_independent_one_when_outcomes_agree():
+    from qipai.sim.report import newcombe, newcombe_paired
+
+    # 1000 hands, the same 278 won by the dealer under both rules: the
+    # independent interval spans about ±4 pp, the paired one almost nothing
+    lo, hi = newcombe(278, 1000, 278, 1000)
+    assert lo < -0.035 and hi > 0.035
+    lo, hi = newcombe_paired(278, 0, 0, 722)
+    assert -0.005 < lo <= 0 <= hi < 0.005
+    with pytest.raises(ValueError, match="≥ 0"):
+        newcombe_paired(1, -1, 0, 0)
 
 
 def _tables(out: str) -> list[list[list[str]]]:

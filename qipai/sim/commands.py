@@ -204,8 +204,11 @@ def _simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int,
 def report(file: str, html: str | None, as_markdown: bool) -> None:
     """Summarise a `qipai simulate` FILE: per ruleset and, for two, their differences.
 
-    Rates carry 95 % Wilson score intervals; differences of rates Newcombe's
-    interval from them; means a normal interval (mean ± 1.96 standard errors).
+    Rates carry 95 % Wilson score intervals, means a normal interval (mean ±
+    1.96 standard errors).  Differences are paired on the hands (the rulesets
+    share their deals): rates of hands with Newcombe's paired interval, means
+    as the mean of the per-hand differences; shares of wins with Newcombe's
+    interval for independent samples.
     """
     from rich.console import Console
 

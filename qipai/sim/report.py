@@ -16,13 +16,17 @@ Read with DuckDB.  Per ruleset (in the order the simulation was given them):
 
 Rates carry a 95 % Wilson score interval (:func:`wilson`); means a normal
 interval, mean ± 1.96 · s/√n (:func:`mean_ci`).  With two or more rulesets,
-each later one is compared with the first (see :func:`differences`): a
-difference of rates with Newcombe's hybrid score interval
-(:func:`newcombe`), which treats the rulesets as independent samples —
-they share their deals (common seeds), so the interval is conservative; a
-difference of per-hand means (money moved, each seat's net) as the mean of
-the per-hand differences, paired on the hand index, when both rulesets have
-the same hands and seats (else Welch's interval).
+each later one is compared with the first (see :func:`differences`).
+Both play the same deals (hand ``i`` has the same seed in every ruleset), so
+where both have the same hands and seats the differences are *paired* on
+the hand index: a rate of hands (荒庄, a seat's or the dealer's wins) with
+Newcombe's interval for paired proportions (:func:`newcombe_paired`), a
+per-hand mean (money moved, each seat's net) as the mean of the per-hand
+differences.  Shares of the hands won or of the wins (ways of winning,
+patterns) have a denominator of their own in each ruleset and keep
+Newcombe's hybrid score interval for independent samples
+(:func:`newcombe`), conservative here; so do rates of hands, and Welch's
+interval means, when the hands are not the same.
 """
 
 from __future__ import annotations
@@ -40,7 +44,8 @@ import msgspec
 
 from qipai.sim import BadSimulation, require
 
-__all__ = ["Z", "Figure", "Summary", "markdown", "mean_ci", "newcombe", "pattern_names",
+__all__ = ["Z", "Figure", "Summary", "markdown", "mean_ci", "newcombe", "newcombe_paired",
+           "pattern_names",
            "pattern_text", "print_report", "summarize", "table_rows", "welch", "wilson",
            "write_html"]
 
@@ -67,6 +72,48 @@ def newcombe(x1: int, n1: int, x2: int, n2: int, z: float = Z) -> tuple[float, f
     d = p2 - p1
     return (d - math.sqrt((p2 - l2) ** 2 + (u1 - p1) ** 2),
             d + math.sqrt((u2 - p2) ** 2 + (p1 - l1) ** 2))
+
+
+def newcombe_paired(both: int, only1: int, only2: int, neither: int,
+                    z: float = Z) -> tuple[float, float]:
+    """Newcombe's interval (his method 10 for paired data) of ``p2 − p1``,
+    the difference of two proportions measured on the same ``n`` units:
+    ``both`` units count in both, ``only1`` in the first alone, ``only2`` in
+    the second alone, ``neither`` in none (``p1 = (both + only1) / n``,
+    ``p2 = (both + only2) / n``).
+
+    From each proportion's Wilson interval, joined with the correlation φ of
+    the two counts (its numerator ``both · neither − only1 · only2`` less
+    ``n/2`` when positive, not below 0; φ = 0 when a margin is empty).
+    Source: R. G. Newcombe, "Improved confidence intervals for the
+    difference between binomial proportions based on paired data",
+    *Statistics in Medicine* 17 (1998) 2635–2650, method 10.  ``(0, 0)``
+    for n = 0.
+
+    Raises:
+        ValueError: a negative count.
+    """
+    if min(both, only1, only2, neither) < 0:
+        raise ValueError(f"counts must be ≥ 0, not {(both, only1, only2, neither)}")
+    n = both + only1 + only2 + neither
+    if n == 0:
+        return (0.0, 0.0)
+    x1, x2 = both + only1, both + only2
+    p1, p2 = x1 / n, x2 / n
+    l1, u1 = wilson(x1, n, z)
+    l2, u2 = wilson(x2, n, z)
+    margins = x1 * (n - x1) * x2 * (n - x2)
+    if margins == 0:
+        phi = 0.0
+    else:
+        num = both * neither - only1 * only2
+        if num > 0:
+            num = max(num - n / 2, 0.0)
+        phi = num / math.sqrt(margins)
+    d = p2 - p1
+    lo = (p2 - l2) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1) + (u1 - p1) ** 2
+    hi = (u2 - p2) ** 2 - 2 * phi * (u2 - p2) * (p1 - l1) + (p1 - l1) ** 2
+    return (d - math.sqrt(max(lo, 0.0)), d + math.sqrt(max(hi, 0.0)))
 
 
 def mean_ci(mean: float, sd: float | None, n: int, z: float = Z) -> tuple[float, float]:
@@ -138,6 +185,10 @@ class Summary(msgspec.Struct):
     #: (mean, sd, n) of the per-hand difference (this − first) over the same
     #: hand indices, when both have the same hands and seats.
     paired: dict[str, dict[str, tuple[float, float | None, int]]] = {}
+    #: Per later ruleset, per rate of hands (``huangzhuang``, ``dealer``,
+    #: ``seatS``): the hands counted in both, in the first alone, in this
+    #: one alone, in neither — over the same hand indices (as ``paired``).
+    paired_rates: dict[str, dict[str, tuple[int, int, int, int]]] = {}
     #: Pattern id → its Chinese name (see :func:`pattern_names`).
     pattern_names: dict[str, str] = {}
 
@@ -314,24 +365,42 @@ def summarize(path: str) -> Summary:
                 figs.append(mean(col, label, *extra[r][col]))
         q = dict(zip(("p50", "p90", "p99"), moved_q))
         out.append(RulesetSummary(r, n, figs, q, moved_max, hu, wins))
-    return Summary(meta, out, _paired(con, base, order), names)
+    paired, paired_rates = _paired(con, base, order)
+    return Summary(meta, out, paired, paired_rates=paired_rates, pattern_names=names)
 
 
 def _paired(con: Any, base: dict[str, Any], order: list[str]
-            ) -> dict[str, dict[str, tuple[float, float | None, int]]]:
-    """Paired differences of the per-hand means against the first ruleset."""
+            ) -> tuple[dict[str, dict[str, tuple[float, float | None, int]]],
+                       dict[str, dict[str, tuple[int, int, int, int]]]]:
+    """Paired differences against the first ruleset, for each later one
+    with the same hands (the same indices and seeds) and seats: of the
+    per-hand means (:attr:`Summary.paired`) and the rates of hands
+    (:attr:`Summary.paired_rates`)."""
     out: dict[str, dict[str, tuple[float, float | None, int]]] = {}
+    rates: dict[str, dict[str, tuple[int, int, int, int]]] = {}
     if len(order) < 2:
-        return out
+        return out, rates
     first = order[0]
+    players = base[first][5]
+    indicators = [("huangzhuang", "{t}.\"end\" = 'huangzhuang'"),
+                  ("dealer", "list_contains({t}.winners, {t}.dealer)")]
+    indicators += [(f"seat{s}", f"list_contains({{t}}.winners, {s})") for s in range(players)]
+    cells = ", ".join(
+        f"count(*) FILTER (WHERE ({x.format(t='a')}) AND ({x.format(t='b')})), "
+        f"count(*) FILTER (WHERE ({x.format(t='a')}) AND NOT ({x.format(t='b')})), "
+        f"count(*) FILTER (WHERE NOT ({x.format(t='a')}) AND ({x.format(t='b')}))"
+        for _, x in indicators)
     for other in order[1:]:
-        if base[other][0] != base[first][0] or base[other][5] != base[first][5]:
+        if base[other][0] != base[first][0] or base[other][5] != players:
             continue  # different hands or seats: Welch
-        joined, = con.execute("""SELECT count(*) FROM h a JOIN h b ON a.hand = b.hand
-                                 WHERE a.ruleset = ? AND b.ruleset = ?""",
-                              [first, other]).fetchone()
+        joined, *counts = con.execute(
+            f"""SELECT count(*), {cells} FROM h a JOIN h b ON a.hand = b.hand AND a.seed = b.seed
+                WHERE a.ruleset = ? AND b.ruleset = ?""", [first, other]).fetchone()
         if joined != base[first][0]:
             continue
+        rates[other] = {key: (counts[3 * i], counts[3 * i + 1], counts[3 * i + 2],
+                              joined - counts[3 * i] - counts[3 * i + 1] - counts[3 * i + 2])
+                        for i, (key, _) in enumerate(indicators)}
         d: dict[str, tuple[float, float | None, int]] = {}
         m1, s1, m2, s2, c = con.execute("""
             SELECT avg(b.moved - a.moved), stddev_samp(b.moved - a.moved),
@@ -348,7 +417,7 @@ def _paired(con: Any, base: dict[str, Any], order: list[str]
                 GROUP BY i""", [first, other]).fetchall():
             d[f"net{i - 1}"] = (m, sd, c)
         out[other] = d
-    return out
+    return out, rates
 
 
 # --------------------------------------------------------------------------
@@ -371,11 +440,14 @@ def differences(summary: Summary) -> list[dict[str, tuple[float, tuple[float, fl
     """For each ruleset after the first: per figure key, (difference, interval)
     against the first (this − first; rates as proportions).
 
-    Rates: Newcombe's interval (independent samples: conservative).  The
-    per-hand means (money moved, instant payments, each seat's net): the
-    mean of the per-hand differences over the same hand indices with its
-    normal interval when both rulesets have the same hands and seats
-    (paired: they share their deals), else Welch's interval."""
+    When both rulesets have the same hands and seats (paired: they share
+    their deals): the rates of hands (荒庄, the dealer's and each seat's
+    wins) with Newcombe's interval for paired proportions
+    (:func:`newcombe_paired`), the per-hand means (money moved, instant
+    payments, each seat's net) as the mean of the per-hand differences with
+    its normal interval.  Shares of hands won or of wins (ways of winning,
+    patterns), and everything when the hands differ: Newcombe's interval
+    for independent samples (conservative when paired) and Welch's."""
     if len(summary.rulesets) < 2:
         return []
     first = summary.rulesets[0]
@@ -386,7 +458,11 @@ def differences(summary: Summary) -> list[dict[str, tuple[float, tuple[float, fl
         for key in dict.fromkeys(keys):
             a, b = first.get(key), other.get(key)
             kind = (a or b).kind
-            if kind == "rate":  # a pattern only one ruleset has: 0 of its denominator
+            if key in summary.paired_rates.get(other.ruleset, {}):
+                both, only1, only2, neither = summary.paired_rates[other.ruleset][key]
+                d[key] = ((only2 - only1) / (both + only1 + only2 + neither),
+                          newcombe_paired(both, only1, only2, neither))
+            elif kind == "rate":  # a pattern only one ruleset has: 0 of its denominator
                 x1, n1 = (a.x, a.n) if a else (0, first.denominator(key))
                 x2, n2 = (b.x, b.n) if b else (0, other.denominator(key))
                 if n1 and n2:
@@ -717,8 +793,9 @@ td {{ text-align: right; white-space: nowrap; }}
 td:first-child {{ text-align: left; }} img {{ max-width: 100%; }}
 </style></head><body><h1>qipai report</h1>
 <p>{esc(str(m.get('bots')))} bots · seed {esc(str(m.get('seed')))} ·
-{esc(str(m.get('hands')))} hands asked per ruleset · 95 % intervals (Wilson; Newcombe for
-differences of rates; normal for means)</p>{table}{imgs}</body></html>
+{esc(str(m.get('hands')))} hands asked per ruleset · 95 % intervals (Wilson; for differences of
+rates Newcombe's, paired on the hands for rates of hands; normal for means,
+differences paired on the hands)</p>{table}{imgs}</body></html>
 """
     tmp = f"{html_path}.part"
     try:
