@@ -762,13 +762,17 @@ def schema(cases: bool, protocol: bool) -> None:
               show_default=True, help="The largest record POST /replay reads (a hand's "
                                       "record is under 50 KiB); larger ones are answered "
                                       "413 TooLarge.")
+@click.option("--stall-seconds", "stall_s", type=click.FloatRange(min=0, min_open=True),
+              default=10.0, show_default=True,
+              help="Seconds a write may wait for the database before GET /health answers 503 "
+                   "'stalled' (PostgreSQL; nothing is acknowledged meanwhile).")
 @click.option("--allow-version-mismatch", is_flag=True,
               help="Restore open tables made under another qipai version (the variant "
                    "version, ruleset and plugins must still match).")
 def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: float | None,
           seed: int | None, plugins: tuple[str, ...], rate: float, burst: float,
           max_message_bytes: int, max_body_bytes: int, allow_version_mismatch: bool,
-          max_replay_bytes: int) -> None:
+          max_replay_bytes: int, stall_s: float) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
     Open the printed address in a browser (create a table, play, watch,
@@ -785,7 +789,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                     plugins=plugins, rate_per_s=rate, burst=burst,
                     max_message_bytes=max_message_bytes, max_body_bytes=max_body_bytes,
                     allow_version_mismatch=allow_version_mismatch,
-                    max_replay_bytes=max_replay_bytes)
+                    max_replay_bytes=max_replay_bytes, stall_s=stall_s)
     dealt = f"seeded {seed} (tests and demos only)" if seed is not None else "OS CSPRNG"
     click.echo(f"qipai serve on http://{host}:{port} · database {db} · "
                f"{len(server.tables)} open table{'s' if len(server.tables) != 1 else ''} "

@@ -5,7 +5,10 @@ Routes (docs/reference/protocol.md):
 * ``GET /health`` — ``{"status": "ok", "tables": N, "refused": K, "db": "sqlite"}``;
   **503** ``{"status": "lock-lost", …, "message"}`` once the server lock is
   lost (:class:`~qipai.host.store.LockLost`: every act is then refused
-  ``LockLost``, nothing more is written; restart the server).
+  ``LockLost``, nothing more is written; restart the server); **503**
+  ``{"status": "stalled", …, "message"}`` while a write has waited for the
+  database longer than ``stall_s`` (nothing commits, so no act is
+  acknowledged, until the database answers; then ``ok`` again).
 * ``GET /variants``, ``GET /variants/{name}`` — options and the card table.
 * ``POST /tables`` — create a table; ``GET /tables`` — the open tables;
   ``GET /tables/{id}``; ``GET /tables/{id}/records`` — the finished hands'
@@ -53,6 +56,13 @@ MAX_BODY_BYTES = 64 * 1024
 #: second (``qipai serve --rate``, ``--burst``).
 RATE_PER_S = 100.0
 RATE_BURST = 200.0
+#: Seconds a write may wait for the database before ``GET /health``
+#: answers 503 ``stalled`` (``qipai serve --stall-seconds``).  A PostgreSQL
+#: batch commits in milliseconds; one waiting this long means the database
+#: (or the writer's session alone: a lock held by another session, a hung
+#: backend) is not answering, while the watchdog, which asks another
+#: session whether the writer's still holds the lock, sees nothing wrong.
+STALL_S = 10.0
 #: Replays (``POST /replay``, ``GET /tables/{id}/records/{hand}/replay``)
 #: run at once, each in a worker thread off the event loop (a 256 KiB
 #: body costs tens of ms of CPU that would otherwise stall every table);
@@ -91,6 +101,8 @@ class Server:
         allow_version_mismatch: restore a table made under another qipai
             version (``--allow-version-mismatch``: knowingly, after an
             upgrade); the variant version, ruleset and plugins must still match.
+        stall_s: seconds a write may wait for the database before ``GET
+            /health`` answers 503 ``stalled`` (:data:`STALL_S`).
 
     An open table that cannot be restored — made under another qipai or
     variant version, ruleset or house-plugin source (``VersionMismatch``,
@@ -110,7 +122,7 @@ class Server:
                  burst: float = RATE_BURST, max_message_bytes: int = P.MAX_MESSAGE_BYTES,
                  max_body_bytes: int = MAX_BODY_BYTES,
                  allow_version_mismatch: bool = False,
-                 max_replay_bytes: int = MAX_REPLAY_BYTES) -> None:
+                 max_replay_bytes: int = MAX_REPLAY_BYTES, stall_s: float = STALL_S) -> None:
         from qipai.core.ruleset import load_plugin
 
         self.db_url = db
@@ -124,6 +136,7 @@ class Server:
         self.rate_per_s, self.burst = float(rate_per_s), float(burst)
         self.max_message_bytes, self.max_body_bytes = int(max_message_bytes), int(max_body_bytes)
         self.max_replay_bytes = int(max_replay_bytes)
+        self.stall_s = float(stall_s)
         self.replay_limiter: Any = None   # an anyio.CapacityLimiter, made in the event loop
         from qipai.core.stamps import qipai_version
 
@@ -243,6 +256,13 @@ async def health(request: Request) -> Response:
     if lost is not None:
         return _json({"status": "lock-lost", "tables": len(s.tables), "refused": len(s.refused),
                       "db": s.store.dialect, "message": str(lost)}, 503)
+    waited = s.store.stalled_s()
+    if waited is not None and waited > s.stall_s:
+        return _json({"status": "stalled", "tables": len(s.tables), "refused": len(s.refused),
+                      "db": s.store.dialect,
+                      "message": f"a write has waited {waited:.0f} s for the database (more than "
+                                 f"--stall-seconds {s.stall_s:g}): nothing commits and no act "
+                                 f"is acknowledged until it answers"}, 503)
     return _json({"status": "ok", "tables": len(s.tables), "refused": len(s.refused),
                   "db": s.store.dialect})
 

@@ -307,6 +307,7 @@ class Store:
         self._wraw: Any = None    # PostgreSQL: its psycopg connection (one session, for good)
         self._wsession: tuple[int, Any] | None = None   # its backend (pid, backend_start)
         self._busy = False        # a batch is being committed
+        self._busy_since = 0.0    # time.monotonic() when that batch began
         self._ckpt: Any = None    # the running checkpoint (a future), SQLite only
         self._ckpt_at = 0.0       # when the last one started (time.monotonic)
         self._ckpt_conn: Any = None   # the checkpointer's own connection (its thread's)
@@ -581,6 +582,13 @@ class Store:
                 w.cancelled = True
         return out
 
+    def stalled_s(self) -> float | None:
+        """Seconds the batch being committed has waited for the database so
+        far, or None when no batch is in flight.  (PostgreSQL commits in the
+        writer's thread, so the loop can ask while it waits; an SQLite
+        commit runs in the loop, which answers nothing meanwhile.)"""
+        return time.monotonic() - self._busy_since if self._busy else None
+
     async def drain(self, until_lost: bool = False) -> None:
         """Wait until every write submitted so far is committed or failed —
         or, ``until_lost``, until the store is lost (the server's shutdown:
@@ -601,6 +609,7 @@ class Store:
                 continue
             batch, self._queue = self._queue, []
             self._busy = True
+            self._busy_since = time.monotonic()
             t0 = trace.perf_counter() if trace.ON else 0.0
             try:
                 if self.lost is not None:

@@ -628,3 +628,36 @@ def test_sigterm_stops_a_server_whose_write_hangs_on_a_database_that_answers_not
         assert "LOCK LOST" in log and "Traceback" not in log, log
     finally:
         cluster.stop()
+
+
+@pytest.mark.slow   # a server start, a stall of a second or more
+def test_health_says_stalled_while_a_write_waits_for_the_database_then_ok_again(pg_url, tmp_path):
+    """Another session holds the actions table locked (as a stuck migration
+    or a hung backend would): the writer's insert waits, nothing commits, and
+    the watchdog sees the lock still held.  ``GET /health`` answers 503
+    ``stalled`` once the write has waited longer than ``--stall-seconds``;
+    when the other session lets go, the write commits, ``/health`` is ``ok``
+    again and the bots play on — nothing lost, nothing doubled."""
+    served = start_server(pg_url, tmp_path, "--stall-seconds", "1", "--seed", str(SEED))
+    blocker = psycopg.connect(pg_url)
+    try:
+        t = create(served, "guilin-mahjong", bots=[0, 1, 2, 3])
+        spectator = SyncSeat(served, t["id"], t["spectator_token"], strict=False)
+        spectator.until("events")                      # the bots play, so they write
+        blocker.execute("LOCK TABLE qipai_actions IN ACCESS EXCLUSIVE MODE")
+        with served.http() as h:
+            r = poll(lambda: h.get("/health"), lambda r: r.status_code == 503)
+            assert r.status_code == 503 and r.json()["status"] == "stalled", r.text
+            assert "--stall-seconds 1" in r.json()["message"]
+            blocker.rollback()                         # the lock goes: the write commits
+            r = poll(lambda: h.get("/health"), lambda r: r.status_code == 200)
+            assert r.json()["status"] == "ok", r.text
+            assert served.alive()
+        before = counts(pg_url)[2]
+        assert poll(lambda: counts(pg_url)[2], lambda n: n > before) > before   # plays on
+        assert lock_holders(pg_url) != []
+    finally:
+        blocker.close()
+        served.stop()
+    log = served.log_path.read_text()
+    assert "LOCK LOST" not in log and "Traceback" not in log, log
