@@ -615,8 +615,13 @@ def test_sigterm_stops_a_server_whose_write_hangs_on_a_database_that_answers_not
             _freeze(cluster, signal.SIGSTOP)
             frozen = True
             with served.http() as h:
-                r = poll(lambda: h.get("/health"), lambda r: r.status_code == 503)
-                assert r.json()["status"] == "lock-lost", r.text
+                # the hung write may first show as ``stalled`` (it waits as
+                # long as the watchdog's answer limit); ``lock-lost`` follows
+                seen = []
+                r = poll(lambda: h.get("/health"),
+                         lambda r: seen.append(r.json()["status"]) or r.json()["status"] == "lock-lost")
+                assert r.status_code == 503 and r.json()["status"] == "lock-lost", r.text
+                assert set(seen) <= {"ok", "stalled", "lock-lost"}, seen
             served.proc.terminate()
             assert served.proc.wait(PATIENCE) is not None  # (a hang bound, not a timing)
         finally:
