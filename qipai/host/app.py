@@ -46,7 +46,7 @@ from qipai.host import protocol as P
 from qipai.host import trace
 from qipai.host.game import Conn, HostedTable, Refused
 from qipai.host.replay import MAX_REPLAY_BYTES, replay_steps, shown
-from qipai.host.store import LockLost, Store, StoreError, token_hash
+from qipai.host.store import LockLost, ReadsBusy, Store, StoreError, token_hash
 
 #: The largest HTTP request body read (bytes; ``qipai serve --max-body-bytes``).
 MAX_BODY_BYTES = 64 * 1024
@@ -190,11 +190,13 @@ class Server:
         self.tables[t.id] = t
         return t
 
-    def create(self, body: P.CreateTable) -> tuple[HostedTable, P.Created]:
-        """A new table (validated before anything is written).
+    async def create(self, body: P.CreateTable) -> tuple[HostedTable, P.Created]:
+        """A new table (validated before anything is written; the loop waits
+        for its commit without blocking, :meth:`Store.create_table_async`).
 
         Raises:
             QipaiError: an unknown variant, a bad option, bad bot seats.
+            LockLost, StoreError: the database did not take it.
         """
         from qipai.core.stamps import stamp_of
 
@@ -220,10 +222,13 @@ class Server:
                    open=True, created=time.time())
         t = HostedTable(self, row, rs)
         hand = t.new_hand(0, None)
-        self.store.create_table(row, t.hand_row(0, *hand))
+        await self.store.create_table_async(row, t.hand_row(0, *hand))
         t.install(0, *hand)
         self.tables[tid] = t
-        t.start()
+        if self.store.lost is not None:   # lost while the loop awaited the commit:
+            t.lock_lost(self.store.lost)  # lock_lost() did not see this table yet
+        else:
+            t.start()
         return t, P.Created(id=tid, seats=seat_tokens,
                             spectator=f"/tables/{tid}/ws?token={spectator}",
                             spectator_token=spectator, admin=admin, ws=f"/tables/{tid}/ws")
@@ -271,6 +276,12 @@ def _lost(s: Server) -> Response | None:
     """The typed 503 answer of a write once the server lock is lost."""
     lost = s.store.lost
     return None if lost is None else _error("LockLost", str(lost), 503)
+
+
+def _unread(exc: StoreError) -> Response:
+    """The typed 503 answer of a read the database failed (``Unavailable``)
+    or that too many reads wait before (``Busy``, :class:`ReadsBusy`)."""
+    return _error("Busy" if isinstance(exc, ReadsBusy) else "Unavailable", str(exc), 503)
 
 
 def _refused(s: Server, tid: str) -> Response | None:
@@ -345,7 +356,7 @@ async def create_table(request: Request) -> Response:
     if lost is not None:
         return lost
     try:
-        _, created = _server(request).create(spec)
+        _, created = await _server(request).create(spec)
     except LockLost as exc:
         return _error("LockLost", str(exc), 503)
     except StoreError as exc:
@@ -371,10 +382,13 @@ async def get_table(request: Request) -> Response:
     refused = _refused(s, request.path_params["id"])
     if refused is not None:
         return refused
-    row = s.store.table(request.path_params["id"])
-    if row is None:
-        return _error("UnknownTable", f"no table {shown(request.path_params['id'])}", 404)
-    hands = s.store.hands_of(row["id"])
+    try:
+        row = await s.store.read(s.store.table, request.path_params["id"])
+        if row is None:
+            return _error("UnknownTable", f"no table {shown(request.path_params['id'])}", 404)
+        hands = await s.store.read(s.store.hands_of, row["id"])
+    except StoreError as exc:
+        return _unread(exc)
     done = [msgspec.json.decode(h["net"]) for h in hands if h["net"] is not None]
     totals = [sum(x) for x in zip(*done)] if done else []
     return _json({"id": row["id"], "spec": row["spec"], "variant": row["variant"],
@@ -384,10 +398,14 @@ async def get_table(request: Request) -> Response:
 async def records(request: Request) -> Response:
     s = _server(request)
     tid = request.path_params["id"]
-    if s.store.table(tid) is None:
-        return _error("UnknownTable", f"no table {shown(tid)}", 404)
+    try:
+        if await s.store.read(s.store.table, tid) is None:
+            return _error("UnknownTable", f"no table {shown(tid)}", 404)
+        stored = await s.store.read(s.store.hands_of, tid)
+    except StoreError as exc:
+        return _unread(exc)
     hands, total = [], None
-    for h in s.store.hands_of(tid):
+    for h in stored:
         if h["net"] is None:  # unfinished (or abandoned at close): not a finished hand
             continue
         rec = msgspec.json.decode(h["record"])
@@ -404,7 +422,11 @@ async def finished(request: Request) -> Response:
         return _error("BadMessage", f"limit must be a whole number written in ASCII digits, "
                                     f"not {shown(request.query_params['limit'])}", 400)
     limit = max(1, min(500, limit))
-    rows = _server(request).store.finished_hands(limit)
+    store = _server(request).store
+    try:
+        rows = await store.read(store.finished_hands, limit)
+    except StoreError as exc:
+        return _unread(exc)
     return _json([{"table": r["table_id"], "hand": r["hand"], "spec": r["spec"],
                    "variant": r["variant"], "net": msgspec.json.decode(r["net"])} for r in rows])
 
@@ -450,13 +472,20 @@ async def replay_stored(request: Request) -> Response:
     step by step (an unfinished hand is 404, its cards never served)."""
     s = _server(request)
     tid = request.path_params["id"]
-    if s.store.table(tid) is None:
-        return _error("UnknownTable", f"no table {shown(tid)}", 404)
+    try:
+        if await s.store.read(s.store.table, tid) is None:
+            return _error("UnknownTable", f"no table {shown(tid)}", 404)
+    except StoreError as exc:
+        return _unread(exc)
     hand = _whole(request.path_params["hand"])
     if hand is None:
         return _error("UnknownHand", f"a hand is a whole number written in ASCII digits "
                                      f"(0, 1, …), not {shown(request.path_params['hand'])}", 404)
-    for h in s.store.hands_of(tid):
+    try:
+        stored = await s.store.read(s.store.hands_of, tid)
+    except StoreError as exc:
+        return _unread(exc)
+    for h in stored:
         if h["hand"] == hand and h["net"] is not None:
             return await _replayed(s, h["record"].encode(), tid, hand)
     return _error("UnknownHand", f"table {tid} has no finished hand {hand}", 404)

@@ -94,10 +94,11 @@ import hashlib
 import os
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import sqlalchemy as sa
@@ -207,6 +208,35 @@ class LockLost(StoreError):
     holding the advisory lock ended, or its connection failed or stopped
     answering): another server may take the database, so this one writes
     nothing more.  Not retried: restart the server."""
+
+
+class ReadsBusy(StoreError):
+    """More reads wait for the database than :data:`READ_WAITING` (it is
+    slow or not answering): this one is refused at once instead of queued."""
+
+
+#: PostgreSQL reads (a closed table, a table's records, the latest hands)
+#: that run at once, each in a worker thread off the event loop, so that a
+#: read waiting for the database (a table locked by another session, a hung
+#: backend) holds up no table, no connection and no ``GET /health``; up to
+#: :data:`READ_WAITING` more wait their turn, more than that are refused
+#: :class:`ReadsBusy`.  (SQLite reads run in the loop: a WAL read of a local
+#: file does not wait for the writer.)
+READERS = 4
+READ_WAITING = 32
+
+_T = TypeVar("_T")
+
+
+@contextmanager
+def _reading(what: str) -> Iterator[None]:
+    """A database error of a read, as a :class:`StoreError` naming ``what``."""
+    try:
+        yield
+    except sa.exc.SQLAlchemyError as exc:
+        raise StoreError(f"the database did not answer the read of {what}: "
+                         f"{exc.__class__.__name__}: {(str(exc).splitlines() or [''])[0]}"
+                         ) from None
 
 
 #: The PostgreSQL advisory lock key of a server's database (two int4: "qi", "pa").
@@ -323,6 +353,7 @@ class Store:
         self._told = False        # on_lost was called
         self._watcher: asyncio.Task | None = None
         self._watch_pool: ThreadPoolExecutor | None = None
+        self._read_limiter: Any = None   # an anyio.CapacityLimiter, made in the loop (read())
         try:
             self._lock()
             # the schema, under the lock (two servers starting at once never race on it)
@@ -739,19 +770,41 @@ class Store:
     def create_table(self, row: dict[str, Any], first_hand: dict[str, Any]) -> None:
         """Insert a table and its first hand (one transaction, on the
         writer's connection: on PostgreSQL in the writer's thread, after the
-        batch in flight).
+        batch in flight), waiting for it — outside the event loop; in the
+        loop, :meth:`create_table_async`.
 
         Raises:
             LockLost: the server lock is lost (nothing is written).
             StoreError: the database did not take it."""
-        if self.lost is not None:
-            raise LockLost(str(self.lost))
-        w = Write(row.get("id", ""), [("table", row), ("hand", first_hand)], lambda exc: None)
-        try:
+        w = self._table_write(row, first_hand)
+        with self._creating():
             if self._pool is not None and self.dialect == "postgresql":
                 self._pool.submit(self._commit_one, w).result()
             else:
                 self._transaction([w])
+
+    async def create_table_async(self, row: dict[str, Any], first_hand: dict[str, Any]) -> None:
+        """:meth:`create_table` from the event loop, which it does not block:
+        on PostgreSQL the loop awaits the writer's thread (a database that
+        does not answer holds up this request only — every table plays on
+        and ``GET /health`` says ``stalled``); an SQLite write runs in the
+        loop, as every SQLite commit does.  Same errors."""
+        w = self._table_write(row, first_hand)
+        with self._creating():
+            if self._pool is not None and self.dialect == "postgresql":
+                await asyncio.get_running_loop().run_in_executor(self._pool, self._commit_one, w)
+            else:
+                self._transaction([w])
+
+    def _table_write(self, row: dict[str, Any], first_hand: dict[str, Any]) -> Write:
+        if self.lost is not None:
+            raise LockLost(str(self.lost))
+        return Write(row.get("id", ""), [("table", row), ("hand", first_hand)], lambda exc: None)
+
+    @contextmanager
+    def _creating(self) -> Iterator[None]:
+        try:
+            yield
         except LockLost as exc:
             self._tell()
             raise LockLost(str(exc)) from None
@@ -769,26 +822,50 @@ class Store:
                 self._release()
 
     # -------------------------------------------------------------- reads
+    #
+    # Each read raises StoreError when the database fails it.  They block:
+    # from the event loop, call them through read().
+
+    async def read(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """``fn(*args)`` — one of this store's reads — from the event loop
+        without blocking it: on PostgreSQL in a worker thread
+        (:data:`READERS` at once), on SQLite in the loop.
+
+        Raises:
+            ReadsBusy: :data:`READ_WAITING` reads wait already.
+            StoreError: the database failed the read."""
+        if self.dialect != "postgresql":
+            return fn(*args)
+        import anyio
+        import anyio.to_thread
+
+        if self._read_limiter is None:
+            self._read_limiter = anyio.CapacityLimiter(READERS)
+        if self._read_limiter.statistics().tasks_waiting >= READ_WAITING:
+            raise ReadsBusy(f"{READ_WAITING} reads wait for the database already: it is slow "
+                            f"or not answering; try again shortly")
+        return await anyio.to_thread.run_sync(fn, *args, limiter=self._read_limiter)
 
     def open_tables(self) -> list[dict[str, Any]]:
-        with self.engine.connect() as c:
+        with _reading("the open tables"), self.engine.connect() as c:
             rows = c.execute(sa.select(tables).where(tables.c.open == sa.true())
                              .order_by(tables.c.created, tables.c.id))
             return [dict(r._mapping) for r in rows]
 
     def table(self, table_id: str) -> dict[str, Any] | None:
-        with self.engine.connect() as c:
+        with _reading(f"table {table_id}"), self.engine.connect() as c:
             r = c.execute(sa.select(tables).where(tables.c.id == table_id)).first()
             return dict(r._mapping) if r is not None else None
 
     def hands_of(self, table_id: str) -> list[dict[str, Any]]:
-        with self.engine.connect() as c:
+        with _reading(f"the hands of table {table_id}"), self.engine.connect() as c:
             rows = c.execute(sa.select(hands).where(hands.c.table_id == table_id)
                              .order_by(hands.c.hand))
             return [dict(r._mapping) for r in rows]
 
     def actions_of(self, table_id: str, hand: int) -> list[dict[str, Any]]:
-        with self.engine.connect() as c:
+        with _reading(f"the actions of table {table_id} hand {hand}"), \
+                self.engine.connect() as c:
             rows = c.execute(sa.select(actions).where(actions.c.table_id == table_id,
                                                       actions.c.hand == hand)
                              .order_by(actions.c.seq))
@@ -797,7 +874,7 @@ class Store:
     def finished_hands(self, limit: int = 50) -> list[dict[str, Any]]:
         """The latest ``limit`` finished hands of every table, newest table
         first: ``table_id``, ``hand``, ``spec``, ``variant``, ``net`` (JSON)."""
-        with self.engine.connect() as c:
+        with _reading("the latest finished hands"), self.engine.connect() as c:
             rows = c.execute(
                 sa.select(hands.c.table_id, hands.c.hand, hands.c.net, tables.c.spec,
                           tables.c.variant)

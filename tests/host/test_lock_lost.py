@@ -666,3 +666,97 @@ def test_health_says_stalled_while_a_write_waits_for_the_database_then_ok_again(
         served.stop()
     log = served.log_path.read_text()
     assert "LOCK LOST" not in log and "Traceback" not in log, log
+
+
+@pytest.mark.slow   # a server start, a stall of a second or more
+def test_requests_that_wait_for_a_stalled_database_hold_up_nothing_else(pg_url, tmp_path):
+    """Another session holds the tables locked: a ``POST /tables`` (it waits
+    for the writer) and reads of the database (``GET /records``) wait —
+    and meanwhile the event loop answers everything else: ``GET /health``
+    says ``stalled`` within a few seconds, the open tables list.  Before,
+    the create waited for the writer's thread, and every read ran, in the
+    loop: the whole server answered nothing until the database did.  Reads
+    beyond the waiting cap are refused at once, typed ``Busy``.  Once the
+    lock goes, the waiting requests are answered and nothing is lost."""
+    import threading
+
+    import httpx
+
+    from qipai.host.store import READ_WAITING, READERS
+
+    served = start_server(pg_url, tmp_path, "--stall-seconds", "1", "--seed", str(SEED))
+    blocker = psycopg.connect(pg_url)
+    answers: dict[str, list[httpx.Response]] = {"create": [], "records": []}
+
+    def ask(kind: str) -> None:
+        with httpx.Client(base_url=served.url, timeout=PATIENCE) as c:
+            r = (c.post("/tables", json={"variant": "guilin-mahjong"}) if kind == "create"
+                 else c.get("/records"))
+            answers[kind].append(r)
+
+    try:
+        t = create(served, "guilin-mahjong", bots=[0, 1, 2, 3])
+        spectator = SyncSeat(served, t["id"], t["spectator_token"], strict=False)
+        spectator.until("events")                      # the bots play, so they write
+        blocker.execute("LOCK TABLE qipai_actions, qipai_hands, qipai_tables "
+                        "IN ACCESS EXCLUSIVE MODE")
+        waiting = [threading.Thread(target=ask, args=("create",))]
+        waiting += [threading.Thread(target=ask, args=("records",))
+                    for _ in range(READERS + READ_WAITING + 3)]
+        for w in waiting:
+            w.start()
+        # the loop answers at once (5 s: a loop held up by a waiting request
+        # would answer nothing until the database did — a ReadTimeout here)
+        with httpx.Client(base_url=served.url, timeout=5.0) as h:
+            r = poll(lambda: h.get("/health"), lambda r: r.status_code == 503)
+            assert r.json()["status"] == "stalled", r.text
+            listed = h.get("/tables")
+            assert listed.status_code == 200 and t["id"] in [x["id"] for x in listed.json()]
+            busy = poll(lambda: [a for a in answers["records"] if a.status_code == 503],
+                        lambda b: len(b) >= 3)
+            assert len(busy) >= 3 and all(a.json()["error"] == "Busy" for a in busy), busy
+            assert "try again" in busy[0].json()["message"]
+            assert answers["create"] == []                # still waiting for the database
+            assert all(a.status_code == 503 for a in answers["records"])   # none read
+            blocker.rollback()                            # the lock goes
+            for w in waiting:
+                w.join(PATIENCE)
+            r = poll(lambda: h.get("/health"), lambda r: r.status_code == 200)
+            assert r.json()["status"] == "ok", r.text
+        [made] = answers["create"]
+        assert made.status_code == 201, made.text
+        done = [a for a in answers["records"] if a.status_code == 200]
+        assert len(done) == len(waiting) - 1 - len(busy)
+        assert all(isinstance(a.json(), list) for a in done)
+        with served.http() as h:
+            assert made.json()["id"] in [x["id"] for x in h.get("/tables").json()]
+        before = counts(pg_url)[2]
+        assert poll(lambda: counts(pg_url)[2], lambda n: n > before) > before   # plays on
+    finally:
+        blocker.close()
+        served.stop()
+
+
+def test_a_read_the_database_fails_is_a_store_error_naming_it(pg_url):
+    """A read the database fails (here its table is renamed away by another
+    session) raises StoreError naming what was read — the server answers it
+    503 ``Unavailable`` — not SQLAlchemy's error; the store reads again once
+    the table is back.  ``read()`` from the loop gives the same (its thread)."""
+    from qipai.host.store import StoreError
+
+    store = Store(pg_url)
+    other = psycopg.connect(pg_url, autocommit=True)
+    try:
+        store.create_table(_table_row("a"), _hand_row("a"))
+        other.execute("ALTER TABLE qipai_hands RENAME TO qipai_hands_away")
+        with pytest.raises(StoreError, match="did not answer the read of the hands of table a"
+                                             ".*ProgrammingError") as e:
+            store.hands_of("a")
+        assert not isinstance(e.value, sa.exc.SQLAlchemyError)
+        with pytest.raises(StoreError, match="the hands of table a"):
+            asyncio.run(store.read(store.hands_of, "a"))
+        other.execute("ALTER TABLE qipai_hands_away RENAME TO qipai_hands")
+        assert [h["hand"] for h in asyncio.run(store.read(store.hands_of, "a"))] == [0]
+    finally:
+        other.close()
+        store.close()
