@@ -137,6 +137,7 @@ class Server:
         self.max_message_bytes, self.max_body_bytes = int(max_message_bytes), int(max_body_bytes)
         self.max_replay_bytes = int(max_replay_bytes)
         self.stall_s = float(stall_s)
+        self._stalled: float | None = None   # busy_since() of the batch logged as stalled
         self.replay_limiter: Any = None   # an anyio.CapacityLimiter, made in the event loop
         from qipai.core.stamps import qipai_version
 
@@ -160,6 +161,27 @@ class Server:
         self.log(f"LOCK LOST: {exc}")
         for t in self.tables.values():
             t.lock_lost(exc)
+
+    def note_stall(self) -> float | None:
+        """Seconds the batch in flight has waited for the database, when
+        more than :attr:`stall_s` (``GET /health``'s ``stalled``), else
+        None; logs one line the first time a batch is seen so (by
+        ``/health`` or the app's once-a-second check), and one when that
+        batch is over — so an operator who reads only the log sees both."""
+        since = self.store.busy_since()
+        now = time.monotonic()
+        if self._stalled is not None and since != self._stalled:
+            self.log(f"the stalled write is over after at most {now - self._stalled:.0f} s: "
+                     f"writes commit again")
+            self._stalled = None
+        if since is None or now - since <= self.stall_s:
+            return None
+        if self._stalled is None:
+            self._stalled = since
+            self.log(f"STALLED: a write has waited {now - since:.0f} s for the database (more "
+                     f"than --stall-seconds {self.stall_s:g}); nothing commits and no act is "
+                     f"acknowledged until it answers")
+        return now - since
 
     def log(self, message: str) -> None:
         if not self.quiet:
@@ -261,8 +283,8 @@ async def health(request: Request) -> Response:
     if lost is not None:
         return _json({"status": "lock-lost", "tables": len(s.tables), "refused": len(s.refused),
                       "db": s.store.dialect, "message": str(lost)}, 503)
-    waited = s.store.stalled_s()
-    if waited is not None and waited > s.stall_s:
+    waited = s.note_stall()
+    if waited is not None:
         return _json({"status": "stalled", "tables": len(s.tables), "refused": len(s.refused),
                       "db": s.store.dialect,
                       "message": f"a write has waited {waited:.0f} s for the database (more than "
@@ -671,6 +693,14 @@ async def _not_found(request: Request, exc: Exception) -> Response:
     return _error("NotFound", f"nothing is served at {request.url.path}", 404)
 
 
+async def _log_stalls(server: Server, every: float = 1.0) -> None:
+    """(A task of the app's life.)  :meth:`Server.note_stall` every
+    ``every`` seconds, until the lock is lost (that is logged on its own)."""
+    while server.store.lost is None:
+        await asyncio.sleep(every)
+        server.note_stall()
+
+
 def create_app(server: Server) -> Starlette:
     """The Starlette app serving ``server`` (its tables' clocks and bots
     start with the app)."""
@@ -684,8 +714,10 @@ def create_app(server: Server) -> Starlette:
         gc.collect()
         gc.freeze()
         server.store.watch(server.lock_lost)   # told of a lost lock; PostgreSQL: its watchdog
+        stalls = asyncio.get_running_loop().create_task(_log_stalls(server))
         probe = trace.start()
         yield
+        stalls.cancel()
         for t in server.tables.values():
             t.stop()
         # every write answered — unless the store is lost: a write hung on a database

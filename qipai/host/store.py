@@ -613,12 +613,13 @@ class Store:
                 w.cancelled = True
         return out
 
-    def stalled_s(self) -> float | None:
-        """Seconds the batch being committed has waited for the database so
-        far, or None when no batch is in flight.  (PostgreSQL commits in the
-        writer's thread, so the loop can ask while it waits; an SQLite
-        commit runs in the loop, which answers nothing meanwhile.)"""
-        return time.monotonic() - self._busy_since if self._busy else None
+    def busy_since(self) -> float | None:
+        """When (``time.monotonic()``) the batch being committed began — its
+        identity, and how long it has waited — or None when no batch is in
+        flight.  (PostgreSQL commits in the writer's thread, so the loop can
+        ask while it waits; an SQLite commit runs in the loop, which answers
+        nothing meanwhile.)"""
+        return self._busy_since if self._busy else None
 
     async def drain(self, until_lost: bool = False) -> None:
         """Wait until every write submitted so far is committed or failed —

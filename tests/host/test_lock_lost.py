@@ -640,9 +640,10 @@ def test_health_says_stalled_while_a_write_waits_for_the_database_then_ok_again(
     """Another session holds the actions table locked (as a stuck migration
     or a hung backend would): the writer's insert waits, nothing commits, and
     the watchdog sees the lock still held.  ``GET /health`` answers 503
-    ``stalled`` once the write has waited longer than ``--stall-seconds``;
-    when the other session lets go, the write commits, ``/health`` is ``ok``
-    again and the bots play on — nothing lost, nothing doubled."""
+    ``stalled`` once the write has waited longer than ``--stall-seconds``,
+    and the log says so in one line; when the other session lets go, the
+    write commits, ``/health`` is ``ok`` again, the log says the stall is
+    over, and the bots play on — nothing lost, nothing doubled."""
     served = start_server(pg_url, tmp_path, "--stall-seconds", "1", "--seed", str(SEED))
     blocker = psycopg.connect(pg_url)
     try:
@@ -658,6 +659,13 @@ def test_health_says_stalled_while_a_write_waits_for_the_database_then_ok_again(
             r = poll(lambda: h.get("/health"), lambda r: r.status_code == 200)
             assert r.json()["status"] == "ok", r.text
             assert served.alive()
+        # the log says so too, once each: stalled, then over
+        log = poll(served.log_path.read_text, lambda t: "stalled write is over" in t)
+        stalled = [x for x in log.splitlines() if "STALLED" in x]
+        assert len(stalled) == 1 and "--stall-seconds 1" in stalled[0], log
+        assert log.count("stalled write is over") == 1, log
+        assert log.index("STALLED") < log.index("stalled write is over")
+        assert "Traceback" not in log, log
         before = counts(pg_url)[2]
         assert poll(lambda: counts(pg_url)[2], lambda n: n > before) > before   # plays on
         assert lock_holders(pg_url) != []
