@@ -787,9 +787,9 @@ class Store:
     async def create_table_async(self, row: dict[str, Any], first_hand: dict[str, Any]) -> None:
         """:meth:`create_table` from the event loop, which it does not block:
         on PostgreSQL the loop awaits the writer's thread (a database that
-        does not answer holds up this request only — every table plays on
-        and ``GET /health`` says ``stalled``); an SQLite write runs in the
-        loop, as every SQLite commit does.  Same errors."""
+        does not answer holds up this request, not the loop; ``GET
+        /health``'s ``stalled`` does not see it); an SQLite write runs in
+        the loop, as every SQLite commit does.  Same errors."""
         w = self._table_write(row, first_hand)
         with self._creating():
             if self._pool is not None and self.dialect == "postgresql":
