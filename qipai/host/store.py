@@ -228,14 +228,18 @@ READ_WAITING = 32
 _T = TypeVar("_T")
 
 
+def _said(exc: BaseException) -> str:
+    """An error in one line for a message: its class and its first line."""
+    return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
+
+
 @contextmanager
 def _reading(what: str) -> Iterator[None]:
     """A database error of a read, as a :class:`StoreError` naming ``what``."""
     try:
         yield
     except sa.exc.SQLAlchemyError as exc:
-        raise StoreError(f"the database did not answer the read of {what}: "
-                         f"{exc.__class__.__name__}: {(str(exc).splitlines() or [''])[0]}"
+        raise StoreError(f"the database did not answer the read of {what}: {_said(exc)}"
                          ) from None
 
 
@@ -367,8 +371,7 @@ class Store:
             raise
         except sa.exc.SQLAlchemyError as exc:
             self.close()
-            raise StoreError(f"cannot open database {url!r}: {exc.__class__.__name__}: "
-                             f"{str(exc).splitlines()[0]}") from None
+            raise StoreError(f"cannot open database {url!r}: {_said(exc)}") from None
         except BaseException:
             self.close()
             raise
@@ -484,8 +487,7 @@ class Store:
                 break
             except Exception as exc:  # noqa: BLE001 - any failure: the lock is not proven held
                 if attempt == 2:
-                    first = (str(exc).splitlines() or [""])[0]
-                    return f"its check failed: {type(exc).__name__}: {first}"
+                    return f"its check failed: {_said(exc)}"
         if held != 1:
             return "the writer's session no longer holds the advisory lock"
         return None
@@ -755,9 +757,7 @@ class Store:
         except Exception as exc:
             if self.dialect == "postgresql":
                 if not self._ours(c):   # never reconnected: that would be a session unlocked
-                    first = (str(exc).splitlines() or [""])[0]
-                    raise self.lose(f"the writer's connection failed: "
-                                    f"{type(exc).__name__}: {first}") from None
+                    raise self.lose(f"the writer's connection failed: {_said(exc)}") from None
                 raise                  # the session holds on (a bad row): rolled back
             try:
                 c.close()      # a broken connection is not used again
@@ -810,9 +810,7 @@ class Store:
             self._tell()
             raise LockLost(str(exc)) from None
         except sa.exc.SQLAlchemyError as exc:
-            raise StoreError(f"the database did not take the table: "
-                             f"{exc.__class__.__name__}: {(str(exc).splitlines() or [''])[0]}"
-                             ) from None
+            raise StoreError(f"the database did not take the table: {_said(exc)}") from None
 
     def _commit_one(self, w: Write) -> None:
         """(The writer's thread.)  ``w`` alone, in one transaction."""
