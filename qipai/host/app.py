@@ -37,6 +37,7 @@ import msgspec
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.middleware import Middleware
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -45,6 +46,7 @@ from qipai.core.errors import QipaiError
 from qipai.host import protocol as P
 from qipai.host import trace
 from qipai.host.game import Conn, HostedTable, Refused
+from qipai.host.offload import Crowded, Offload
 from qipai.host.replay import MAX_REPLAY_BYTES, replay_steps, shown
 from qipai.host.store import LockLost, ReadsBusy, Store, StoreError, token_hash
 
@@ -56,13 +58,20 @@ MAX_BODY_BYTES = 64 * 1024
 #: second (``qipai serve --rate``, ``--burst``).
 RATE_PER_S = 100.0
 RATE_BURST = 200.0
-#: Seconds a write may wait for the database before ``GET /health``
-#: answers 503 ``stalled`` (``qipai serve --stall-seconds``).  A PostgreSQL
-#: batch commits in milliseconds; one waiting this long means the database
-#: (or the writer's session alone: a lock held by another session, a hung
-#: backend) is not answering, while the watchdog, which asks another
-#: session whether the writer's still holds the lock, sees nothing wrong.
+#: Seconds a write or a read may wait for the database before ``GET
+#: /health`` answers 503 ``stalled`` (``qipai serve --stall-seconds``).  A
+#: PostgreSQL batch commits, and a read answers, in milliseconds; one
+#: waiting this long means the database (or the writer's session alone: a
+#: lock held by another session, a hung backend) is not answering, while
+#: the watchdog, which asks another session whether the writer's still
+#: holds the lock, sees nothing wrong.
 STALL_S = 10.0
+#: Seconds the server's shutdown (SIGTERM, Ctrl-C) waits for requests still
+#: answering, and then again for writes still committing, before it stops
+#: anyway: on a database that does not answer either may wait as long as it
+#: does.  Nothing of a write given up on was acknowledged, and the
+#: process's end rolls it back, or it committed (a restart replays it).
+SHUTDOWN_S = 5.0
 #: Replays (``POST /replay``, ``GET /tables/{id}/records/{hand}/replay``)
 #: run at once, each in a worker thread off the event loop (a 256 KiB
 #: body costs tens of ms of CPU that would otherwise stall every table);
@@ -70,6 +79,9 @@ STALL_S = 10.0
 #: are answered 503 ``Busy``.
 REPLAY_WORKERS = 1
 REPLAY_WAITING = 8
+#: What a table id may be in a path: the server makes 12 hex digits; any
+#: other id is answered ``UnknownTable`` without asking the database.
+_TABLE_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
 #: The WebSocket transport's frame cap (bytes): a larger frame closes the
 #: connection (code 1009).  At least the message cap.
 MAX_FRAME_BYTES = 1024 * 1024
@@ -101,8 +113,8 @@ class Server:
         allow_version_mismatch: restore a table made under another qipai
             version (``--allow-version-mismatch``: knowingly, after an
             upgrade); the variant version, ruleset and plugins must still match.
-        stall_s: seconds a write may wait for the database before ``GET
-            /health`` answers 503 ``stalled`` (:data:`STALL_S`).
+        stall_s: seconds a write or a read may wait for the database
+            before ``GET /health`` answers 503 ``stalled`` (:data:`STALL_S`).
 
     An open table that cannot be restored — made under another qipai or
     variant version, ruleset or house-plugin source (``VersionMismatch``,
@@ -137,8 +149,8 @@ class Server:
         self.max_message_bytes, self.max_body_bytes = int(max_message_bytes), int(max_body_bytes)
         self.max_replay_bytes = int(max_replay_bytes)
         self.stall_s = float(stall_s)
-        self._stalled: float | None = None   # busy_since() of the batch logged as stalled
-        self.replay_limiter: Any = None   # an anyio.CapacityLimiter, made in the event loop
+        self._stalled: float | None = None   # time.monotonic() the logged stall began
+        self.replays = Offload("qipai-replay", REPLAY_WORKERS, REPLAY_WAITING)
         from qipai.core.stamps import qipai_version
 
         self.qipai_version = qipai_version()
@@ -162,26 +174,31 @@ class Server:
         for t in self.tables.values():
             t.lock_lost(exc)
 
-    def note_stall(self) -> float | None:
-        """Seconds the batch in flight has waited for the database, when
-        more than :attr:`stall_s` (``GET /health``'s ``stalled``), else
-        None; logs one line the first time a batch is seen so (by
-        ``/health`` or the app's once-a-second check), and one when that
-        batch is over — so an operator who reads only the log sees both."""
-        since = self.store.busy_since()
+    def note_stall(self) -> tuple[float, str] | None:
+        """``(seconds, what)`` of the oldest wait for the database
+        (:meth:`Store.waiting`: a write, a new table's write or a read)
+        when it is longer than :attr:`stall_s` (``GET /health``'s
+        ``stalled``), else None.  Logs one line when a stall is first seen
+        so (by ``/health`` or the app's once-a-second check), and one when
+        nothing has waited that long any more — so an operator who reads
+        only the log sees both.  (Whether the waits then succeeded or
+        failed, each failure says in its own line.)"""
+        oldest = self.store.waiting()
         now = time.monotonic()
-        if self._stalled is not None and since != self._stalled:
-            self.log(f"the stalled write is over after at most {now - self._stalled:.0f} s: "
-                     f"writes commit again")
-            self._stalled = None
-        if since is None or now - since <= self.stall_s:
+        if oldest is None or now - oldest[0] <= self.stall_s:
+            if self._stalled is not None:
+                self.log(f"the stall is over after at most {now - self._stalled:.0f} s: nothing "
+                         f"has waited longer than --stall-seconds {self.stall_s:g} for the "
+                         f"database since")
+                self._stalled = None
             return None
+        since, what = oldest
         if self._stalled is None:
             self._stalled = since
-            self.log(f"STALLED: a write has waited {now - since:.0f} s for the database (more "
-                     f"than --stall-seconds {self.stall_s:g}); nothing commits and no act is "
-                     f"acknowledged until it answers")
-        return now - since
+            self.log(f"STALLED: {what} has waited {now - since:.0f} s for the database (more "
+                     f"than --stall-seconds {self.stall_s:g}); while a write waits nothing "
+                     f"commits and no act is acknowledged")
+        return now - since, what
 
     def log(self, message: str) -> None:
         if not self.quiet:
@@ -283,13 +300,14 @@ async def health(request: Request) -> Response:
     if lost is not None:
         return _json({"status": "lock-lost", "tables": len(s.tables), "refused": len(s.refused),
                       "db": s.store.dialect, "message": str(lost)}, 503)
-    waited = s.note_stall()
-    if waited is not None:
+    stall = s.note_stall()
+    if stall is not None:
+        waited, what = stall
         return _json({"status": "stalled", "tables": len(s.tables), "refused": len(s.refused),
                       "db": s.store.dialect,
-                      "message": f"a write has waited {waited:.0f} s for the database (more than "
-                                 f"--stall-seconds {s.stall_s:g}): nothing commits and no act "
-                                 f"is acknowledged until it answers"}, 503)
+                      "message": f"{what} has waited {waited:.0f} s for the database (more than "
+                                 f"--stall-seconds {s.stall_s:g}): while a write waits nothing "
+                                 f"commits and no act is acknowledged"}, 503)
     return _json({"status": "ok", "tables": len(s.tables), "refused": len(s.refused),
                   "db": s.store.dialect})
 
@@ -300,10 +318,27 @@ def _lost(s: Server) -> Response | None:
     return None if lost is None else _error("LockLost", str(lost), 503)
 
 
-def _unread(exc: StoreError) -> Response:
-    """The typed 503 answer of a read the database failed (``Unavailable``)
-    or that too many reads wait before (``Busy``, :class:`ReadsBusy`)."""
-    return _error("Busy" if isinstance(exc, ReadsBusy) else "Unavailable", str(exc), 503)
+def _unread(s: Server, exc: StoreError) -> Response:
+    """The typed 503 answer of a read the database failed (``Unavailable``:
+    the database's own words, which may name its host and user, go to the
+    server's log, not to the client) or that too many reads wait before
+    (``Busy``, :class:`ReadsBusy`)."""
+    if isinstance(exc, ReadsBusy):
+        return _error("Busy", str(exc), 503)
+    s.log(f"a read failed: {exc}")
+    return _error("Unavailable", "the database did not answer the read (the server's log "
+                                 "says why); try again shortly", 503)
+
+
+def _table_id(request: Request | WebSocket) -> str | None:
+    """The path's table id if it can be one (:data:`_TABLE_ID`), else None."""
+    tid = request.path_params["id"]
+    return tid if _TABLE_ID.fullmatch(tid) else None
+
+
+def _no_table(request: Request | WebSocket, open_: bool = False) -> Response:
+    return _error("UnknownTable", f"no {'open ' if open_ else ''}table "
+                                  f"{shown(request.path_params['id'])}", 404)
 
 
 def _refused(s: Server, tid: str) -> Response | None:
@@ -404,13 +439,16 @@ async def get_table(request: Request) -> Response:
     refused = _refused(s, request.path_params["id"])
     if refused is not None:
         return refused
+    tid = _table_id(request)
+    if tid is None:
+        return _no_table(request)
     try:
-        row = await s.store.read(s.store.table, request.path_params["id"])
+        row = await s.store.read(s.store.table, tid)
         if row is None:
-            return _error("UnknownTable", f"no table {shown(request.path_params['id'])}", 404)
+            return _no_table(request)
         hands = await s.store.read(s.store.hands_of, row["id"])
     except StoreError as exc:
-        return _unread(exc)
+        return _unread(s, exc)
     done = [msgspec.json.decode(h["net"]) for h in hands if h["net"] is not None]
     totals = [sum(x) for x in zip(*done)] if done else []
     return _json({"id": row["id"], "spec": row["spec"], "variant": row["variant"],
@@ -419,13 +457,15 @@ async def get_table(request: Request) -> Response:
 
 async def records(request: Request) -> Response:
     s = _server(request)
-    tid = request.path_params["id"]
+    tid = _table_id(request)
+    if tid is None:
+        return _no_table(request)
     try:
         if await s.store.read(s.store.table, tid) is None:
-            return _error("UnknownTable", f"no table {shown(tid)}", 404)
+            return _no_table(request)
         stored = await s.store.read(s.store.hands_of, tid)
     except StoreError as exc:
-        return _unread(exc)
+        return _unread(s, exc)
     hands, total = [], None
     for h in stored:
         if h["net"] is None:  # unfinished (or abandoned at close): not a finished hand
@@ -444,11 +484,12 @@ async def finished(request: Request) -> Response:
         return _error("BadMessage", f"limit must be a whole number written in ASCII digits, "
                                     f"not {shown(request.query_params['limit'])}", 400)
     limit = max(1, min(500, limit))
-    store = _server(request).store
+    s = _server(request)
+    store = s.store
     try:
         rows = await store.read(store.finished_hands, limit)
     except StoreError as exc:
-        return _unread(exc)
+        return _unread(s, exc)
     return _json([{"table": r["table_id"], "hand": r["hand"], "spec": r["spec"],
                    "variant": r["variant"], "net": msgspec.json.decode(r["net"])} for r in rows])
 
@@ -471,19 +512,14 @@ def _replay_json(server: Server, data: bytes, table: str | None, hand: int | Non
 
 async def _replayed(server: Server, data: bytes, table: str | None = None,
                     hand: int | None = None) -> Response:
-    """Replay ``data`` in a worker thread (:data:`REPLAY_WORKERS` at once),
-    so that a large record does not stall the event loop and every table."""
-    import anyio.to_thread
-
-    if server.replay_limiter is None:
-        server.replay_limiter = anyio.CapacityLimiter(REPLAY_WORKERS)
-    limiter = server.replay_limiter
-    if limiter.statistics().tasks_waiting >= REPLAY_WAITING:
-        return _error("Busy", f"{REPLAY_WAITING} replays are waiting already: "
-                              f"try again shortly", 503)
+    """Replay ``data`` in a worker thread (:data:`REPLAY_WORKERS` at once,
+    :data:`REPLAY_WAITING` more queued, the next answered 503 ``Busy``), so
+    that a large record does not stall the event loop and every table."""
     try:
-        body = await anyio.to_thread.run_sync(_replay_json, server, data, table, hand,
-                                              limiter=limiter)
+        body = await server.replays.run(_replay_json, server, data, table, hand, what="a replay")
+    except Crowded:
+        return _error("Busy", f"{REPLAY_WORKERS} replay runs and {REPLAY_WAITING} wait "
+                              f"already: try again shortly", 503)
     except QipaiError as exc:
         return _error(type(exc).__name__, str(exc), 400)
     return Response(body, media_type="application/json")
@@ -493,12 +529,14 @@ async def replay_stored(request: Request) -> Response:
     """``GET /tables/{id}/records/{hand}/replay``: a stored finished hand,
     step by step (an unfinished hand is 404, its cards never served)."""
     s = _server(request)
-    tid = request.path_params["id"]
+    tid = _table_id(request)
+    if tid is None:
+        return _no_table(request)
     try:
         if await s.store.read(s.store.table, tid) is None:
-            return _error("UnknownTable", f"no table {shown(tid)}", 404)
+            return _no_table(request)
     except StoreError as exc:
-        return _unread(exc)
+        return _unread(s, exc)
     hand = _whole(request.path_params["hand"])
     if hand is None:
         return _error("UnknownHand", f"a hand is a whole number written in ASCII digits "
@@ -506,7 +544,7 @@ async def replay_stored(request: Request) -> Response:
     try:
         stored = await s.store.read(s.store.hands_of, tid)
     except StoreError as exc:
-        return _unread(exc)
+        return _unread(s, exc)
     for h in stored:
         if h["hand"] == hand and h["net"] is not None:
             return await _replayed(s, h["record"].encode(), tid, hand)
@@ -663,6 +701,11 @@ async def table_ws(ws: WebSocket) -> None:
             elif isinstance(msg, P.Resync):
                 if t.halted is not None:   # its hand may hold what is not committed
                     conn.send(P.Error(code=t.halted[0], message=t.halted[1]))
+                elif t.rereading is not None:   # the same, until it is read back
+                    conn.send(P.Error(code="Unavailable",
+                                      message="the table is reading its hand back from the "
+                                              "database after a failed write; a welcome "
+                                              "follows once it is back"))
                 elif t.open:
                     t.welcome(conn)
             else:
@@ -701,6 +744,43 @@ async def _log_stalls(server: Server, every: float = 1.0) -> None:
         server.note_stall()
 
 
+class _Stopping:
+    """(ASGI middleware.)  An HTTP request still unanswered when the
+    server's shutdown gives up on it (:data:`SHUTDOWN_S`: uvicorn then
+    cancels it — a request waiting for a database that does not answer)
+    is answered 503 ``Unavailable`` saying so, instead of a traceback in
+    the log and a dropped connection."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: Any) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except asyncio.CancelledError:
+            if started:
+                raise
+            body = _ENC.encode(P.HttpError(
+                error="Unavailable",
+                message=f"the server is stopping and the database did not answer this request "
+                        f"within {SHUTDOWN_S:g} s; a table being created may or may not exist "
+                        f"once the server is back"))
+            await send({"type": "http.response.start", "status": 503,
+                        "headers": [(b"content-type", b"application/json"),
+                                    (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+
+
 def create_app(server: Server) -> Starlette:
     """The Starlette app serving ``server`` (its tables' clocks and bots
     start with the app)."""
@@ -720,10 +800,16 @@ def create_app(server: Server) -> Starlette:
         stalls.cancel()
         for t in server.tables.values():
             t.stop()
-        # every write answered — unless the store is lost: a write hung on a database
-        # that stopped answering would hold the shutdown as long as it hangs
-        await server.store.drain(until_lost=True)
-        server.store.close()
+        # every write answered — unless the store is lost, or SHUTDOWN_S passes: a
+        # write hung on a database that stopped answering would hold the shutdown
+        # as long as it hangs (nothing of it was acknowledged)
+        done = await server.store.drain(until_lost=True, at_most=SHUTDOWN_S)
+        if not done and server.store.lost is None:
+            server.log(f"shutting down with a write still waiting for the database after "
+                       f"{SHUTDOWN_S:g} s: nothing of it was acknowledged; it commits or not, "
+                       f"and a restart replays what did")
+        server.replays.close()
+        server.store.close(abandon=not done)
         if probe is not None:
             probe.cancel()
             trace.dump()
@@ -743,7 +829,8 @@ def create_app(server: Server) -> Starlette:
         Route("/tables/{id}/records", records),
         Route("/tables/{id}/close", close_table, methods=["POST"]),
         WebSocketRoute("/tables/{id}/ws", table_ws),
-    ], lifespan=lifespan, exception_handlers={404: _not_found, 405: _not_found})
+    ], lifespan=lifespan, exception_handlers={404: _not_found, 405: _not_found},
+        middleware=[Middleware(_Stopping)])
     app.state.server = server
     return app
 
@@ -806,4 +893,7 @@ def run(host: str, port: int, server: Server, log_level: str = "warning") -> Non
 
     uvicorn.run(create_app(server), host=host, port=port, log_level=log_level,
                 access_log=False, ws_max_size=max(MAX_FRAME_BYTES, server.max_message_bytes),
-                ws=ws_protocol(), lifespan="on")
+                ws=ws_protocol(), lifespan="on",
+                # a request still waiting for a database that does not answer is
+                # cancelled then, so SIGTERM stops the server (see SHUTDOWN_S)
+                timeout_graceful_shutdown=SHUTDOWN_S)

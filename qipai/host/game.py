@@ -10,9 +10,12 @@ until every write of the table so far is committed: a connection never sees
 an action, nor anything that follows from it, before the action is in the
 database.  Then each connection gets what it holds as one frame (one
 message, or a ``batch`` of them in order); its writer task sends it, so
-nothing here awaits.  A failed write drops what was held, puts the table
-back by rebuilding the hand from the database, answers each refused ``act``
-``Unavailable`` and sends every connection a fresh ``welcome``.  Once the
+nothing here awaits.  A failed write drops what was held, answers each
+refused ``act`` ``Unavailable`` and puts the table back by re-reading the
+hand from the database (:meth:`HostedTable.reread`: off the event loop on
+PostgreSQL; meanwhile the table takes no action, its clock and bots wait,
+and a new connection is welcomed once it is back), then sends every
+connection a fresh ``welcome``.  Once the
 server lock is lost (:class:`~qipai.host.store.LockLost`) every table is
 *halted* (:meth:`HostedTable.halt`): :meth:`~HostedTable.play` refuses
 ``LockLost`` before applying anything, clocks and bots stop, writes in
@@ -59,7 +62,7 @@ from qipai.core.table import SeatView, Table, meld_view, redact
 from qipai.core.timeouts import default_action
 from qipai.host import protocol as P
 from qipai.host import trace
-from qipai.host.store import LockLost, StoreError, Write, action_params
+from qipai.host.store import LockLost, StoreError, Write, action_params, said
 from qipai.core.fair import commitment, committed, new_salt
 
 _ACTION = msgspec.json.Decoder(Action)
@@ -207,6 +210,9 @@ class HostedTable:
         #: (code, message) every play is refused with once the table is
         #: halted (:meth:`halt`: the server lock lost); None while it plays.
         self.halted: tuple[str, str] | None = None
+        #: The re-read of the hand after a failed write (:meth:`reread`),
+        #: while it runs; None otherwise.
+        self.rereading: asyncio.Task | None = None
 
     # ------------------------------------------------------------ hands
 
@@ -242,10 +248,25 @@ class HostedTable:
         return table
 
     def rebuild(self) -> None:
-        """The current hand again from the database: its deal, then every
-        stored action in ``seq`` order (used at start-up and after a failed
-        write)."""
+        """The current hand again from the database, read here (blocking:
+        the server's start-up; after a failed write, :meth:`reread`).
+
+        Raises:
+            StoreError: the database failed the read.
+            QipaiError: the stored rows do not replay."""
+        self.rebuild_from(*self.stored())
+
+    def stored(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """(Blocking: a worker thread's, or the start-up's.)  The table's
+        hand rows and its current hand's action rows."""
         hands = self.store.hands_of(self.id)
+        if not hands:
+            raise QipaiError(f"table {self.id} has no hand stored; the database is damaged")
+        return hands, self.store.actions_of(self.id, hands[-1]["hand"])
+
+    def rebuild_from(self, hands: list[dict[str, Any]], acts: list[dict[str, Any]]) -> None:
+        """The current hand again from its rows (:meth:`stored`): its
+        deal, then every stored action in ``seq`` order."""
         done = [h for h in hands if h["net"] is not None]
         self.totals = [0] * self.n
         for h in done:
@@ -256,7 +277,7 @@ class HostedTable:
         table = self.table_from_row(current)
         self.install(current["hand"], table, bytes.fromhex(current["salt"]),
                      current["commitment"], int(current["seed"]) if current["seed"] else None)
-        for i, row in enumerate(self.store.actions_of(self.id, current["hand"])):
+        for i, row in enumerate(acts):
             if row["seq"] != i:
                 raise QipaiError(f"table {self.id} hand {current['hand']}: stored action "
                                  f"{row['seq']} follows {i - 1}; the database is damaged")
@@ -308,7 +329,8 @@ class HostedTable:
         return None
 
     def attach(self, conn: Conn) -> None:
-        """A new connection; the first one resumes a paused table."""
+        """A new connection; the first one resumes a paused table.  (While
+        the hand is re-read, :meth:`reread` welcomes it once it is back.)"""
         resume = not self.conns
         self.conns.add(conn)
         if resume:
@@ -316,6 +338,8 @@ class HostedTable:
             for d in self.decisions.values():
                 if d.deadline is not None:
                     d.deadline = now + d.timeout   # paused time is not counted
+        if self.rereading is not None:
+            return
         self.welcome(conn)
         self.flush()
         if resume:
@@ -427,6 +451,9 @@ class HostedTable:
         """
         if self.halted is not None:
             raise Refused(*self.halted)
+        if self.rereading is not None:
+            raise Refused("Unavailable", f"table {self.id} is reading its hand back from the "
+                                         f"database after a failed write; try again shortly")
         table = self.table
         hand = self.hand
         index = len(table.state.actions)
@@ -487,20 +514,17 @@ class HostedTable:
             # the first failed write: it and every later write of the table are void
             self.epoch += 1
             if not lost:   # a lost lock is logged once, by the server
-                self.server.log(f"table {self.id}: write failed, rebuilding the hand: {exc}")
+                self.server.log(f"table {self.id}: write failed, re-reading the hand: "
+                                f"{said(exc)}")
             later = self.store.cancel(self.id)
             self.uncommitted = 0
             for c in self.conns:
                 c.held = []      # nothing of an uncommitted action may be seen
-            try:
-                self.rebuild()
-            except Exception as err:  # noqa: BLE001 - the database cannot be read either
-                self._unreadable(err)
-            else:
-                for c in list(self.conns):
-                    self.welcome(c)
-                    if self.halted is not None:   # what was held said so: again
-                        c.send(P.Error(code=self.halted[0], message=self.halted[1]))
+            # the table in memory holds what the database may not: it takes
+            # nothing until the hand is read back (off the loop: the database
+            # that failed the write may not answer the read either)
+            self.rereading = asyncio.get_running_loop().create_task(self.reread())
+            self._tasks.append(self.rereading)
             for w in later:
                 w.done(exc)      # each answered below (epoch now stale)
         if conn is not None:
@@ -511,6 +535,32 @@ class HostedTable:
         if future is not None and not future.done():
             future.set_exception(Refused("LockLost", str(exc)) if lost else
                                  Refused("Unavailable", "the database did not take the action"))
+        self.flush()
+        self.poke()
+
+    async def reread(self) -> None:
+        """(A task, after a failed write.)  Read the hand back from the
+        database without blocking the loop (:meth:`Store.read`, never
+        refused ``Busy``), rebuild it, welcome every connection again and
+        let the clock and bots go on; a read that fails, or rows that do not
+        replay, halt the table (:meth:`_unreadable`)."""
+        try:
+            try:
+                rows = await self.store.read(self.stored, capped=False)
+                self.rebuild_from(*rows)
+            except asyncio.CancelledError:
+                raise    # the server stops: the table is restored from its rows
+            except Exception as err:  # noqa: BLE001 - the database cannot be read either
+                self.rereading = None
+                self._unreadable(err)
+                return
+        finally:
+            if self.rereading is asyncio.current_task():
+                self.rereading = None
+        for c in list(self.conns):
+            self.welcome(c)
+            if self.halted is not None:   # what was held said so: again
+                c.send(P.Error(code=self.halted[0], message=self.halted[1]))
         self.flush()
         self.poke()
 
@@ -562,8 +612,8 @@ class HostedTable:
 
     def poke(self) -> None:
         """Something changed: re-arm the clock, let the bots move."""
-        if not self._started or not self.open:
-            return
+        if not self._started or not self.open or self.rereading is not None:
+            return   # (the re-read pokes once it is done)
         if not self.conns:
             return   # paused
         self._arm()
@@ -592,8 +642,9 @@ class HostedTable:
         """The earliest deadline passed: play the default action of one seat
         whose time is up (the next one re-arms the timer)."""
         self._timer = self._due = None
-        if not self.open or self.closing or not self.conns or self.halted is not None:
-            return   # closed, halted, or paused (the first connection re-arms)
+        if (not self.open or self.closing or not self.conns or self.halted is not None
+                or self.rereading is not None):
+            return   # closed, halted, re-reading or paused (the next poke re-arms)
         now = time.time()
         for seat, d in sorted(self.decisions.items()):
             if d.deadline is not None and d.deadline <= now:
@@ -608,7 +659,8 @@ class HostedTable:
     async def _run_bots(self) -> None:
         loop = asyncio.get_running_loop()
         try:
-            while self.open and not self.closing and self.conns and self.halted is None:
+            while (self.open and not self.closing and self.conns and self.halted is None
+                   and self.rereading is None):
                 seats = [s for s in sorted(self.decisions) if s in self.bots]
                 if not seats:
                     break
@@ -620,8 +672,8 @@ class HostedTable:
                     self.flush()
                     await done
                 except Refused as exc:  # Unavailable: try again shortly
-                    if self.halted is not None:
-                        break
+                    if self.halted is not None or self.rereading is not None:
+                        break   # (the re-read pokes the bots again)
                     self.server.log(f"table {self.id}: bot seat {seat}: {exc.message}")
                     await asyncio.sleep(0.5)
         finally:
@@ -629,8 +681,9 @@ class HostedTable:
             self._tasks = [t for t in self._tasks if not t.done()]
 
     async def settled(self) -> None:
-        """Wait until no write of the table awaits its commit."""
-        while self.uncommitted:
+        """Wait until no write of the table awaits its commit and its hand
+        is not being re-read."""
+        while self.uncommitted or self.rereading is not None:
             await asyncio.sleep(0.002)
 
     async def close(self) -> None:
@@ -638,13 +691,16 @@ class HostedTable:
         record (deal and salt revealed, no result) is stored.
 
         Raises:
-            StoreError: the database did not take it (the table stays open).
+            StoreError: the database did not take it, or the table is halted
+                (the table stays open).
         """
         if not self.open or self.closing:
             return
         self.closing = True     # no act, bot move or timeout from now on
         try:
             await self.settled()
+            if self.halted is not None:   # its hand in memory may not be the database's
+                raise StoreError(f"table {self.id} was not closed: {self.halted[1]}")
             rec = self.record()
             done = asyncio.get_running_loop().create_future()
 

@@ -105,6 +105,7 @@ import sqlalchemy as sa
 
 from qipai.core.errors import QipaiError
 from qipai.host import trace
+from qipai.host.offload import Crowded, Offload, Waits
 
 metadata = sa.MetaData()
 
@@ -211,16 +212,20 @@ class LockLost(StoreError):
 
 
 class ReadsBusy(StoreError):
-    """More reads wait for the database than :data:`READ_WAITING` (it is
-    slow or not answering): this one is refused at once instead of queued."""
+    """:data:`READERS` reads run and :data:`READ_WAITING` more wait for the
+    database already (it is slow or not answering): this one is refused at
+    once instead of queued."""
 
 
-#: PostgreSQL reads (a closed table, a table's records, the latest hands)
-#: that run at once, each in a worker thread off the event loop, so that a
-#: read waiting for the database (a table locked by another session, a hung
-#: backend) holds up no table, no connection and no ``GET /health``; up to
-#: :data:`READ_WAITING` more wait their turn, more than that are refused
-#: :class:`ReadsBusy`.  (SQLite reads run in the loop: a WAL read of a local
+#: PostgreSQL reads (a closed table, a table's records, the latest hands,
+#: a table's hand re-read after a failed write) that run at once, each in a
+#: worker thread off the event loop (:class:`~qipai.host.offload.Offload`),
+#: so that a read waiting for the database (a table locked by another
+#: session, a hung backend) holds up no table, no connection and no ``GET
+#: /health``; up to :data:`READ_WAITING` more wait their turn, and a
+#: request's read beyond that is refused :class:`ReadsBusy` (the count is
+#: exact: a read counts until its thread is done with it, even once its
+#: request is gone).  (SQLite reads run in the loop: a WAL read of a local
 #: file does not wait for the writer.)
 READERS = 4
 READ_WAITING = 32
@@ -228,7 +233,7 @@ READ_WAITING = 32
 _T = TypeVar("_T")
 
 
-def _said(exc: BaseException) -> str:
+def said(exc: BaseException) -> str:
     """An error in one line for a message: its class and its first line."""
     return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
 
@@ -239,7 +244,7 @@ def _reading(what: str) -> Iterator[None]:
     try:
         yield
     except sa.exc.SQLAlchemyError as exc:
-        raise StoreError(f"the database did not answer the read of {what}: {_said(exc)}"
+        raise StoreError(f"the database did not answer the read of {what}: {said(exc)}"
                          ) from None
 
 
@@ -341,7 +346,8 @@ class Store:
         self._wraw: Any = None    # PostgreSQL: its psycopg connection (one session, for good)
         self._wsession: tuple[int, Any] | None = None   # its backend (pid, backend_start)
         self._busy = False        # a batch is being committed
-        self._busy_since = 0.0    # time.monotonic() when that batch began
+        #: what waits for the writer's thread now: the batch in flight, a new table
+        self._writing = Waits()
         self._ckpt: Any = None    # the running checkpoint (a future), SQLite only
         self._ckpt_at = 0.0       # when the last one started (time.monotonic)
         self._ckpt_conn: Any = None   # the checkpointer's own connection (its thread's)
@@ -357,7 +363,7 @@ class Store:
         self._told = False        # on_lost was called
         self._watcher: asyncio.Task | None = None
         self._watch_pool: ThreadPoolExecutor | None = None
-        self._read_limiter: Any = None   # an anyio.CapacityLimiter, made in the loop (read())
+        self._reads = Offload("qipai-reader", READERS, READ_WAITING)   # PostgreSQL's reads
         try:
             self._lock()
             # the schema, under the lock (two servers starting at once never race on it)
@@ -371,7 +377,7 @@ class Store:
             raise
         except sa.exc.SQLAlchemyError as exc:
             self.close()
-            raise StoreError(f"cannot open database {url!r}: {_said(exc)}") from None
+            raise StoreError(f"cannot open database {url!r}: {said(exc)}") from None
         except BaseException:
             self.close()
             raise
@@ -487,7 +493,7 @@ class Store:
                 break
             except Exception as exc:  # noqa: BLE001 - any failure: the lock is not proven held
                 if attempt == 2:
-                    return f"its check failed: {_said(exc)}"
+                    return f"its check failed: {said(exc)}"
         if held != 1:
             return "the writer's session no longer holds the advisory lock"
         return None
@@ -562,12 +568,13 @@ class Store:
                     self._pool.submit(self._release)
         self._tell()
 
-    def close(self) -> None:
+    def close(self, abandon: bool = False) -> None:
         """Stop the watchdog and the writer, close the writer's session (the
-        lock goes with it) and the pool.  A check in flight is not waited
-        for, nor, once the store is lost, a batch in flight: on a database
-        that stopped answering either may never return (the process's end
-        ends their sessions)."""
+        lock goes with it) and the pool.  A check or a read in flight is not
+        waited for, nor, once the store is lost (or ``abandon``: the
+        server's shutdown gave up waiting), a batch or a new table's write
+        in flight: on a database that stopped answering either may never
+        return (the process's end ends their sessions)."""
         if self._watcher is not None:
             self._watcher.cancel()
             self._watcher = None
@@ -577,7 +584,8 @@ class Store:
         if self._writer is not None:
             self._writer.cancel()
             self._writer = None
-        stuck = self.lost is not None and self._busy
+        self._reads.close()
+        stuck = (self.lost is not None or abandon) and len(self._writing) > 0
         if self._pool is not None:
             if self._ckpt_conn is not None:
                 self._pool.submit(self._ckpt_close)
@@ -615,23 +623,30 @@ class Store:
                 w.cancelled = True
         return out
 
-    def busy_since(self) -> float | None:
-        """When (``time.monotonic()``) the batch being committed began — its
-        identity, and how long it has waited — or None when no batch is in
-        flight.  (PostgreSQL commits in the writer's thread, so the loop can
-        ask while it waits; an SQLite commit runs in the loop, which answers
-        nothing meanwhile.)"""
-        return self._busy_since if self._busy else None
+    def waiting(self) -> tuple[float, str] | None:
+        """The oldest wait for the database now — ``(time.monotonic() when
+        it began, what)``, ``what`` being ``"a write"`` (the batch being
+        committed), ``"a new table's write"`` or ``"a read"`` — or None when
+        nothing waits.  (PostgreSQL commits and reads in worker threads, so
+        the loop can ask while they wait; SQLite's run in the loop, which
+        answers nothing meanwhile.)"""
+        return min(filter(None, (self._writing.oldest(), self._reads.waits.oldest())),
+                   default=None)
 
-    async def drain(self, until_lost: bool = False) -> None:
+    async def drain(self, until_lost: bool = False, at_most: float | None = None) -> bool:
         """Wait until every write submitted so far is committed or failed —
         or, ``until_lost``, until the store is lost (the server's shutdown:
         a write still in flight on a database that stopped answering may
-        never return, and nothing of it is acknowledged anyway)."""
-        while self._queue or self._busy:
+        never return, and nothing of it is acknowledged anyway), or
+        ``at_most`` seconds.  True when nothing is left in flight."""
+        end = None if at_most is None else time.monotonic() + at_most
+        while self._queue or self._busy or len(self._writing):
             if until_lost and self.lost is not None:
-                return
+                return False
+            if end is not None and time.monotonic() >= end:
+                return False
             await asyncio.sleep(0.001)
+        return True
 
     async def _write_loop(self) -> None:
         loop = asyncio.get_running_loop()
@@ -643,7 +658,7 @@ class Store:
                 continue
             batch, self._queue = self._queue, []
             self._busy = True
-            self._busy_since = time.monotonic()
+            key = self._writing.begin("a write")
             t0 = trace.perf_counter() if trace.ON else 0.0
             try:
                 if self.lost is not None:
@@ -663,6 +678,7 @@ class Store:
                 failed = {w.key: exc for w in batch}
             finally:
                 self._busy = False
+                self._writing.end(key)
             if trace.ON:
                 trace.batch(t0, trace.perf_counter() - t0, len(batch))
             self.batches += 1
@@ -757,7 +773,7 @@ class Store:
         except Exception as exc:
             if self.dialect == "postgresql":
                 if not self._ours(c):   # never reconnected: that would be a session unlocked
-                    raise self.lose(f"the writer's connection failed: {_said(exc)}") from None
+                    raise self.lose(f"the writer's connection failed: {said(exc)}") from None
                 raise                  # the session holds on (a bad row): rolled back
             try:
                 c.close()      # a broken connection is not used again
@@ -772,30 +788,46 @@ class Store:
         """Insert a table and its first hand (one transaction, on the
         writer's connection: on PostgreSQL in the writer's thread, after the
         batch in flight), waiting for it — outside the event loop; in the
-        loop, :meth:`create_table_async`.
+        loop, :meth:`create_table_async`.  It counts in :meth:`waiting`
+        while it waits.
 
         Raises:
             LockLost: the server lock is lost (nothing is written).
             StoreError: the database did not take it."""
         w = self._table_write(row, first_hand)
-        with self._creating():
-            if self._pool is not None and self.dialect == "postgresql":
-                self._pool.submit(self._commit_one, w).result()
-            else:
-                self._transaction([w])
+        key = self._writing.begin("a new table's write")
+        try:
+            with self._creating():
+                if self._pool is not None and self.dialect == "postgresql":
+                    self._pool.submit(self._commit_one, w).result()
+                else:
+                    self._transaction([w])
+        finally:
+            self._writing.end(key)
 
     async def create_table_async(self, row: dict[str, Any], first_hand: dict[str, Any]) -> None:
         """:meth:`create_table` from the event loop, which it does not block:
         on PostgreSQL the loop awaits the writer's thread (a database that
-        does not answer holds up this request, not the loop; ``GET
-        /health``'s ``stalled`` does not see it); an SQLite write runs in
-        the loop, as every SQLite commit does.  Same errors."""
+        does not answer holds up this request, not the loop; it counts in
+        :meth:`waiting`, and :meth:`close` does not wait for it once the
+        store is lost); an SQLite write runs in the loop, as every SQLite
+        commit does.  Same errors."""
         w = self._table_write(row, first_hand)
-        with self._creating():
-            if self._pool is not None and self.dialect == "postgresql":
-                await asyncio.get_running_loop().run_in_executor(self._pool, self._commit_one, w)
-            else:
-                self._transaction([w])
+        key: int | None = self._writing.begin("a new table's write")
+        try:
+            with self._creating():
+                if self._pool is not None and self.dialect == "postgresql":
+                    # its wait ends when the writer's thread is done, not when this
+                    # request is (the write holds the thread as long as it waits)
+                    fut = self._pool.submit(self._commit_one, w)
+                    fut.add_done_callback(lambda _f, k=key: self._writing.end(k))
+                    key = None
+                    await asyncio.wrap_future(fut)
+                else:
+                    self._transaction([w])
+        finally:
+            if key is not None:
+                self._writing.end(key)
 
     def _table_write(self, row: dict[str, Any], first_hand: dict[str, Any]) -> Write:
         if self.lost is not None:
@@ -810,7 +842,7 @@ class Store:
             self._tell()
             raise LockLost(str(exc)) from None
         except sa.exc.SQLAlchemyError as exc:
-            raise StoreError(f"the database did not take the table: {_said(exc)}") from None
+            raise StoreError(f"the database did not take the table: {said(exc)}") from None
 
     def _commit_one(self, w: Write) -> None:
         """(The writer's thread.)  ``w`` alone, in one transaction."""
@@ -825,25 +857,24 @@ class Store:
     # Each read raises StoreError when the database fails it.  They block:
     # from the event loop, call them through read().
 
-    async def read(self, fn: Callable[..., _T], *args: Any) -> _T:
+    async def read(self, fn: Callable[..., _T], *args: Any, capped: bool = True) -> _T:
         """``fn(*args)`` — one of this store's reads — from the event loop
         without blocking it: on PostgreSQL in a worker thread
-        (:data:`READERS` at once), on SQLite in the loop.
+        (:data:`READERS` at once, counted in :meth:`waiting`), on SQLite in
+        the loop.  ``capped=False``: never refused :class:`ReadsBusy` (a
+        read the server needs, such as a hand re-read after a failed write).
 
         Raises:
-            ReadsBusy: :data:`READ_WAITING` reads wait already.
+            ReadsBusy: :data:`READERS` reads run and :data:`READ_WAITING`
+                wait already.
             StoreError: the database failed the read."""
         if self.dialect != "postgresql":
             return fn(*args)
-        import anyio
-        import anyio.to_thread
-
-        if self._read_limiter is None:
-            self._read_limiter = anyio.CapacityLimiter(READERS)
-        if self._read_limiter.statistics().tasks_waiting >= READ_WAITING:
-            raise ReadsBusy(f"{READ_WAITING} reads wait for the database already: it is slow "
-                            f"or not answering; try again shortly")
-        return await anyio.to_thread.run_sync(fn, *args, limiter=self._read_limiter)
+        try:
+            return await self._reads.run(fn, *args, what="a read", capped=capped)
+        except Crowded:
+            raise ReadsBusy(f"{READERS} reads run and {READ_WAITING} wait for the database "
+                            f"already: it is slow or not answering; try again shortly") from None
 
     def open_tables(self) -> list[dict[str, Any]]:
         with _reading("the open tables"), self.engine.connect() as c:
