@@ -11,6 +11,7 @@ commands so that ``qipai --help`` stays fast.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, NoReturn
 
@@ -799,6 +800,13 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                + f" · deals: {dealt}", err=True)
     click.echo(f"open http://{host}:{port}/ in a browser to create a table and play", err=True)
     run(host, port, server)
+    # stopped (Ctrl-C; SIGTERM is re-raised by uvicorn and ends the process
+    # here already): the shutdown is done — the store closed — but Python's
+    # exit would join every worker thread, and one may still wait for a
+    # database that does not answer
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 

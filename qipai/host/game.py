@@ -599,7 +599,15 @@ class HostedTable:
 
     def act(self, conn: Conn, msg: P.Act) -> None:
         """A client's :class:`~qipai.host.protocol.Act`: checked, played and
-        acknowledged once committed, or :class:`Refused`."""
+        acknowledged once committed, or :class:`Refused` — ``Unavailable``
+        while the hand is re-read, before anything about the act is checked
+        (a refusal such as ``StaleSeq`` would tell of actions the database
+        may not have)."""
+        if self.halted is not None:
+            raise Refused(*self.halted)
+        if self.rereading is not None:
+            raise Refused("Unavailable", f"table {self.id} is reading its hand back from the "
+                                         f"database after a failed write; try again shortly")
         self.check(conn.seat, msg)
         self.play(conn.seat, msg.action, conn=conn, seq=msg.seq)  # type: ignore[arg-type]
 
