@@ -176,3 +176,52 @@ def test_sigterm_stops_a_server_whose_requests_wait_on_a_database_that_answers_n
         assert "LOCK LOST" in log and "Traceback" not in log, log
     finally:
         cluster.stop()
+
+
+@pytest.mark.slow   # a server start, the database held for a while
+def test_an_act_during_the_hands_re_read_is_refused_unavailable_before_it_is_checked(
+        pg_url, tmp_path):
+    """A seat's act is written while another session holds the tables
+    locked; the writer's statement is cancelled (the write fails, the lock
+    is kept) and the table reads its hand back, a read that waits too.  The
+    same act sent again meanwhile is refused ``Unavailable`` — before, it
+    was checked against the table in memory and refused ``StaleSeq``,
+    naming a decision that exists only because of actions the database
+    never took; a ``resync`` is refused ``Unavailable`` too.  Once the read
+    answers the seat is welcomed and offered its decision again, same seq."""
+    served = start_server(pg_url, tmp_path, "--seed", str(SEED), "--turn-timeout", "600")
+    blocker = psycopg.connect(pg_url)
+    me = blocker.info.backend_pid
+    try:
+        t = create(served, "guilin-mahjong", bots=[1, 2, 3])
+        s0 = SyncSeat(served, t["id"], t["seats"]["0"], strict=False)
+        d = s0.next_decision()
+        blocker.execute("LOCK TABLE qipai_actions, qipai_hands IN ACCESS EXCLUSIVE MODE")
+        act = {"type": "act", "hand": d["hand"], "seq": d["seq"], "action": d["legal"][0]}
+        s0.send(act)
+        assert poll(lambda: waiting_on_locks(pg_url, me, "%qipai_actions%"),
+                    lambda n: n >= 1) >= 1             # its write waits
+        [writer] = lock_holders(pg_url)
+        with psycopg.connect(pg_url, autocommit=True) as c:
+            poll(lambda: c.execute("select pg_cancel_backend(%s)", (writer,)) and
+                 "write failed" in served.log_path.read_text(), bool)
+        assert "write failed, re-reading the hand" in served.log_path.read_text()
+        assert poll(lambda: waiting_on_locks(pg_url, me, "%from qipai_hands%"),
+                    lambda n: n >= 1) >= 1             # the re-read waits
+        first = s0.until("error")
+        assert first["code"] == "Unavailable" and first["seq"] == d["seq"], first
+        s0.send(act)
+        again = s0.until("error")
+        assert again["code"] == "Unavailable" and again["seq"] == d["seq"], again
+        assert "reading its hand back" in again["message"], again
+        s0.send({"type": "resync"})
+        r = s0.until("error")
+        assert r["code"] == "Unavailable" and "welcome follows" in r["message"], r
+        blocker.rollback()
+        s0.until("welcome")
+        s0.decide = None
+        assert s0.next_decision()["seq"] == d["seq"]   # the act was not taken
+    finally:
+        blocker.close()
+        served.stop()
+    assert "Traceback" not in served.log_path.read_text()
