@@ -6,6 +6,9 @@ Routes (docs/reference/protocol.md):
   **503** ``{"status": "lock-lost", …, "message"}`` once the server lock is
   lost (:class:`~qipai.host.store.LockLost`: every act is then refused
   ``LockLost``, nothing more is written; restart the server); **503**
+  ``{"status": "halted", …, "halted": N, "message"}`` while N tables are
+  halted because their hand could not be read back after a failed write
+  (restart the server once the database answers); **503**
   ``{"status": "stalled", …, "message"}`` while a write has waited for the
   database longer than ``stall_s`` (nothing commits, so no act is
   acknowledged, until the database answers; then ``ok`` again).
@@ -45,10 +48,10 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from qipai.core.errors import QipaiError
 from qipai.host import protocol as P
 from qipai.host import trace
-from qipai.host.game import Conn, HostedTable, Refused
+from qipai.host.game import LOCK_LOST, Conn, HostedTable, Refused
 from qipai.host.offload import Crowded, Offload
 from qipai.host.replay import MAX_REPLAY_BYTES, replay_steps, shown
-from qipai.host.store import LockLost, ReadsBusy, Store, StoreError, token_hash
+from qipai.host.store import LockLost, ReadsBusy, Store, StoreError, StoreStopped, token_hash
 
 #: The largest HTTP request body read (bytes; ``qipai serve --max-body-bytes``).
 MAX_BODY_BYTES = 64 * 1024
@@ -299,7 +302,17 @@ async def health(request: Request) -> Response:
     lost = s.store.lost
     if lost is not None:
         return _json({"status": "lock-lost", "tables": len(s.tables), "refused": len(s.refused),
-                      "db": s.store.dialect, "message": str(lost)}, 503)
+                      "db": s.store.dialect, "message": LOCK_LOST}, 503)
+    halted = sorted(t.id for t in s.tables.values() if t.halted is not None)
+    if halted:   # after a failed write, a hand that could not be read back
+        shown_ids = ", ".join(halted[:5]) + (f" and {len(halted) - 5} more" if len(halted) > 5
+                                             else "")
+        return _json({"status": "halted", "tables": len(s.tables), "refused": len(s.refused),
+                      "db": s.store.dialect, "halted": len(halted),
+                      "message": f"{len(halted)} table(s) take no action until the server is "
+                                 f"restarted ({shown_ids}): after a failed write the hand could "
+                                 f"not be read back from the database (the server's log says "
+                                 f"why); restart the server once the database answers"}, 503)
     stall = s.note_stall()
     if stall is not None:
         waited, what = stall
@@ -313,9 +326,9 @@ async def health(request: Request) -> Response:
 
 
 def _lost(s: Server) -> Response | None:
-    """The typed 503 answer of a write once the server lock is lost."""
-    lost = s.store.lost
-    return None if lost is None else _error("LockLost", str(lost), 503)
+    """The typed 503 answer of a write once the server lock is lost
+    (:data:`~qipai.host.game.LOCK_LOST`: the reason is in the log)."""
+    return None if s.store.lost is None else _error("LockLost", LOCK_LOST, 503)
 
 
 def _unread(s: Server, exc: StoreError) -> Response:
@@ -325,6 +338,8 @@ def _unread(s: Server, exc: StoreError) -> Response:
     (``Busy``, :class:`ReadsBusy`)."""
     if isinstance(exc, ReadsBusy):
         return _error("Busy", str(exc), 503)
+    if isinstance(exc, StoreStopped):
+        return _error("Unavailable", str(exc), 503)
     s.log(f"a read failed: {exc}")
     return _error("Unavailable", "the database did not answer the read (the server's log "
                                  "says why); try again shortly", 503)
@@ -336,9 +351,8 @@ def _table_id(request: Request | WebSocket) -> str | None:
     return tid if _TABLE_ID.fullmatch(tid) else None
 
 
-def _no_table(request: Request | WebSocket, open_: bool = False) -> Response:
-    return _error("UnknownTable", f"no {'open ' if open_ else ''}table "
-                                  f"{shown(request.path_params['id'])}", 404)
+def _no_table(request: Request | WebSocket) -> Response:
+    return _error("UnknownTable", f"no table {shown(request.path_params['id'])}", 404)
 
 
 def _refused(s: Server, tid: str) -> Response | None:
@@ -412,19 +426,25 @@ async def create_table(request: Request) -> Response:
     lost = _lost(_server(request))
     if lost is not None:
         return lost
+    s = _server(request)
     try:
-        _, created = await _server(request).create(spec)
-    except LockLost as exc:
-        return _error("LockLost", str(exc), 503)
+        _, created = await s.create(spec)
+    except LockLost:
+        return _error("LockLost", LOCK_LOST, 503)
     except StoreError as exc:
-        return _error("Unavailable", str(exc), 503)
+        s.log(f"a new table was not written: {exc}")   # the database's words: log only
+        return _error("Unavailable", "the database did not take the table (the server's log "
+                                     "says why); try again shortly", 503)
     except QipaiError as exc:
         return _error(type(exc).__name__, str(exc), 400)
     return _json(created, 201)
 
 
 async def list_tables(request: Request) -> Response:
-    return _json([t.info() for t in _server(request).tables.values() if t.open])
+    """The tables this server plays: open and not halted (a halted table's
+    hand in memory may not be the database's; ``GET /tables/{id}`` reads it)."""
+    return _json([t.info() for t in _server(request).tables.values()
+                  if t.open and t.halted is None])
 
 
 def _table(request: Request) -> HostedTable | None:
@@ -434,7 +454,7 @@ def _table(request: Request) -> HostedTable | None:
 async def get_table(request: Request) -> Response:
     s = _server(request)
     t = _table(request)
-    if t is not None:
+    if t is not None and t.halted is None:
         return _json(t.info())
     refused = _refused(s, request.path_params["id"])
     if refused is not None:
@@ -451,8 +471,13 @@ async def get_table(request: Request) -> Response:
         return _unread(s, exc)
     done = [msgspec.json.decode(h["net"]) for h in hands if h["net"] is not None]
     totals = [sum(x) for x in zip(*done)] if done else []
-    return _json({"id": row["id"], "spec": row["spec"], "variant": row["variant"],
-                  "open": bool(row["open"]), "hands_done": len(done), "totals": totals})
+    out = {"id": row["id"], "spec": row["spec"], "variant": row["variant"],
+           "open": bool(row["open"]), "hands_done": len(done), "totals": totals}
+    if t is not None and t.halted is not None:
+        # halted: what the database holds, not the hand in memory (it may hold
+        # actions the database does not), and why it is not played
+        out["halted"], out["message"] = t.halted
+    return _json(out)
 
 
 async def records(request: Request) -> Response:
@@ -586,7 +611,9 @@ async def close_table(request: Request) -> Response:
         return lost
     try:
         await t.close()
-    except StoreError as exc:
+    except LockLost as exc:
+        return _error("LockLost", str(exc), 503)
+    except StoreError as exc:   # its message names no database detail (logged)
         return _error("Unavailable", str(exc), 503)
     return _json({"id": t.id, "open": False, "totals": t.totals})
 
@@ -643,12 +670,12 @@ async def table_ws(ws: WebSocket) -> None:
                                            f"({type(exc).__name__}): {exc}", 4409)
     if t is None or not t.open:
         return await refuse("UnknownTable", f"no open table {shown(ws.path_params['id'])}", 4404)
-    if t.halted is not None:   # the server lock lost, or its hand unreadable
-        return await refuse(t.halted[0], t.halted[1], 4503)
     token = ws.query_params.get("token", "")
     who = t.who(token_hash(token)) if token else None
-    if who is None:
+    if who is None:   # before anything of the table's state is told
         return await refuse("BadToken", "the token is no seat's of this table", 4401)
+    if t.halted is not None:   # the server lock lost, or its hand unreadable
+        return await refuse(t.halted[0], t.halted[1], 4503)
     conn = Conn(seat=None if who == "spectator" else int(who))
     if trace.ON:
         conn.tr = {}
@@ -747,9 +774,11 @@ async def _log_stalls(server: Server, every: float = 1.0) -> None:
 class _Stopping:
     """(ASGI middleware.)  An HTTP request still unanswered when the
     server's shutdown gives up on it (:data:`SHUTDOWN_S`: uvicorn then
-    cancels it — a request waiting for a database that does not answer)
+    cancels it — a request waiting for a database that does not answer,
+    or any other still running, such as a slow upload or a long replay)
     is answered 503 ``Unavailable`` saying so, instead of a traceback in
-    the log and a dropped connection."""
+    the log and a dropped connection.  (uvicorn logs ``Cancel N running
+    task(s), timeout graceful shutdown exceeded`` then.)"""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -772,9 +801,10 @@ class _Stopping:
                 raise
             body = _ENC.encode(P.HttpError(
                 error="Unavailable",
-                message=f"the server is stopping and the database did not answer this request "
-                        f"within {SHUTDOWN_S:g} s; a table being created may or may not exist "
-                        f"once the server is back"))
+                message=f"the server is stopping and this request was not answered within "
+                        f"{SHUTDOWN_S:g} s (it may have waited for a database that does not "
+                        f"answer); a table being created may or may not exist once the "
+                        f"server is back"))
             await send({"type": "http.response.start", "status": 503,
                         "headers": [(b"content-type", b"application/json"),
                                     (b"content-length", str(len(body)).encode())]})

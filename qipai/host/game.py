@@ -62,8 +62,18 @@ from qipai.core.table import SeatView, Table, meld_view, redact
 from qipai.core.timeouts import default_action
 from qipai.host import protocol as P
 from qipai.host import trace
-from qipai.host.store import LockLost, StoreError, Write, action_params, said
+from qipai.host.store import LockLost, StoreError, StoreStopped, Write, action_params, said
 from qipai.core.fair import commitment, committed, new_salt
+
+#: What a client is told once the server lock is lost.  The reason (the
+#: database's own words, which may name its host and user) goes to the
+#: server's log only (:meth:`~qipai.host.app.Server.lock_lost`).
+LOCK_LOST = ("the server lost its database lock (the server's log says why): another server "
+             "may take the database, so this one takes no action and writes nothing any "
+             "more; restart it")
+#: What ``act`` and ``play`` are refused while a table re-reads its hand.
+REREADING = ("table {id} is reading its hand back from the database after a failed write; "
+             "try again shortly")
 
 _ACTION = msgspec.json.Decoder(Action)
 _DEAL = msgspec.json.Decoder(Deal)
@@ -106,9 +116,15 @@ class Conn:
     held: list = field(default_factory=list)  # messages not yet framed
     tr: dict | None = None  # (hand, seq) → its act's trace entry (QIPAI_SERVE_TRACE only)
     frames: int = 0         # frames put in the outbox (traced only)
+    #: Attached while its table re-read its hand: what it is sent before its
+    #: first welcome (a pong, a refusal), held to follow that welcome.
+    early: list | None = None
 
     def send(self, msg: Any) -> None:
-        self.held.append(msg)
+        if self.early is not None:
+            self.early.append(msg)
+        else:
+            self.held.append(msg)
 
     def put(self, frame: str | None) -> None:
         """Queue ``frame`` for the writer (None: close the socket)."""
@@ -339,6 +355,7 @@ class HostedTable:
                 if d.deadline is not None:
                     d.deadline = now + d.timeout   # paused time is not counted
         if self.rereading is not None:
+            conn.early = []   # its welcome comes first, once the hand is back
             return
         self.welcome(conn)
         self.flush()
@@ -361,7 +378,9 @@ class HostedTable:
         return public_view(self.table) if seat is None else self.table.view(seat)
 
     def welcome(self, conn: Conn) -> None:
-        """Send ``conn`` the full view (and its decision, if any)."""
+        """Send ``conn`` the full view (and its decision, if any); what it
+        was sent before its first welcome (:attr:`Conn.early`) follows."""
+        early, conn.early = conn.early, None
         view = self.view_of(conn.seat)
         conn.send(P.Welcome(
             table=self.id, seat=conn.seat, hand=self.hand, spec=self.ruleset.spec,
@@ -370,6 +389,8 @@ class HostedTable:
             next_event=len(self.table.state.events)))
         conn.hand, conn.sent, conn.decided = self.hand, len(self.table.state.events), None
         self.offer(conn)
+        if early:
+            conn.held.extend(early)
 
     def offer(self, conn: Conn) -> None:
         if conn.seat is None:
@@ -435,6 +456,14 @@ class HostedTable:
                                       f"decision ({d.seq})")
         return d
 
+    def _playable(self) -> None:
+        """Raise :class:`Refused` if the table takes no action now: its
+        :attr:`halted` code, or ``Unavailable`` while its hand is re-read."""
+        if self.halted is not None:
+            raise Refused(*self.halted)
+        if self.rereading is not None:
+            raise Refused("Unavailable", REREADING.format(id=self.id))
+
     def play(self, seat: int, action: Action, timeout: bool = False,
              conn: Conn | None = None, seq: int | None = None,
              future: asyncio.Future | None = None) -> None:
@@ -449,11 +478,7 @@ class HostedTable:
             Refused: ``IllegalAction`` (the table unchanged, nothing written);
                 the table's :attr:`halted` code (``LockLost``: nothing applied).
         """
-        if self.halted is not None:
-            raise Refused(*self.halted)
-        if self.rereading is not None:
-            raise Refused("Unavailable", f"table {self.id} is reading its hand back from the "
-                                         f"database after a failed write; try again shortly")
+        self._playable()
         table = self.table
         hand = self.hand
         index = len(table.state.actions)
@@ -520,20 +545,34 @@ class HostedTable:
             self.uncommitted = 0
             for c in self.conns:
                 c.held = []      # nothing of an uncommitted action may be seen
-            # the table in memory holds what the database may not: it takes
-            # nothing until the hand is read back (off the loop: the database
-            # that failed the write may not answer the read either)
-            self.rereading = asyncio.get_running_loop().create_task(self.reread())
-            self._tasks.append(self.rereading)
+            if lost or self.halted is not None:
+                # halted for good: nothing is served from its hand again (GET
+                # /tables/{id} reads the database), so it is not read back — a
+                # read that would hold a reader thread of a database that may
+                # not answer.  Each connection is told (again: what was held,
+                # the halt's own message too, was sent after this write and is gone).
+                if self.halted is None:
+                    self.lock_lost(exc)   # before the server's own call: once
+                else:
+                    for c in self.conns:
+                        c.send(P.Error(code=self.halted[0], message=self.halted[1]))
+            else:
+                # the table in memory holds what the database may not: it takes
+                # nothing until the hand is read back (off the loop: the database
+                # that failed the write may not answer the read either)
+                task = asyncio.get_running_loop().create_task(self.reread())
+                self.rereading = task
+                task.add_done_callback(self._reread_over)
+                self._tasks.append(task)
             for w in later:
                 w.done(exc)      # each answered below (epoch now stale)
         if conn is not None:
-            conn.send(P.Error(code="LockLost", seq=seq, message=f"not applied: {exc}") if lost
+            conn.send(P.Error(code="LockLost", seq=seq, message=f"not applied: {LOCK_LOST}") if lost
                       else P.Error(code="Unavailable", seq=seq,
                                    message="the database did not take the action; it was not "
                                            "applied"))
         if future is not None and not future.done():
-            future.set_exception(Refused("LockLost", str(exc)) if lost else
+            future.set_exception(Refused("LockLost", LOCK_LOST) if lost else
                                  Refused("Unavailable", "the database did not take the action"))
         self.flush()
         self.poke()
@@ -550,6 +589,8 @@ class HostedTable:
                 self.rebuild_from(*rows)
             except asyncio.CancelledError:
                 raise    # the server stops: the table is restored from its rows
+            except StoreStopped:
+                return   # the same (the store closed first)
             except Exception as err:  # noqa: BLE001 - the database cannot be read either
                 self.rereading = None
                 self._unreadable(err)
@@ -564,18 +605,28 @@ class HostedTable:
         self.flush()
         self.poke()
 
+    def _reread_over(self, task: asyncio.Task) -> None:
+        """(The re-read task's done callback.)  :attr:`rereading` is
+        cleared by :meth:`reread` itself before it welcomes the
+        connections; this clears it too should the task end without
+        running (cancelled before its first step)."""
+        if self.rereading is task:
+            self.rereading = None
+
     def _unreadable(self, err: Exception) -> None:
         """A failed write, and the hand cannot be re-read to put the table
         back: the table in memory may hold actions the database does not,
         so it stops (:meth:`halt`) and its connections are closed, each
         told why (an operator restarts the server once the database is back)."""
         why = (f"table {self.id}: after a failed write its hand could not be re-read from the "
-               f"database ({type(err).__name__}: {(str(err).splitlines() or [''])[0]}); it "
-               f"is not served until the server is restarted")
-        self.server.log(why)
-        self.halt("Unavailable", why)
+               f"database; it is not served until the server is restarted")
+        # the database's words (they may name its host and user) go to the log only
+        self.server.log(f"{why} ({said(err)})")
+        told = f"{why} (the server's log says why)"
+        self.halt("Unavailable", told)
         for c in list(self.conns):
-            c.held = [P.Error(code="Unavailable", message=why)]
+            c.early = None    # the refusal is all it gets
+            c.held = [P.Error(code="Unavailable", message=told)]
             c.frame()
             c.put(None)   # the writer closes the socket
 
@@ -590,11 +641,15 @@ class HostedTable:
     def lock_lost(self, exc: BaseException) -> None:
         """The server lock is lost: halt the table (``LockLost``) and tell
         every connection (its held messages are sent once the writes still
-        in flight have failed)."""
-        message = f"{exc} (no action is taken any more)"
-        self.halt("LockLost", message)
+        in flight have failed).  Clients are told :data:`LOCK_LOST`, not
+        ``exc``'s reason (the server logs that).  Once only: a table halted
+        already (a write of it saw the loss first) is not told again."""
+        if self.halted is not None and self.halted[0] == "LockLost":
+            return
+        self.halt("LockLost", LOCK_LOST)
         for c in self.conns:
-            c.send(P.Error(code="LockLost", message=message))
+            c.early = None   # not welcomed yet (a re-read): told all the same
+            c.send(P.Error(code="LockLost", message=LOCK_LOST))
         self.flush()
 
     def act(self, conn: Conn, msg: P.Act) -> None:
@@ -603,11 +658,7 @@ class HostedTable:
         while the hand is re-read, before anything about the act is checked
         (a refusal such as ``StaleSeq`` would tell of actions the database
         may not have)."""
-        if self.halted is not None:
-            raise Refused(*self.halted)
-        if self.rereading is not None:
-            raise Refused("Unavailable", f"table {self.id} is reading its hand back from the "
-                                         f"database after a failed write; try again shortly")
+        self._playable()
         self.check(conn.seat, msg)
         self.play(conn.seat, msg.action, conn=conn, seq=msg.seq)  # type: ignore[arg-type]
 
@@ -699,8 +750,10 @@ class HostedTable:
         record (deal and salt revealed, no result) is stored.
 
         Raises:
+            LockLost: the server lock was lost (the table stays open).
             StoreError: the database did not take it, or the table is halted
-                (the table stays open).
+                (the table stays open); the message names no database detail
+                (the server's log has it).
         """
         if not self.open or self.closing:
             return
@@ -721,9 +774,12 @@ class HostedTable:
                                      k_table=self.id, k_hand=self.hand)),
                 ("close", dict(k_table=self.id))], written))
             exc = await done
+            if isinstance(exc, LockLost):   # logged once, by the server
+                raise LockLost(f"table {self.id} was not closed: {LOCK_LOST}")
             if exc is not None:
-                raise StoreError(f"table {self.id} was not closed: the database did not "
-                                 f"take it: {exc}")
+                self.server.log(f"table {self.id}: its close was not written: {said(exc)}")
+                raise StoreError(f"table {self.id} was not closed: the database did not take "
+                                 f"it (the server's log says why); try again")
         finally:
             self.closing = False
         self.open = False

@@ -32,6 +32,11 @@ class Crowded(QipaiError):
     """As many calls as an :class:`Offload` takes run or wait already."""
 
 
+class Stopped(QipaiError):
+    """The :class:`Offload` is closed (the server stops): a call after
+    :meth:`~Offload.close`, or one still queued when it closed, is not made."""
+
+
 class Waits:
     """What waits now, each since when: ``begin(what)`` → a key,
     ``end(key)``.  Thread-safe (a call may end in a worker thread)."""
@@ -74,6 +79,7 @@ class Offload:
         self.name, self.workers, self.waiting = name, int(workers), int(waiting)
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._closed = False
         self.waits = Waits()
 
     async def run(self, fn: Callable[..., _T], *args: Any, what: str = "a call",
@@ -84,11 +90,16 @@ class Offload:
 
         Raises:
             Crowded: ``workers + waiting`` calls are accepted already.
+            Stopped: the offload is closed, or closed while the call was
+                queued (it was not made).
             Whatever ``fn`` raises."""
         key = self.waits.begin(what, self.workers + self.waiting if capped else None)
         if key is None:
             raise Crowded(f"{self.name}: {self.workers} run and {self.waiting} wait already")
         with self._lock:
+            if self._closed:   # no new pool that nothing would close
+                self.waits.end(key)
+                raise Stopped(f"{self.name}: closed, the server is stopping: {what} was not made")
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix=self.name)
             pool = self._pool
@@ -100,7 +111,15 @@ class Offload:
         fut.add_done_callback(lambda _f, key=key: self.waits.end(key))
         # cancelled (the request gone): a queued call is dropped (and ends), a
         # running one runs on in its thread, counted until it returns
-        return await asyncio.wrap_future(fut)
+        try:
+            return await asyncio.wrap_future(fut)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if fut.cancelled() and self._closed and not (task and task.cancelling()):
+                # dropped from the queue by close(), not this task cancelled
+                raise Stopped(f"{self.name}: closed, the server is stopping: {what} "
+                              f"was not made") from None
+            raise
 
     def close(self) -> None:
         """Drop the queued calls and let the threads go, waiting for none
@@ -108,5 +127,6 @@ class Offload:
         answer; the process's end ends it)."""
         with self._lock:
             pool, self._pool = self._pool, None
+            self._closed = True
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)

@@ -105,7 +105,7 @@ import sqlalchemy as sa
 
 from qipai.core.errors import QipaiError
 from qipai.host import trace
-from qipai.host.offload import Crowded, Offload, Waits
+from qipai.host.offload import Crowded, Offload, Stopped, Waits
 
 metadata = sa.MetaData()
 
@@ -209,6 +209,10 @@ class LockLost(StoreError):
     holding the advisory lock ended, or its connection failed or stopped
     answering): another server may take the database, so this one writes
     nothing more.  Not retried: restart the server."""
+
+
+class StoreStopped(StoreError):
+    """The store is closed (the server stops): a read is not made."""
 
 
 class ReadsBusy(StoreError):
@@ -867,11 +871,14 @@ class Store:
         Raises:
             ReadsBusy: :data:`READERS` reads run and :data:`READ_WAITING`
                 wait already.
+            StoreStopped: the store is closed (the server stops).
             StoreError: the database failed the read."""
         if self.dialect != "postgresql":
             return fn(*args)
         try:
             return await self._reads.run(fn, *args, what="a read", capped=capped)
+        except Stopped:
+            raise StoreStopped("the server is stopping: the read was not made") from None
         except Crowded:
             raise ReadsBusy(f"{READERS} reads run and {READ_WAITING} wait for the database "
                             f"already: it is slow or not answering; try again shortly") from None

@@ -10,6 +10,7 @@ timed assertions."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 import msgspec
@@ -590,21 +591,20 @@ def _freeze(cluster, sig) -> None:
         os.kill(pid, sig)
 
 
-@pytest.mark.slow   # its own cluster; the watchdog's 10 s answer limit
-def test_sigterm_stops_a_server_whose_write_hangs_on_a_database_that_answers_nothing(tmp_path):
-    """The database stops answering (every PostgreSQL process stopped) while
-    a bot table writes: the write in flight never returns, the watchdog's
-    check gets no answer, the store is lost (503).  SIGTERM then stops the
-    server — before, its shutdown waited for that write, i.e. as long as the
-    database hung (a dropped network: until TCP gives up), SIGTERM or not.
-    Nothing of the hung write was acknowledged, and the process's end ends
-    its sessions."""
+@contextlib.contextmanager
+def frozen_later(tmp_path):
+    """A PostgreSQL cluster of its own and a server on it, with an all-bot
+    table writing; yields ``(served, freeze)``, ``freeze()`` stopping every
+    PostgreSQL process (a database that answers nothing).  Leaving the
+    block, SIGTERM must stop the server (a hang bound, not a timing); then
+    the cluster goes on, the lock must be free and the log say ``LOCK
+    LOST`` without a traceback."""
     import signal
 
     from pgcluster import Cluster
 
     cluster = Cluster.start()
-    frozen = False
+    frozen = []
     try:
         url = cluster.create_database()
         served = start_server(url, tmp_path)
@@ -612,16 +612,12 @@ def test_sigterm_stops_a_server_whose_write_hangs_on_a_database_that_answers_not
             t = create(served, "guilin-mahjong", bots=[0, 1, 2, 3])
             spectator = SyncSeat(served, t["id"], t["spectator_token"], strict=False)
             spectator.until("events")                    # the bots play, so they write
-            _freeze(cluster, signal.SIGSTOP)
-            frozen = True
-            with served.http() as h:
-                # the hung write may first show as ``stalled`` (it waits as
-                # long as the watchdog's answer limit); ``lock-lost`` follows
-                seen = []
-                r = poll(lambda: h.get("/health"),
-                         lambda r: seen.append(r.json()["status"]) or r.json()["status"] == "lock-lost")
-                assert r.status_code == 503 and r.json()["status"] == "lock-lost", r.text
-                assert set(seen) <= {"ok", "stalled", "lock-lost"}, seen
+
+            def freeze() -> None:
+                _freeze(cluster, signal.SIGSTOP)
+                frozen.append(True)
+
+            yield served, freeze
             served.proc.terminate()
             assert served.proc.wait(PATIENCE) is not None  # (a hang bound, not a timing)
         finally:
@@ -633,6 +629,27 @@ def test_sigterm_stops_a_server_whose_write_hangs_on_a_database_that_answers_not
         assert "LOCK LOST" in log and "Traceback" not in log, log
     finally:
         cluster.stop()
+
+
+@pytest.mark.slow   # its own cluster; the watchdog's 10 s answer limit
+def test_sigterm_stops_a_server_whose_write_hangs_on_a_database_that_answers_nothing(tmp_path):
+    """The database stops answering (every PostgreSQL process stopped) while
+    a bot table writes: the write in flight never returns, the watchdog's
+    check gets no answer, the store is lost (503).  SIGTERM then stops the
+    server — before, its shutdown waited for that write, i.e. as long as the
+    database hung (a dropped network: until TCP gives up), SIGTERM or not.
+    Nothing of the hung write was acknowledged, and the process's end ends
+    its sessions."""
+    with frozen_later(tmp_path) as (served, freeze):
+        freeze()
+        with served.http() as h:
+            # the hung write may first show as ``stalled`` (it waits as
+            # long as the watchdog's answer limit); ``lock-lost`` follows
+            seen = []
+            r = poll(lambda: h.get("/health"),
+                     lambda r: seen.append(r.json()["status"]) or r.json()["status"] == "lock-lost")
+            assert r.status_code == 503 and r.json()["status"] == "lock-lost", r.text
+            assert set(seen) <= {"ok", "stalled", "lock-lost"}, seen
 
 
 @pytest.mark.slow   # a server start, a stall of a second or more

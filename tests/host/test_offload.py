@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from qipai.host.offload import Crowded, Offload, Waits
+from qipai.host.offload import Crowded, Offload, Stopped, Waits
 
 
 def test_a_burst_beyond_the_cap_is_refused_exactly_and_cancelled_calls_count_while_they_run():
@@ -96,5 +96,41 @@ def test_a_failing_call_raises_its_own_error_and_ends():
         assert len(off.waits) == 0
         assert await off.run(lambda: 5) == 5    # the place is free again
         off.close()
+
+    asyncio.run(main())
+
+
+def test_a_closed_offload_makes_no_call_and_says_so():
+    """After :meth:`Offload.close` a call is refused :class:`Stopped` (before,
+    a new pool was made that nothing closed), and a call still queued when
+    it closed raises :class:`Stopped`, not a bare ``CancelledError`` (which
+    a caller takes for its own task cancelled); a caller's task cancelled
+    still raises ``CancelledError``."""
+    async def main() -> None:
+        off = Offload("t", workers=1, waiting=2)
+        gate = threading.Event()
+        started = threading.Event()
+
+        def blocked() -> str:
+            started.set()
+            gate.wait(30)
+            return "done"
+
+        running = asyncio.ensure_future(off.run(blocked))
+        queued = asyncio.ensure_future(off.run(blocked, what="a read"))
+        mine = asyncio.ensure_future(off.run(blocked))
+        await asyncio.sleep(0)
+        assert started.wait(30)
+        mine.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await mine
+        off.close()
+        with pytest.raises(Stopped, match="a read was not made"):
+            await queued
+        with pytest.raises(Stopped, match="closed"):
+            await off.run(lambda: 1)
+        assert off._pool is None
+        gate.set()
+        assert await running == "done"   # a call in its thread finishes
 
     asyncio.run(main())

@@ -11,15 +11,15 @@ time nothing that works."""
 
 from __future__ import annotations
 
-import signal
+import contextlib
 import threading
 
 import httpx
 import psycopg
 import pytest
 
-from hostkit import PATIENCE, SyncSeat, create, start_server
-from test_lock_lost import _freeze, lock_holders, poll, terminate_lock
+from hostkit import PATIENCE, SyncSeat, create, refusal, start_server
+from test_lock_lost import frozen_later, lock_holders, poll, terminate_lock
 
 SEED = 7
 
@@ -37,16 +37,13 @@ def waiting_on_locks(url: str, other_than: int, like: str = "%") -> int:
                          "and pid <> %s and query ilike %s", (other_than, like)).fetchone()[0]
 
 
-@pytest.mark.slow   # a server start, the database held for a while
-def test_after_a_failed_write_the_hand_is_read_back_off_the_event_loop(pg_url, tmp_path):
-    """The writer's insert waits for a lock another session holds; its
-    session is then ended, so the write fails and the table reads its hand
-    back — a read that waits for the same lock.  Meanwhile the server
-    answers (``GET /health``: the lost lock; the table list).  Before, the
-    re-read ran in the event loop: the whole server answered nothing until
-    the lock went.  Once it goes, the hand is read back: the spectator is
-    welcomed again and told the lock is lost; nothing unacknowledged was
-    shown."""
+@contextlib.contextmanager
+def bots_write_then_locked(pg_url: str, tmp_path):
+    """A server (seeded) with an all-bot table writing, watched by its
+    spectator; then another session takes ``LOCK TABLE`` on the actions and
+    hands, and the writer's insert waits for it.  Yields ``(served, table,
+    spectator, blocker, blocker's pid)``; on leaving, the blocker's session
+    and the server are ended."""
     served = start_server(pg_url, tmp_path, "--seed", str(SEED))
     blocker = psycopg.connect(pg_url)
     me = blocker.info.backend_pid
@@ -57,22 +54,130 @@ def test_after_a_failed_write_the_hand_is_read_back_off_the_event_loop(pg_url, t
         blocker.execute("LOCK TABLE qipai_actions, qipai_hands IN ACCESS EXCLUSIVE MODE")
         assert poll(lambda: waiting_on_locks(pg_url, me, "%qipai_actions%"),
                     lambda n: n >= 1) >= 1             # the writer's insert waits
-        terminate_lock(pg_url)                         # its session ends: the write fails
-        assert poll(lambda: waiting_on_locks(pg_url, me, "%from qipai_hands%"),
-                    lambda n: n >= 1) >= 1             # the table's re-read waits
-        with httpx.Client(base_url=served.url, timeout=5.0) as h:
-            r = poll(lambda: h.get("/health"), lambda r: r.json()["status"] == "lock-lost")
-            assert r.status_code == 503 and r.json()["status"] == "lock-lost", r.text
-            assert t["id"] in [x["id"] for x in h.get("/tables").json()]
-            assert waiting_on_locks(pg_url, me, "%from qipai_hands%") >= 1   # still waiting
-        blocker.rollback()                             # the lock goes: the read answers
-        spectator.until("welcome")
-        err = spectator.until("error")
-        assert err["code"] == "LockLost", err
-        assert served.proc.poll() is None              # serving (/health: lock-lost)
+        yield served, t, spectator, blocker, me
     finally:
         blocker.close()
         served.stop()
+
+
+def fail_the_write(pg_url: str, served) -> None:
+    """Cancel the writer's statement (it waits for a lock) until the write
+    has failed: the server lock is kept (the session lives), the table
+    reads its hand back."""
+    [writer] = lock_holders(pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as c:
+        poll(lambda: c.execute("select pg_cancel_backend(%s)", (writer,)) and
+             "write failed" in served.log_path.read_text(), bool)
+    assert "write failed, re-reading the hand" in served.log_path.read_text()
+
+
+def the_reread_waits(pg_url: str, me: int) -> None:
+    assert poll(lambda: waiting_on_locks(pg_url, me, "%from qipai_hands%"),
+                lambda n: n >= 1) >= 1             # the table's re-read waits
+
+
+@pytest.mark.slow   # a server start, the database held for a while
+def test_after_a_failed_write_the_hand_is_read_back_off_the_event_loop(pg_url, tmp_path):
+    """The writer's insert waits for a lock another session holds; its
+    statement is then cancelled, so the write fails and the table reads its
+    hand back — a read that waits for the same lock.  Meanwhile the server
+    answers (``GET /health``, the table list).  Before, the re-read ran in
+    the event loop: the whole server answered nothing until the lock went.
+    A connection made meanwhile, which pings, gets its ``welcome`` first
+    once the hand is back, then its ``pong`` (before, the pong came first).
+    Once the lock goes, the spectator is welcomed again."""
+    with bots_write_then_locked(pg_url, tmp_path) as (served, t, spectator, blocker, me):
+        fail_the_write(pg_url, served)
+        the_reread_waits(pg_url, me)
+        with httpx.Client(base_url=served.url, timeout=5.0) as h:
+            assert h.get("/health").json()["status"] in ("ok", "stalled")
+            assert t["id"] in [x["id"] for x in h.get("/tables").json()]
+            assert waiting_on_locks(pg_url, me, "%from qipai_hands%") >= 1   # still waiting
+        late = SyncSeat(served, t["id"], t["spectator_token"], strict=False)
+        late.send({"type": "ping"})
+        spectator.received.clear()
+        blocker.rollback()                             # the lock goes: the read answers
+        spectator.until("welcome")
+        assert [m["type"] for m in spectator.received][:1] == ["welcome"], spectator.received
+        assert late.recv()["type"] == "welcome"
+        late.until("pong")
+        assert served.proc.poll() is None
+    log = served.log_path.read_text()
+    assert "LOCK LOST" not in log and "Traceback" not in log, log
+
+
+@pytest.mark.slow   # a server start, the database held for a while
+def test_a_hand_that_cannot_be_read_back_halts_its_table_and_says_so(pg_url, tmp_path):
+    """The write fails (as above) and then the re-read fails too (its
+    statement cancelled): the table is halted.  ``GET /health`` answers 503
+    ``halted`` naming it, ``GET /tables`` leaves it out, ``GET
+    /tables/{id}`` answers what the database holds and ``halted``, a
+    connection without a token is refused ``BadToken`` (before: the halt's
+    message), and no message to a client holds the database's own words
+    (before: the re-read's ``QueryCanceled`` text); the log has them."""
+    with bots_write_then_locked(pg_url, tmp_path) as (served, t, spectator, blocker, me):
+        fail_the_write(pg_url, served)
+        the_reread_waits(pg_url, me)
+        with psycopg.connect(pg_url, autocommit=True) as c:
+            c.execute("select pg_cancel_backend(pid) from pg_stat_activity where pid <> %s "
+                      "and wait_event_type = 'Lock' and query ilike '%%from qipai_hands%%'",
+                      (me,))
+        told = spectator.until("error", lambda m: m.get("seq") is None)
+        assert told["code"] == "Unavailable" and "re-read" in told["message"], told
+        blocker.rollback()
+        with httpx.Client(base_url=served.url, timeout=5.0) as h:
+            r = poll(lambda: h.get("/health"), lambda r: r.status_code == 503)
+            body = r.json()
+            assert body["status"] == "halted" and body["halted"] == 1, body
+            assert t["id"] in body["message"]
+            assert t["id"] not in [x["id"] for x in h.get("/tables").json()]
+            got = h.get(f"/tables/{t['id']}").json()
+            assert got["halted"] == "Unavailable" and got["open"] is True, got
+            assert "commitment" not in got                 # the database's answer
+            said = [body["message"], got["message"], told["message"]]
+        assert refusal(served, t["id"], None)["code"] == "BadToken"
+        halted = refusal(served, t["id"], t["spectator_token"])
+        assert halted["code"] == "Unavailable"
+        said.append(halted["message"])
+        for text in said:
+            assert "cancel" not in text.lower() and "QueryCanceled" not in text, text
+    log = served.log_path.read_text()
+    assert "could not be re-read" in log and "QueryCanceled" in log, log
+    assert "Traceback" not in log, log
+
+
+@pytest.mark.slow   # a server start, the database held for a while
+def test_a_lost_lock_halts_a_table_without_reading_its_hand_back(pg_url, tmp_path):
+    """The writer's insert waits for a lock; its session is then ended, so
+    the server lock is lost.  The table is halted at once and its hand is
+    not read back (before, a re-read waited for the same lock, holding a
+    reader thread, though nothing would be served from it — and the
+    spectator, whose ``LockLost`` was dropped with what the failed write
+    held, heard nothing until the lock went).  The spectator is told
+    ``LockLost`` once, at once, without the reason (which the log has);
+    once the lock goes, ``GET /tables/{id}`` answers the database's rows
+    and ``halted``."""
+    with bots_write_then_locked(pg_url, tmp_path) as (served, t, spectator, blocker, me):
+        terminate_lock(pg_url)                         # its session ends: the write fails
+        spectator.received.clear()
+        err = spectator.until("error")
+        assert err["code"] == "LockLost", err
+        with httpx.Client(base_url=served.url, timeout=5.0) as h:
+            r = poll(lambda: h.get("/health"), lambda r: r.status_code == 503)
+            assert r.json()["status"] == "lock-lost", r.text
+            assert t["id"] not in [x["id"] for x in h.get("/tables").json()]
+            # a re-read would have begun with the halt; none is waiting (an
+            # upper bound of one second on noticing it, not a timing test)
+            assert poll(lambda: waiting_on_locks(pg_url, me, "%from qipai_hands%"),
+                        lambda n: n >= 1, patience=1.0) == 0
+            blocker.rollback()
+            got = h.get(f"/tables/{t['id']}").json()
+            assert got["halted"] == "LockLost" and "lock" in got["message"], got
+        assert not [m for m in spectator.received if m["type"] == "welcome"]
+        told = [m for m in spectator.received if m["type"] == "error"]
+        assert [m["code"] for m in told] == ["LockLost"], told
+        for text in (err["message"], r.json()["message"]):
+            assert "terminat" not in text and "no longer holds" not in text, text
     log = served.log_path.read_text()
     assert log.count("LOCK LOST") == 1 and "Traceback" not in log, log
 
@@ -130,52 +235,33 @@ def test_sigterm_stops_a_server_whose_requests_wait_on_a_database_that_answers_n
     after the shutdown's limit, each answered 503 saying so.  Before, uvicorn waited for their answers,
     and the store's close for the new table's write: as long as the
     database hung, SIGTERM or not."""
-    from pgcluster import Cluster
+    waiting: list[threading.Thread] = []
+    answers: list[httpx.Response] = []
 
-    cluster = Cluster.start()
-    frozen = False
+    def ask(url: str, method: str, path: str, **kw) -> None:
+        with httpx.Client(base_url=url, timeout=PATIENCE) as c:
+            answers.append(c.request(method, path, **kw))
+
     try:
-        url = cluster.create_database()
-        served = start_server(url, tmp_path)
-        waiting: list[threading.Thread] = []
-        answers: list[httpx.Response] = []
-
-        def ask(method: str, path: str, **kw) -> None:
-            with httpx.Client(base_url=served.url, timeout=PATIENCE) as c:
-                answers.append(c.request(method, path, **kw))
-
-        try:
-            t = create(served, "guilin-mahjong", bots=[0, 1, 2, 3])
-            spectator = SyncSeat(served, t["id"], t["spectator_token"], strict=False)
-            spectator.until("events")
-            _freeze(cluster, signal.SIGSTOP)
-            frozen = True
+        with frozen_later(tmp_path) as (served, freeze):
+            freeze()
             for method, path, kw in (("GET", "/records", {}),
                                      ("POST", "/tables", {"json": {"variant": "guilin-mahjong"}})):
-                waiting.append(threading.Thread(target=ask, args=(method, path), kwargs=kw))
+                waiting.append(threading.Thread(target=ask, args=(served.url, method, path),
+                                                kwargs=kw))
                 waiting[-1].start()
             with served.http() as h:
                 r = poll(lambda: h.get("/health"), lambda r: r.json()["status"] == "lock-lost")
                 assert r.status_code == 503 and r.json()["status"] == "lock-lost", r.text
             assert all(w.is_alive() for w in waiting)    # both still wait
-            served.proc.terminate()
-            assert served.proc.wait(PATIENCE) is not None  # (a hang bound, not a timing)
-        finally:
-            if frozen:
-                _freeze(cluster, signal.SIGCONT)
-            served.stop()
-            for w in waiting:
-                w.join(PATIENCE)
-        # each waiting request was answered that the server stopped first
-        assert len(answers) == 2, answers
-        for a in answers:
-            assert a.status_code == 503 and a.json()["error"] == "Unavailable", a.text
-            assert "the server is stopping" in a.json()["message"], a.text
-        assert poll(lambda: lock_holders(url), lambda h: h == []) == []
-        log = served.log_path.read_text()
-        assert "LOCK LOST" in log and "Traceback" not in log, log
     finally:
-        cluster.stop()
+        for w in waiting:
+            w.join(PATIENCE)
+    # each waiting request was answered that the server stopped first
+    assert len(answers) == 2, answers
+    for a in answers:
+        assert a.status_code == 503 and a.json()["error"] == "Unavailable", a.text
+        assert "the server is stopping" in a.json()["message"], a.text
 
 
 @pytest.mark.slow   # a server start, the database held for a while
@@ -201,13 +287,8 @@ def test_an_act_during_the_hands_re_read_is_refused_unavailable_before_it_is_che
         s0.send(act)
         assert poll(lambda: waiting_on_locks(pg_url, me, "%qipai_actions%"),
                     lambda n: n >= 1) >= 1             # its write waits
-        [writer] = lock_holders(pg_url)
-        with psycopg.connect(pg_url, autocommit=True) as c:
-            poll(lambda: c.execute("select pg_cancel_backend(%s)", (writer,)) and
-                 "write failed" in served.log_path.read_text(), bool)
-        assert "write failed, re-reading the hand" in served.log_path.read_text()
-        assert poll(lambda: waiting_on_locks(pg_url, me, "%from qipai_hands%"),
-                    lambda n: n >= 1) >= 1             # the re-read waits
+        fail_the_write(pg_url, served)
+        the_reread_waits(pg_url, me)
         first = s0.until("error")
         assert first["code"] == "Unavailable" and first["seq"] == d["seq"], first
         s0.send(act)
