@@ -23,8 +23,9 @@ process (a server killed with SIGKILL holds nothing).  The schema is
 created under the lock.
 
 A PostgreSQL session lock can also go while the server runs: its backend
-terminated (``pg_terminate_backend``), the network dropped, the database
-restarted.  The guarantee: **no write of this server commits in a
+terminated (``pg_terminate_backend``), the network dropped (PostgreSQL
+ends the session within about 25 s: :data:`KEEPALIVE_IDLE_S`), the
+database restarted.  The guarantee: **no write of this server commits in a
 transaction that does not hold the lock.**  Every write transaction (each
 batch, :meth:`Store.create_table`) runs on the writer's connection, whose
 session took the lock at start and never releases it while the store is
@@ -263,6 +264,17 @@ LOCK_CHECK_S = 2.0
 #: Seconds a check may take before the lock counts as lost (a connection
 #: that does not answer cannot prove that its session still holds it).
 LOCK_ANSWER_S = 10.0
+#: TCP keepalive of the writer's session, set on PostgreSQL's side of it
+#: (``tcp_keepalives_idle``, ``_interval``, ``_count``; and
+#: ``tcp_user_timeout`` to match): a server cut off by the network leaves
+#: that session idle, and PostgreSQL would end it — and free the server
+#: lock for another server — only when the operating system's keepalive
+#: gives up, two hours and more by default.  With these it ends within
+#: about ``IDLE + INTERVAL × COUNT`` = 25 seconds of silence.  (Ignored on
+#: a Unix-domain socket, which no network cuts.)
+KEEPALIVE_IDLE_S = 10
+KEEPALIVE_INTERVAL_S = 5
+KEEPALIVE_COUNT = 3
 
 # One row while the writer's session (its backend pid and start time: a pid
 # alone could be reused by a later session) holds the server lock, else none.
@@ -436,6 +448,16 @@ class Store:
                     # this session (and so the lock) whenever nothing is written for that
                     # long: the writer's session is exempt (this session only)
                     c.execute(sa.text("select set_config('idle_session_timeout', '0', false)"))
+                # a network cut ends this session (and frees the lock) in seconds, not hours
+                keep = [("tcp_keepalives_idle", KEEPALIVE_IDLE_S),
+                        ("tcp_keepalives_interval", KEEPALIVE_INTERVAL_S),
+                        ("tcp_keepalives_count", KEEPALIVE_COUNT)]
+                if self._wraw.info.server_version >= 120000:   # tcp_user_timeout: 12 on
+                    keep.append(("tcp_user_timeout", 1000 * (
+                        KEEPALIVE_IDLE_S + KEEPALIVE_INTERVAL_S * KEEPALIVE_COUNT)))
+                for name, value in keep:
+                    c.execute(sa.text("select set_config(:n, :v, false)"),
+                              dict(n=name, v=str(value)))
                 c.commit()
                 self._wsession = (pid, start)
                 return None

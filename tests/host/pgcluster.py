@@ -101,9 +101,12 @@ class Cluster:
         self.socket_dir = root
         self.log = root / "server.log"
         self._counter = 0
+        self.port: int | None = None
 
     @classmethod
-    def start(cls, *, durable: bool = False) -> "Cluster":
+    def start(cls, *, durable: bool = False, tcp: bool = False) -> "Cluster":
+        """initdb and start a cluster.  ``tcp``: also listen on 127.0.0.1
+        (a free port, :attr:`port`; :meth:`tcp_url`)."""
         bindir = find_bindir()
         prefix = _run_as()
         root = Path(tempfile.mkdtemp(prefix="qipai-pg-"))
@@ -115,7 +118,15 @@ class Cluster:
         try:
             self._pg("initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust",
                      "-E", "UTF8", "--locale=C", "--no-sync")
-            opts = f"-k {root} -c listen_addresses='' -c max_connections=300"
+            listen = "''"
+            if tcp:
+                import socket
+
+                with socket.socket() as probe:   # a free port (taken back at once)
+                    probe.bind(("127.0.0.1", 0))
+                    self.port = probe.getsockname()[1]
+                listen = f"127.0.0.1 -p {self.port}"
+            opts = f"-k {root} -c listen_addresses={listen} -c max_connections=300"
             if not durable:
                 opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
             self._pg("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w",
@@ -134,7 +145,12 @@ class Cluster:
 
     def url(self, dbname: str = "postgres") -> str:
         """libpq URL of database ``dbname`` over the unix socket."""
-        return f"postgresql://postgres@/{dbname}?host={self.socket_dir}"
+        port = f"&port={self.port}" if self.port is not None else ""
+        return f"postgresql://postgres@/{dbname}?host={self.socket_dir}{port}"
+
+    def tcp_url(self, dbname: str) -> str:
+        """libpq URL of database ``dbname`` over TCP (a cluster started ``tcp=True``)."""
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{dbname}"
 
     def create_database(self, name: str | None = None) -> str:
         """Create a new empty database; returns its URL."""

@@ -520,6 +520,41 @@ def test_an_idle_session_timeout_does_not_end_the_writers_session(pg_cluster, pg
         store.close()
 
 
+@pytest.mark.slow   # its own cluster, listening on 127.0.0.1
+def test_the_writers_session_ends_within_seconds_of_a_network_cut(tmp_path):
+    """Over TCP, the writer's session (the lock's) has PostgreSQL's side of
+    its keepalive set to 10 s idle, then 3 probes 5 s apart, and a 25 s
+    user timeout (:data:`KEEPALIVE_IDLE_S` …): a server cut off by the
+    network leaves the session idle, and PostgreSQL ends it — freeing the
+    lock for another server — once the probes go unanswered, instead of
+    after the operating system's default of two hours and more.  (Before,
+    the session had the OS's defaults, as another session of the same
+    server still has: on Linux 7200 s idle.)"""
+    from pgcluster import Cluster
+
+    from qipai.host.store import KEEPALIVE_COUNT, KEEPALIVE_IDLE_S, KEEPALIVE_INTERVAL_S
+
+    with Cluster.start(tcp=True) as cluster:
+        name = _dbname(cluster.create_database())
+        store = Store(cluster.tcp_url(name))
+        try:
+            c = store._wconn
+            got = {n: c.execute(sa.text(f"show {n}")).scalar() for n in (
+                "tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count",
+                "tcp_user_timeout")}
+            c.rollback()
+            # SHOW gives these in their base units: seconds, and ms for the user timeout
+            assert got == {"tcp_keepalives_idle": "10", "tcp_keepalives_interval": "5",
+                           "tcp_keepalives_count": "3", "tcp_user_timeout": "25000"}, got
+            assert (KEEPALIVE_IDLE_S, KEEPALIVE_INTERVAL_S, KEEPALIVE_COUNT) == (10, 5, 3)
+            with store.engine.connect() as other:   # the OS's default (Linux: 7200)
+                idle = other.execute(sa.text("show tcp_keepalives_idle")).scalar()
+                assert int(idle) > 60, idle
+            assert store.check_lock() is None
+        finally:
+            store.close()
+
+
 def test_a_read_after_its_pooled_session_was_ended_is_answered(pg_cluster, pg_url):
     """A pooled connection whose session the database ended while it waited
     (here ``idle_session_timeout``; a restart does the same) is replaced
