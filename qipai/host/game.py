@@ -71,6 +71,13 @@ from qipai.core.fair import commitment, committed, new_salt
 LOCK_LOST = ("the server lost its database lock (the server's log says why): another server "
              "may take the database, so this one takes no action and writes nothing any "
              "more; restart it")
+#: What an ``act`` whose write was in flight when the lock went is told: the
+#: write failed, but a connection that broke during the commit leaves it
+#: unknown whether the database took it (a restarted server shows which).
+IN_FLIGHT_LOST = ("not acknowledged: the server lost its database lock before this action's "
+                  "commit was confirmed; it most likely was not taken (if the connection broke "
+                  "during the commit the database may have it: a restarted server's welcome "
+                  "shows which). " + LOCK_LOST)
 #: What ``act`` and ``play`` are refused while a table re-reads its hand.
 REREADING = ("table {id} is reading its hand back from the database after a failed write; "
              "try again shortly")
@@ -567,7 +574,7 @@ class HostedTable:
             for w in later:
                 w.done(exc)      # each answered below (epoch now stale)
         if conn is not None:
-            conn.send(P.Error(code="LockLost", seq=seq, message=f"not applied: {LOCK_LOST}") if lost
+            conn.send(P.Error(code="LockLost", seq=seq, message=IN_FLIGHT_LOST) if lost
                       else P.Error(code="Unavailable", seq=seq,
                                    message="the database did not take the action; it was not "
                                            "applied"))

@@ -60,6 +60,32 @@ def bots_write_then_locked(pg_url: str, tmp_path):
         served.stop()
 
 
+@contextlib.contextmanager
+def seat_acts_then_locked(pg_url: str, tmp_path):
+    """A server (seeded, long turns) with a table whose seat 0 is human, the
+    others bots; once seat 0 has a decision, another session takes ``LOCK
+    TABLE`` on the actions and hands and seat 0 acts (its first legal
+    action), so the act's write waits.  Yields ``(served, seat 0, its
+    decision, the act sent, blocker, blocker's pid)``; on leaving, the
+    blocker's session and the server are ended."""
+    served = start_server(pg_url, tmp_path, "--seed", str(SEED), "--turn-timeout", "600")
+    blocker = psycopg.connect(pg_url)
+    me = blocker.info.backend_pid
+    try:
+        t = create(served, "guilin-mahjong", bots=[1, 2, 3])
+        s0 = SyncSeat(served, t["id"], t["seats"]["0"], strict=False)
+        d = s0.next_decision()
+        blocker.execute("LOCK TABLE qipai_actions, qipai_hands IN ACCESS EXCLUSIVE MODE")
+        act = {"type": "act", "hand": d["hand"], "seq": d["seq"], "action": d["legal"][0]}
+        s0.send(act)
+        assert poll(lambda: waiting_on_locks(pg_url, me, "%qipai_actions%"),
+                    lambda n: n >= 1) >= 1             # its write waits
+        yield served, s0, d, act, blocker, me
+    finally:
+        blocker.close()
+        served.stop()
+
+
 def fail_the_write(pg_url: str, served) -> None:
     """Cancel the writer's statement (it waits for a lock) until the write
     has failed: the server lock is kept (the session lives), the table
@@ -275,18 +301,7 @@ def test_an_act_during_the_hands_re_read_is_refused_unavailable_before_it_is_che
     naming a decision that exists only because of actions the database
     never took; a ``resync`` is refused ``Unavailable`` too.  Once the read
     answers the seat is welcomed and offered its decision again, same seq."""
-    served = start_server(pg_url, tmp_path, "--seed", str(SEED), "--turn-timeout", "600")
-    blocker = psycopg.connect(pg_url)
-    me = blocker.info.backend_pid
-    try:
-        t = create(served, "guilin-mahjong", bots=[1, 2, 3])
-        s0 = SyncSeat(served, t["id"], t["seats"]["0"], strict=False)
-        d = s0.next_decision()
-        blocker.execute("LOCK TABLE qipai_actions, qipai_hands IN ACCESS EXCLUSIVE MODE")
-        act = {"type": "act", "hand": d["hand"], "seq": d["seq"], "action": d["legal"][0]}
-        s0.send(act)
-        assert poll(lambda: waiting_on_locks(pg_url, me, "%qipai_actions%"),
-                    lambda n: n >= 1) >= 1             # its write waits
+    with seat_acts_then_locked(pg_url, tmp_path) as (served, s0, d, act, blocker, me):
         fail_the_write(pg_url, served)
         the_reread_waits(pg_url, me)
         first = s0.until("error")
@@ -302,7 +317,22 @@ def test_an_act_during_the_hands_re_read_is_refused_unavailable_before_it_is_che
         s0.until("welcome")
         s0.decide = None
         assert s0.next_decision()["seq"] == d["seq"]   # the act was not taken
-    finally:
-        blocker.close()
-        served.stop()
+    assert "Traceback" not in served.log_path.read_text()
+
+
+@pytest.mark.slow   # a server start, the database held for a while
+def test_an_act_whose_write_is_in_flight_when_the_lock_goes_is_not_acknowledged(
+        pg_url, tmp_path):
+    """A seat's act waits for its write (another session holds the tables
+    locked) when the server lock goes.  Its answer is ``LockLost`` with its
+    seq saying it was *not acknowledged* — the write failed, but had the
+    connection broken during the commit itself the database could have it,
+    so the server does not claim "not applied" (before: "not applied: …"
+    and the database's reason)."""
+    with seat_acts_then_locked(pg_url, tmp_path) as (served, s0, d, act, blocker, me):
+        terminate_lock(pg_url)
+        err = s0.until("error", lambda m: m.get("seq") == d["seq"])
+        assert err["code"] == "LockLost" and err["message"].startswith("not acknowledged"), err
+        assert "terminat" not in err["message"], err
+        assert not [m for m in s0.received if m["type"] == "ack"]
     assert "Traceback" not in served.log_path.read_text()
