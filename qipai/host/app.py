@@ -166,8 +166,9 @@ class Server:
                 self.restore(row)
             except QipaiError as exc:
                 self.refused[row["id"]] = exc
+                why = getattr(exc, "detail", str(exc))   # DamagedTable: its own words
                 self.log(f"table {row['id']} not restored ({type(exc).__name__}): "
-                         f"{' '.join(str(exc).split())}")
+                         f"{' '.join(why.split())}")
 
     def lock_lost(self, exc: LockLost) -> None:
         """(The store, in the loop, once: its lock's watchdog or its writer

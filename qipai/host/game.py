@@ -86,6 +86,18 @@ _ACTION = msgspec.json.Decoder(Action)
 _DEAL = msgspec.json.Decoder(Deal)
 
 
+class DamagedTable(QipaiError):
+    """A table's stored rows do not read or replay (the database is
+    damaged): its message says where (hand, action) and what kind of error,
+    which clients may be told; :attr:`detail` is the error's own words for
+    the server's log only — an illegal action's reason may name a card a
+    seat holds or does not hold."""
+
+    def __init__(self, message: str, detail: str) -> None:
+        super().__init__(message)
+        self.detail = detail
+
+
 class Refused(Exception):
     """A client message refused with ``code`` (an :data:`~qipai.host.protocol.ErrorCode`)."""
 
@@ -276,7 +288,8 @@ class HostedTable:
 
         Raises:
             StoreError: the database failed the read.
-            QipaiError: the stored rows do not replay."""
+            QipaiError: no hand is stored.
+            DamagedTable: the stored rows do not read or replay."""
         self.rebuild_from(*self.stored())
 
     def stored(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -289,7 +302,23 @@ class HostedTable:
 
     def rebuild_from(self, hands: list[dict[str, Any]], acts: list[dict[str, Any]]) -> None:
         """The current hand again from its rows (:meth:`stored`): its
-        deal, then every stored action in ``seq`` order."""
+        deal, then every stored action in ``seq`` order.
+
+        Raises:
+            DamagedTable: a row does not read (not JSON, not an action, a
+                bad deal or salt) or an action does not replay."""
+        where = ["the finished hands' results"]
+        try:
+            self._rebuild_from(hands, acts, where)
+        except (QipaiError, msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError,
+                KeyError, IndexError) as exc:
+            raise DamagedTable(
+                f"table {self.id}: its stored rows do not replay at {where[0]} "
+                f"({type(exc).__name__}; the server's log says why); the database is damaged",
+                f"its stored rows do not replay at {where[0]}: {said(exc)}") from None
+
+    def _rebuild_from(self, hands: list[dict[str, Any]], acts: list[dict[str, Any]],
+                      where: list[str]) -> None:
         done = [h for h in hands if h["net"] is not None]
         self.totals = [0] * self.n
         for h in done:
@@ -297,10 +326,12 @@ class HostedTable:
                 self.totals[i] += x
         self.hands_done = len(done)
         current = hands[-1]
+        where[0] = f"hand {current['hand']}'s deal"
         table = self.table_from_row(current)
         self.install(current["hand"], table, bytes.fromhex(current["salt"]),
                      current["commitment"], int(current["seed"]) if current["seed"] else None)
         for i, row in enumerate(acts):
+            where[0] = f"hand {current['hand']}'s action {i}"
             if row["seq"] != i:
                 raise QipaiError(f"table {self.id} hand {current['hand']}: stored action "
                                  f"{row['seq']} follows {i - 1}; the database is damaged")
@@ -628,7 +659,7 @@ class HostedTable:
         why = (f"table {self.id}: after a failed write its hand could not be re-read from the "
                f"database; it is not served until the server is restarted")
         # the database's words (they may name its host and user) go to the log only
-        self.server.log(f"{why} ({said(err)})")
+        self.server.log(f"{why} ({getattr(err, 'detail', None) or said(err)})")
         told = f"{why} (the server's log says why)"
         self.halt("Unavailable", told)
         for c in list(self.conns):

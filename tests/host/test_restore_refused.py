@@ -81,3 +81,75 @@ def test_a_table_under_other_versions_is_refused_alone(db_url, tmp_path):
             assert h.get(f"/tables/{old_variant['id']}").status_code == 409
     finally:
         allowed.stop()
+
+
+def add_action(db_url: str, tid: str, action: str) -> dict:
+    """Store ``action`` (a JSON text, as found in a damaged database) as
+    hand 0's first action of table ``tid``; return that hand's deal."""
+    engine = sa.create_engine(sqlalchemy_url(db_url))
+    try:
+        with engine.begin() as c:
+            deal = c.execute(sa.text("select deal from qipai_hands where table_id = :i "
+                                     "and hand = 0"), {"i": tid}).scalar_one()
+            c.execute(sa.text("insert into qipai_actions (table_id, hand, seq, action, timeout) "
+                              "values (:i, 0, 0, :a, :f)"), {"i": tid, "a": action, "f": False})
+    finally:
+        engine.dispose()
+    return msgspec.json.decode(deal)
+
+
+def test_a_table_whose_rows_do_not_replay_is_refused_and_no_one_is_told_its_cards(
+        db_url, tmp_path):
+    """Damaged rows — an action that is not JSON, one that is not an action,
+    and a discard of a tile the dealer does not hold — do not stop the
+    server (before: the first two raised msgspec's error out of the start,
+    a traceback) and each table is refused ``DamagedTable`` alone.  What a
+    client is told names the hand, the action and the kind of error, never
+    the replay's own words: "seat 0 does not hold 1m" tells of a concealed
+    hand (before: in the 409 and in the WebSocket refusal, to a client
+    with no token).  The log has them."""
+    first = Server(db_url, tmp_path, "--seed", "3")
+    try:
+        good, bad_json, bad_shape, bad_card = (first.create("guilin-mahjong", bots=[])
+                                               for _ in range(4))
+    finally:
+        first.stop()
+    add_action(db_url, bad_json["id"], "nonsense")
+    add_action(db_url, bad_shape["id"], '{"type": "discard", "seat": 0, "card": "x"}')
+    deal = add_action(db_url, bad_card["id"], "{}")   # replaced below, once the deal is known
+    dealer = deal["dealer"]
+    missing = next(k for k in range(34) if k not in deal["hands"][dealer])
+    engine = sa.create_engine(sqlalchemy_url(db_url))
+    with engine.begin() as c:
+        c.execute(sa.text("update qipai_actions set action = :a where table_id = :i"),
+                  {"a": msgspec.json.encode({"type": "discard", "seat": dealer,
+                                             "card": missing}).decode(), "i": bad_card["id"]})
+    engine.dispose()
+    before = db_rows(db_url)
+
+    server = Server(db_url, tmp_path, "--seed", "3")
+    try:
+        told = []
+        with server.http() as h:
+            assert h.get("/health").json()["refused"] == 3
+            assert [t["id"] for t in h.get("/tables").json()] == [good["id"]]
+            for t in (bad_json, bad_shape, bad_card):
+                r = h.get(f"/tables/{t['id']}")
+                assert r.status_code == 409 and r.json()["error"] == "DamagedTable", r.text
+                assert "hand 0's action 0" in r.json()["message"], r.text
+                told.append(r.json()["message"])
+        for token in (None, bad_card["seats"][str(dealer)]):
+            c = Conn(server, bad_card["id"], token)
+            msg = c.recv()
+            assert msg["type"] == "error" and msg["code"] == "NotRestored", msg
+            told.append(msg["message"])
+            c.close()
+        for text in told:
+            assert "hold" not in text and "Expected" not in text and "malformed" not in text, text
+        assert "IllegalAction" in told[2] and "DecodeError" in told[0], told
+    finally:
+        server.stop()
+    log = server.log_path.read_text()
+    assert "does not hold" in log and "JSON is malformed" in log, log
+    assert "Traceback" not in log, log
+    assert db_rows(db_url) == before   # nothing written, the damaged rows kept as they are
