@@ -128,7 +128,9 @@ class Server:
     endpoints answer that error; the other tables are served.
 
     Raises:
-        StoreError: the database cannot be opened.
+        StoreError: the database cannot be opened, or it failed a read of
+            an open table being restored (nothing is served, the lock is
+            released).
     """
 
     def __init__(self, db: str, turn_timeout: float = 30.0, claim_timeout: float | None = None,
@@ -164,6 +166,11 @@ class Server:
         for row in self.store.open_tables():
             try:
                 self.restore(row)
+            except StoreError:
+                # the database failed a read: not this table's fault, and refusing
+                # it until a restart would leave it unserved; the server does not start
+                self.store.close()
+                raise
             except QipaiError as exc:
                 self.refused[row["id"]] = exc
                 why = getattr(exc, "detail", str(exc))   # DamagedTable: its own words
@@ -729,6 +736,8 @@ async def table_ws(ws: WebSocket) -> None:
             elif isinstance(msg, P.Resync):
                 if t.halted is not None:   # its hand may hold what is not committed
                     conn.send(P.Error(code=t.halted[0], message=t.halted[1]))
+                elif t.rereading is not None and conn.early is not None:
+                    pass   # its first welcome is yet to come: that answers it
                 elif t.rereading is not None:   # the same, until it is read back
                     conn.send(P.Error(code="Unavailable",
                                       message="the table is reading its hand back from the "

@@ -121,10 +121,13 @@ class Decision:
 class Conn:
     """One WebSocket connection: a seat, or a spectator (``seat`` None).
 
-    :meth:`send` only holds a message; the table's :meth:`HostedTable.flush`
-    frames what is held (once nothing of the table awaits its commit) and
-    puts the frame (a ``str``; None: close the socket) in ``outbox``, which
-    the connection's writer task empties (:meth:`frames_out`)."""
+    :meth:`send` only holds a message; the table frames what is held once
+    every write submitted before it was sent is committed
+    (:meth:`HostedTable.flush`, :meth:`release`) and puts the frame (a
+    ``str``; None: close the socket) in ``outbox``, which the connection's
+    writer task empties (:meth:`frames_out`).  Once the table is halted
+    (``direct``) a message is framed at once: nothing said after the halt
+    depends on a write, and a write that hangs must not hold it."""
 
     seat: int | None
     outbox: collections.deque = field(default_factory=collections.deque)
@@ -133,6 +136,10 @@ class Conn:
     sent: int = 0           # events of that hand it has been sent
     decided: int | None = None  # seq of the last Decide it was sent
     held: list = field(default_factory=list)  # messages not yet framed
+    #: ``(w, n)``: ``held[:n]`` was sent before the table's write ``w`` was
+    #: submitted, so it may be framed once its writes before ``w`` are committed.
+    cuts: collections.deque = field(default_factory=collections.deque)
+    direct: bool = False    # its table is halted: frame every message at once
     tr: dict | None = None  # (hand, seq) → its act's trace entry (QIPAI_SERVE_TRACE only)
     frames: int = 0         # frames put in the outbox (traced only)
     #: Attached while its table re-read its hand: what it is sent before its
@@ -142,8 +149,24 @@ class Conn:
     def send(self, msg: Any) -> None:
         if self.early is not None:
             self.early.append(msg)
+        elif self.direct:
+            self.put(P.encode(msg).decode())
         else:
             self.held.append(msg)
+
+    def release(self, committed: int) -> None:
+        """Frame what was held before write ``committed`` was submitted
+        (the table's writes before it are committed; see :attr:`cuts`)."""
+        n = 0
+        cuts = self.cuts
+        while cuts and cuts[0][0] <= committed:
+            n = cuts.popleft()[1]
+        if not n:
+            return
+        rest, self.held = self.held[n:], self.held[:n]
+        self.frame()
+        self.held = rest
+        self.cuts = collections.deque((w, k - n) for w, k in cuts)
 
     def put(self, frame: str | None) -> None:
         """Queue ``frame`` for the writer (None: close the socket)."""
@@ -167,6 +190,7 @@ class Conn:
         if not msgs:
             return
         self.held = []
+        self.cuts = collections.deque()   # nothing held: no cut (release() keeps its own)
         one = msgs[0] if len(msgs) == 1 else P.Batch(messages=tuple(msgs))
         self.put(P.encode(one).decode())
         if trace.ON:
@@ -240,6 +264,8 @@ class HostedTable:
         self._tasks: list[asyncio.Task] = []
         self._bots_running = False
         self.uncommitted = 0    # writes submitted, not yet committed
+        self.submitted = 0      # writes submitted since the last failed one
+        self.committed = 0      # of those, committed (in order)
         self.epoch = 0          # +1 at every failed write (its later writes are void)
         self.closing = False
         #: (code, message) every play is refused with once the table is
@@ -538,6 +564,10 @@ class HostedTable:
             nxt = self.new_hand(hand + 1, table.result.next_dealer)
             ops.append(("hand", self.hand_row(hand + 1, *nxt)))
         self.uncommitted += 1
+        for c in self.conns:   # what is held so far waits for the writes before this one
+            if c.held and (not c.cuts or c.cuts[-1][1] < len(c.held)):
+                c.cuts.append((self.submitted, len(c.held)))
+        self.submitted += 1
         self.store.submit(Write(self.id, ops, functools.partial(
             self._written, self.epoch, conn, hand, seq, future)))
         if taken is not None:
@@ -569,6 +599,11 @@ class HostedTable:
             self.uncommitted -= 1
             if future is not None and not future.done():
                 future.set_result(None)
+            if epoch == self.epoch:
+                self.committed += 1
+                if self.uncommitted:   # what was held before a later write: framed now
+                    for c in self.conns:
+                        c.release(self.committed)
             if not self.uncommitted:
                 self.flush()
             return
@@ -580,20 +615,19 @@ class HostedTable:
                 self.server.log(f"table {self.id}: write failed, re-reading the hand: "
                                 f"{said(exc)}")
             later = self.store.cancel(self.id)
-            self.uncommitted = 0
+            self.uncommitted = self.submitted = self.committed = 0
             for c in self.conns:
-                c.held = []      # nothing of an uncommitted action may be seen
+                # nothing of an uncommitted action may be seen (what an
+                # earlier, committed write caused was framed at its commit)
+                c.held = []
+                c.cuts.clear()
             if lost or self.halted is not None:
                 # halted for good: nothing is served from its hand again (GET
                 # /tables/{id} reads the database), so it is not read back — a
                 # read that would hold a reader thread of a database that may
-                # not answer.  Each connection is told (again: what was held,
-                # the halt's own message too, was sent after this write and is gone).
+                # not answer.  (A halt's own message went out at once: direct.)
                 if self.halted is None:
                     self.lock_lost(exc)   # before the server's own call: once
-                else:
-                    for c in self.conns:
-                        c.send(P.Error(code=self.halted[0], message=self.halted[1]))
             else:
                 # the table in memory holds what the database may not: it takes
                 # nothing until the hand is read back (off the loop: the database
@@ -674,6 +708,8 @@ class HostedTable:
         applied, its clock and bots stop, a new connection does not resume it."""
         self.halted = (code, message)
         self._started = False   # poke() starts nothing again
+        for c in self.conns:
+            c.direct = True     # what is said from now on waits for no write
         self.stop()
 
     def lock_lost(self, exc: BaseException) -> None:
@@ -686,8 +722,10 @@ class HostedTable:
             return
         self.halt("LockLost", LOCK_LOST)
         for c in self.conns:
-            c.early = None   # not welcomed yet (a re-read): told all the same
+            early, c.early = c.early, None   # not welcomed yet (a re-read): told now
             c.send(P.Error(code="LockLost", message=LOCK_LOST))
+            for m in early or ():
+                c.send(m)        # then what it was answered meanwhile
         self.flush()
 
     def act(self, conn: Conn, msg: P.Act) -> None:

@@ -629,8 +629,8 @@ def _freeze(cluster, sig) -> None:
 @contextlib.contextmanager
 def frozen_later(tmp_path):
     """A PostgreSQL cluster of its own and a server on it, with an all-bot
-    table writing; yields ``(served, freeze)``, ``freeze()`` stopping every
-    PostgreSQL process (a database that answers nothing).  Leaving the
+    table writing; yields ``(served, freeze, its spectator)``, ``freeze()``
+    stopping every PostgreSQL process (a database that answers nothing).  Leaving the
     block, SIGTERM must stop the server (a hang bound, not a timing); then
     the cluster goes on, the lock must be free and the log say ``LOCK
     LOST`` without a traceback."""
@@ -652,7 +652,7 @@ def frozen_later(tmp_path):
                 _freeze(cluster, signal.SIGSTOP)
                 frozen.append(True)
 
-            yield served, freeze
+            yield served, freeze, spectator
             served.proc.terminate()
             assert served.proc.wait(PATIENCE) is not None  # (a hang bound, not a timing)
         finally:
@@ -674,8 +674,9 @@ def test_sigterm_stops_a_server_whose_write_hangs_on_a_database_that_answers_not
     server — before, its shutdown waited for that write, i.e. as long as the
     database hung (a dropped network: until TCP gives up), SIGTERM or not.
     Nothing of the hung write was acknowledged, and the process's end ends
-    its sessions."""
-    with frozen_later(tmp_path) as (served, freeze):
+    its sessions.  The spectator is told ``LockLost`` and still answered
+    (before, whatever it was sent waited behind the hung write: nothing)."""
+    with frozen_later(tmp_path) as (served, freeze, spectator):
         freeze()
         with served.http() as h:
             # the hung write may first show as ``stalled`` (it waits as
@@ -685,6 +686,10 @@ def test_sigterm_stops_a_server_whose_write_hangs_on_a_database_that_answers_not
                      lambda r: seen.append(r.json()["status"]) or r.json()["status"] == "lock-lost")
             assert r.status_code == 503 and r.json()["status"] == "lock-lost", r.text
             assert set(seen) <= {"ok", "stalled", "lock-lost"}, seen
+        told = spectator.until("error", lambda m: m.get("seq") is None)
+        assert told["code"] == "LockLost", told
+        spectator.send({"type": "ping"})
+        spectator.until("pong")
 
 
 @pytest.mark.slow   # a server start, a stall of a second or more

@@ -196,6 +196,7 @@ def test_reconnect_resyncs_the_full_view(served):
         d = c.until("decide")
         c.send({"type": "act", "hand": d["hand"], "seq": d["seq"], "action": choose(d["legal"])})
         c.until("ack")
+    c.until("decide")   # left with a decision open (the table pauses as it goes)
     seen = [m for m in c.received if m["type"] in ("welcome", "events")]
     c.close()
     again = SyncSeat(served, t["id"], t["seats"]["0"])

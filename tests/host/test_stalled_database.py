@@ -188,6 +188,8 @@ def test_a_lost_lock_halts_a_table_without_reading_its_hand_back(pg_url, tmp_pat
         spectator.received.clear()
         err = spectator.until("error")
         assert err["code"] == "LockLost", err
+        spectator.send({"type": "ping"})
+        spectator.until("pong")   # all the server said before the pong has been read
         with httpx.Client(base_url=served.url, timeout=5.0) as h:
             r = poll(lambda: h.get("/health"), lambda r: r.status_code == 503)
             assert r.json()["status"] == "lock-lost", r.text
@@ -199,6 +201,8 @@ def test_a_lost_lock_halts_a_table_without_reading_its_hand_back(pg_url, tmp_pat
             blocker.rollback()
             got = h.get(f"/tables/{t['id']}").json()
             assert got["halted"] == "LockLost" and "lock" in got["message"], got
+        spectator.send({"type": "ping"})
+        spectator.until("pong")   # and since: nothing (no re-read's welcome)
         assert not [m for m in spectator.received if m["type"] == "welcome"]
         told = [m for m in spectator.received if m["type"] == "error"]
         assert [m["code"] for m in told] == ["LockLost"], told
@@ -269,7 +273,7 @@ def test_sigterm_stops_a_server_whose_requests_wait_on_a_database_that_answers_n
             answers.append(c.request(method, path, **kw))
 
     try:
-        with frozen_later(tmp_path) as (served, freeze):
+        with frozen_later(tmp_path) as (served, freeze, _):
             freeze()
             for method, path, kw in (("GET", "/records", {}),
                                      ("POST", "/tables", {"json": {"variant": "guilin-mahjong"}})):
@@ -336,3 +340,125 @@ def test_an_act_whose_write_is_in_flight_when_the_lock_goes_is_not_acknowledged(
         assert "terminat" not in err["message"], err
         assert not [m for m in s0.received if m["type"] == "ack"]
     assert "Traceback" not in served.log_path.read_text()
+
+
+@pytest.mark.slow   # a server start, the database held for a while
+def test_a_connection_made_during_the_re_read_is_told_of_a_lost_lock_and_answered(
+        pg_url, tmp_path):
+    """A connection made while the table re-reads its hand pings; then the
+    server lock is lost.  It is told ``LockLost``, then gets its ``pong``
+    (before, what it had been answered while it waited for its first
+    welcome was dropped with the halt)."""
+    with bots_write_then_locked(pg_url, tmp_path) as (served, t, spectator, blocker, me):
+        fail_the_write(pg_url, served)
+        the_reread_waits(pg_url, me)
+        late = SyncSeat(served, t["id"], t["spectator_token"], strict=False)
+        late.send({"type": "ping"})
+        late.send({"type": "ping"})   # the server has read the first once ...
+        poll(lambda: "re-reading" in served.log_path.read_text(), bool)
+        terminate_lock(pg_url)        # the writer's idle session: the watchdog sees it
+        first = late.recv()
+        assert first["type"] == "error" and first["code"] == "LockLost", first
+        assert [late.recv()["type"] for _ in range(2)] == ["pong", "pong"]
+
+
+def test_a_committed_action_is_acknowledged_though_a_later_write_fails(tmp_path):
+    """Write 1 of a table commits while write 2 is in flight, then write 2
+    fails (the lock is lost): what write 1 caused — its seat's ``ack`` — is
+    sent, what write 2 caused is not.  Before, everything held waited for
+    the table's last write, so write 2's failure dropped write 1's ``ack``
+    too, and after a lost lock (no re-read, no new welcome) that seat was
+    never told its action counts.  A real table on SQLite; the store's
+    queue is stood in for, so that each write is answered by hand."""
+    import asyncio
+    import json
+
+    from qipai.host import protocol as P
+    from qipai.host.app import Server
+    from qipai.host.game import Conn
+    from qipai.host.store import LockLost
+
+    def said_to(c: Conn) -> list[dict]:
+        return [m for f in c.outbox if f is not None for m in P.messages(json.loads(f))]
+
+    async def main() -> None:
+        server = Server(f"sqlite:///{tmp_path}/q.db", seed=SEED, quiet=True)
+        try:
+            t, _ = await server.create(P.CreateTable(variant="guilin-mahjong", bots=[]))
+            writes = []
+            server.store.submit = writes.append
+            conns = {s: Conn(seat=s) for s in range(4)}
+            for c in conns.values():
+                t.attach(c)
+            for c in conns.values():
+                c.outbox.clear()
+            first = min(t.decisions)                 # the dealer's turn
+            d = t.decisions[first]
+            t.play(first, d.legal[0], conn=conns[first], seq=d.seq)   # write 1
+            second = min(t.decisions)                # a seat of the claim window
+            d2 = t.decisions[second]
+            t.play(second, d2.legal[-1], conn=conns[second], seq=d2.seq)   # write 2
+            assert len(writes) == 2 and not any(c.outbox for c in conns.values())
+            writes[0].done(None)                     # write 1 commits
+            acks = [m for m in said_to(conns[first]) if m["type"] == "ack"]
+            assert [a["seq"] for a in acks] == [d.seq], list(conns[first].outbox)
+            writes[1].done(LockLost("gone"))         # write 2 fails
+            told = said_to(conns[second])
+            assert not [m for m in told if m["type"] == "ack"], told
+            assert [m["code"] for m in told if m["type"] == "error" and m.get("seq")] == \
+                ["LockLost"], told
+        finally:
+            server.store.close()
+
+    asyncio.run(main())
+
+
+@pytest.mark.slow   # three server starts, the database held for a while
+def test_a_read_that_fails_while_the_server_restores_a_table_stops_the_start(
+        pg_url, tmp_path):
+    """The database fails a read of an open table while a server starts
+    (another session holds its hands locked; the read is cancelled).  The
+    server does not start: it exits (2) with one line naming the read, and
+    the lock is free — before, the table was refused until a restart, with
+    the database's own words in its 409 and WebSocket refusal to any
+    client, token or not, while ``/health`` said ``ok``.  Started again
+    once the database answers, it serves the table."""
+    first = start_server(pg_url, tmp_path)
+    try:
+        t = create(first, "guilin-mahjong", bots=[1, 2, 3])
+    finally:
+        first.stop()
+    blocker = psycopg.connect(pg_url)
+    me = blocker.info.backend_pid
+    blocker.execute("LOCK TABLE qipai_hands IN ACCESS EXCLUSIVE MODE")
+    failed: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            start_server(pg_url, tmp_path).stop()
+        except RuntimeError as exc:
+            failed.append(exc)
+
+    th = threading.Thread(target=start)
+    th.start()
+    try:
+        assert poll(lambda: waiting_on_locks(pg_url, me, "%qipai_hands%"),
+                    lambda n: n >= 1) >= 1             # the start's read waits
+        with psycopg.connect(pg_url, autocommit=True) as c:
+            c.execute("select pg_cancel_backend(pid) from pg_stat_activity where pid <> %s "
+                      "and wait_event_type = 'Lock' and query ilike '%%qipai_hands%%'", (me,))
+        th.join(PATIENCE)
+    finally:
+        blocker.close()
+    assert len(failed) == 1, "the server started"
+    out = str(failed[0])
+    assert "exited (2): error: the database did not answer the read" in out, out
+    assert "Traceback" not in out, out
+    assert lock_holders(pg_url) == []
+    again = start_server(pg_url, tmp_path)
+    try:
+        assert refusal(again, t["id"], None)["code"] == "BadToken"   # served: a token is asked
+        with again.http() as h:
+            assert h.get(f"/tables/{t['id']}").json()["id"] == t["id"]
+    finally:
+        again.stop()
