@@ -48,10 +48,12 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from qipai.core.errors import QipaiError
 from qipai.host import protocol as P
 from qipai.host import trace
-from qipai.host.game import LOCK_LOST, Conn, HostedTable, Refused
+from qipai.host.game import LOCK_LOST, Conn, DamagedTable, HostedTable, Refused
 from qipai.host.offload import Crowded, Offload
 from qipai.host.replay import MAX_REPLAY_BYTES, replay_steps, shown
-from qipai.host.store import LockLost, ReadsBusy, Store, StoreError, StoreStopped, token_hash
+from qipai.host.store import (
+    LockLost, ReadsBusy, Store, StoreError, StoreStopped, said, token_hash,
+)
 
 #: The largest HTTP request body read (bytes; ``qipai serve --max-body-bytes``).
 MAX_BODY_BYTES = 64 * 1024
@@ -223,6 +225,24 @@ class Server:
         return load_cached(spec, plugins=self.plugins)
 
     def restore(self, row: dict[str, Any]) -> HostedTable:
+        """Serve the open table of ``row`` again (its current hand rebuilt).
+
+        Raises:
+            RestoreRefused, VersionMismatch: made under other plugins or versions.
+            DamagedTable: its row or its hand's rows do not read or replay.
+            StoreError: the database failed a read."""
+        try:
+            return self._restore(row)
+        except QipaiError:   # (some are ValueErrors too)
+            raise
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError,
+                KeyError) as exc:
+            raise DamagedTable(
+                f"table {row.get('id')}: its stored table row does not read "
+                f"({type(exc).__name__}; the server's log says why); the database is damaged",
+                f"its stored table row does not read: {said(exc)}") from None
+
+    def _restore(self, row: dict[str, Any]) -> HostedTable:
         stored = msgspec.json.decode(row["plugins"])
         if stored != self.plugin_specs:
             raise RestoreRefused(f"table {row['id']} was made with house plugins {stored}; "
@@ -274,6 +294,7 @@ class Server:
         hand = t.new_hand(0, None)
         await self.store.create_table_async(row, t.hand_row(0, *hand))
         t.install(0, *hand)
+        t.committed_now()
         self.tables[tid] = t
         if self.store.lost is not None:   # lost while the loop awaited the commit:
             t.lock_lost(self.store.lost)  # lock_lost() did not see this table yet

@@ -236,9 +236,14 @@ class HostedTable:
         self.row = row
         self.ruleset = ruleset
         self.n: int = ruleset.manifest.players
-        self.bots: tuple[int, ...] = tuple(msgspec.json.decode(row["bots"]))
+        self.bots: tuple[int, ...] = tuple(msgspec.json.decode(row["bots"], type=list[int]))
         self.seat_of_hash: dict[str, int] = {
-            h: int(s) for s, h in msgspec.json.decode(row["tokens"]).items()}
+            h: int(s) for s, h in msgspec.json.decode(row["tokens"], type=dict[str, str]).items()}
+        seats = sorted([*self.bots, *self.seat_of_hash.values()])
+        if seats != list(range(self.n)):   # (a damaged row: ValueError, DamagedTable at restore)
+            raise ValueError(f"its bot seats {list(self.bots)} and token seats "
+                             f"{sorted(self.seat_of_hash.values())} are not each seat once "
+                             f"(0..{self.n - 1})")
         self.spectator_hash: str = row["spectator_hash"]
         self.admin_hash: str = row["admin_hash"]
         self.rng_kind: str = row["rng"]
@@ -249,6 +254,9 @@ class HostedTable:
         self.decisions: dict[int, Decision] = {}
         self.totals = [0] * self.n
         self.hands_done = 0
+        #: :meth:`info`'s hand, hands done, dealer, commitment and totals:
+        #: the committed state (None: not made yet)
+        self.shown: tuple | None = None
         self.hand = 0
         self.table: Table = None  # type: ignore[assignment]
         self.salt = b""
@@ -353,6 +361,9 @@ class HostedTable:
         self.hands_done = len(done)
         current = hands[-1]
         where[0] = f"hand {current['hand']}'s deal"
+        if commitment(_DEAL.decode(current["deal"]), bytes.fromhex(current["salt"])) != \
+                current["commitment"]:
+            raise QipaiError("its deal and salt are not what its commitment was made of")
         table = self.table_from_row(current)
         self.install(current["hand"], table, bytes.fromhex(current["salt"]),
                      current["commitment"], int(current["seed"]) if current["seed"] else None)
@@ -369,6 +380,7 @@ class HostedTable:
             if row["timeout"]:
                 self.timeouts.append(i)
             self.refresh_decisions()
+        self.committed_now()
         if table.over:  # pragma: no cover - the next hand is stored with the last action
             raise QipaiError(f"table {self.id}: hand {self.hand} is over but has no next hand")
 
@@ -568,8 +580,9 @@ class HostedTable:
             if c.held and (not c.cuts or c.cuts[-1][1] < len(c.held)):
                 c.cuts.append((self.submitted, len(c.held)))
         self.submitted += 1
+        ends: list = []   # a hand ended: what info() shows once this write commits
         self.store.submit(Write(self.id, ops, functools.partial(
-            self._written, self.epoch, conn, hand, seq, future)))
+            self._written, self.epoch, conn, hand, seq, future, ends)))
         if taken is not None:
             self.answered[seat] = taken.seq
         if conn is not None:
@@ -585,12 +598,14 @@ class HostedTable:
             for c in list(self.conns):
                 c.send(ended)
             self.install(hand + 1, *nxt)
+            ends.append(self._now())
             self.sync()
         self.poke()
 
     def _written(self, epoch: int, conn: Conn | None, hand: int, seq: int | None,
-                 future: asyncio.Future | None, exc: BaseException | None) -> None:
-        """A write of this table is committed (``exc`` None) or failed."""
+                 future: asyncio.Future | None, ends: list, exc: BaseException | None) -> None:
+        """A write of this table is committed (``exc`` None) or failed;
+        ``ends``: what :meth:`info` shows once it is committed, if it ended a hand."""
         if exc is None:
             if trace.ON and conn is not None and conn.tr is not None:
                 e = conn.tr.get((hand, seq))
@@ -601,6 +616,8 @@ class HostedTable:
                 future.set_result(None)
             if epoch == self.epoch:
                 self.committed += 1
+                if ends:
+                    self.shown = ends[0]
                 if self.uncommitted:   # what was held before a later write: framed now
                     for c in self.conns:
                         c.release(self.committed)
@@ -878,11 +895,25 @@ class HostedTable:
 
     # ------------------------------------------------------------ info
 
+    def _now(self) -> tuple[int, int, int, str, tuple[int, ...]]:
+        """The hand, hands done, dealer, commitment and totals now."""
+        return (self.hand, self.hands_done, self.table.state.dealer, self.commitment,
+                tuple(self.totals))
+
+    def committed_now(self) -> None:
+        """What the table holds now is committed (made, or read back):
+        :meth:`info` shows it."""
+        self.shown = self._now()
+
     def info(self) -> P.TableInfo:
+        """``GET /tables/{id}``: the hand, totals and commitment as
+        committed — a hand that ended in a write not yet committed shows
+        once it is (a write that fails takes nothing back that was shown)."""
+        hand, done, dealer, commitment, totals = self.shown or self._now()
         return P.TableInfo(
             id=self.id, spec=self.ruleset.spec, variant=self.ruleset.name, players=self.n,
-            bots=self.bots, hand=self.hand, hands_done=self.hands_done,
-            dealer=self.table.state.dealer, rng=self.rng_kind, commitment=self.commitment,
-            totals=tuple(self.totals), open=self.open,
+            bots=self.bots, hand=hand, hands_done=done,
+            dealer=dealer, rng=self.rng_kind, commitment=commitment,
+            totals=totals, open=self.open,
             connected=tuple(sorted({c.seat for c in self.conns if c.seat is not None})),
             watched=bool(self.conns))

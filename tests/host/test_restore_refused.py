@@ -98,20 +98,45 @@ def add_action(db_url: str, tid: str, action: str) -> dict:
     return msgspec.json.decode(deal)
 
 
+def set_column(db_url: str, table: str, column: str, tid: str, value: str) -> None:
+    """Overwrite ``column`` of table ``tid``'s rows in ``table`` (as a damaged database)."""
+    key = "id" if table == "qipai_tables" else "table_id"
+    engine = sa.create_engine(sqlalchemy_url(db_url))
+    try:
+        with engine.begin() as c:
+            c.execute(sa.text(f"update {table} set {column} = :v where {key} = :i"),
+                      {"v": value, "i": tid})
+    finally:
+        engine.dispose()
+
+
+#: Damaged table rows (column, stored value) and the error each is refused with.
+TABLE_ROW_DAMAGE = [
+    ("bots", "nonsense", "DecodeError"),
+    ("tokens", '{"a": 1}', "ValidationError"),
+    ("plugins", "nonsense", "DecodeError"),
+    ("stamp", "[]", "ValidationError"),
+    ("seed", "x7", "ValueError"),
+    ("bots", "[9]", "ValueError"),   # no such seat
+]
+
+
 def test_a_table_whose_rows_do_not_replay_is_refused_and_no_one_is_told_its_cards(
         db_url, tmp_path):
     """Damaged rows — an action that is not JSON, one that is not an action,
-    and a discard of a tile the dealer does not hold — do not stop the
-    server (before: the first two raised msgspec's error out of the start,
-    a traceback) and each table is refused ``DamagedTable`` alone.  What a
-    client is told names the hand, the action and the kind of error, never
-    the replay's own words: "seat 0 does not hold 1m" tells of a concealed
-    hand (before: in the 409 and in the WebSocket refusal, to a client
-    with no token).  The log has them."""
+    a discard of a tile the dealer does not hold, a salt that is not what
+    the hand's commitment was made of, and table rows that do not read —
+    do not stop the server (before: all but the discard and the salt raised
+    an error out of the start, a traceback; the salt was taken, and the
+    hand's last action then broke the table) and each table is refused
+    ``DamagedTable`` alone.  What a client is told names where and the kind
+    of error, never the replay's own words: "seat 0 does not hold 1m"
+    tells of a concealed hand (before: in the 409 and in the WebSocket
+    refusal, to a client with no token).  The log has them."""
     first = Server(db_url, tmp_path, "--seed", "3")
     try:
-        good, bad_json, bad_shape, bad_card = (first.create("guilin-mahjong", bots=[])
-                                               for _ in range(4))
+        good, bad_json, bad_shape, bad_card, bad_salt, *bad_rows = (
+            first.create("guilin-mahjong", bots=[]) for _ in range(5 + len(TABLE_ROW_DAMAGE)))
     finally:
         first.stop()
     add_action(db_url, bad_json["id"], "nonsense")
@@ -119,25 +144,31 @@ def test_a_table_whose_rows_do_not_replay_is_refused_and_no_one_is_told_its_card
     deal = add_action(db_url, bad_card["id"], "{}")   # replaced below, once the deal is known
     dealer = deal["dealer"]
     missing = next(k for k in range(34) if k not in deal["hands"][dealer])
-    engine = sa.create_engine(sqlalchemy_url(db_url))
-    with engine.begin() as c:
-        c.execute(sa.text("update qipai_actions set action = :a where table_id = :i"),
-                  {"a": msgspec.json.encode({"type": "discard", "seat": dealer,
-                                             "card": missing}).decode(), "i": bad_card["id"]})
-    engine.dispose()
+    set_column(db_url, "qipai_actions", "action", bad_card["id"],
+               msgspec.json.encode({"type": "discard", "seat": dealer,
+                                    "card": missing}).decode())
+    set_column(db_url, "qipai_hands", "salt", bad_salt["id"], "00" * 32)
+    for t, (column, value, _) in zip(bad_rows, TABLE_ROW_DAMAGE):
+        set_column(db_url, "qipai_tables", column, t["id"], value)
     before = db_rows(db_url)
 
     server = Server(db_url, tmp_path, "--seed", "3")
     try:
         told = []
         with server.http() as h:
-            assert h.get("/health").json()["refused"] == 3
+            assert h.get("/health").json()["refused"] == 4 + len(TABLE_ROW_DAMAGE)
             assert [t["id"] for t in h.get("/tables").json()] == [good["id"]]
             for t in (bad_json, bad_shape, bad_card):
                 r = h.get(f"/tables/{t['id']}")
                 assert r.status_code == 409 and r.json()["error"] == "DamagedTable", r.text
                 assert "hand 0's action 0" in r.json()["message"], r.text
                 told.append(r.json()["message"])
+            r = h.get(f"/tables/{bad_salt['id']}")
+            assert r.status_code == 409 and "hand 0's deal" in r.json()["message"], r.text
+            for t, (column, _, error) in zip(bad_rows, TABLE_ROW_DAMAGE):
+                r = h.get(f"/tables/{t['id']}")
+                assert r.status_code == 409 and r.json()["error"] == "DamagedTable", r.text
+                assert f"table row does not read ({error}" in r.json()["message"], (column, r.text)
         for token in (None, bad_card["seats"][str(dealer)]):
             c = Conn(server, bad_card["id"], token)
             msg = c.recv()
@@ -151,5 +182,6 @@ def test_a_table_whose_rows_do_not_replay_is_refused_and_no_one_is_told_its_card
         server.stop()
     log = server.log_path.read_text()
     assert "does not hold" in log and "JSON is malformed" in log, log
+    assert "not what its commitment was made of" in log, log
     assert "Traceback" not in log, log
     assert db_rows(db_url) == before   # nothing written, the damaged rows kept as they are

@@ -86,6 +86,24 @@ def seat_acts_then_locked(pg_url: str, tmp_path):
         served.stop()
 
 
+@contextlib.asynccontextmanager
+async def writes_by_hand(tmp_path):
+    """A real table (SQLite, seeded, every seat human) whose writes are not
+    committed but collected: yields ``(table, writes)``, each write to be
+    answered by hand (``w.done(None)``: committed; ``w.done(exc)``: failed)."""
+    from qipai.host import protocol as P
+    from qipai.host.app import Server
+
+    server = Server(f"sqlite:///{tmp_path}/q.db", seed=SEED, quiet=True)
+    try:
+        t, _ = await server.create(P.CreateTable(variant="guilin-mahjong", bots=[]))
+        writes: list = []
+        server.store.submit = writes.append
+        yield t, writes
+    finally:
+        server.store.close()
+
+
 def fail_the_write(pg_url: str, served) -> None:
     """Cancel the writer's statement (it waits for a lock) until the write
     has failed: the server lock is kept (the session lives), the table
@@ -374,7 +392,6 @@ def test_a_committed_action_is_acknowledged_though_a_later_write_fails(tmp_path)
     import json
 
     from qipai.host import protocol as P
-    from qipai.host.app import Server
     from qipai.host.game import Conn
     from qipai.host.store import LockLost
 
@@ -382,11 +399,7 @@ def test_a_committed_action_is_acknowledged_though_a_later_write_fails(tmp_path)
         return [m for f in c.outbox if f is not None for m in P.messages(json.loads(f))]
 
     async def main() -> None:
-        server = Server(f"sqlite:///{tmp_path}/q.db", seed=SEED, quiet=True)
-        try:
-            t, _ = await server.create(P.CreateTable(variant="guilin-mahjong", bots=[]))
-            writes = []
-            server.store.submit = writes.append
+        async with writes_by_hand(tmp_path) as (t, writes):
             conns = {s: Conn(seat=s) for s in range(4)}
             for c in conns.values():
                 t.attach(c)
@@ -407,8 +420,6 @@ def test_a_committed_action_is_acknowledged_though_a_later_write_fails(tmp_path)
             assert not [m for m in told if m["type"] == "ack"], told
             assert [m["code"] for m in told if m["type"] == "error" and m.get("seq")] == \
                 ["LockLost"], told
-        finally:
-            server.store.close()
 
     asyncio.run(main())
 
@@ -462,3 +473,35 @@ def test_a_read_that_fails_while_the_server_restores_a_table_stops_the_start(
             assert h.get(f"/tables/{t['id']}").json()["id"] == t["id"]
     finally:
         again.stop()
+
+
+def test_get_table_shows_a_finished_hand_only_once_its_write_commits(tmp_path):
+    """A hand ends in a write not yet committed: ``GET /tables/{id}``
+    (``info()``) still shows the hand, totals and commitment as committed,
+    and the new ones once the write commits — had it failed they would
+    never have been shown (before, they were shown at once, from memory).
+    A real table on SQLite, every seat played by hand; the store's queue
+    stood in for, so that the writes are answered by hand."""
+    import asyncio
+
+    async def main() -> None:
+        async with writes_by_hand(tmp_path) as (t, writes):
+            before = t.info()
+            assert before.hand == 0 and before.hands_done == 0
+            while t.hand == 0:   # every decision: its first legal action (a hand ends)
+                seat = min(t.decisions)
+                t.play(seat, t.decisions[seat].legal[0])
+            assert t.hands_done == 1   # in memory: the hand is over
+            shown = t.info()
+            assert (shown.hand, shown.hands_done, shown.totals, shown.commitment) == \
+                (0, 0, (0, 0, 0, 0), before.commitment), shown
+            for w in writes[:-1]:
+                w.done(None)
+            assert t.info().hands_done == 0     # the hand-ending write is still in flight
+            writes[-1].done(None)
+            after = t.info()
+            assert (after.hand, after.hands_done) == (1, 1), after
+            assert after.totals == tuple(t.totals) and after.commitment == t.commitment
+            assert after.commitment != before.commitment
+
+    asyncio.run(main())
