@@ -48,7 +48,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from qipai.core.errors import QipaiError
 from qipai.host import protocol as P
 from qipai.host import trace
-from qipai.host.game import LOCK_LOST, Conn, DamagedTable, HostedTable, Refused
+from qipai.host.game import LOCK_LOST, UNREADABLE, Conn, DamagedTable, HostedTable, Refused
 from qipai.host.offload import Crowded, Offload
 from qipai.host.replay import MAX_REPLAY_BYTES, replay_steps, shown
 from qipai.host.store import (
@@ -235,8 +235,7 @@ class Server:
             return self._restore(row)
         except QipaiError:   # (some are ValueErrors too)
             raise
-        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError,
-                KeyError) as exc:
+        except UNREADABLE as exc:
             raise DamagedTable(
                 f"table {row.get('id')}: its stored table row does not read "
                 f"({type(exc).__name__}; the server's log says why); the database is damaged",

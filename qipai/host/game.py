@@ -82,6 +82,11 @@ IN_FLIGHT_LOST = ("not acknowledged: the server lost its database lock before th
 REREADING = ("table {id} is reading its hand back from the database after a failed write; "
              "try again shortly")
 
+#: The errors of stored rows that do not read (decoded or converted):
+#: :class:`DamagedTable` at restore.
+UNREADABLE = (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError, KeyError,
+              IndexError)
+
 _ACTION = msgspec.json.Decoder(Action)
 _DEAL = msgspec.json.Decoder(Deal)
 
@@ -271,7 +276,6 @@ class HostedTable:
         self._due: float | None = None
         self._tasks: list[asyncio.Task] = []
         self._bots_running = False
-        self.uncommitted = 0    # writes submitted, not yet committed
         self.submitted = 0      # writes submitted since the last failed one
         self.committed = 0      # of those, committed (in order)
         self.epoch = 0          # +1 at every failed write (its later writes are void)
@@ -344,8 +348,7 @@ class HostedTable:
         where = ["the finished hands' results"]
         try:
             self._rebuild_from(hands, acts, where)
-        except (QipaiError, msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError,
-                KeyError, IndexError) as exc:
+        except (QipaiError, *UNREADABLE) as exc:
             raise DamagedTable(
                 f"table {self.id}: its stored rows do not replay at {where[0]} "
                 f"({type(exc).__name__}; the server's log says why); the database is damaged",
@@ -361,11 +364,11 @@ class HostedTable:
         self.hands_done = len(done)
         current = hands[-1]
         where[0] = f"hand {current['hand']}'s deal"
-        if commitment(_DEAL.decode(current["deal"]), bytes.fromhex(current["salt"])) != \
-                current["commitment"]:
+        salt = bytes.fromhex(current["salt"])
+        if commitment(_DEAL.decode(current["deal"]), salt) != current["commitment"]:
             raise QipaiError("its deal and salt are not what its commitment was made of")
         table = self.table_from_row(current)
-        self.install(current["hand"], table, bytes.fromhex(current["salt"]),
+        self.install(current["hand"], table, salt,
                      current["commitment"], int(current["seed"]) if current["seed"] else None)
         for i, row in enumerate(acts):
             where[0] = f"hand {current['hand']}'s action {i}"
@@ -532,6 +535,11 @@ class HostedTable:
                                       f"decision ({d.seq})")
         return d
 
+    @property
+    def uncommitted(self) -> int:
+        """Writes of the table submitted and not yet committed."""
+        return self.submitted - self.committed
+
     def _playable(self) -> None:
         """Raise :class:`Refused` if the table takes no action now: its
         :attr:`halted` code, or ``Unavailable`` while its hand is re-read."""
@@ -575,7 +583,6 @@ class HostedTable:
                 k_table=self.id, k_hand=hand)))
             nxt = self.new_hand(hand + 1, table.result.next_dealer)
             ops.append(("hand", self.hand_row(hand + 1, *nxt)))
-        self.uncommitted += 1
         for c in self.conns:   # what is held so far waits for the writes before this one
             if c.held and (not c.cuts or c.cuts[-1][1] < len(c.held)):
                 c.cuts.append((self.submitted, len(c.held)))
@@ -611,7 +618,6 @@ class HostedTable:
                 e = conn.tr.get((hand, seq))
                 if e is not None:
                     e[trace.COMMITTED] = trace.perf_counter()
-            self.uncommitted -= 1
             if future is not None and not future.done():
                 future.set_result(None)
             if epoch == self.epoch:
@@ -632,7 +638,7 @@ class HostedTable:
                 self.server.log(f"table {self.id}: write failed, re-reading the hand: "
                                 f"{said(exc)}")
             later = self.store.cancel(self.id)
-            self.uncommitted = self.submitted = self.committed = 0
+            self.submitted = self.committed = 0
             for c in self.conns:
                 # nothing of an uncommitted action may be seen (what an
                 # earlier, committed write caused was framed at its commit)

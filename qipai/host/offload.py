@@ -99,7 +99,7 @@ class Offload:
         with self._lock:
             if self._closed:   # no new pool that nothing would close
                 self.waits.end(key)
-                raise Stopped(f"{self.name}: closed, the server is stopping: {what} was not made")
+                raise self._stopped(what)
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix=self.name)
             pool = self._pool
@@ -117,9 +117,11 @@ class Offload:
             task = asyncio.current_task()
             if fut.cancelled() and self._closed and not (task and task.cancelling()):
                 # dropped from the queue by close(), not this task cancelled
-                raise Stopped(f"{self.name}: closed, the server is stopping: {what} "
-                              f"was not made") from None
+                raise self._stopped(what) from None
             raise
+
+    def _stopped(self, what: str) -> Stopped:
+        return Stopped(f"{self.name}: closed, the server is stopping: {what} was not made")
 
     def close(self) -> None:
         """Drop the queued calls and let the threads go, waiting for none
