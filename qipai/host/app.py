@@ -7,8 +7,9 @@ Routes (docs/reference/protocol.md):
   lost (:class:`~qipai.host.store.LockLost`: every act is then refused
   ``LockLost``, nothing more is written; restart the server); **503**
   ``{"status": "halted", …, "halted": N, "message"}`` while N tables are
-  halted because their hand could not be read back after a failed write
-  (restart the server once the database answers); **503**
+  halted because their hand could not be read back after a failed write,
+  or an internal error (of the server or a plugin) stopped them
+  (restart the server once the cause is fixed); **503**
   ``{"status": "stalled", …, "message"}`` while a write has waited for the
   database longer than ``stall_s`` (nothing commits, so no act is
   acknowledged, until the database answers; then ``ok`` again).
@@ -332,15 +333,18 @@ async def health(request: Request) -> Response:
         return _json({"status": "lock-lost", "tables": len(s.tables), "refused": len(s.refused),
                       "db": s.store.dialect, "message": LOCK_LOST}, 503)
     halted = sorted(t.id for t in s.tables.values() if t.halted is not None)
-    if halted:   # after a failed write, a hand that could not be read back
+    if halted:   # a hand not read back after a failed write, or an internal error
         shown_ids = ", ".join(halted[:5]) + (f" and {len(halted) - 5} more" if len(halted) > 5
                                              else "")
+        why = sorted({"after a failed write the hand could not be read back from the database"
+                      if s.tables[i].halted[0] != "InternalError" else  # type: ignore[index]
+                      "an internal error (of the server or a plugin) stopped it"
+                      for i in halted})
         return _json({"status": "halted", "tables": len(s.tables), "refused": len(s.refused),
                       "db": s.store.dialect, "halted": len(halted),
                       "message": f"{len(halted)} table(s) take no action until the server is "
-                                 f"restarted ({shown_ids}): after a failed write the hand could "
-                                 f"not be read back from the database (the server's log says "
-                                 f"why); restart the server once the database answers"}, 503)
+                                 f"restarted ({shown_ids}): {'; '.join(why)} (the server's log "
+                                 f"says why); restart the server once the cause is fixed"}, 503)
     stall = s.note_stall()
     if stall is not None:
         waited, what = stall

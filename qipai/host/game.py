@@ -49,6 +49,7 @@ import collections
 import functools
 import random
 import time
+import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -281,7 +282,9 @@ class HostedTable:
         self.epoch = 0          # +1 at every failed write (its later writes are void)
         self.closing = False
         #: (code, message) every play is refused with once the table is
-        #: halted (:meth:`halt`: the server lock lost); None while it plays.
+        #: ``(code, message)`` once halted (:meth:`halt`: the server lock
+        #: lost, the hand unreadable after a failed write, an internal error
+        #: in :meth:`play`); None while it plays.
         self.halted: tuple[str, str] | None = None
         #: The re-read of the hand after a failed write (:meth:`reread`),
         #: while it runs; None otherwise.
@@ -560,7 +563,11 @@ class HostedTable:
 
         Raises:
             Refused: ``IllegalAction`` (the table unchanged, nothing written);
-                the table's :attr:`halted` code (``LockLost``: nothing applied).
+                the table's :attr:`halted` code (``LockLost``: nothing applied);
+                ``InternalError``: a plugin or the server failed on the action
+                before its write was submitted — nothing written, the table
+                halted (:meth:`_broken`; a failure after the submit halts it
+                too, and the action, submitted, is answered at its commit).
         """
         self._playable()
         table = self.table
@@ -571,18 +578,24 @@ class HostedTable:
             table.apply(action)
         except IllegalAction as exc:
             raise Refused("IllegalAction", exc.reason) from None
+        except Exception as exc:  # noqa: BLE001 - a plugin's fault (PluginError), or ours
+            raise self._broken(exc, f"seat {seat}'s {action!r}") from None
         if timeout:
             self.timeouts.append(index)
-        ops = [("action", action_params(self.id, hand, index, table.state.actions[-1], timeout))]
-        nxt = None
-        if table.over:
-            rec = self.record()
-            ops.append(("finish_hand", dict(
-                record=msgspec.json.encode(rec).decode(),
-                net=msgspec.json.encode(list(table.result.net)).decode(),
-                k_table=self.id, k_hand=hand)))
-            nxt = self.new_hand(hand + 1, table.result.next_dealer)
-            ops.append(("hand", self.hand_row(hand + 1, *nxt)))
+        try:   # the action is applied in memory: until it is submitted, nothing may fail
+            ops = [("action", action_params(self.id, hand, index, table.state.actions[-1],
+                                            timeout))]
+            nxt = None
+            if table.over:
+                rec = self.record()
+                ops.append(("finish_hand", dict(
+                    record=msgspec.json.encode(rec).decode(),
+                    net=msgspec.json.encode(list(table.result.net)).decode(),
+                    k_table=self.id, k_hand=hand)))
+                nxt = self.new_hand(hand + 1, table.result.next_dealer)
+                ops.append(("hand", self.hand_row(hand + 1, *nxt)))
+        except Exception as exc:  # noqa: BLE001 - the next deal's plugins, the record's encoding
+            raise self._broken(exc, f"writing seat {seat}'s {action!r}") from None
         for c in self.conns:   # what is held so far waits for the writes before this one
             if c.held and (not c.cuts or c.cuts[-1][1] < len(c.held)):
                 c.cuts.append((self.submitted, len(c.held)))
@@ -594,20 +607,53 @@ class HostedTable:
             self.answered[seat] = taken.seq
         if conn is not None:
             conn.send(P.Ack(hand=hand, seq=seq))
-        self.refresh_decisions()
-        self.sync()
-        if nxt is not None:
-            result = table.result
-            self.totals = [a + b for a, b in zip(self.totals, result.net)]
-            self.hands_done += 1
-            ended = P.HandEnded(hand=hand, result=result, totals=tuple(self.totals),
-                                records=f"/tables/{self.id}/records")
-            for c in list(self.conns):
-                c.send(ended)
-            self.install(hand + 1, *nxt)
-            ends.append(self._now())
+        try:   # submitted: the action counts (it is answered at its commit), the rest may fail
+            self.refresh_decisions()
             self.sync()
+            if nxt is not None:
+                result = table.result
+                self.totals = [a + b for a, b in zip(self.totals, result.net)]
+                self.hands_done += 1
+                ended = P.HandEnded(hand=hand, result=result, totals=tuple(self.totals),
+                                    records=f"/tables/{self.id}/records")
+                for c in list(self.conns):
+                    c.send(ended)
+                self.install(hand + 1, *nxt)
+                ends.append(self._now())
+                self.sync()
+        except Exception as exc:  # noqa: BLE001 - a plugin's view or legal list, or ours
+            self._broken(exc, f"what follows seat {seat}'s {action!r}")
+            return
         self.poke()
+
+    def _broken(self, exc: BaseException, what: str) -> Refused:
+        """An unexpected error while playing — a plugin's fault
+        (:class:`~qipai.core.errors.PluginError`, the engine's wrapping of
+        a hook that raised or answered nonsense, or anything raised by the
+        next hand's deal) or the server's own: the table in memory can no
+        longer be trusted to be the database's, so it is halted
+        (``InternalError``, until the server restarts and replays what was
+        committed), every connection told at once; the traceback goes to
+        the server's log only (a plugin's words may tell of concealed
+        cards).  Returns the :class:`Refused` for an action that failed
+        before its write was submitted (not applied: nothing of it is
+        written; the restarted server offers its decision again).  (A choice where issue 12
+        was silent: retrying would only fail again — a bot or a timeout in
+        a loop — and a half-applied hand must never be served.)"""
+        detail = "".join(traceback.format_exception(exc)).rstrip()
+        self.server.log(f"table {self.id}: halted: {what} failed:\n{detail}")
+        told = (f"table {self.id} stopped on an internal error (a fault of the server or of "
+                f"a plugin, not of the players); it takes no action until the server is "
+                f"restarted (the server's log says why)")
+        if self.halted is None:
+            self.halt("InternalError", told)
+            for c in self.conns:
+                early, c.early = c.early, None   # not welcomed yet (a re-read): told now
+                c.send(P.Error(code="InternalError", message=told))
+                for m in early or ():
+                    c.send(m)
+            self.flush()
+        return Refused("InternalError", f"the action was not applied: {told}")
 
     def _written(self, epoch: int, conn: Conn | None, hand: int, seq: int | None,
                  future: asyncio.Future | None, ends: list, exc: BaseException | None) -> None:

@@ -44,6 +44,8 @@ ErrorCode = Literal[
     "Unavailable",    # the database did not take the action: not applied, try again
     "LockLost",       # the server lost its database lock: not applied, nothing is
                       # written any more (not worth retrying until it is restarted)
+    "InternalError",  # the server or a plugin failed on the action: not applied; the
+                      # table takes none until the server is restarted
 ]
 
 

@@ -1,0 +1,203 @@
+"""A plugin (or the server) that fails while an action is played halts the
+table, and no action is lost or half-written.
+
+A house plugin on a real ``qipai serve`` raises in ``qipai_after_draw``
+while ``HOUSE_BUG`` is set (the next seat's draw after the first discard's
+claim window): the seat whose answer closes the window is refused
+``InternalError`` with its ``seq``, every connection is told, ``/health``
+answers 503 ``halted`` and nothing of the failed action is written; the
+plugin's words reach the server's log only.  Restarted without the bug, the
+server replays what was committed and offers that seat its decision again.
+Before, the exception escaped the WebSocket handler: the seat was told
+nothing, the connection dropped, and the table went on refusing nothing.
+
+In process (the store's queue stood in for): a failure after the action is
+applied but before its write is submitted — the next hand's deal raising —
+is refused ``InternalError`` and halts the table; before, the action stayed
+applied in memory, unwritten, and the table played on from it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+
+import httpx
+import pytest
+from hostile import db_rows
+from hostkit import PATIENCE, SyncSeat, create, start_server
+from test_stalled_database import writes_by_hand
+
+BUG = "house rule bug: seat 2 holds 5m"
+
+PLUGIN = f'''
+import os
+
+from qipai.core.hookspecs import hookimpl
+
+
+@hookimpl(tryfirst=True)
+def qipai_after_draw(table, seat, card, tail):
+    if os.environ.get("HOUSE_BUG") and table.state.actions:
+        raise RuntimeError({BUG!r})
+    return None
+'''
+
+
+def actions_of(db_url: str, tid: str) -> list[tuple]:
+    return [r for r in db_rows(db_url)["qipai_actions"] if r[0] == tid]
+
+
+def answer(decide: dict) -> dict:
+    """A pass where there is one (a claim window), else the first legal action."""
+    legal = decide["legal"]
+    return next((a for a in legal if a["type"] == "pass"), legal[0])
+
+
+@pytest.mark.slow   # two server starts per database
+def test_a_plugin_that_raises_halts_the_table_and_loses_no_action(db_url, tmp_path,
+                                                                  monkeypatch):
+    plugin = tmp_path / "house_bug.py"
+    plugin.write_text(PLUGIN)
+    monkeypatch.setenv("HOUSE_BUG", "1")
+    served = start_server(db_url, tmp_path, "--seed", "5", "--plugin", str(plugin))
+    try:
+        t = create(served, "guilin-mahjong", bots=[])
+        seats = {int(s): SyncSeat(served, t["id"], tok, strict=False)
+                 for s, tok in t["seats"].items()}
+        for c in seats.values():
+            c.until("welcome")
+        committed = 0
+        failed = None
+        end = time.monotonic() + PATIENCE
+        while failed is None and time.monotonic() < end:
+            for c in seats.values():   # what each was sent so far
+                with contextlib.suppress(TimeoutError):
+                    while True:
+                        c.recv(timeout=0.05)
+            for seat, c in seats.items():   # the dealer's discard, then the window's answers
+                d = c.decide
+                if d is None or d["seq"] in c.answered:
+                    continue
+                c.answered.add(d["seq"])
+                got = c.ask({"type": "act", "hand": d["hand"], "seq": d["seq"],
+                             "action": answer(d)})
+                if got["type"] == "ack":
+                    committed += 1
+                else:   # the halt is told to all first, then the act's refusal
+                    failed = (seat, d, got if got.get("seq") is not None else
+                              c.until("error", lambda m, d=d: m.get("seq") == d["seq"]))
+                    break
+        assert failed is not None, "the plugin's draw never ran"
+        seat, d, got = failed
+        assert got["code"] == "InternalError" and got["seq"] == d["seq"], got
+        assert "not applied" in got["message"]
+        assert committed >= 1
+        for c in seats.values():   # every connection is told, once, without a seq
+            with contextlib.suppress(TimeoutError):
+                while True:
+                    c.recv(timeout=0.2)
+            told = [m for m in c.received if m["type"] == "error" and m.get("seq") is None]
+            assert [m["code"] for m in told] == ["InternalError"], told
+            assert "restarted" in told[0]["message"]
+        with served.http() as h:
+            health = h.get("/health")
+            assert health.status_code == 503 and health.json()["status"] == "halted"
+            assert "internal error" in health.json()["message"]
+            assert t["id"] not in [x["id"] for x in h.get("/tables").json()]
+            info = h.get(f"/tables/{t['id']}").json()
+            assert info["halted"] == "InternalError"
+        # a later act is refused too, before anything is applied
+        again = seats[seat].ask({"type": "act", "hand": d["hand"], "seq": d["seq"],
+                                 "action": answer(d)})
+        assert again["code"] == "InternalError", again
+        # the plugin's words go to the log (its traceback), never to a client
+        said = "".join("".join(c.raw) for c in seats.values())
+        assert BUG not in said and "RuntimeError" not in said
+        for c in seats.values():
+            c.close()
+    finally:
+        served.stop()
+    log = served.log_path.read_text()
+    assert BUG in log and "Traceback" in log and "halted" in log, log[-2000:]
+    assert len(actions_of(db_url, t["id"])) == committed, "nothing of the failed action written"
+
+    # restarted without the bug: what was committed is replayed, the failed
+    # seat's decision is offered again and the hand plays on
+    monkeypatch.delenv("HOUSE_BUG")
+    again = start_server(db_url, tmp_path, "--seed", "5", "--plugin", str(plugin))
+    try:
+        c = SyncSeat(again, t["id"], t["seats"][str(seat)])
+        welcome = c.until("welcome")
+        actions = welcome["view"]["events"]
+        assert welcome["hand"] == d["hand"]
+        decide = c.next_decision()
+        assert (decide["seq"], decide["legal"]) == (d["seq"], d["legal"]), (decide, d)
+        others = [SyncSeat(again, t["id"], tok) for s, tok in t["seats"].items()
+                  if int(s) != seat]
+        got = c.ask({"type": "act", "hand": d["hand"], "seq": d["seq"], "action": answer(d)})
+        assert got["type"] == "ack", got
+        assert actions, "the welcome shows the hand so far"
+        for o in others:
+            o.close()
+        c.close()
+        with httpx.Client(base_url=again.url) as h:
+            assert h.get("/health").status_code == 200
+        assert len(actions_of(db_url, t["id"])) == committed + 1
+    finally:
+        again.stop()
+
+
+def test_a_failure_before_the_write_is_submitted_halts_the_table_unwritten(tmp_path):
+    """The hand's last action is applied, then the next hand's deal raises:
+    the action is refused ``InternalError``, no write is submitted for it,
+    the table is halted (every connection told at once) and refuses what
+    comes next."""
+    from qipai.host import protocol as P
+    from qipai.host.game import Conn, Refused
+
+    def said_to(c: Conn) -> list[dict]:
+        return [m for f in c.outbox if f is not None for m in P.messages(json.loads(f))]
+
+    async def main() -> None:
+        async with writes_by_hand(tmp_path) as (t, writes):
+            logs: list[str] = []
+            t.server.log = logs.append
+            conns = {s: Conn(seat=s) for s in range(4)}
+            for c in conns.values():
+                t.attach(c)
+
+            def broken_deal(index, dealer):
+                raise RuntimeError("the deal plugin broke")
+
+            t.new_hand = broken_deal
+            refused = None
+            for _ in range(400):   # every decision: its first legal action (a hand ends)
+                seat = min(t.decisions)
+                d = t.decisions[seat]
+                n = len(writes)
+                try:
+                    t.play(seat, d.legal[0], conn=conns[seat], seq=d.seq)
+                except Refused as exc:
+                    refused = exc
+                    break
+                assert len(writes) == n + 1
+            assert refused is not None and refused.code == "InternalError", refused
+            assert len(writes) == n, "nothing of the failed action is submitted"
+            assert t.halted is not None and t.halted[0] == "InternalError"
+            assert t.table.over   # in memory the hand ended: it is never served
+            for w in writes:
+                w.done(None)
+            for c in conns.values():
+                told = [m for m in said_to(c) if m["type"] == "error"]
+                assert [m["code"] for m in told] == ["InternalError"], told
+                assert "deal plugin broke" not in json.dumps(said_to(c))
+            assert t.info().hands_done == 0 and t.info().hand == 0
+            assert any("the deal plugin broke" in x and "Traceback" in x for x in logs), logs
+            with pytest.raises(Refused) as later:
+                t.play(seat, d.legal[0])
+            assert later.value.code == "InternalError"
+
+    asyncio.run(main())
