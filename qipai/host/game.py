@@ -63,7 +63,8 @@ from qipai.core.table import SeatView, Table, meld_view, redact
 from qipai.core.timeouts import default_action
 from qipai.host import protocol as P
 from qipai.host import trace
-from qipai.host.store import LockLost, StoreError, StoreStopped, Write, action_params, said
+from qipai.host.store import (CommitUnknown, LockLost, StoreError, StoreStopped, Write,
+                              action_params, said)
 from qipai.core.fair import commitment, committed, new_salt
 
 #: What a client is told once the server lock is lost.  The reason (the
@@ -72,13 +73,15 @@ from qipai.core.fair import commitment, committed, new_salt
 LOCK_LOST = ("the server lost its database lock (the server's log says why): another server "
              "may take the database, so this one takes no action and writes nothing any "
              "more; restart it")
-#: What an ``act`` whose write was in flight when the lock went is told: the
-#: write failed, but a connection that broke during the commit leaves it
-#: unknown whether the database took it (a restarted server shows which).
-IN_FLIGHT_LOST = ("not acknowledged: the server lost its database lock before this action's "
-                  "commit was confirmed; it most likely was not taken (if the connection broke "
-                  "during the commit the database may have it: a restarted server's welcome "
-                  "shows which). " + LOCK_LOST)
+#: What an ``act`` is told whose write failed with the lock's connection
+#: during its commit itself (:class:`~qipai.host.store.CommitUnknown`):
+#: whether the database took it is not known (a restarted server shows which).
+IN_FLIGHT_LOST = ("not acknowledged: the server lost its database lock during this action's "
+                  "commit, so whether the database took it is not known (a restarted "
+                  "server's welcome shows which). " + LOCK_LOST)
+#: What an ``act`` is told whose write failed with the lock lost before its
+#: commit was sent (waiting in the queue, or on a statement): not taken.
+NOT_TAKEN_LOST = "not applied: " + LOCK_LOST
 #: What ``act`` and ``play`` are refused while a table re-reads its hand.
 REREADING = ("table {id} is reading its hand back from the database after a failed write; "
              "try again shortly")
@@ -705,10 +708,12 @@ class HostedTable:
                 self.rereading = task
                 task.add_done_callback(self._reread_over)
                 self._tasks.append(task)
-            for w in later:
-                w.done(exc)      # each answered below (epoch now stale)
+            for w in later:      # queued, never sent: certainly not taken
+                w.done((self.store.lost or exc) if lost else exc)   # (epoch now stale)
         if conn is not None:
-            conn.send(P.Error(code="LockLost", seq=seq, message=IN_FLIGHT_LOST) if lost
+            conn.send(P.Error(code="LockLost", seq=seq,
+                              message=IN_FLIGHT_LOST if isinstance(exc, CommitUnknown)
+                              else NOT_TAKEN_LOST) if lost
                       else P.Error(code="Unavailable", seq=seq,
                                    message="the database did not take the action; it was not "
                                            "applied"))

@@ -42,8 +42,9 @@ ErrorCode = Literal[
     "HandOver",       # the hand the action was meant for is over
     "TableClosed",    # the host closed the table
     "Unavailable",    # the database did not take the action: not applied, try again
-    "LockLost",       # the server lost its database lock: not applied, nothing is
-                      # written any more (not worth retrying until it is restarted)
+    "LockLost",       # the server lost its database lock: not applied (or, its
+                      # commit cut off, not acknowledged: the message says which),
+                      # nothing is written any more (not worth retrying until restarted)
     "InternalError",  # the server or a plugin failed on the action: not applied; the
                       # table takes none until the server is restarted
 ]

@@ -43,7 +43,10 @@ session; it never reconnects).  That check is in Python: a batch sends
 no extra statement.  A transaction that fails because the connection
 failed, or that finds it replaced, is rolled back, and the store is
 *lost* (:attr:`Store.lost`, a :class:`LockLost`): that batch fails with
-``LockLost`` (nothing of it committed), and so does every later write.
+``LockLost`` (nothing of it committed), and so does every later write —
+except when the connection failed during the commit itself: then whether
+the database took the batch is not known, and it fails with
+:class:`CommitUnknown` (a ``LockLost``; a restarted server's rows show which).
 
 The lock's watchdog (:meth:`Store.watch`) makes a loss seen when nothing
 is written: every :data:`LOCK_CHECK_S` seconds, in a thread of its own, it
@@ -210,6 +213,13 @@ class LockLost(StoreError):
     holding the advisory lock ended, or its connection failed or stopped
     answering): another server may take the database, so this one writes
     nothing more.  Not retried: restart the server."""
+
+
+class CommitUnknown(LockLost):
+    """The lock is lost (:class:`LockLost`) and the connection failed during
+    this batch's commit itself: the database may have taken it or not (a
+    restarted server's rows show which).  Every other ``LockLost`` write
+    failed before its commit was sent: certainly not taken."""
 
 
 class StoreStopped(StoreError):
@@ -749,6 +759,9 @@ class Store:
             try:
                 self._transaction(batch)
                 return {}
+            except CommitUnknown as exc:   # the batch may be in: nothing is retried
+                self._release()
+                return {w.key: exc for w in batch}
             except Exception:  # noqa: BLE001 - retried per table below
                 pass
         by_key: dict[str, list[Write]] = {}
@@ -761,6 +774,8 @@ class Store:
                 continue
             try:
                 self._transaction(writes)
+            except CommitUnknown as exc:   # these may be in
+                failed[key] = exc
             except Exception as exc:  # noqa: BLE001 - that table's writes fail
                 failed[key] = self.lost if self.lost is not None else exc
         if self.lost is not None:
@@ -778,6 +793,7 @@ class Store:
                 raise self.lose("the writer's connection is closed")
             self._wconn = self.engine.connect()
         c = self._wconn
+        committing = False
         try:
             with c.begin():
                 self._still_locked(c)
@@ -794,12 +810,16 @@ class Store:
                 if run:
                     c.execute(_INSERT_ACTION, run)
                 self._still_locked(c)   # the commit is sent on the lock's session
+                committing = True       # leaving the block sends it
         except LockLost:
             raise
         except Exception as exc:
             if self.dialect == "postgresql":
                 if not self._ours(c):   # never reconnected: that would be a session unlocked
-                    raise self.lose(f"the writer's connection failed: {said(exc)}") from None
+                    lost = self.lose(f"the writer's connection failed: {said(exc)}")
+                    if committing:       # during the commit: taken or not, nobody knows
+                        raise CommitUnknown(str(lost)) from None
+                    raise lost from None
                 raise                  # the session holds on (a bad row): rolled back
             try:
                 c.close()      # a broken connection is not used again

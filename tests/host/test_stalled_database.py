@@ -343,20 +343,69 @@ def test_an_act_during_the_hands_re_read_is_refused_unavailable_before_it_is_che
 
 
 @pytest.mark.slow   # a server start, the database held for a while
-def test_an_act_whose_write_is_in_flight_when_the_lock_goes_is_not_acknowledged(
+def test_an_act_whose_write_waits_on_a_statement_when_the_lock_goes_is_not_applied(
         pg_url, tmp_path):
     """A seat's act waits for its write (another session holds the tables
-    locked) when the server lock goes.  Its answer is ``LockLost`` with its
-    seq saying it was *not acknowledged* — the write failed, but had the
-    connection broken during the commit itself the database could have it,
-    so the server does not claim "not applied" (before: "not applied: …"
-    and the database's reason)."""
+    locked, so the insert waits) when the server lock goes.  The commit was
+    never sent, so the database certainly does not have it: its answer is
+    ``LockLost`` with its seq, "not applied", without the database's reason
+    (before: "not acknowledged … the database may have it", which is only
+    true of a connection broken during the commit itself)."""
     with seat_acts_then_locked(pg_url, tmp_path) as (served, s0, d, act, blocker, me):
         terminate_lock(pg_url)
+        err = s0.until("error", lambda m: m.get("seq") == d["seq"])
+        assert err["code"] == "LockLost" and err["message"].startswith("not applied"), err
+        assert "terminat" not in err["message"], err
+        assert not [m for m in s0.received if m["type"] == "ack"]
+    assert "Traceback" not in served.log_path.read_text()
+
+
+#: A deferred constraint trigger runs at COMMIT: this one waits there for
+#: advisory lock (7, 7), which the test holds, so a write's commit itself waits.
+COMMIT_WAITS = """
+create function qipai_test_commit_waits() returns trigger language plpgsql as $$
+begin
+    perform pg_advisory_xact_lock(7, 7);
+    return null;
+end $$;
+create constraint trigger qipai_test_commit_waits after insert on qipai_actions
+    deferrable initially deferred for each row execute function qipai_test_commit_waits();
+"""
+
+
+@pytest.mark.slow   # a server start, the database held for a while
+def test_an_act_whose_connection_breaks_during_its_commit_is_not_acknowledged(
+        pg_url, tmp_path):
+    """A seat's act is being committed — the COMMIT itself waits (a deferred
+    trigger waits for a lock the test holds) — when the writer's session is
+    ended.  Whether the database took the action cannot be known from the
+    server's side, so the answer is ``LockLost`` "not acknowledged", not
+    "not applied"; the restarted server's rows show which (here: not
+    taken, the session ended before its commit finished)."""
+    served = start_server(pg_url, tmp_path, "--seed", str(SEED), "--turn-timeout", "600")
+    holder = psycopg.connect(pg_url, autocommit=True)
+    try:
+        # every seat human, the dealer's first turn: no other write is in
+        # flight, so the act's write is the one whose commit waits
+        t = create(served, "guilin-mahjong", bots=[])
+        dealer = served.info(t["id"])["dealer"]
+        s0 = SyncSeat(served, t["id"], t["seats"][str(dealer)], strict=False)
+        d = s0.next_decision()
+        holder.execute(COMMIT_WAITS)
+        holder.execute("select pg_advisory_lock(7, 7)")
+        s0.send({"type": "act", "hand": d["hand"], "seq": d["seq"], "action": d["legal"][0]})
+        with psycopg.connect(pg_url, autocommit=True) as c:
+            assert poll(lambda: c.execute(
+                "select count(*) from pg_locks where locktype = 'advisory' and not granted "
+                "and classid = 7 and objid = 7").fetchone()[0], lambda n: n >= 1) >= 1
+        terminate_lock(pg_url)       # the writer's session, waiting in its COMMIT
         err = s0.until("error", lambda m: m.get("seq") == d["seq"])
         assert err["code"] == "LockLost" and err["message"].startswith("not acknowledged"), err
         assert "terminat" not in err["message"], err
         assert not [m for m in s0.received if m["type"] == "ack"]
+    finally:
+        holder.close()
+        served.stop()
     assert "Traceback" not in served.log_path.read_text()
 
 
