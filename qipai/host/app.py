@@ -641,6 +641,8 @@ async def close_table(request: Request) -> Response:
     lost = _lost(_server(request))
     if lost is not None:
         return lost
+    if t.halted is not None and t.halted[0] == "InternalError":   # not worth retrying
+        return _error("InternalError", t.halted[1], 503)
     try:
         await t.close()
     except LockLost as exc:
@@ -711,11 +713,11 @@ async def table_ws(ws: WebSocket) -> None:
     conn = Conn(seat=None if who == "spectator" else int(who))
     if trace.ON:
         conn.tr = {}
-    t.attach(conn)
     writer = asyncio.get_running_loop().create_task(_writer(ws, conn))
     rate, burst, cap = s.rate_per_s, s.burst, s.max_message_bytes
     allowance, last, warned = burst, time.monotonic(), 0.0
     try:
+        t.attach(conn)   # (inside: a connection is detached whatever happens)
         while True:
             t.flush()   # what the last frame caused (held while a write awaits its commit)
             frame = await ws.receive()

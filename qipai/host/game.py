@@ -464,7 +464,14 @@ class HostedTable:
 
     def welcome(self, conn: Conn) -> None:
         """Send ``conn`` the full view (and its decision, if any); what it
-        was sent before its first welcome (:attr:`Conn.early`) follows."""
+        was sent before its first welcome (:attr:`Conn.early`) follows.  A
+        view that does not build halts the table (:meth:`_broken`)."""
+        try:
+            self._welcome(conn)
+        except Exception as exc:  # noqa: BLE001 - a fault of the view (a plugin's state)
+            self._broken(exc, "welcoming a connection")
+
+    def _welcome(self, conn: Conn) -> None:
         early, conn.early = conn.early, None
         view = self.view_of(conn.seat)
         conn.send(P.Welcome(
@@ -512,9 +519,13 @@ class HostedTable:
         table awaits its commit (then the commit flushes)."""
         if self.uncommitted:
             return
-        for conn in self.conns:
+        for conn in list(self.conns):
             if conn.held:
-                conn.frame()
+                try:
+                    conn.frame()
+                except Exception as exc:  # noqa: BLE001 - a message that does not encode
+                    conn.held = []
+                    self._broken(exc, "sending what the table said")
 
     # ------------------------------------------------------------ playing
 
@@ -577,15 +588,23 @@ class HostedTable:
         hand = self.hand
         index = len(table.state.actions)
         taken = self.decisions.get(seat)
+        start = len(table.state.events)
+        listed = action in table.state.pending.get(seat, ())
         try:
             table.apply(action)
         except IllegalAction as exc:
+            if listed:   # a legal action refused: a hook raised it (the engine lets a
+                # QipaiError through unwrapped) — its words may tell of concealed cards
+                raise self._broken(exc, f"seat {seat}'s {action!r}") from None
             raise Refused("IllegalAction", exc.reason) from None
         except Exception as exc:  # noqa: BLE001 - a plugin's fault (PluginError), or ours
             raise self._broken(exc, f"seat {seat}'s {action!r}") from None
         if timeout:
             self.timeouts.append(index)
         try:   # the action is applied in memory: until it is submitted, nothing may fail
+            # what it caused must reach the seats: an event a plugin made that does
+            # not encode would fail at its commit, in the store's writer
+            P.encode(P.Events(hand=hand, first=start, events=tuple(table.state.events[start:])))
             ops = [("action", action_params(self.id, hand, index, table.state.actions[-1],
                                             timeout))]
             nxt = None
@@ -608,6 +627,7 @@ class HostedTable:
             self._written, self.epoch, conn, hand, seq, future, ends)))
         if taken is not None:
             self.answered[seat] = taken.seq
+        marks = [(c, len(c.held)) for c in self.conns]   # what this write causes: after
         if conn is not None:
             conn.send(P.Ack(hand=hand, seq=seq))
         try:   # submitted: the action counts (it is answered at its commit), the rest may fail
@@ -625,6 +645,8 @@ class HostedTable:
                 ends.append(self._now())
                 self.sync()
         except Exception as exc:  # noqa: BLE001 - a plugin's view or legal list, or ours
+            for c, n in marks:   # half of what it caused may be held: only the acks stay
+                c.held[n:] = [m for m in c.held[n:] if isinstance(m, P.Ack)]
             self._broken(exc, f"what follows seat {seat}'s {action!r}")
             return
         self.poke()
@@ -661,7 +683,17 @@ class HostedTable:
     def _written(self, epoch: int, conn: Conn | None, hand: int, seq: int | None,
                  future: asyncio.Future | None, ends: list, exc: BaseException | None) -> None:
         """A write of this table is committed (``exc`` None) or failed;
-        ``ends``: what :meth:`info` shows once it is committed, if it ended a hand."""
+        ``ends``: what :meth:`info` shows once it is committed, if it ended a hand.
+        (Called by the store's writer: an error here — framing what the write
+        caused — halts this table, :meth:`_broken`, and never reaches the writer.)"""
+        try:
+            self._written_now(epoch, conn, hand, seq, future, ends, exc)
+        except Exception as err:  # noqa: BLE001 - the writer serves every table
+            self._broken(err, "answering a write" if exc is None else "answering a failed write")
+
+    def _written_now(self, epoch: int, conn: Conn | None, hand: int, seq: int | None,
+                     future: asyncio.Future | None, ends: list,
+                     exc: BaseException | None) -> None:
         if exc is None:
             if trace.ON and conn is not None and conn.tr is not None:
                 e = conn.tr.get((hand, seq))
@@ -859,8 +891,13 @@ class HostedTable:
             if d.deadline is not None and d.deadline <= now:
                 try:
                     self.play(seat, default_action(self.table, seat), timeout=True)
-                except Refused as exc:  # pragma: no cover - a default action is legal
-                    self.server.log(f"table {self.id}: timeout of seat {seat}: {exc.message}")
+                except Refused as exc:
+                    if self.halted is None and self.rereading is None:
+                        # a default action is legal: refused, it would be refused again
+                        # at once (a deadline already past), so the table stops
+                        self._broken(exc, f"seat {seat}'s timeout")
+                except Exception as exc:  # noqa: BLE001 - a plugin's qipai_default_action
+                    self._broken(exc, f"seat {seat}'s timeout")
                 self.flush()
                 break
         self._arm()
@@ -874,7 +911,11 @@ class HostedTable:
                 if not seats:
                     break
                 seat = seats[0]
-                action = decide(self.players[seat], self.table, seat)  # the seat's view only
+                try:
+                    action = decide(self.players[seat], self.table, seat)  # its view only
+                except Exception as exc:  # noqa: BLE001 - a bot's fault, or the view's
+                    self._broken(exc, f"bot seat {seat}'s decision")
+                    break
                 done = loop.create_future()
                 try:
                     self.play(seat, action, future=done)

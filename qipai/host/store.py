@@ -97,6 +97,7 @@ import asyncio
 import hashlib
 import os
 import socket
+import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -721,7 +722,12 @@ class Store:
             self._tell()   # the writer found the lock lost: the server halts first
             for w in batch:
                 if not w.cancelled:
-                    w.done(failed.get(w.key))
+                    try:
+                        w.done(failed.get(w.key))
+                    except Exception as exc:  # noqa: BLE001 - the writer serves every table
+                        # (the server's callbacks catch their own: this is a last guard)
+                        print(f"qipai serve: a write's callback failed: {said(exc)}",
+                              file=sys.stderr, flush=True)
             if self._ckpt_path is not None and self._ckpt is None:
                 now = time.monotonic()
                 if now - self._ckpt_at >= CHECKPOINT_S:

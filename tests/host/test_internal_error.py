@@ -201,3 +201,180 @@ def test_a_failure_before_the_write_is_submitted_halts_the_table_unwritten(tmp_p
             assert later.value.code == "InternalError"
 
     asyncio.run(main())
+
+
+#: House plugins for the in-process tests below, each misbehaving once the
+#: hand has an action: a hook that raises the engine's own ``IllegalAction``
+#: (its words name a concealed card), and an event that does not encode.
+ILLEGAL_PLUGIN = '''
+from qipai.core.errors import IllegalAction
+from qipai.core.hookspecs import hookimpl
+
+
+@hookimpl(tryfirst=True)
+def qipai_after_draw(table, seat, card, tail):
+    if table.state.actions:
+        raise IllegalAction("house check: seat 2 holds 5m")
+    return None
+'''
+
+BAD_EVENT_PLUGIN = '''
+from qipai.core.hookspecs import hookimpl
+from qipai.core.model import Drew, Marked
+
+
+class Note:   # a plugin's own object, put in an event by mistake
+    pass
+
+
+@hookimpl
+def qipai_instant_payments(table, event):
+    if type(event) is Drew and table.state.actions:
+        table.state.events.append(Marked("house-note", card=Note()))
+    return []
+'''
+
+
+def said_to(c) -> list[dict]:
+    from qipai.host import protocol as P
+
+    return [m for f in c.outbox if f is not None for m in P.messages(json.loads(f))]
+
+
+def play_until_refused(t, conns, writes):
+    """Every decision (a pass where there is one) until one is refused:
+    ``(refusal, writes submitted before it)``; each write commits at once."""
+    from qipai.host.game import Refused
+
+    for _ in range(400):
+        seat = min(t.decisions)
+        d = t.decisions[seat]
+        a = next((x for x in d.legal if type(x).__name__ == "Pass"), d.legal[0])
+        n = len(writes)
+        try:
+            t.play(seat, a, conn=conns[seat], seq=d.seq)
+        except Refused as exc:
+            return exc, n
+        writes[-1].done(None)
+    raise AssertionError("nothing was refused")
+
+
+def test_a_legal_action_a_hook_refuses_halts_the_table_without_its_words(tmp_path):
+    """A house hook raises ``IllegalAction`` while a *listed* action is
+    applied (the engine lets a ``QipaiError`` through unwrapped): that is
+    the plugin's fault, not the player's — ``InternalError``, the table
+    halted, the hook's words (a concealed card) in the log only.  Before,
+    the seat was told "house check: seat 2 holds 5m" as the refusal's
+    reason, the table played on, and a timeout re-fired at once forever."""
+    plugin = tmp_path / "illegal_house.py"
+    plugin.write_text(ILLEGAL_PLUGIN)
+
+    async def main() -> None:
+        from qipai.host.game import Conn
+
+        async with writes_by_hand(tmp_path, plugins=(str(plugin),)) as (t, writes):
+            logs: list[str] = []
+            t.server.log = logs.append
+            conns = {s: Conn(seat=s) for s in range(4)}
+            for c in conns.values():
+                t.attach(c)
+            refused, n = play_until_refused(t, conns, writes)
+            assert refused.code == "InternalError", (refused.code, refused.message)
+            assert "5m" not in refused.message
+            assert len(writes) == n and t.halted[0] == "InternalError"
+            assert not any("5m" in json.dumps(said_to(c)) for c in conns.values())
+            assert any("house check: seat 2 holds 5m" in x for x in logs), logs
+            t._expire()   # a timeout now plays nothing and is not re-armed
+            assert len(writes) == n and t._timer is None
+
+    asyncio.run(main())
+
+
+def test_an_event_that_does_not_encode_is_refused_before_its_write(tmp_path):
+    """A house plugin puts an object of its own into an event: what the
+    action caused could never be sent, so the action is refused
+    ``InternalError`` before its write is submitted (nothing of it is
+    written) and the table halts.  Before, the write was submitted and
+    the encoding failed at its commit, inside the store's writer: the
+    writer task died, and with it every table's writes, while ``/health``
+    said ``ok``."""
+    plugin = tmp_path / "bad_event_house.py"
+    plugin.write_text(BAD_EVENT_PLUGIN)
+
+    async def main() -> None:
+        from qipai.host.game import Conn
+
+        async with writes_by_hand(tmp_path, plugins=(str(plugin),)) as (t, writes):
+            t.server.log = lambda line: None
+            conns = {s: Conn(seat=s) for s in range(4)}
+            for c in conns.values():
+                t.attach(c)
+            refused, n = play_until_refused(t, conns, writes)
+            assert refused.code == "InternalError", (refused.code, refused.message)
+            assert len(writes) == n and t.halted[0] == "InternalError"
+            for c in conns.values():
+                assert [m["code"] for m in said_to(c) if m["type"] == "error"] == \
+                    ["InternalError"]
+
+    asyncio.run(main())
+
+
+def test_a_timeouts_default_action_or_a_bot_that_raises_halts_the_table(tmp_path):
+    """The default action of a timed-out seat, and a bot's decision, are
+    made outside ``play``: either raising halts the table (every
+    connection told), instead of ending the timer callback or the bots'
+    task silently with the table stuck and ``/health`` saying ``ok``."""
+    from qipai.host import game
+
+    async def main(where: str) -> None:
+        async with writes_by_hand(tmp_path / where) as (t, writes):
+            t.server.log = lambda line: None
+            c = game.Conn(seat=0)
+            t.attach(c)
+            seat = min(t.decisions)
+            if where == "timeout":
+                t.decisions[seat].deadline = time.time() - 1   # its time is up
+                t._expire()
+            else:
+                t.bots = [seat]
+                t._started = True
+                await t._run_bots()
+            assert t.halted is not None and t.halted[0] == "InternalError", where
+            assert [m["code"] for m in said_to(c) if m["type"] == "error"] == ["InternalError"]
+            assert writes == []
+
+    def broken(*args, **kw):
+        raise RuntimeError("a bug: seat 2 holds 5m")
+
+    for where, name in (("timeout", "default_action"), ("bot", "decide")):
+        (tmp_path / where).mkdir()
+        saved = getattr(game, name)
+        setattr(game, name, broken)
+        try:
+            asyncio.run(main(where))
+        finally:
+            setattr(game, name, saved)
+
+
+def test_a_welcome_that_fails_halts_the_table_and_tells_the_connection(tmp_path):
+    """A new connection whose view cannot be built halts the table and is
+    told so (before: the error escaped the WebSocket handler with the
+    connection still attached, so the table never paused again)."""
+
+    async def main() -> None:
+        from qipai.host.game import Conn
+
+        async with writes_by_hand(tmp_path) as (t, writes):
+            t.server.log = lambda line: None
+
+            def broken(seat):
+                raise RuntimeError("a bug: seat 2 holds 5m")
+
+            t.view_of = broken
+            c = Conn(seat=1)
+            t.attach(c)
+            assert t.halted is not None and t.halted[0] == "InternalError"
+            assert [m["type"] for m in said_to(c)] == ["error"]
+            assert writes == []
+
+    asyncio.run(main())

@@ -87,14 +87,15 @@ def seat_acts_then_locked(pg_url: str, tmp_path):
 
 
 @contextlib.asynccontextmanager
-async def writes_by_hand(tmp_path):
-    """A real table (SQLite, seeded, every seat human) whose writes are not
-    committed but collected: yields ``(table, writes)``, each write to be
-    answered by hand (``w.done(None)``: committed; ``w.done(exc)``: failed)."""
+async def writes_by_hand(tmp_path, plugins: tuple[str, ...] = ()):
+    """A real table (SQLite, seeded, every seat human, house ``plugins``)
+    whose writes are not committed but collected: yields ``(table, writes)``,
+    each write to be answered by hand (``w.done(None)``: committed;
+    ``w.done(exc)``: failed)."""
     from qipai.host import protocol as P
     from qipai.host.app import Server
 
-    server = Server(f"sqlite:///{tmp_path}/q.db", seed=SEED, quiet=True)
+    server = Server(f"sqlite:///{tmp_path}/q.db", seed=SEED, quiet=True, plugins=plugins)
     try:
         t, _ = await server.create(P.CreateTable(variant="guilin-mahjong", bots=[]))
         writes: list = []
