@@ -770,7 +770,7 @@ async def table_ws(ws: WebSocket) -> None:
                                               "database after a failed write; a welcome "
                                               "follows once it is back"))
                 elif t.open:
-                    t.welcome(conn)
+                    t.greet(conn)
             else:
                 try:
                     t.act(conn, msg)

@@ -442,7 +442,7 @@ class HostedTable:
         if self.rereading is not None:
             conn.early = []   # its welcome comes first, once the hand is back
             return
-        self.welcome(conn)
+        self.greet(conn)
         self.flush()
         if resume:
             self.poke()
@@ -462,16 +462,19 @@ class HostedTable:
     def view_of(self, seat: int | None) -> SeatView:
         return public_view(self.table) if seat is None else self.table.view(seat)
 
-    def welcome(self, conn: Conn) -> None:
-        """Send ``conn`` the full view (and its decision, if any); what it
-        was sent before its first welcome (:attr:`Conn.early`) follows.  A
-        view that does not build halts the table (:meth:`_broken`)."""
+    def greet(self, conn: Conn) -> None:
+        """:meth:`welcome` ``conn`` outside :meth:`play` (a new connection,
+        a resync, the hand read back): a view that does not build halts the
+        table (:meth:`_broken`).  (Inside ``play`` the error is ``play``'s:
+        what the action caused stays held.)"""
         try:
-            self._welcome(conn)
+            self.welcome(conn)
         except Exception as exc:  # noqa: BLE001 - a fault of the view (a plugin's state)
             self._broken(exc, "welcoming a connection")
 
-    def _welcome(self, conn: Conn) -> None:
+    def welcome(self, conn: Conn) -> None:
+        """Send ``conn`` the full view (and its decision, if any); what it
+        was sent before its first welcome (:attr:`Conn.early`) follows."""
         early, conn.early = conn.early, None
         view = self.view_of(conn.seat)
         conn.send(P.Welcome(
@@ -777,7 +780,7 @@ class HostedTable:
             if self.rereading is asyncio.current_task():
                 self.rereading = None
         for c in list(self.conns):
-            self.welcome(c)
+            self.greet(c)
             if self.halted is not None:   # what was held said so: again
                 c.send(P.Error(code=self.halted[0], message=self.halted[1]))
         self.flush()
