@@ -665,22 +665,17 @@ class HostedTable:
         the server's log only (a plugin's words may tell of concealed
         cards).  Returns the :class:`Refused` for an action that failed
         before its write was submitted (not applied: nothing of it is
-        written; the restarted server offers its decision again).  (A choice where issue 12
-        was silent: retrying would only fail again — a bot or a timeout in
-        a loop — and a half-applied hand must never be served.)"""
+        written; the restarted server offers its decision again).  (A
+        choice where issue 12 was silent: retrying would only fail again —
+        a bot or a timeout in a loop — and a half-applied hand must never
+        be served.)"""
         detail = "".join(traceback.format_exception(exc)).rstrip()
         self.server.log(f"table {self.id}: halted: {what} failed:\n{detail}")
         told = (f"table {self.id} stopped on an internal error (a fault of the server or of "
                 f"a plugin, not of the players); it takes no action until the server is "
                 f"restarted (the server's log says why)")
         if self.halted is None:
-            self.halt("InternalError", told)
-            for c in self.conns:
-                early, c.early = c.early, None   # not welcomed yet (a re-read): told now
-                c.send(P.Error(code="InternalError", message=told))
-                for m in early or ():
-                    c.send(m)
-            self.flush()
+            self.halt_and_tell("InternalError", told)
         return Refused("InternalError", f"the action was not applied: {told}")
 
     def _written(self, epoch: int, conn: Conn | None, hand: int, seq: int | None,
@@ -829,12 +824,18 @@ class HostedTable:
         already (a write of it saw the loss first) is not told again."""
         if self.halted is not None and self.halted[0] == "LockLost":
             return
-        self.halt("LockLost", LOCK_LOST)
+        self.halt_and_tell("LockLost", LOCK_LOST)
+
+    def halt_and_tell(self, code: str, message: str) -> None:
+        """:meth:`halt`, then tell every connection ``Error(code, message)``
+        once — a connection not welcomed yet (a re-read) is told now, then
+        what it was answered meanwhile."""
+        self.halt(code, message)
         for c in self.conns:
-            early, c.early = c.early, None   # not welcomed yet (a re-read): told now
-            c.send(P.Error(code="LockLost", message=LOCK_LOST))
+            early, c.early = c.early, None
+            c.send(P.Error(code=code, message=message))
             for m in early or ():
-                c.send(m)        # then what it was answered meanwhile
+                c.send(m)
         self.flush()
 
     def act(self, conn: Conn, msg: P.Act) -> None:

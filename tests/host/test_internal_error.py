@@ -50,6 +50,12 @@ def actions_of(db_url: str, tid: str) -> list[tuple]:
     return [r for r in db_rows(db_url)["qipai_actions"] if r[0] == tid]
 
 
+def said_to(c) -> list[dict]:
+    from qipai.host import protocol as P
+
+    return [m for f in c.outbox if f is not None for m in P.messages(json.loads(f))]
+
+
 def answer(decide: dict) -> dict:
     """A pass where there is one (a claim window), else the first legal action."""
     legal = decide["legal"]
@@ -155,11 +161,7 @@ def test_a_failure_before_the_write_is_submitted_halts_the_table_unwritten(tmp_p
     the action is refused ``InternalError``, no write is submitted for it,
     the table is halted (every connection told at once) and refuses what
     comes next."""
-    from qipai.host import protocol as P
     from qipai.host.game import Conn, Refused
-
-    def said_to(c: Conn) -> list[dict]:
-        return [m for f in c.outbox if f is not None for m in P.messages(json.loads(f))]
 
     async def main() -> None:
         async with writes_by_hand(tmp_path) as (t, writes):
@@ -233,12 +235,6 @@ def qipai_instant_payments(table, event):
         table.state.events.append(Marked("house-note", card=Note()))
     return []
 '''
-
-
-def said_to(c) -> list[dict]:
-    from qipai.host import protocol as P
-
-    return [m for f in c.outbox if f is not None for m in P.messages(json.loads(f))]
 
 
 def play_until_refused(t, conns, writes):
