@@ -194,7 +194,7 @@ def test_sigint_to_the_process_group_before_the_first_chunk(tmp_path):
     out = tmp_path / "x.parquet"
     proc = subprocess.Popen(
         [sys.executable, "-m", "qipai", "simulate", "guilin-mahjong", "-n", "1000000",
-         "--chunk", "1000000", "-k", "2", "--out", str(out)],
+         "--chunk", "500000", "-k", "2", "--out", str(out)],  # two chunks: two workers
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         children = f"/proc/{proc.pid}/task/{proc.pid}/children"
@@ -204,8 +204,11 @@ def test_sigint_to_the_process_group_before_the_first_chunk(tmp_path):
             with open(children) as fh:
                 return len(fh.read().split())
 
+        deadline = time.monotonic() + 300  # a guard against a hang, not a timing
         while proc.poll() is None and workers() < 2:
             time.sleep(0.01)  # until both workers are there: the pool starts or plays
+            if time.monotonic() > deadline:
+                pytest.fail("the pool's two workers never started")
         os.killpg(proc.pid, signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=300)
     finally:
@@ -795,3 +798,61 @@ def test_report_of_a_file_with_the_metadata_but_not_the_rows_is_one_line(guilin_
     pq.write_table(rows.replace_schema_metadata(
         {"qipai.simulate": json.dumps({"format": 99, "rulesets": []})}), later)
     one_line_error(invoke("report", str(later)), "format 99")
+
+
+@pytest.mark.parametrize("second", ["SIGINT", "SIGTERM"])
+def test_a_second_stop_does_not_cut_the_write_of_the_finished_chunks(monkeypatch, tmp_path,
+                                                                     second):
+    """A signal to the process group often arrives twice (``kill %1``,
+    ``timeout``: once directly, once forwarded by ``uv run``).  The first
+    stops the run after one chunk; a second one arriving while the finished
+    chunk is written is ignored: the file holds that chunk, the last line
+    says so, status 130 (before: the write was cut short, "not written").
+    The handlers the command replaced are put back afterwards."""
+    import signal
+
+    import pyarrow.parquet
+
+    import qipai.sim.run as sim_run
+
+    calls = []
+    play, write = sim_run._play_rows, pyarrow.parquet.write_table
+
+    def play_then_stop(task):
+        calls.append(task)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGINT)  # the first stop, as the second chunk starts
+        return play(task)
+
+    def write_after_a_second_stop(*args, **kwargs):
+        os.kill(os.getpid(), getattr(signal, second))
+        for _ in range(1000):  # the handler runs between bytecodes: give it some
+            pass
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(sim_run, "_play_rows", play_then_stop)
+    monkeypatch.setattr(pyarrow.parquet, "write_table", write_after_a_second_stop)
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    out = tmp_path / "x.parquet"
+    res = invoke("simulate", "guilin-mahjong", "-n", "40", "-k", "1", "--chunk", "10",
+                 "--bots", "random", "--out", str(out))
+    assert res.exit_code == 130, res.output
+    assert res.stdout.startswith(f"interrupted: kept the 10 of 40 hands in finished chunks "
+                                 f"in {out} ("), res.stdout
+    assert pq.read_table(out).column("hand").to_pylist() == list(range(10))
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+def test_no_more_worker_processes_than_chunks(tmp_path):
+    """--workers 999 for 3 hands starts 3 processes (one per hand, the
+    smallest chunk), not 999; the file is the one of --workers 1."""
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    res = invoke("simulate", "guilin-mahjong", "-n", "3", "-k", "999", "--bots", "random",
+                 "--out", str(a))
+    assert res.exit_code == 0, res.output
+    assert res.stdout.rstrip().endswith(", 3 processes"), res.stdout
+    o = simulate(parse_rulesets(["guilin-mahjong"]), 5, bots="random", workers=999, chunk=2,
+                 out=str(b))
+    assert o.backend == "3 processes"  # ceil(5 / 2) chunks
+    simulate(parse_rulesets(["guilin-mahjong"]), 3, bots="random", workers=1, out=str(b))
+    assert a.read_bytes() == b.read_bytes()

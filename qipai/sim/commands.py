@@ -40,8 +40,26 @@ def _progress(console: Any) -> Any:
                     TimeElapsedColumn(), console=console)
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
+class _Stop:
+    """The SIGINT and SIGTERM handler of a run: the first signal raises
+    ``KeyboardInterrupt`` — the run stops and writes the chunks already
+    finished —, every later one is ignored.  A signal sent to a process
+    group often arrives twice (``kill %1``, ``timeout``: once directly and
+    once forwarded by ``uv run``), and a second ``KeyboardInterrupt`` would
+    cut short the write of the finished chunks, or escape it and be
+    reported as a stop before any chunk finished.  :meth:`disarm` once the
+    run has returned: its file is then written, whatever comes next."""
+
+    def __init__(self) -> None:
+        self.armed = True
+
+    def disarm(self) -> None:
+        self.armed = False
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if self.armed:
+            self.armed = False
+            raise KeyboardInterrupt
 
 
 def _log_progress(console: Any, total: int, every: float = 60.0) -> Any:
@@ -72,8 +90,8 @@ def _log_progress(console: Any, total: int, every: float = 60.0) -> Any:
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Simulation seed S: hand i is dealt and played from hand_seed(S, i).")
 @click.option("--workers", "-k", type=int, default=None,
-              help="Worker processes (default: the CPUs this process may use); with --ray, "
-                   "the CPUs of a local Ray instance.")
+              help="Worker processes (default: the CPUs this process may use; never more "
+                   "than the chunks of hands); with --ray, the CPUs of a local Ray instance.")
 @click.option("--out", "-o", default="results.parquet", show_default=True,
               help="The Parquet file to write.")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None,
@@ -94,21 +112,26 @@ def simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int, worker
     Hand i of every ruleset is dealt from hand_seed(SEED, i) and dealt by
     seat i mod players, so the file depends only on the rulesets, --hands,
     --bots and --seed, never on --workers or --ray.  Ctrl-C (exit status
-    130) writes the chunks already finished; before any finished, or during
-    the write, it writes no file.  Example:
+    130) writes the chunks already finished, and a second Ctrl-C (or
+    SIGTERM) does not stop that write; a first one before any chunk
+    finished, or during the write, writes no file.  Example:
 
     \b
         qipai simulate guilin-mahjong 'guilin-mahjong(hubao=false)' -n 10000
         qipai report results.parquet
     """
     # Ctrl-C and SIGTERM (``kill PID`` of a run under nohup, whose SIGINT a
-    # non-interactive shell ignores) both keep the finished chunks.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _interrupt)
+    # non-interactive shell ignores) both keep the finished chunks; only the
+    # first of them stops the run (see _Stop).
+    stop = _Stop()
+    before = signal.signal(signal.SIGINT, stop), signal.signal(signal.SIGTERM, stop)
     try:
-        _simulate(rulesets, hands, bots, seed, workers, out, ray_address, chunk)
+        _simulate(rulesets, hands, bots, seed, workers, out, ray_address, chunk, stop)
     except KeyboardInterrupt:  # before the run started: loading the rulesets, Ray …
         _not_written(out, "before any chunk finished")
+    finally:  # the caller's own (a test runner's, a script's calling main())
+        signal.signal(signal.SIGINT, before[0])
+        signal.signal(signal.SIGTERM, before[1])
 
 
 def _looks_like_ruleset(address: str) -> bool:
@@ -134,7 +157,7 @@ def _not_written(out: str, when: str) -> NoReturn:
 
 def _simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int,
               workers: int | None, out: str, ray_address: str | None,
-              chunk: int | None) -> None:
+              chunk: int | None, stop: _Stop | None = None) -> None:
     from rich.console import Console
 
     from qipai.cli import fail
@@ -176,6 +199,8 @@ def _simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int,
         try:
             outcome = run(specs, hands, bots=bots, seed=seed, workers=k, out=out,
                           ray_address=ray_address, chunk=chunk, on_chunk=advance)
+            if stop is not None:
+                stop.disarm()  # the file is written (or not): say which, whatever comes
         except BadSimulation as exc:
             fail(str(exc))
         except RayUnavailable as exc:

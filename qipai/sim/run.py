@@ -430,7 +430,8 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
         hands: hands per ruleset (≥ 1).
         bots: ``"greedy"`` or ``"random"`` at every seat.
         seed: the simulation seed S (any int).
-        workers: worker processes (≥ 1); with Ray, the CPUs of a local instance.
+        workers: worker processes (≥ 1; never more than the tasks: one
+            per chunk of hands); with Ray, the CPUs of a local instance.
         out: the Parquet file to write.
         ray_address: None: no Ray; ``""``: a local Ray instance; else the
             address given to ``ray.init``.
@@ -444,8 +445,8 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
     no file is written (``written`` 0; see the module doc).
 
     Raises:
-        BadSimulation: hands or workers < 1, an unknown bot, ``out`` not
-            writable (checked before the first hand).
+        BadSimulation: hands, workers or chunk < 1, an unknown bot, ``out``
+            not writable (checked before the first hand).
         MissingExtra: pyarrow (``qipai[sim]``) or Ray (``qipai[ray]``) missing.
         RayUnavailable: ``ray.init`` failed, or Ray's workers did not start
             (see :func:`start_ray`).
@@ -458,6 +459,10 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
         raise BadSimulation(f"unknown bots {bots!r}; bots are: {', '.join(BOT_KINDS)}")
     if not isinstance(seed, int):
         raise BadSimulation(f"--seed must be an integer, not {seed!r}")
+    if chunk is not None and (not isinstance(chunk, int) or chunk < 1):
+        raise BadSimulation(f"--chunk must be at least 1, not {chunk!r}")
+    if ray_address is None:  # no more worker processes than tasks (a process idle from the start)
+        workers = min(workers, -(-hands // chunk) if chunk else hands)
     installed("pyarrow", "sim")  # imported later, while the workers play
     # A task plays its hand indices under every ruleset (see _play_rows): a
     # run stopped early has the same hands of each.
