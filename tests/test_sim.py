@@ -856,3 +856,103 @@ def test_no_more_worker_processes_than_chunks(tmp_path):
     assert o.backend == "3 processes"  # ceil(5 / 2) chunks
     simulate(parse_rulesets(["guilin-mahjong"]), 3, bots="random", workers=1, out=str(b))
     assert a.read_bytes() == b.read_bytes()
+
+
+def test_report_html_onto_the_results_file_is_refused(guilin_file, tmp_path):
+    """--html naming the results file itself (the same path, or another
+    name for it) is refused before anything is printed: the results stay."""
+    import shutil
+
+    copy = tmp_path / "same.parquet"
+    shutil.copy(guilin_file, copy)
+    before = copy.read_bytes()
+    (tmp_path / "link.html").symlink_to(copy)
+    for page in (str(copy), str(tmp_path / "link.html"), f"{tmp_path}/./same.parquet"):
+        res = invoke("report", str(copy), "--html", page)
+        one_line_error(res, "is the results file itself")
+        assert res.stdout == ""
+    assert copy.read_bytes() == before
+
+
+def _rewritten(rows, tmp_path, name: str, **columns):
+    """``rows`` with some columns replaced, written with their metadata."""
+    import pyarrow as pa
+
+    for col, values in columns.items():
+        i = rows.schema.get_field_index(col)
+        rows = rows.set_column(i, rows.schema.field(i), pa.array(values, rows.schema.field(i).type))
+    path = tmp_path / name
+    pq.write_table(rows, path)
+    return str(path)
+
+
+def test_report_of_rows_simulate_never_writes_is_one_line(guilin_file, tmp_path):
+    """Rows of the right schema but not as simulate writes them — a hand
+    with a net of 2 seats in a 4-seat ruleset, a winner or dealer that is
+    no seat — and metadata whose rulesets are not a list of strings are
+    one line naming what is wrong (before: a TypeError from deep inside,
+    or a ruleset silently left out)."""
+    import json
+
+    rows = pq.read_table(guilin_file)
+    n = rows.num_rows
+    net = rows.column("net").to_pylist()
+    net[5] = [1, -1]
+    one_line_error(invoke("report", _rewritten(rows, tmp_path, "net.parquet", net=net)),
+                   "net of 2 seats", "hand")
+    winners = rows.column("winners").to_pylist()
+    winners[0] = [7]
+    one_line_error(invoke("report", _rewritten(rows, tmp_path, "w.parquet", winners=winners)),
+                   "winners [7]")
+    one_line_error(invoke("report", _rewritten(rows, tmp_path, "d.parquet", dealer=[9] * n)),
+                   "dealer 9")
+    meta = json.loads(rows.schema.metadata[b"qipai.simulate"])
+    for bad in (None, "guilin-mahjong", [1]):
+        path = tmp_path / "meta.parquet"
+        pq.write_table(rows.replace_schema_metadata(
+            {"qipai.simulate": json.dumps({**meta, "rulesets": bad})}), path)
+        one_line_error(invoke("report", str(path)), "rulesets", "not a list of ruleset strings")
+
+
+def test_report_of_damaged_pages_is_one_line(guilin_file, tmp_path):
+    """A file whose footer reads but whose data pages are damaged: one
+    line (before: DuckDB's InvalidInputException and a traceback)."""
+    data = bytearray(open(guilin_file, "rb").read())
+    for i in range(200, min(2200, len(data) - 2000)):
+        data[i] ^= 0x5A
+    bad = tmp_path / "damaged.parquet"
+    bad.write_bytes(bytes(data))
+    res = invoke("report", str(bad))
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    assert res.stderr.startswith(f"error: {bad}: ") and len(res.stderr.splitlines()) == 1, \
+        res.stderr
+
+
+def test_report_across_seat_counts_and_of_one_hand(tmp_path):
+    """A 4-seat and a 3-seat ruleset: seat 3 exists in one only, so it has
+    no difference (before: as if the 3-seat ruleset's seat 3 had won 0
+    hands).  One hand: a mean has no interval, shown n/a (before: a
+    zero-width "95 % interval")."""
+    from qipai.sim.report import differences, summarize
+
+    out = str(tmp_path / "x.parquet")
+    res = invoke("simulate", "guilin-mahjong", "guilin-zipai", "-n", "6", "-k", "1",
+                 "--bots", "random", "--out", out)
+    assert res.exit_code == 0, res.output
+    s = summarize(out)
+    (d,) = differences(s)
+    assert "seat3" not in d and "net3" not in d and "seat2" in d
+    res = invoke("report", out)
+    row = next(ln for ln in res.stdout.splitlines() if "seat 3 wins" in ln)
+    assert row.split("│")[-2].strip() == "—", row
+    one = str(tmp_path / "one.parquet")
+    res = invoke("simulate", "guilin-mahjong", "-n", "1", "-k", "1", "--bots", "random",
+                 "--out", one)
+    assert res.exit_code == 0, res.output
+    res = invoke("report", one)
+    lines = res.stdout.splitlines()
+    i = next(i for i, ln in enumerate(lines) if "moved per hand (mean)" in ln)
+    cell = lines[i].split("│")[-2].strip()  # "3.00 [n/a]", or a narrow table's two lines
+    if "[" not in cell:
+        cell += " " + lines[i + 1].split("│")[-2].strip()
+    assert re.fullmatch(r"\d+\.\d\d \[n/a\]", cell), lines[i:i + 2]

@@ -237,8 +237,16 @@ def report(file: str, html: str | None, as_markdown: bool) -> None:
     """
     from rich.console import Console
 
+    from qipai.sim import BadSimulation
     from qipai.sim.report import markdown, print_report, summarize, write_html
+    from qipai.sim.run import check_writable
 
+    if html is not None:  # before anything is printed: refused, the report is not half done
+        if os.path.abspath(html) == os.path.abspath(file) or (
+                os.path.exists(html) and os.path.exists(file) and os.path.samefile(html, file)):
+            raise BadSimulation(f"--html {html} is the results file itself; give the page "
+                                f"another name (the results stay as they are)")
+        check_writable(html)
     summary = summarize(file)
     if as_markdown:
         click.echo(markdown(summary), nl=False)

@@ -117,19 +117,21 @@ def newcombe_paired(both: int, only1: int, only2: int, neither: int,
 
 
 def mean_ci(mean: float, sd: float | None, n: int, z: float = Z) -> tuple[float, float]:
-    """``mean ± z · sd / √n`` (the mean alone when n < 2)."""
+    """``mean ± z · sd / √n``; ``(nan, nan)`` when n < 2 (no spread to
+    estimate: printed ``n/a``, never a zero-width interval)."""
     if n < 2 or sd is None:
-        return (mean, mean)
+        return (math.nan, math.nan)
     half = z * sd / math.sqrt(n)
     return (mean - half, mean + half)
 
 
 def welch(m1: float, s1: float | None, n1: int, m2: float, s2: float | None, n2: int,
           z: float = Z) -> tuple[float, float]:
-    """Normal interval of ``m2 − m1`` with Welch's standard error."""
+    """Normal interval of ``m2 − m1`` with Welch's standard error;
+    ``(nan, nan)`` when either side has fewer than 2 hands (see :func:`mean_ci`)."""
     d = m2 - m1
     if n1 < 2 or n2 < 2 or s1 is None or s2 is None:
-        return (d, d)
+        return (math.nan, math.nan)
     half = z * math.sqrt(s1 * s1 / n1 + s2 * s2 / n2)
     return (d - half, d + half)
 
@@ -231,8 +233,10 @@ def _connect(path: str) -> Any:
 
     Raises:
         BadSimulation: no such file, not Parquet, or not a simulate output
-            (no or bad ``qipai.simulate`` metadata, another format, a column
-            of :func:`~qipai.sim.run.schema` missing or of another type).
+            (no or bad ``qipai.simulate`` metadata — its rulesets not a list
+            of strings —, another format, a column of
+            :func:`~qipai.sim.run.schema` missing or of another type, rows
+            that are not as simulate writes them).
     """
     pq = require("pyarrow.parquet", "sim")
     duckdb = require("duckdb", "sim")
@@ -260,6 +264,10 @@ def _connect(path: str) -> Any:
     if meta.get("format") != FORMAT:
         raise BadSimulation(f"{path}: a simulate file of format {meta.get('format')!r}; this "
                             f"qipai reads format {FORMAT}")
+    rulesets = meta.get("rulesets", [])
+    if not isinstance(rulesets, list) or not all(isinstance(r, str) for r in rulesets):
+        raise BadSimulation(f"{path}: not a qipai simulate output (its metadata's rulesets "
+                            f"are {_shown(rulesets)}, not a list of ruleset strings)")
     for field in schema():
         i = got.get_field_index(field.name)
         if i < 0:
@@ -268,13 +276,51 @@ def _connect(path: str) -> Any:
             raise BadSimulation(f"{path}: not a qipai simulate output (column {field.name} is "
                                 f"{got.field(i).type}, not {field.type})")
     con = duckdb.connect()
-    con.read_parquet(path).create_view("t")
+    try:
+        con.read_parquet(path).create_view("t")
+        _check_rows(con, path)
+    except duckdb.Error as exc:
+        raise _unreadable(path, exc) from None
     con.execute("""
         CREATE VIEW h AS SELECT *,
             list_sum(list_transform(net, lambda x: greatest(x, 0))) AS moved,
             coalesce(list_sum(list_transform(instant, lambda p: p.amount)), 0) AS instant_moved
         FROM t""")
     return con, meta
+
+
+def _shown(value: Any, most: int = 60) -> str:
+    """``repr(value)``, clipped to ``most`` characters, for a message."""
+    text = repr(value)
+    return text if len(text) <= most else text[:most - 1] + "…"
+
+
+def _unreadable(path: str, exc: Exception) -> BadSimulation:
+    """A file whose data does not read (a damaged page …), as one line."""
+    return BadSimulation(f"{path}: its rows do not read "
+                         f"({_shown(' '.join(str(exc).split()), 200)})")
+
+
+def _check_rows(con: Any, path: str) -> None:
+    """Every row as simulate writes it: within a ruleset one number of
+    seats (``net``'s length, at least 2), the dealer and every winner a seat.
+
+    Raises:
+        BadSimulation: the first row that is not, named by ruleset and hand.
+    """
+    bad = con.execute("""
+        WITH s AS (SELECT ruleset, max(len(net)) AS seats FROM t GROUP BY ruleset)
+        SELECT t.ruleset, t.hand, len(t.net), s.seats, t.dealer, t.winners
+        FROM t JOIN s USING (ruleset)
+        WHERE t.net IS NULL OR len(t.net) != s.seats OR s.seats < 2 OR t.dealer IS NULL
+           OR t.dealer < 0 OR t.dealer >= s.seats OR t.winners IS NULL
+           OR len(list_filter(t.winners, lambda w: w IS NULL OR w < 0 OR w >= s.seats)) > 0
+        ORDER BY t.ruleset, t.hand LIMIT 1""").fetchone()
+    if bad is not None:
+        r, hand, n, seats, dealer, winners = bad
+        raise BadSimulation(f"{path}: not as qipai simulate writes it: hand {hand} of {r} has "
+                            f"net of {n} seats (its ruleset's hands have up to {seats}), "
+                            f"dealer {dealer}, winners {winners}")
 
 
 _HOW = {"zimo": "自摸 zimo", "dianpao": "点炮 dianpao", "qianggang": "抢杠 qianggang",
@@ -285,11 +331,20 @@ def summarize(path: str) -> Summary:
     """Read a ``qipai simulate`` file and compute every figure of the report.
 
     Raises:
-        BadSimulation: see :func:`_connect`; an empty file.
+        BadSimulation: see :func:`_connect`; an empty file; rows that are
+            not as simulate writes them (:func:`_check_rows`) or do not
+            read (a damaged data page).
         MissingExtra: pyarrow or DuckDB missing (extra ``qipai[sim]``).
     """
     con, meta = _connect(path)
+    duckdb = require("duckdb", "sim")
+    try:
+        return _summarize(path, con, meta)
+    except duckdb.Error as exc:  # a page that reads only when its rows are needed
+        raise _unreadable(path, exc) from None
 
+
+def _summarize(path: str, con: Any, meta: dict[str, Any]) -> Summary:
     def rows(sql: str) -> list[tuple[Any, ...]]:
         return con.execute(sql).fetchall()
 
@@ -428,6 +483,9 @@ def _fmt(fig: Figure, value: float | None = None, ci: tuple[float, float] | None
          diff: bool = False) -> str:
     v = fig.value if value is None else value
     lo, hi = fig.ci if ci is None else ci
+    if math.isnan(lo) or math.isnan(hi):  # one hand: no interval (mean_ci)
+        sign = "+" if diff or fig.key.startswith("net") else ""
+        return f"{v:{sign}.2f} [n/a]"
     if fig.kind == "rate":
         sign = "+" if diff else ""
         unit = " pp" if diff else " %"
@@ -462,7 +520,10 @@ def differences(summary: Summary) -> list[dict[str, tuple[float, tuple[float, fl
                 both, only1, only2, neither = summary.paired_rates[other.ruleset][key]
                 d[key] = ((only2 - only1) / (both + only1 + only2 + neither),
                           newcombe_paired(both, only1, only2, neither))
-            elif kind == "rate":  # a pattern only one ruleset has: 0 of its denominator
+            elif kind == "rate" and (a is not None and b is not None
+                                     or key.startswith(("pattern:", "how:"))):
+                # a pattern or way of winning only one ruleset has: 0 of its
+                # denominator; a seat only one has (3 and 4 seats): no difference
                 x1, n1 = (a.x, a.n) if a else (0, first.denominator(key))
                 x2, n2 = (b.x, b.n) if b else (0, other.denominator(key))
                 if n1 and n2:
@@ -572,8 +633,12 @@ def _rich_table(title: str, head: list[str], body: list[list[str]],
     """A rich table of the cells; ``narrow``: the narrow layout, with these
     column widths (the figure column's the least it wraps to)."""
     from rich.table import Table as RichTable
+    from rich.text import Text
 
-    grid = RichTable(title=title, title_justify="left", show_lines=narrow is not None)
+    # Text, not markup: a cell such as "3.00 [n/a]" or a label with "[…]" is
+    # shown as it is, never read as a style tag and dropped.
+    grid = RichTable(title=Text(title), title_justify="left", show_lines=narrow is not None)
+    head = [Text(h) for h in head]
     for i, h in enumerate(head):
         if narrow is None:
             grid.add_column(h, justify="left" if i == 0 else "right")
@@ -582,7 +647,7 @@ def _rich_table(title: str, head: list[str], body: list[list[str]],
         else:  # the cells are already broken into lines that fit
             grid.add_column(h, justify="right", no_wrap=True, min_width=narrow[i])
     for row in body:
-        grid.add_row(*row)
+        grid.add_row(*(Text(c) for c in row))
     return grid
 
 
