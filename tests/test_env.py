@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from qipai.conformance.properties import hidden_shuffled
-from qipai.core.errors import BadOption, IllegalAction, QipaiError, UnknownVariant
+from qipai.core.errors import BadCards, BadOption, IllegalAction, QipaiError, UnknownVariant
 from qipai.core.hookspecs import hookimpl
 from qipai.core.model import Chi, Discard, Hu, Pass
 from qipai.core.ruleset import load
@@ -446,4 +446,65 @@ def test_a_plugins_unencodable_discard_is_named_not_masked(bad):
     env = make(load("guilin-mahjong", plugins=[_OddDiscards(bad)]))
     env.reset(seed=1)
     with pytest.raises(NotEncodable, match="Discard"):
+        env.last()
+
+
+def test_a_refused_reset_changes_nothing():
+    """``reset`` with a dealer that is not a seat (or a bool seed) is
+    refused and the environment is as it was: the same hand and hand seed,
+    and the next ``reset()`` deals what it would have dealt (before: the
+    RNG had moved, and ``hand_seed`` no longer was the table's)."""
+    a, b = make("guilin-mahjong"), make("guilin-mahjong")
+    a.reset(seed=5)
+    b.reset(seed=5)
+    table, hand_seed = a.table, a.hand_seed
+    for options, seed in (({"dealer": 9}, None), ({"dealer": True}, None),
+                          ({"dealer": 9}, 7), ({}, True)):
+        with pytest.raises((BadCards, BadOption)):
+            a.reset(seed=seed, options=options)
+        assert a.table is table and a.hand_seed == hand_seed
+    a.reset()
+    b.reset()
+    assert a.hand_seed == b.hand_seed and a.table.state.deal == b.table.state.deal
+    s1, s2 = make_seat_env("guilin-mahjong"), make_seat_env("guilin-mahjong")
+    s1.reset(seed=3)
+    s2.reset(seed=3)
+    with pytest.raises(BadCards):
+        s1.reset(options={"dealer": 4})
+    with pytest.raises(BadOption, match="seed"):
+        s1.reset(seed=False)
+    s1.reset()
+    s2.reset()
+    assert s1.aec.hand_seed == s2.aec.hand_seed
+
+
+def test_misuse_around_the_hand_is_typed():
+    """``last()`` before reset and after every agent stepped out, an
+    action other than None for a terminated agent, a bool as an action
+    and ``render()`` before reset: IllegalAction naming it (before: an
+    AttributeError, a KeyError, PettingZoo's ValueError, action 1, None)."""
+    env = make("guilin-mahjong", render_mode="ansi")
+    with pytest.raises(IllegalAction, match=r"reset\(\) before last\(\)"):
+        env.last()
+    with pytest.raises(IllegalAction, match=r"reset\(\) before render\(\)"):
+        env.render()
+    with pytest.raises(IllegalAction, match=r"reset\(\) before render\(\)"):
+        make_seat_env("guilin-mahjong", render_mode="ansi").render()
+    env.reset(seed=2)
+    before = env.table.snapshot()
+    for flag in (True, False):
+        with pytest.raises(IllegalAction, match="an action is an index"):
+            env.step(flag)
+    assert env.table.snapshot() == before
+    rng = np.random.default_rng(0)
+    while not env.terminations[env.agent_selection]:
+        obs, _, _, _, _ = env.last()
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    done = env.agent_selection
+    with pytest.raises(IllegalAction, match=f"{done} is done.*only action is None"):
+        env.step(0)
+    assert env.agent_selection == done and done in env.agents
+    while env.agents:
+        env.step(None)
+    with pytest.raises(IllegalAction, match="every agent has stepped out"):
         env.last()

@@ -11,7 +11,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
-from qipai.core.errors import BadOption, IllegalAction
+from qipai.core.errors import BadCards, BadOption, IllegalAction
 from qipai.env.actions import codec_for
 from qipai.core.model import Discard
 from qipai.env.observation import Encoder, layout_for, seat_view
@@ -122,22 +122,28 @@ class QipaiEnv(AECEnv):
         """Deal a new hand (see the class).
 
         Raises:
-            BadOption: a ``seed`` that is not an int or None, ``options``
-                not a dict or None; BadCards: a ``dealer`` not a seat.
+            BadOption: a ``seed`` that is not an int or None (a bool is
+                not), ``options`` not a dict or None; BadCards: a
+                ``dealer`` not a seat.  These are checked before anything
+                moves, so the environment is then as it was: its hand, and
+                the hands the following resets deal.
         """
-        if options is not None and not isinstance(options, dict):
-            raise BadOption(f"options must be a dict or None, not {options!r}")
+        dealer = self.reset_dealer(options)
         if seed is not None:
             try:
+                if type(seed) is bool:
+                    raise TypeError
                 seed = operator.index(seed)
             except TypeError:
                 raise BadOption(f"seed must be an int or None, not {seed!r}") from None
-            self._rng = random.Random(f"qipai-env:{seed}")
+            rng = random.Random(f"qipai-env:{seed}")
         elif self._rng is None:
-            self._rng = random.Random(random.SystemRandom().getrandbits(128))
-        dealer = (options or {}).get("dealer")
-        self.hand_seed = self._rng.getrandbits(64)
-        self.table = self.ruleset.table(seed=self.hand_seed, dealer=dealer, ask_all=self.ask_all)
+            rng = random.Random(random.SystemRandom().getrandbits(128))
+        else:
+            rng = self._rng
+        hand_seed = rng.getrandbits(64)
+        table = self.ruleset.table(seed=hand_seed, dealer=dealer, ask_all=self.ask_all)
+        self._rng, self.hand_seed, self.table = rng, hand_seed, table
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0)
@@ -147,6 +153,37 @@ class QipaiEnv(AECEnv):
         self._cache = {}
         self._encoder = Encoder(self.table, self.layout, self._fdk)
         self._select()
+
+    def reset_dealer(self, options: dict[str, Any] | None) -> int | None:
+        """The dealer ``reset(options=…)`` asks for (None: the variant's
+        first dealer), checked without changing anything.
+
+        Raises:
+            BadOption: ``options`` not a dict or None.
+            BadCards: a ``dealer`` that is not a seat (a bool is not).
+        """
+        if options is not None and not isinstance(options, dict):
+            raise BadOption(f"options must be a dict or None, not {options!r}")
+        dealer = (options or {}).get("dealer")
+        if dealer is not None and (type(dealer) is not int or not 0 <= dealer < self.n):
+            raise BadCards(f"dealer {dealer!r} is not a seat (0..{self.n - 1})")
+        return dealer
+
+    def last(self, observe: bool = True) -> tuple[Any, Any, bool, bool, dict]:
+        """PettingZoo's ``last()``: the selected agent's observation (if
+        ``observe``), reward, termination, truncation and info.
+
+        Raises:
+            IllegalAction: before ``reset``, or once every agent has
+                stepped out of the ended hand.
+        """
+        if not self.agents:
+            raise IllegalAction("call reset() before last()" if self.table is None
+                                else "the hand is over and every agent has stepped out: "
+                                     "call reset()")
+        agent = self.agent_selection  # PettingZoo's last(), inline: it is on every step's path
+        return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
+                self.terminations[agent], self.truncations[agent], self.infos[agent])
 
     def _select(self) -> None:
         st = self.table.state
@@ -227,9 +264,10 @@ class QipaiEnv(AECEnv):
 
         Raises:
             IllegalAction: the index is not legal for the agent now (the
-                message names it and lists the legal ones), before
-                ``reset``, or once every agent has stepped out of the
-                ended hand; nothing changes.
+                message names it and lists the legal ones; a bool is not
+                an index), an action other than None for a terminated
+                agent, before ``reset``, or once every agent has stepped
+                out of the ended hand; nothing changes.
         """
         if self.table is None:
             raise IllegalAction("call reset() before step()")
@@ -237,10 +275,15 @@ class QipaiEnv(AECEnv):
             raise IllegalAction("the hand is over: call reset()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                raise IllegalAction(f"{agent} is done (the hand is over): its only action is "
+                                    f"None, not {action!r}")
             self._was_dead_step(action)
             return
         seat = self._seat_of[agent]
         try:
+            if type(action) is bool:
+                raise TypeError
             i = operator.index(action)
         except TypeError:
             raise IllegalAction(f"{agent}: an action is an index, not {action!r}") from None
@@ -262,9 +305,15 @@ class QipaiEnv(AECEnv):
     # ------------------------------------------------------------- rendering
     def render(self) -> str | None:
         """The selected seat's view as text: printed (``"human"``) or
-        returned (``"ansi"``); None without a render mode."""
-        if self.render_mode is None or self.table is None:
+        returned (``"ansi"``); None without a render mode.
+
+        Raises:
+            IllegalAction: a render mode but no hand yet (before ``reset``).
+        """
+        if self.render_mode is None:
             return None
+        if self.table is None:
+            raise IllegalAction("call reset() before render()")
         from rich.console import Console
 
         from qipai.human import action_text, show_table

@@ -101,6 +101,19 @@ class SeatEnv(gymnasium.Env):
 
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict]:
+        """Deal a new hand and let the bots play up to the agent's first decision.
+
+        ``seed`` seeds Gymnasium's ``np_random``, which deals every hand
+        after it; ``options={"dealer": k}`` fixes the dealer.
+
+        Raises:
+            BadOption: a ``seed`` that is not an int or None (a bool is not),
+                ``options`` not a dict; BadCards: a ``dealer`` not a seat —
+                checked first, so the environment is as it was.
+        """
+        if type(seed) is bool:
+            raise BadOption(f"seed must be an int or None, not {seed!r}")
+        self.aec.reset_dealer(options)  # refused before the RNG moves
         super().reset(seed=seed)
         hand = int(self.np_random.integers(2**62))
         self.aec.reset(seed=hand, options=options)
@@ -136,9 +149,15 @@ class SeatEnv(gymnasium.Env):
         return obs, 0.0, False, False, {}
 
     def render(self) -> str | None:
-        """The agent's seat's view (``"human"`` prints, ``"ansi"`` returns)."""
-        if self.render_mode is None or self.aec.table is None:
+        """The agent's seat's view (``"human"`` prints, ``"ansi"`` returns).
+
+        Raises:
+            IllegalAction: a render mode but no hand yet (before ``reset``).
+        """
+        if self.render_mode is None:
             return None
+        if self.aec.table is None:
+            raise IllegalAction("call reset() before render()")
         sel = self.aec.agent_selection
         self.aec.agent_selection = self.agent
         try:
