@@ -568,6 +568,8 @@ def _records_in(data: bytes) -> tuple[list[tuple[str, dict[str, Any], Any]], Any
         obj = msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
         raise BadRecord(f"not a JSON record: {exc}") from None
+    except RecursionError:  # msgspec's decoder recurses into nested arrays and objects
+        raise BadRecord("not a record: nested too deeply to decode") from None
     if isinstance(obj, dict) and "hands" in obj:
         hands = obj["hands"]
         if not isinstance(hands, list) or not hands:
@@ -619,7 +621,14 @@ def _check_replays(hands: list[tuple[str, dict[str, Any], Any]],
         return False, f"total {claimed_total} is not the sum of the hands' net {total}"
     rec = hands[0][2]
     what = f"{len(hands)} hand{'s' if len(hands) != 1 else ''} of {rec.variant}"
-    return True, f"{what}, {n_actions} actions; events and settlement match"
+    open_hands = [label for label, _, r in hands if r.result is None]
+    if not open_hands:
+        return True, f"{what}, {n_actions} actions; events and settlement match"
+    if len(open_hands) == len(hands):
+        return True, (f"{what}, {n_actions} actions; events match; unfinished (no result): "
+                      f"no settlement to compare")
+    return True, (f"{what}, {n_actions} actions; events match, and the settlement of each "
+                  f"finished hand; unfinished (no result): {', '.join(open_hands)}")
 
 
 def _summary_diff(summary: dict[str, Any], rec: Any) -> str | None:

@@ -304,3 +304,80 @@ def test_play_shows_the_winning_tile_once_after_the_concealed_hand():
     # a 自摸 (--seed 19) was right already: 13 tiles + the drawn 8p
     res = CliRunner().invoke(cli, ["play", "guilin-mahjong", "--seed", "19"])
     assert "seat 1 wins hand 4467p 123s " in res.output and "+ 8p(八筒)" in res.output
+
+
+# ------------------------------------------------- found by a hostile review
+
+
+def test_deeply_nested_input_is_one_line(run, tmp_path):
+    """JSON nested 100,000 deep (bare, or inside a play output's wrapper)
+    for replay and verify, and TOML nested 5,000 deep for the conformance
+    case options: one error line, status 2 (before: a RecursionError
+    traceback and status 1, the 'differs' status)."""
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    wrapped = tmp_path / "wrapped.json"
+    wrapped.write_text('{"hands": [{"record": ' + '{"a": ' * 50_000 + "1" + "}" * 50_000 + "}]}")
+    for path in (deep, wrapped):
+        for cmd in ("replay", "verify"):
+            res = run(cmd, str(path))
+            one_line_error(res, "nested too deeply")
+            assert res.exit_code == 2
+    toml = tmp_path / "deep.toml"
+    toml.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    res = run("conformance", "--check-cases", str(toml))
+    assert res.exit_code == 1 and "Traceback" not in res.output, res.output
+    assert "nested too deeply to parse" in res.stdout
+    one_line_error(run("conformance", "guilin-mahjong", "--cases", str(toml)),
+                   "nested too deeply to parse")
+
+
+def test_conformance_of_a_ruleset_string_is_refused(run):
+    """The variant's own cases are found by its name; under a ruleset
+    string they were skipped and only the property checks ran, "5 checks,
+    5 passed" (a silently wrong answer).  Now refused, naming the names."""
+    for spec in ("guilin-mahjong(hubao=false)", " guilin-mahjong ", "guilin-mahjong()"):
+        res = run("conformance", spec)
+        one_line_error(res, "by its registered name", "guilin-mahjong", repr(spec))
+        assert "passed" not in res.stdout
+
+
+def test_an_empty_or_relative_plugin_name_is_one_line(run, tmp_path, three_hands):
+    """--plugin '' and --plugin .x (importlib's ValueError and TypeError),
+    and a plugin file whose own code raises as it is imported: one line."""
+    broken = tmp_path / "broken.py"
+    broken.write_text("x = 1 / 0\n")
+    record = json.dumps(three_hands)
+    for name, words in (("", ["empty name"]), (".x", ["relative"]),
+                        (str(broken), ["ZeroDivisionError"])):
+        for cmd in (["play"], ["replay", "-"], ["verify", "-"]):
+            one_line_error(run(*cmd, "--plugin", name, input=record), "cannot load plugin",
+                           *words)
+
+
+def test_replay_of_an_unfinished_record_says_so(run, tmp_path):
+    """A record with no result replays; the verdict no longer claims a
+    settlement that is not there."""
+    from qipai.bots import make_bots
+    from qipai.core.records import record_of
+    from qipai.core.ruleset import load
+    import msgspec
+
+    table = load("guilin-mahjong").table(seed=3)
+    bots = make_bots("random", 4, 3)
+    from qipai.bots import decide
+    for _ in range(10):
+        seat = table.to_decide()[0]
+        table.apply(decide(bots[seat], table, seat))
+    path = tmp_path / "open.json"
+    path.write_bytes(msgspec.json.encode(record_of(table)))
+    res = run("replay", str(path))
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[0] == ("replay identical: 1 hand of guilin-mahjong, 10 actions; "
+                                          "events match; unfinished (no result): no settlement "
+                                          "to compare")
+
+
+def test_a_record_without_format_is_named(run):
+    res = run("replay", "-", input='{"variant": "guilin-mahjong"}')
+    one_line_error(res, "no format", '"format": 2')

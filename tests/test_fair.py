@@ -195,7 +195,7 @@ def test_cli_verify_prints_one_line_per_check_and_exits_by_result(hosted, tmp_pa
     lines = res.output.splitlines()
     assert [ln.split(":")[0] for ln in lines[:-1]] == [
         "ok   versions", "ok   commitment", "ok   replay", "ok   zero sum", "ok   timeouts",
-        "ok   shuffle"]
+        "ok   shuffle", "ok   deck"]
     assert lines[-1].startswith("verified")
     bad = tmp_path / "bad.json"
     bad.write_bytes(msgspec.json.encode(_tamper(as_dict(rec), "salt")))
@@ -425,3 +425,33 @@ def test_cli_verify_fails_a_play_output_whose_summary_or_total_is_not_its_record
     failed = [ln for ln in res.output.splitlines() if ln.startswith("FAIL")]
     assert len(failed) == 1
     assert failed[0].startswith("FAIL total:" if where == "total" else f"FAIL hand 2: summary: {where} is")
+
+
+def test_a_partial_deal_is_never_verified(tmp_path):
+    """A committed hand of a partial deal — 58 of the 136 tiles, as a test
+    or a position is dealt — replays and its commitment holds, but it is
+    not a hand dealt from the deck: the deck check fails (before: every
+    check ok, "verified")."""
+    from qipai.bots import make_bots, run_to_end
+    from qipai.core.model import Deal
+    from qipai.core.table import Table
+
+    import random
+
+    tiles = [k for k in range(34) for _ in range(4)]
+    random.Random(7).shuffle(tiles)
+    cut = (0, 14, 27, 40, 53)  # the dealer 14, the others 13, then a 5-tile wall
+    deal = Deal(dealer=0, hands=tuple(tuple(tiles[a:b]) for a, b in zip(cut, cut[1:])),
+                wall=tuple(tiles[53:58]))
+    table = Table(load("guilin-mahjong"), deal=deal, partial=True)
+    run_to_end(table, make_bots("random", 4, 1))
+    rec = fair.committed(record_of(table), fair.new_salt())
+    assert {c.name: c.ok for c in fair.checks(rec)} == {
+        "versions": True, "commitment": True, "replay": True, "zero sum": True,
+        "timeouts": True, "shuffle": True, "deck": False}
+    path = tmp_path / "partial.json"
+    path.write_bytes(msgspec.json.encode(rec))
+    res = CliRunner().invoke(cli, ["verify", str(path)])
+    assert res.exit_code == 1, res.output
+    assert "FAIL deck: the deal holds 58 cards, not the variant's whole deck of 136" in res.output
+    assert res.output.splitlines()[-1].startswith("not verified: 1 check failed")

@@ -94,6 +94,8 @@ def read_file(path: str | Path) -> CaseFile:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise BadCase(f"{path}: cannot read case file: {exc}") from None
+    except RecursionError:  # tomllib recurses into nested arrays and tables
+        raise BadCase(f"{path}: cannot read case file: nested too deeply to parse") from None
     variant = raw.get("variant")
     if not isinstance(variant, str) or not variant:
         raise BadCase(f"{path}: no variant = \"NAME\" at the top of the file")
@@ -131,7 +133,7 @@ def _looks_like_cases(path: Path) -> bool:
     files, so that their error is reported."""
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return True
     return "variant" in raw or "cases" in raw
 

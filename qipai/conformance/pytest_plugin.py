@@ -135,7 +135,9 @@ def pytest_collection_modifyitems(session: Any, config: Any, items: list) -> Non
     if not variant and not plugin:
         return
     from qipai.conformance.properties import PROPERTY_NAMES
-    from qipai.conformance.runner import collect, load_variant, register_plugin
+    from qipai.conformance.runner import (
+        check_variant_name, collect, load_variant, register_plugin,
+    )
     from qipai.core.errors import QipaiError
 
     try:
@@ -147,6 +149,7 @@ def pytest_collection_modifyitems(session: Any, config: Any, items: list) -> Non
                                         f"not {variant!r}")
             variant = name
         load_variant(variant)
+        check_variant_name(variant)
         collected = collect(variant, config.getoption("--qipai-cases"))
     except QipaiError as exc:
         raise pytest.UsageError(f"--qipai-variant: {exc}") from None

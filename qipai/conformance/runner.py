@@ -87,6 +87,27 @@ def load_variant(variant: str, options: dict[str, Any] | None = None) -> Ruleset
     return load(variant, options or {}, plugins=[GUARD])
 
 
+def check_variant_name(variant: str) -> None:
+    """Refuse a ruleset string where a variant's name is needed.
+
+    The variant's own cases are found by its registered name, and each
+    case sets its own options; under ``"guilin-mahjong(hubao=false)"`` (or
+    ``" guilin-mahjong "``) they would silently be skipped and only the
+    property checks run.
+
+    Raises:
+        UnknownVariant: ``variant`` is neither a registered name nor a
+            plugin given to :func:`register_plugin`.
+    """
+    if is_local(variant) or variant in available():
+        return
+    from qipai.core.errors import UnknownVariant
+
+    raise UnknownVariant(f"conformance runs a variant by its registered name "
+                         f"({', '.join(sorted(available()))}), not {variant!r}: each case "
+                         f"sets its own options (options = {{…}} in its file)")
+
+
 def is_local(variant: str) -> bool:
     """True when ``variant`` was given as a plugin object, not an entry point."""
     return variant in _LOCAL
@@ -690,7 +711,9 @@ def main(variant: str, cases: Iterable[str] = (), properties: int = 20,
     line ``N passed, M failed``.  Returns the exit code (0 only if all pass).
 
     Raises:
-        UnknownVariant, BadCase: the variant or a case file is bad.
+        UnknownVariant, BadCase: the variant or a case file is bad; a
+            ruleset string with options (or spaces) instead of a variant's
+            name, under which the variant's own cases would not be found.
     """
     from rich.console import Console
 
@@ -698,6 +721,7 @@ def main(variant: str, cases: Iterable[str] = (), properties: int = 20,
 
     console = out or Console()
     load_variant(variant)  # fail early, with the registry's message
+    check_variant_name(variant)
     outcomes = [run_case(variant, c, o) for c, o in collect(variant, cases)]
     outcomes += run_properties(variant, games=properties)
     failed = [o for o in outcomes if not o.passed]

@@ -197,7 +197,8 @@ def checks(record: Any, plugins: Any = (), allow_version_mismatch: bool = False)
     zero sum (the result's net sums to 0 and is what its payments make),
     timeouts (indices of actions), shuffle (what dealt the hand: a note, failing
     only when ``rng`` and ``seed`` disagree — "seeded" without a seed, or a seed
-    beside "os"/"host").
+    beside "os"/"host"), deck (the deal is the variant's whole deck, each card
+    once: a partial deal fails).
 
     ``plugins``: the house-rule plugins the record was played with.
     """
@@ -229,7 +230,27 @@ def checks(record: Any, plugins: Any = (), allow_version_mismatch: bool = False)
     out.append(_zero_sum_check(record))
     out.append(_timeouts_check(record))
     out.append(_shuffle_check(record))
+    if versions_ok:
+        out.append(_deck_check(record, plugins))
     return out
+
+
+def _deck_check(record: Any, plugins: Any = ()) -> Check:
+    """Whether the deal is the variant's whole deck, each card once.  A
+    partial deal (``partial``: a test's or a position's, a few cards short)
+    replays and may be committed, but it is not a shuffle of the deck that a
+    hand at a real table is dealt from: it fails, so that it is never
+    reported as a verified hand."""
+    from qipai.core.ruleset import load_cached
+
+    rs = load_cached(record.variant, record.options)
+    deck = sorted(rs.hook.qipai_deck(options=rs.options))
+    dealt = sorted([c for h in record.deal.hands for c in h] + list(record.deal.wall))
+    if dealt == deck:
+        return Check("deck", True, f"the deal is the whole deck of {len(deck)} cards, each once")
+    return Check("deck", False, f"the deal holds {len(dealt)} cards, not the variant's whole deck "
+                                f"of {len(deck)} each once (a partial deal, as a test's or a "
+                                f"position's): not a hand dealt from the deck")
 
 
 def _shuffle_check(record: Any) -> Check:

@@ -188,6 +188,10 @@ def decode_record(data: bytes | str | dict[str, Any]) -> Record:
     if not isinstance(obj, dict):
         raise BadRecord("not a record: expected a JSON object")
     fmt = obj.get("format")
+    if "format" not in obj:
+        raise BadRecord(f"not a record: no format (a record names its format version, "
+                        f"\"format\": {max(READ_FORMATS)}; this qipai reads formats "
+                        f"{', '.join(map(str, sorted(READ_FORMATS)))})")
     if fmt not in READ_FORMATS or type(fmt) is not int:
         raise BadRecord(f"unknown record format {fmt!r}; this qipai reads formats "
                         f"{', '.join(map(str, READ_FORMATS))}")

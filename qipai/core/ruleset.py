@@ -331,13 +331,18 @@ def load_plugin(spec: str) -> Any:
     house-rule module, or a variant not installed as an entry point).
 
     Raises:
-        UnknownVariant: naming what cannot be imported or found.
+        UnknownVariant: naming what cannot be imported or found (an empty
+            or relative name, a missing module, file or object, or the
+            plugin's own code raising as it is imported).
     """
     import importlib
     import importlib.util
     from pathlib import Path
 
     target, _, attr = spec.partition(":")
+    if not target or target.startswith("."):
+        raise UnknownVariant(f"cannot load plugin {spec!r}: give a module name (house_rules, "
+                             f"my_pkg.rules) or a file (rules.py), not a relative or empty name")
     try:
         if target.endswith(".py"):
             path = Path(target)
@@ -350,6 +355,9 @@ def load_plugin(spec: str) -> Any:
             module = importlib.import_module(target)
     except ImportError as exc:
         raise UnknownVariant(f"cannot load plugin {spec}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - the plugin's own code failed as it was imported
+        raise UnknownVariant(f"cannot load plugin {spec}: importing it raised "
+                             f"{type(exc).__name__}: {exc}") from None
     if not attr:
         return module
     try:
