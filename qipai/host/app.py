@@ -49,7 +49,10 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from qipai.core.errors import QipaiError
 from qipai.host import protocol as P
 from qipai.host import trace
-from qipai.host.game import LOCK_LOST, UNREADABLE, Conn, DamagedTable, HostedTable, Refused
+from qipai.host.game import (
+    LOCK_LOST, MAX_CONNS_PER_SEAT, MAX_SPECTATORS, UNREADABLE, Conn, DamagedTable, HostedTable,
+    Refused,
+)
 from qipai.host.offload import Crowded, Offload
 from qipai.host.replay import MAX_REPLAY_BYTES, replay_steps, shown
 from qipai.host.store import (
@@ -659,10 +662,10 @@ async def _writer(ws: WebSocket, conn: Conn) -> None:
     send = ws.send
     sent = 0
     while True:
-        frame = conn.outbox.popleft() if conn.outbox else await conn.frames_out()
+        frame = conn.take() if conn.outbox else await conn.frames_out()
         if frame is None:
             with contextlib.suppress(Exception):
-                await ws.close(1000)
+                await ws.close(conn.close_code or 1000)
             return
         await send({"type": "websocket.send", "text": frame})
         if conn.tr:
@@ -710,7 +713,14 @@ async def table_ws(ws: WebSocket) -> None:
         return await refuse("BadToken", "the token is no seat's of this table", 4401)
     if t.halted is not None:   # the server lock lost, or its hand unreadable
         return await refuse(t.halted[0], t.halted[1], 4503)
-    conn = Conn(seat=None if who == "spectator" else int(who))
+    seat = None if who == "spectator" else int(who)
+    most = MAX_CONNS_PER_SEAT if seat is not None else MAX_SPECTATORS
+    if sum(1 for c in t.conns if c.seat == seat) >= most:
+        return await refuse("TooManyConnections",
+                            f"{'seat ' + str(seat) if seat is not None else 'spectators'} of this "
+                            f"table already {'has' if seat is not None else 'have'} {most} "
+                            f"connections open; close one first", 4429)
+    conn = Conn(seat=seat)
     if trace.ON:
         conn.tr = {}
     writer = asyncio.get_running_loop().create_task(_writer(ws, conn))

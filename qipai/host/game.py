@@ -126,6 +126,20 @@ class Decision:
     timeout: float
 
 
+#: The most characters of frames a connection may have waiting unread
+#: (:attr:`Conn.queued`): about 150 welcomes of a long hand, far more than
+#: a client that reads ever lags.
+MAX_QUEUED_CHARS = 1 << 20
+#: The WebSocket close code of a connection dropped for not reading its
+#: frames (:meth:`Conn.put`).
+CLOSE_TOO_SLOW = 4408
+#: The most connections one seat may have open at once (a player's
+#: devices and tabs); one more is refused ``TooManyConnections`` (close 4429).
+MAX_CONNS_PER_SEAT = 8
+#: The most spectator connections of one table (as :data:`MAX_CONNS_PER_SEAT`).
+MAX_SPECTATORS = 64
+
+
 @dataclass(eq=False)
 class Conn:
     """One WebSocket connection: a seat, or a spectator (``seat`` None).
@@ -154,6 +168,12 @@ class Conn:
     #: Attached while its table re-read its hand: what it is sent before its
     #: first welcome (a pong, a refusal), held to follow that welcome.
     early: list | None = None
+    #: Characters of the frames in ``outbox`` (what the client has not read
+    #: yet); past :data:`MAX_QUEUED_CHARS` the connection is closed
+    #: (:data:`CLOSE_TOO_SLOW`) and its queue dropped.
+    queued: int = 0
+    #: The close code its writer closes the socket with (None: 1000).
+    close_code: int | None = None
 
     def send(self, msg: Any) -> None:
         if self.early is not None:
@@ -178,7 +198,22 @@ class Conn:
         self.cuts = collections.deque((w, k - n) for w, k in cuts)
 
     def put(self, frame: str | None) -> None:
-        """Queue ``frame`` for the writer (None: close the socket)."""
+        """Queue ``frame`` for the writer (None: close the socket).
+
+        A client that does not read its socket (or not fast enough) must
+        not grow the server's memory: once the frames waiting for it pass
+        :data:`MAX_QUEUED_CHARS` they are dropped and the connection is
+        closed with :data:`CLOSE_TOO_SLOW` (it may reconnect: its welcome
+        gives the hand as it is).  Nothing is queued after a close."""
+        if self.close_code is not None or (self.outbox and self.outbox[-1] is None):
+            return  # closing: nothing more is sent
+        if frame is not None:
+            self.queued += len(frame)
+            if self.queued > MAX_QUEUED_CHARS:
+                self.outbox.clear()
+                self.queued = 0
+                self.close_code = CLOSE_TOO_SLOW
+                frame = None
         self.outbox.append(frame)
         wake = self.wake
         if wake is not None:
@@ -186,12 +221,19 @@ class Conn:
             if not wake.done():
                 wake.set_result(None)
 
+    def take(self) -> str | None:
+        """(The writer.)  The next frame of a non-empty outbox."""
+        frame = self.outbox.popleft()
+        if frame is not None:
+            self.queued -= len(frame)
+        return frame
+
     async def frames_out(self) -> str | None:
         """(The writer.)  The next frame, waiting while there is none."""
         while not self.outbox:
             self.wake = asyncio.get_running_loop().create_future()
             await self.wake
-        return self.outbox.popleft()
+        return self.take()
 
     def frame(self) -> None:
         """Put what is held in the outbox as one frame."""

@@ -31,6 +31,8 @@ ErrorCode = Literal[
     "TooLarge",       # the frame is larger than MAX_MESSAGE_BYTES
     "Throttled",      # more messages than the rate allows: dropped
     "BadToken",       # the token is no seat's (nor the spectator's) of this table
+    "TooManyConnections",  # the seat (or the spectators) has as many connections open
+                           # as a table allows (at connect: closed with code 4429)
     "UnknownTable",   # no open table of that id
     "NotRestored",    # the table is stored under another qipai/variant version or
                       # plugins: this server does not play it (at connect)
@@ -270,11 +272,23 @@ _ENCODER = msgspec.json.Encoder()
 def decode_client(data: bytes | str) -> Any:
     """One client message from a frame.
 
+    An unknown field is refused inside an ``act``'s ``action`` too (the
+    action classes of :mod:`qipai.core.model` take none from a client:
+    ``{"type": "discard", "seat": 0, "card": 5, "x": 1}`` is not an action).
+
     Raises:
         msgspec.DecodeError / msgspec.ValidationError: not a client message
         (the server answers ``BadMessage`` naming the problem).
     """
-    return _DECODER.decode(data)
+    msg = _DECODER.decode(data)
+    if type(msg) is Act:
+        action = msgspec.json.decode(data).get("action")  # well-formed: decoded above
+        cls = type(msg.action)
+        extra = set(action) - {cls.__struct_config__.tag_field, *cls.__struct_fields__}
+        if extra:
+            raise msgspec.ValidationError(f"Object contains unknown field `{min(extra)}` - at "
+                                          f"`$.action`")
+    return msg
 
 
 def encode(msg: Any) -> bytes:

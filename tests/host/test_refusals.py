@@ -316,3 +316,22 @@ def test_the_caps_and_the_throttle_are_options(tmp_path):
         c.close()
     finally:
         served.stop()
+
+
+def test_an_unknown_field_inside_an_action_is_bad_message(served):
+    """``act`` refuses unknown fields, and now so does its ``action``
+    (before: ``{"type": "discard", …, "bogus": 1}`` was acked and played):
+    BadMessage, nothing applied; the same act without it is acked."""
+    t = create(served, "guilin-mahjong", bots=[1, 2, 3])
+    c = SyncSeat(served, t["id"], t["seats"]["0"])
+    d = c.until("decide")
+    action = choose(d["legal"])
+    c.send({"type": "act", "hand": d["hand"], "seq": d["seq"], "action": {**action, "bogus": 1}})
+    m = c.recv()
+    while m["type"] not in ("ack", "error"):  # its answer: an ack (before) or the refusal
+        m = c.recv()
+    assert m["type"] == "error", m
+    assert m["code"] == "BadMessage" and "bogus" in m["message"] and "$.action" in m["message"], m
+    c.send({"type": "act", "hand": d["hand"], "seq": d["seq"], "action": action})
+    assert c.until("ack")["seq"] == d["seq"]
+    c.close()
