@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any, TextIO
 
 
@@ -127,9 +128,20 @@ class Printer:
             self.line(f"   your hand: {self.hand(v['hand'])}")
 
 
+#: Seconds between two messages the client sends: under the server's
+#: default rate (``qipai serve --rate``, 100 a second).
+PACE_S = 0.012
+#: Seconds to wait before sending again an act the server dropped (Throttled).
+RESEND_S = 0.25
+
+
 def run(url: str, auto: bool = False, hands: int | None = None,
         out: TextIO = sys.stdout, inp: TextIO = sys.stdin) -> int:
     """Connect to ``url`` (``ws://…/tables/ID/ws?token=…``) and play.
+
+    Acts are paced under the server's default message rate, and an act
+    the server dropped unread (``Throttled``, naming its ``seq``) is sent
+    again, so a decision is never left to the seat's timeout.
 
     Returns: 0 after ``hands`` hands (or when the table closes), 2 when the
     server refuses the connection.
@@ -140,6 +152,19 @@ def run(url: str, auto: bool = False, hands: int | None = None,
 
     p = Printer(out)
     done = 0
+    last: tuple[int, str] | None = None  # (seq, frame) of the last act sent
+    sent_at = 0.0
+
+    def send(frame: str) -> None:
+        """Send, no faster than the server's message rate (a faster client's
+        excess is dropped and answered Throttled)."""
+        nonlocal sent_at
+        wait = sent_at + PACE_S - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        ws.send(frame)
+        sent_at = time.monotonic()
+
     with connect(url) as ws:
         for text in ws:
             for m in messages(json.loads(text)):   # a batch frame: its messages in order
@@ -157,8 +182,9 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                         for i, a in enumerate(legal):
                             p.line(f"   [{i}] {p.action(a)}")
                         choice = _ask(legal, inp, p)
-                    ws.send(json.dumps({"type": "act", "hand": m["hand"], "seq": m["seq"],
-                                        "action": choice}))
+                    last = (m["seq"], json.dumps({"type": "act", "hand": m["hand"],
+                                                  "seq": m["seq"], "action": choice}))
+                    send(last[1])
                 elif t == "hand_ended":
                     p.line(f"== hand {m['hand']} over · totals {m['totals']}")
                     done += 1
@@ -168,6 +194,10 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                     p.line(f"== table closed · totals {m['totals']}")
                     return 0
                 elif t == "error":
+                    if m["code"] == "Throttled" and last is not None and m.get("seq") == last[0]:
+                        time.sleep(RESEND_S)  # dropped unread, not applied: send it again
+                        send(last[1])
+                        continue
                     p.line(f"!! {m['code']}: {m['message']}")
                     if m["code"] in ("BadToken", "UnknownTable"):
                         return 2

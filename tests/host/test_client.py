@@ -59,3 +59,41 @@ def test_no_event_of_real_hands_is_printed_as_json(variant):
             assert "{" not in line and '"' not in line, line
     if variant == "guilin-zipai":
         assert "flipped" in kinds
+
+
+def test_a_throttled_act_is_sent_again(monkeypatch):
+    """An act the server dropped unread (Throttled, naming its seq) is sent
+    again (before: the client printed the error and waited, and the seat's
+    timeout played its default action instead)."""
+    import io
+    import threading
+
+    from websockets.sync.server import serve
+
+    from qipai.host import client
+
+    monkeypatch.setattr(client, "RESEND_S", 0.0)
+    got: list[dict] = []
+    decide = {"type": "decide", "hand": 0, "seq": 7, "deadline": None,
+              "legal": [{"type": "discard", "seat": 0, "card": 5}]}
+
+    def handler(ws):
+        ws.send(json.dumps(decide))
+        for text in ws:
+            got.append(json.loads(text))
+            if len(got) == 1:
+                ws.send(json.dumps({"type": "error", "code": "Throttled", "seq": 7,
+                                    "message": "act seq 7 dropped, not applied; send it again"}))
+            else:
+                ws.send(json.dumps({"type": "ack", "hand": 0, "seq": 7}))
+                ws.send(json.dumps({"type": "hand_ended", "hand": 0, "totals": [0, 0, 0, 0]}))
+
+    with serve(handler, "127.0.0.1", 0) as server:
+        port = server.socket.getsockname()[1]
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        out = io.StringIO()
+        assert client.run(f"ws://127.0.0.1:{port}/tables/t/ws?token=x", auto=True, hands=1,
+                          out=out) == 0
+        server.shutdown()
+    assert [m["seq"] for m in got] == [7, 7] and got[0] == got[1]
+    assert "Throttled" not in out.getvalue()
