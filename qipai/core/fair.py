@@ -243,7 +243,7 @@ def _deck_check(record: Any, plugins: Any = ()) -> Check:
     reported as a verified hand."""
     from qipai.core.ruleset import load_cached
 
-    rs = load_cached(record.variant, record.options)
+    rs = load_cached(record.variant, record.options, plugins=plugins)  # a house deck too
     deck = sorted(rs.hook.qipai_deck(options=rs.options))
     dealt = sorted([c for h in record.deal.hands for c in h] + list(record.deal.wall))
     if dealt == deck:
