@@ -62,3 +62,15 @@ def module_db_url(request, tmp_path_factory) -> str:
     """As ``db_url``, one database for a whole test module (one server for
     many tests, each on its own tables)."""
     return _fresh(request, tmp_path_factory.mktemp("db"))
+
+
+@pytest.fixture
+def served(db_url, tmp_path):
+    """A ``qipai serve`` (seeded deals, seed 3) on a fresh ``db_url``
+    database, stopped after the test.  A module needing other arguments
+    defines its own ``served``."""
+    from hostkit import start_server
+
+    s = start_server(db_url, tmp_path, "--seed", "3")
+    yield s
+    s.stop()

@@ -27,13 +27,6 @@ def db_counts(url: str) -> tuple[int, int, int]:
         eng.dispose()
 
 
-@pytest.fixture
-def served(db_url, tmp_path):
-    s = start_server(db_url, tmp_path, "--seed", "3")
-    yield s
-    s.stop()
-
-
 def test_bad_table_requests_are_refused_and_write_nothing(served):
     before = db_counts(served.db)
     with served.http() as http:

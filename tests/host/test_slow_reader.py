@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 
-from hostkit import SyncSeat, create, refusal, start_server
+from hostkit import SyncSeat, create, refusal
 from qipai.host import game
 from qipai.host import protocol as P
 from qipai.host.game import CLOSE_TOO_SLOW, MAX_QUEUED_CHARS, Conn
@@ -55,13 +54,6 @@ def test_a_connection_past_its_queue_bound_is_closed_and_its_frames_dropped():
         c.put(frame)
     asyncio.run(_writer(ws, c))  # type: ignore[arg-type]
     assert ws.sent == [] and ws.closed == CLOSE_TOO_SLOW
-
-
-@pytest.fixture
-def served(db_url, tmp_path):
-    s = start_server(db_url, tmp_path, "--seed", "3")
-    yield s
-    s.stop()
 
 
 def test_a_seat_has_at_most_eight_connections(served):
