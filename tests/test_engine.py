@@ -75,6 +75,20 @@ def test_options_from_spec_and_dict():
     assert rs.options.reflip_at == 4  # default kept
 
 
+def test_a_key_given_twice_inside_an_option_value_is_refused():
+    # Python's literal would keep the last "pinghu" silently; a ruleset string
+    # that says two things of one rule is refused, naming the option and the key.
+    spec = 'guangxi-mahjong(values={"pinghu": [1, 1], "pinghu": [2, 2]})'
+    with pytest.raises(BadOption, match="option 'values': key 'pinghu' is given twice"):
+        parse_spec(spec)
+    with pytest.raises(BadOption, match="given twice"):
+        load(spec)
+    with pytest.raises(BadOption, match="key 'b' is given twice"):
+        parse_spec("x(a=[{'b': 1}, {'c': {'b': 1, 'b': 2}}])")  # nested, too
+    # distinct keys, and the same key in two different dicts, are fine
+    assert parse_spec("x(a=[{'b': 1}, {'b': 2}])") == ("x", {"a": [{"b": 1}, {"b": 2}]})
+
+
 # ---------------------------------------------------------------- explicit deals
 
 def _deal(dealer=0):

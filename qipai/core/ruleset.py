@@ -102,7 +102,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
                 raise BadOption(f"bad option name {key!r} in {spec!r}")
             if key in opts:
                 raise BadOption(f"option {key!r} is given twice in {spec!r}")
-            opts[key] = _literal(raw.strip())
+            opts[key] = _literal(raw.strip(), key, spec)
     return name, opts
 
 
@@ -130,16 +130,35 @@ def _split_args(inner: str) -> list[str]:
     return parts
 
 
-def _literal(raw: str) -> Any:
+def _literal(raw: str, key: str = "", spec: str = "") -> Any:
+    """The value of ``key=raw``: ``true``/``false``/``none``, a Python
+    literal, or else the text itself (a bare string).
+
+    Raises:
+        BadOption: a dict in the literal gives one key twice
+            (``values={"pinghu": [1, 1], "pinghu": [2, 2]}``) — Python would
+            keep the last silently.
+    """
     low = raw.lower()
     if low in ("true", "false"):
         return low == "true"
     if low in ("none", "null"):
         return None
     try:
-        return ast.literal_eval(raw)
-    except (ValueError, SyntaxError):
+        tree = ast.parse(raw, mode="eval")
+        value = ast.literal_eval(tree)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return raw
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            seen: list[Any] = []
+            for k in node.keys:
+                kv = ast.literal_eval(k) if k is not None else None
+                if kv in seen:
+                    raise BadOption(f"option {key!r}: key {kv!r} is given twice in {raw!r}"
+                                    + (f" (in {spec!r})" if spec else ""))
+                seen.append(kv)
+    return value
 
 
 class Ruleset:
