@@ -110,6 +110,37 @@ def test_a_malformed_case_is_reported_with_its_id(tmp_path, body, expected):
     assert expected in problems[0].message, problems[0].message
 
 
+@pytest.mark.parametrize("body, expected", [
+    # a seat of 4 players is 0..3 (docs/reference/case-format.md § seats)
+    (case("settle", 'dealer = 0\nhow = "zimo"\nstock = []\nwinners = [ { seat = 9, '
+                    'hand = "123m456m789s5s", melds = [ { kind = "chi", tiles = "345p", '
+                    'from = 2 } ], tile = "5s" } ]', "net = [0, 0, 0, 0]"),
+     "seat 9 is not a seat of 4"),
+    # five 1m: a deck holds four of each tile (《桂林麻将游戏规则介绍》 136 tiles)
+    (case("win", 'hand = "11111m234m567m88s"\ntile = "8s"\nhow = "zimo"', "wins = true"),
+     "5 copies of 1m"),
+    (case("settle", 'dealer = 0\nhow = "zimo"\nstock = []\nhubao = [[3, 8]]\nwinners = '
+                    '[ { seat = 3, hand = "123m456m789s5s", melds = [ { kind = "chi", '
+                    'tiles = "345p", from = 2 } ], tile = "5s" } ]', "net = [0, 0, 0, 0]"),
+     "hubao [3, 8]"),
+])
+def test_cards_and_seats_the_variant_refuses_are_reported(tmp_path, body, expected):
+    # before, --check-cases called these well-formed; they failed only when run
+    f = write(tmp_path, 'variant = "guilin-mahjong"\n' + body)
+    (p,), count, _ = check_paths([f], ruleset_for)
+    assert count == 1 and p.id == "x"
+    assert p.message.startswith("the variant refuses it: ") and expected in p.message, p.message
+
+
+def test_a_case_that_only_fails_its_expectation_is_well_formed(tmp_path):
+    # 平胡 by zimo pays, so net [0, 0, 0, 0] is wrong — but that is for the run to say
+    f = write(tmp_path, 'variant = "guilin-mahjong"\n' + case(
+        "settle", 'dealer = 0\nhow = "zimo"\nstock = []\nwinners = [ { seat = 3, '
+                  'hand = "123m456m789s5s", melds = [ { kind = "chi", tiles = "345p", '
+                  'from = 2 } ], tile = "5s" } ]', "net = [0, 0, 0, 0]"))
+    assert check_paths([f], ruleset_for)[0] == []
+
+
 def test_duplicate_ids_and_bad_options_are_reported(tmp_path):
     f = write(tmp_path, GOOD + GOOD.split("\n", 1)[1].replace('check = "deck"',
                                                               'check = "deck"\noptions = '

@@ -20,10 +20,10 @@ from typing import Any
 import msgspec
 
 from qipai.conformance.casespec import CASE_TYPES, CHECKS, AnyCase
-from qipai.core.errors import BadCase, BadOption, QipaiError, UnknownVariant
+from qipai.core.errors import BadCards, BadCase, BadNotation, BadOption, QipaiError, UnknownVariant
 
-__all__ = ["CHECKS", "Case", "CaseFile", "Problem", "case_paths", "check_paths", "load_cases",
-           "notation_problems", "read_file"]
+__all__ = ["CHECKS", "Case", "CaseFile", "Problem", "cards_refused", "case_paths", "check_paths",
+           "load_cases", "notation_problems", "read_file"]
 
 
 class Case(msgspec.Struct, frozen=True):
@@ -290,7 +290,9 @@ def check_paths(paths: list[str | Path], load_variant: Any = None
     A case is malformed when its check kind is unknown, a key is missing,
     unknown or of the wrong type, its id repeats an id of the same variant,
     its options are refused by the variant, or a card text, action or meld
-    text is not in the variant's notation.  Options and notation are checked
+    text is not in the variant's notation, or the variant refuses its cards
+    or seats (:func:`cards_refused`: a seat out of range, a fifth copy).
+    Options, notation, cards and seats are checked
     when ``load_variant(name, options)`` gives the variant's ruleset; for a
     variant it does not know (:class:`UnknownVariant`) only the structure is
     checked, and a note says so.
@@ -336,6 +338,28 @@ def check_paths(paths: list[str | Path], load_variant: Any = None
                     except BadOption as exc:
                         problems.append(Problem(str(f), case.id, f"options: {exc}"))
                         continue
-                for msg in notation_problems(rs, case):
+                found = notation_problems(rs, case)
+                if not found and rs is not None:
+                    refused = cards_refused(rs, case)
+                    found = [refused] if refused else []
+                for msg in found:
                     problems.append(Problem(str(f), case.id, msg))
     return problems, count, notes
+
+
+def cards_refused(rs: Any, case: Case) -> str:
+    """Why the variant refuses the cards or seats of ``case`` (a well-formed
+    case whose notation reads), or ``""``: the case is checked against
+    ``rs`` as the runner checks it, and only the variant's refusal of its
+    input (:class:`~qipai.core.errors.BadCards`, ``BadNotation``) is kept —
+    a seat out of range, a fifth copy of a card, a relation that is not two
+    seats.  A case that merely fails its expectation is well-formed."""
+    from qipai.conformance.runner import CHECKERS
+
+    try:
+        CHECKERS[case.check](rs, case.given, case.expect)
+    except (BadCards, BadNotation) as exc:
+        return f"the variant refuses it: {exc}"
+    except Exception:  # noqa: BLE001, S110 - a failing case, or a variant's error: reported when run
+        pass
+    return ""
