@@ -172,12 +172,12 @@ def test_ctrl_c_while_writing_leaves_no_partial_file(monkeypatch, tmp_path):
     assert res.exit_code == 130, res.output
     assert res.stdout == f"interrupted while writing the file: {out} not written\n"
     assert list(tmp_path.iterdir()) == []
-    out.write_bytes(b"an earlier run")
+    out.write_bytes(b"PAR1 an earlier run")  # (a file that is not Parquet is refused first)
     res = invoke("simulate", "guilin-mahjong", "-n", "2", "-k", "1", "--out", str(out))
     assert res.exit_code == 130, res.output
     assert res.stdout == (f"interrupted while writing the file: {out} not written; "
                           f"the file already there is unchanged\n")
-    assert list(tmp_path.iterdir()) == [out] and out.read_bytes() == b"an earlier run"
+    assert list(tmp_path.iterdir()) == [out] and out.read_bytes() == b"PAR1 an earlier run"
     o = simulate(parse_rulesets(["guilin-mahjong"]), 2, out=str(tmp_path / "y.parquet"))
     assert (o.interrupted, o.written, o.played) == (True, 0, 2)
 
@@ -694,6 +694,23 @@ def test_an_unwritable_out_fails_before_any_hand(tmp_path):
         assert list(ro.iterdir()) == []
     finally:
         ro.chmod(0o700)
+
+
+def test_an_out_that_is_not_parquet_is_not_replaced(tmp_path, guilin_file):
+    notes = tmp_path / "README.md"
+    notes.write_text("# my notes\n")
+    one_line_error(invoke("simulate", "guilin-mahjong", "-n", "2", "--out", str(notes)),
+                   "will not replace", "README.md", "not a Parquet file")
+    assert notes.read_text() == "# my notes\n"
+    # an earlier run's results are replaced, and so is an empty file
+    old = tmp_path / "old.parquet"
+    old.write_bytes(open(guilin_file, "rb").read())
+    empty = tmp_path / "empty.parquet"
+    empty.touch()
+    for f in (old, empty):
+        res = invoke("simulate", "guilin-mahjong", "-n", "2", "-k", "1", "--out", str(f))
+        assert res.exit_code == 0, res.output
+        assert pq.read_table(f).num_rows == 2
 
 
 def test_ray_without_ray_is_one_line(monkeypatch, tmp_path):

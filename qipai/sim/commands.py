@@ -93,7 +93,8 @@ def _log_progress(console: Any, total: int, every: float = 60.0) -> Any:
               help="Worker processes (default: the CPUs this process may use; never more "
                    "than the chunks of hands); with --ray, the CPUs of a local Ray instance.")
 @click.option("--out", "-o", default="results.parquet", show_default=True,
-              help="The Parquet file to write.")
+              help="The Parquet file to write (an existing Parquet file is replaced; "
+                   "any other existing file is refused).")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None,
               metavar="[ADDRESS]",
               help="Run the chunks as Ray tasks: on the cluster at ADDRESS (ray.init(address=…), "

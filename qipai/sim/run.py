@@ -364,6 +364,32 @@ def check_writable(path: str) -> None:
     os.remove(probe)
 
 
+#: The first and last four bytes of every Parquet file.
+PARQUET_MAGIC = b"PAR1"
+
+
+def check_replaceable(path: str) -> None:
+    """Fail early when ``path`` is a file that a run must not replace: one
+    that exists, is not empty and does not begin with the Parquet magic
+    (``PAR1``) — ``--out README.md`` by mistake.  A Parquet file (an
+    earlier run's results) is replaced, as documented; so is an empty one.
+
+    Raises:
+        BadSimulation: ``path`` holds something other than Parquet, or
+            cannot be read to tell.
+    """
+    if not os.path.isfile(path):
+        return
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(PARQUET_MAGIC))
+    except OSError as exc:
+        raise BadSimulation(f"cannot tell what {path} holds: {exc.strerror or exc}") from None
+    if head and head != PARQUET_MAGIC:
+        raise BadSimulation(f"will not replace {path}: it exists and is not a Parquet file "
+                            f"(give another output file, or remove it first)")
+
+
 # --------------------------------------------------------------------------
 # running
 
@@ -446,7 +472,8 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
 
     Raises:
         BadSimulation: hands, workers or chunk < 1, an unknown bot, ``out``
-            not writable (checked before the first hand).
+            not writable or an existing file that is not Parquet
+            (:func:`check_replaceable`; both checked before the first hand).
         MissingExtra: pyarrow (``qipai[sim]``) or Ray (``qipai[ray]``) missing.
         RayUnavailable: ``ray.init`` failed, or Ray's workers did not start
             (see :func:`start_ray`).
@@ -474,6 +501,7 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
     meta = {"format": FORMAT, "rulesets": [s.spec for s in rulesets], "hands": hands,
             "bots": bots, "seed": seed}
     check_writable(out)
+    check_replaceable(out)
     parts: list[Any] = []  # record batches, one per finished chunk
     written = 0
     interrupted = False
