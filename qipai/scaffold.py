@@ -258,7 +258,8 @@ from {MODULE}.options import {CLASS}Options
 
 MANIFEST = Manifest(name="{NAME}", title="{NAME}", players=3, cards=CARDS,
                     options_type={CLASS}Options, family="zipai", version="0",
-                    state_type=ZipaiState)
+                    state_type=ZipaiState,
+                    owner_claims=("draw",))  # the drawer may claim the card it shows
 QIPAI_BASE_PLUGINS = [ZipaiFlow(MANIFEST)]
 
 #: TODO: the least 胡数 that wins.

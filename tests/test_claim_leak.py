@@ -202,3 +202,43 @@ def test_a_guosao_shows_to_the_other_seats_as_a_hidden_meld_of_three():
             if isinstance(e, Melded) and e.seat != viewer and e.meld.hidden:
                 assert e.meld.cards[:e.meld.hidden] == (None,) * e.meld.hidden
         assert all(m.kind != "guosao" for m in view.melds[owner])
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_window_asks_the_same_seats_whatever_their_cards(variant):
+    """The ``ask_all`` conformance property on 30 hands of each variant: in
+    桂林字牌 the drawer may 吃 or 胡 the card he turns up
+    (guilin-zipai.md §3.1), so he is asked in every draw window — before,
+    he was asked only when he could claim, and the count of decisions (each ``decide``'s ``seq``) told the
+    other seats so."""
+    from qipai.conformance.properties import check_ask_all
+
+    for seed in range(30):
+        check_ask_all(_ruleset(variant), seed)
+
+
+def test_the_zipai_drawer_is_offered_pass_on_the_card_he_turns_up():
+    rs = _ruleset("guilin-zipai")
+    assert rs.manifest.owner_claims == ("draw",)
+    only_pass = 0
+    for seed in range(10):
+        rng = random.Random(seed)
+        table = Table(rs, seed=seed, ask_all=True)
+        while not table.over:
+            w = table.state.window
+            if w is not None and w.source == "draw" and w.owner not in w.declared:
+                assert w.owner in table.state.pending  # asked, like the others
+                only_pass += table.legal_actions(w.owner) == [Pass(w.owner)]
+            seat = table.to_decide()[0]
+            legal = table.legal_actions(seat)
+            wins = [a for a in legal if isinstance(a, (Hu, Zimo))]
+            table.apply(wins[0] if wins else rng.choice(legal))
+    assert only_pass > 0  # the case the fix is for: a drawer with nothing to claim
+    # mahjong: nobody claims his own discard, so the discarder is never asked
+    table = Table(_ruleset("guilin-mahjong"), seed=1, ask_all=True)
+    rng = random.Random(1)
+    while not table.over:
+        w = table.state.window
+        if w is not None:
+            assert w.owner not in table.state.pending
+        table.apply(rng.choice(table.legal_actions(table.to_decide()[0])))

@@ -120,7 +120,7 @@ def run(pytester: pytest.Pytester, name: str, source: str, *args: str) -> pytest
 
 def test_the_real_tuidaohu_passes_from_a_plugin_object(pytester):
     result = run(pytester, "good_tuidaohu", BASE + "from qipai_tuidaohu.plugin import qipai_settle\n")
-    result.assert_outcomes(passed=29)  # the cases and every property, why included
+    result.assert_outcomes(passed=30)  # the cases and every property, why and ask_all included
 
 
 def test_a_settlement_that_does_not_sum_to_zero(pytester):

@@ -15,7 +15,14 @@ Random legal play (seeded) on a variant's table must keep these invariants
 * ``views`` — no seat's view holds another's concealed or face-down cards,
   and permuting every card a seat cannot see leaves its view unchanged;
 * ``illegal`` — an illegal action raises ``IllegalAction`` and leaves the
-  table byte-for-byte unchanged.
+  table byte-for-byte unchanged;
+* ``ask_all`` — on an ``ask_all`` table (a host's) every claim window asks
+  the same seats whatever their cards: every seat but the card's owner, and
+  the owner too where the variant's ``Manifest.owner_claims`` lists the
+  window's source (a seat taken at once by a compulsory claim counts as
+  asked: that claim shows when the window resolves).  Otherwise the count
+  of decisions (``seq``) or the window staying open would tell the other
+  seats whether a seat could claim.
 """
 
 from __future__ import annotations
@@ -284,6 +291,33 @@ def check_replay(table: Table) -> None:
         raise PropertyFailure(f"replay differs: {diff}")
 
 
+def check_ask_all(rs: Ruleset, seed: int) -> None:
+    """Play one seeded random hand on an ``ask_all`` table; every window
+    observed open must ask (or have taken at once) exactly the seats the
+    ``ask_all`` property names."""
+    rng = random.Random(f"ask_all:{seed}")
+    table = rs.table(seed=seed, ask_all=True)
+    sources = frozenset(getattr(rs.manifest, "owner_claims", ()) or ())
+    seen = None
+    for _ in range(2000):
+        if table.over:
+            return
+        w = table.state.window
+        if w is not None and w is not seen:
+            seen = w
+            asked = set(table.state.pending) | set(w.declared)
+            want = {s for s in range(table.n) if s != w.owner or w.source in sources}
+            if asked != want:
+                raise PropertyFailure(
+                    f"a {w.source!r} window on seat {w.owner}'s card asks seats "
+                    f"{sorted(asked)}, not {sorted(want)}: the others can tell whether a "
+                    f"seat could claim (an owner that may claim its own card needs the "
+                    f"window's source in Manifest.owner_claims)")
+        seat = table.to_decide()[0]
+        table.apply(choose(table, seat, rng))
+    raise PropertyFailure("hand not over after 2000 decisions")
+
+
 PROPERTIES: dict[str, Callable[[Table], None]] = {
     "zero_sum": check_zero_sum,
     "why": check_why,
@@ -291,7 +325,8 @@ PROPERTIES: dict[str, Callable[[Table], None]] = {
 }
 PLAY = "conservation+views+illegal+snapshot"
 #: Every property outcome's name, in the order they are reported.
-PROPERTY_NAMES = ("deck", PLAY, *PROPERTIES)
+ASK_ALL = "ask_all"
+PROPERTY_NAMES = ("deck", PLAY, *PROPERTIES, ASK_ALL)
 
 
 def run_properties(variant: str, games: int = 20, seed: int = 0,
@@ -331,8 +366,15 @@ def run_properties(variant: str, games: int = 20, seed: int = 0,
                 failures[name] = f"seed {s}: {exc}"
             except Exception as exc:  # noqa: BLE001
                 failures[name] = f"seed {s}: {type(exc).__name__}: {exc}"
+        if ASK_ALL not in failures:
+            try:
+                check_ask_all(rs, s)
+            except PropertyFailure as exc:
+                failures[ASK_ALL] = f"seed {s}: {exc}"
+            except Exception as exc:  # noqa: BLE001
+                failures[ASK_ALL] = f"seed {s}: {type(exc).__name__}: {exc}"
     if games and not finished:
-        for name in PROPERTIES:
+        for name in (*PROPERTIES, ASK_ALL):
             failures.setdefault(name, f"not checked: none of the {games} hands finished")
     return [Outcome(f"property/{n}", n not in failures, failures.get(n, ""),
                     "docs/howto/conformance.md; generic invariants") for n in PROPERTY_NAMES]

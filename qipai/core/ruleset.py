@@ -50,6 +50,13 @@ class Manifest:
             seats see instead of its own (``(("guosao", "sao"),)``: zipai's
             过扫 shows as a 扫, so others learn only that a hidden meld of 3
             was laid — docs/variants/guilin-zipai.md, Play).  Pairs, empty by default.
+        owner_claims: the sources of the claim windows (``"discard"``,
+            ``"draw"`` …) in which the card's own owner may claim it — zipai's
+            ``("draw",)``: the drawer may 吃 or 胡 the card it shows.  On an
+            ``ask_all`` table the owner of such a window is asked too (at
+            least ``Pass``), so the window reads the same whether or not the
+            owner could claim.  Empty by default (mahjong: nobody claims his
+            own discard).
         names: pinyin id → Chinese name of the ids the variant's payment
             breakdowns use (``{"pengpenghu": "碰碰胡"}``; see
             :class:`~qipai.core.model.Term`), for text shown to people.
@@ -66,6 +73,7 @@ class Manifest:
     relations: tuple[str, ...] | None = None
     face_down_kinds: tuple[tuple[str, str], ...] = ()
     names: dict[str, str] = dataclasses.field(default_factory=dict)
+    owner_claims: tuple[str, ...] = ()
 
 
 def available() -> dict[str, Any]:

@@ -385,8 +385,9 @@ class Table:
             short stock, as conformance scenarios and tests set up); its
             cards must still be possible (no fifth copy).  Without it a deal
             must hold exactly the variant's deck (``qipai_deck``).
-        ask_all: every claim window asks every seat but the card's owner,
-            at least ``Pass``, so no seat learns from its view or a refusal
+        ask_all: every claim window asks every seat but the card's owner
+            (and the owner too in windows whose source the manifest's
+            ``owner_claims`` lists), at least ``Pass``, so no seat learns from its view or a refusal
             whether another seat could claim (docs: concepts/turn-protocol,
             "Asking all seats alike").  Default False: only seats with a
             claim are asked.
@@ -909,6 +910,18 @@ class Table:
         st.window = None
         st.pending = {seat: list(acts)}
 
+    def _owner_claims(self) -> frozenset[str]:
+        """The manifest's ``owner_claims`` as a set, checked once per table."""
+        got = self.scratch.get("core.owner_claims")
+        if got is None:
+            raw = getattr(self.ruleset.manifest, "owner_claims", ())
+            if not isinstance(raw, (tuple, list)) or not all(isinstance(x, str) for x in raw):
+                raise PluginError("qipai_manifest", self.ruleset.name,
+                                  f"owner_claims must be a tuple of window sources (str), "
+                                  f"not {raw!r}")
+            got = self.scratch["core.owner_claims"] = frozenset(raw)
+        return got
+
     def open_window(self, card: int, owner: int, source: str) -> None:
         """Offer ``card`` (from ``owner``, by ``source``) to the seats.
 
@@ -916,7 +929,12 @@ class Table:
         action is taken at once; if nobody is asked the window resolves now.
         On an ``ask_all`` table every seat but ``owner`` that is not asked
         otherwise (nothing but a pass, or nothing at all) is asked ``Pass``,
-        so the window always waits for every other seat.
+        so the window always waits for every other seat — and for ``owner``
+        too when ``source`` is one of the variant's ``Manifest.owner_claims``
+        (windows in which an owner may claim his own card).
+
+        Raises:
+            PluginError: the manifest's ``owner_claims`` is not a tuple of str.
         """
         if not self._applying:
             self._base = None
@@ -955,8 +973,10 @@ class Table:
                 continue
             st.pending[seat] = acts
         if st.ask_all:  # every other seat decides, so waiting tells nobody anything
+            # the owner too where the variant lets an owner claim (Manifest.owner_claims)
+            skip = -1 if source in self._owner_claims() else owner
             for seat in range(self.n):
-                if seat != owner and seat not in st.pending and seat not in window.declared:
+                if seat != skip and seat not in st.pending and seat not in window.declared:
                     st.pending[seat] = [Pass(seat)]
         if not st.pending:
             self._resolve_window()

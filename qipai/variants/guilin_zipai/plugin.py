@@ -33,7 +33,8 @@ NAMES = {"zi": "子", "hushu": "胡数", "xing": "醒", "kan": "坎", "bi": "坒
 MANIFEST = Manifest(name=NAME, title="桂林字牌", players=3, cards=CARDS, names=NAMES,
                     options_type=ZipaiOptions, family="zipai", version=VERSION,
                     state_type=ZipaiState, relations=(),
-                    face_down_kinds=(("guosao", "sao"),))  # §3.1: 扫/过扫 alike face down
+                    face_down_kinds=(("guosao", "sao"),),  # §3.1: 扫/过扫 alike face down
+                    owner_claims=("draw",))  # §3.1: the drawer may 吃 or 胡 the card it shows
 QIPAI_BASE_PLUGINS = [ZipaiFlow(MANIFEST)]
 
 
