@@ -32,6 +32,14 @@ async function getJSON(url, opts) {
   return body;
 }
 
+// A pass-only decision is answered after a random pause of 0.8–2.2 s (within
+// half the time left), like a player glancing at the card: an instant answer
+// would let everyone time the window and learn that nobody here could claim.
+function autoPassMs(d) {
+  const left = d.deadline ? (d.deadline - Date.now() / 1000) * 1000 : Infinity;
+  return Math.max(0, Math.min(800 + Math.random() * 1400, left / 2));
+}
+
 // ------------------------------------------------------------------ cards
 const NAMES = {  // labels the variants' `names` may not carry
   discard: "打", chi: "吃", peng: "碰", minggang: "明杠", angang: "暗杠", jiagang: "加杠",
@@ -268,9 +276,14 @@ class Seat {
         if (this.sent && this.sent.hand === m.hand && this.sent.seq === m.seq) return;
         this.decide = { ...m, got: performance.now() };
         this.choosing = false;
-        if (m.legal.length === 1 && m.legal[0].type === "pass") {  // nothing to claim: answer at once
-          this.act(m.legal[0]);
-          return;
+        if (m.legal.length === 1 && m.legal[0].type === "pass") {
+          // Nothing to claim: answered by itself, but after a pause like a
+          // player's (autoPassMs), never at once — how soon a claim window
+          // closes would tell the other seats that this seat had no claim.
+          const d = this.decide, pass = m.legal[0];
+          d.legal = []; d.auto = true;  // shown as waiting meanwhile
+          setTimeout(() => { if (this.decide === d) { d.legal = [pass]; this.act(pass); } },
+                     autoPassMs(d));
         }
         break;
       case "ack":
@@ -333,7 +346,7 @@ class Seat {
     const open = !!(this.decide && legal.length);
     const el = h("div", { class: "actions", id: "actions", dataset: { open: open ? "1" : "0", seq: this.decide ? String(this.decide.seq) : "" } });
     if (!open) {
-      el.append(h("span", { class: "hint" }, this.decide ? "已发送 sent…" : "等待 waiting…"));
+      el.append(h("span", { class: "hint" }, this.decide && !this.decide.auto ? "已发送 sent…" : "等待 waiting…"));
       return el;
     }
     const groups = new Map();
