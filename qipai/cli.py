@@ -559,17 +559,36 @@ def _records_in(data: bytes) -> tuple[list[tuple[str, dict[str, Any], Any]], Any
     Raises:
         BadRecord: not JSON, or not records.
     """
+    return _hands_of(_json_of(data))
+
+
+def _json_of(data: bytes) -> Any:
+    """``data`` decoded as JSON (for :func:`_hands_of`).
+
+    Raises:
+        BadRecord: not JSON.
+    """
     import msgspec
 
     from qipai.core.errors import BadRecord
-    from qipai.core.records import decode_record
 
     try:
-        obj = msgspec.json.decode(data)
+        return msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
         raise BadRecord(f"not a JSON record: {exc}") from None
     except RecursionError:  # msgspec's decoder recurses into nested arrays and objects
         raise BadRecord("not a record: nested too deeply to decode") from None
+
+
+def _hands_of(obj: Any) -> tuple[list[tuple[str, dict[str, Any], Any]], Any]:
+    """:func:`_records_in` of JSON already decoded.
+
+    Raises:
+        BadRecord: not records.
+    """
+    from qipai.core.errors import BadRecord
+    from qipai.core.records import decode_record
+
     if isinstance(obj, dict) and "hands" in obj:
         hands = obj["hands"]
         if not isinstance(hands, list) or not hands:

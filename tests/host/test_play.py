@@ -142,3 +142,39 @@ def test_served_records_verify_and_a_tampered_one_fails(served, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({**rec, "deal": {**rec["deal"], "wall": wall}}))
     assert CliRunner().invoke(cli, ["verify", str(bad)]).exit_code == 1
+
+
+def test_served_hands_verify_as_a_session_and_a_dropped_one_fails(served, tmp_path):
+    # GET /tables/{id}/records is a file of hands, each with its index: verify
+    # checks the indices and that each dealer is the previous hand's next dealer
+    from click.testing import CliRunner
+
+    from qipai.cli import cli
+
+    t = create(served, "guilin-mahjong", bots=[0, 1, 2, 3])
+
+    async def watch():
+        c = await Client.connect(served, t["id"], t["spectator_token"])
+        for _ in range(3):
+            await c.until("hand_ended")
+        await c.close()
+
+    asyncio.run(watch())
+    with served.http() as http:
+        out = http.get(f"/tables/{t['id']}/records").json()
+    assert len(out["hands"]) >= 3
+    n = len(out["hands"])
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(out))
+    res = CliRunner().invoke(cli, ["verify", str(good)])
+    assert res.exit_code == 0, res.output
+    assert (f"ok   session: order: the hands are the table's hands 0–{n - 1} in order; each next "
+            f"hand's dealer is the previous hand's next dealer") in res.output.splitlines()
+    hands = [out["hands"][0]] + out["hands"][2:]  # hand 1 (index 1) dropped
+    total = [sum(x) for x in zip(*(decode_record(h["record"]).result.net for h in hands))]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**out, "hands": hands, "total": total}))
+    res = CliRunner().invoke(cli, ["verify", str(bad)])
+    assert res.exit_code == 1
+    assert ("FAIL session: order: hand 2's index is 2, but the one after hand 1's 0 is 1: a hand "
+            "of the table is missing, repeated or out of order") in res.output
