@@ -141,7 +141,7 @@ def session_header(obj: Any) -> dict[str, Any] | None:
     indexed = [isinstance(h, dict) and "hand" in h for h in obj["hands"]]
     if any(indexed) and not all(indexed):
         i = indexed.index(not indexed[0]) + 1
-        raise BadRecord(f"hand {i} {'carries' if indexed[i - 1] else 'has no'} an index "
+        raise BadRecord(f"hand {i} {'carries an' if indexed[i - 1] else 'has no'} index "
                         f"(\"hand\"), but hand 1 {'does' if indexed[0] else 'does not'}")
     for i, h in enumerate(obj["hands"], 1):
         if indexed[i - 1] and type(h["hand"]) is not int:

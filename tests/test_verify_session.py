@@ -303,6 +303,19 @@ def test_verify_names_an_edited_dealer_though_the_replay_fails_too(tmp_path, see
             f"seat {next_dealer(seeded['hands'][1])}") in got
 
 
+def test_verify_fails_an_unfinished_hand_followed_by_another(tmp_path, seeded):
+    # hand 2 as dealt, before any action: it replays (no actions, no result)
+    h1, h2, h3, h4 = seeded["hands"]
+    t = load("guilin-mahjong").table(seed=hand_seed(SEED, 1), dealer=dealer(h2))
+    rec = msgspec.to_builtins(fair.committed(record_of(t), fair.new_salt()))
+    open_hand = {"dealer": dealer(h2), "record": rec}
+    code, out = verify(tmp_path, {**seeded, "hands": [h1, open_hand, h3, h4], "total": None})
+    assert code == 1
+    got = fails(out)
+    assert got[0] == "FAIL hand 2: zero sum: the hand is unfinished: the record has no result"
+    assert got[1:] == ["FAIL session: order: hand 2 is unfinished, but hand 3 follows it"]
+
+
 # -- other files of hands ----------------------------------------------------------
 
 
@@ -334,6 +347,9 @@ def test_verify_checks_a_servers_hand_indices(tmp_path, seeded):
     bad["hands"][1]["hand"] = "1"
     code, out = verify(tmp_path, bad)
     assert code == 2 and out == "error: hand 2's index (\"hand\") is '1', not an integer\n"
+    del bad["hands"][1]["hand"]
+    code, out = verify(tmp_path, bad)
+    assert code == 2 and out == "error: hand 2 has no index (\"hand\"), but hand 1 does\n"
 
 
 def test_verify_a_headerless_list_of_hands_checks_the_order(tmp_path, seeded):
