@@ -354,8 +354,12 @@ def verify(record: str, plugins: tuple[str, ...], allow_version_mismatch: bool) 
     Checks that the SHA-256 of the deal and the revealed salt is the
     commitment published at the deal, that the actions replay to the
     recorded events and result under this qipai, that the result sums to
-    zero, and what dealt it.  One line per check; exit 0 if all pass, 1 if
-    one fails, 2 if RECORD (a file or - for stdin) cannot be read.
+    zero, and what dealt it.  For a file of hands (a `qipai play --json`
+    output, a server's records) also the session: one ruleset (the
+    header's), each hand's seed at its place, each dealer the previous
+    hand's next dealer, no hand twice.  One line per check; exit 0 if all
+    pass, 1 if one fails, 2 if RECORD (a file or - for stdin) cannot be
+    read or its header is malformed.
     """
     from qipai.verify import run
 
