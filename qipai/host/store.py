@@ -80,6 +80,30 @@ table at a time, so one table's bad write fails only that table's writes.
 URLs: ``sqlite:///FILE`` (the default, ``sqlite:///qipai.db``) or
 ``postgresql://…`` (psycopg 3).
 
+SQLite's commit in the loop waits for no lock: the writer's connection has
+a busy timeout of 0 there.  When another connection holds the database's
+write lock — ``sqlite3 qipai.db``, then ``BEGIN EXCLUSIVE;`` (or ``BEGIN
+IMMEDIATE;``, or any write not yet committed), another program, a backup
+tool writing — the loop's attempt fails at once with ``SQLITE_BUSY``
+("database is locked"), rolled back, nothing of it written (the first
+insert is refused; a failed commit is rolled back too), and the *whole*
+batch goes to the writer's thread, which waits for the lock
+(:data:`SQLITE_LOCK_WAIT_MS`, in effect as long as it is held) and commits
+it once it goes; busy is not a table's bad write, so it is not retried per
+table.  Meanwhile the loop serves every table, connection and ``GET
+/health``, the wait counts in :meth:`Store.waiting` (``a write``), so
+``qipai serve --stall-seconds`` reports it as it does a PostgreSQL wait
+(``/health`` 503 ``stalled``, one log line), and nothing commits in the
+loop: the next batch, and a new table's write, go to the thread behind it
+(writes commit in the order submitted; the writer's connection is used by
+one thread at a time).  No act is acknowledged until its batch commits;
+none is refused because of the lock.  Before, the commit waited in the
+loop for sqlite3's 5 s busy timeout — every table and ``/health`` frozen,
+no stall seen — and then failed the batch.  A request's read of an SQLite
+file runs in a reader thread, as PostgreSQL's (a WAL read waits for no
+writer; an odd lock could make it wait).  An in-memory database (one per
+thread, which nobody else can lock) does everything in the loop.
+
 Durability: PostgreSQL commits with its defaults (``fsync``,
 ``synchronous_commit`` on).  SQLite runs in WAL mode with
 ``synchronous=NORMAL``: a committed transaction survives the server
@@ -97,10 +121,11 @@ import asyncio
 import hashlib
 import os
 import socket
+import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -241,8 +266,11 @@ class ReadsBusy(StoreError):
 #: /health``; up to :data:`READ_WAITING` more wait their turn, and a
 #: request's read beyond that is refused :class:`ReadsBusy` (the count is
 #: exact: a read counts until its thread is done with it, even once its
-#: request is gone).  (SQLite reads run in the loop: a WAL read of a local
-#: file does not wait for the writer.)
+#: request is gone).  The same for an SQLite file: a WAL read waits for no
+#: writer, not even another process's ``BEGIN EXCLUSIVE``, but a lock of an
+#: odd kind (another connection in ``locking_mode=EXCLUSIVE``, a recovery of
+#: the WAL) would make it wait for sqlite3's busy timeout (5 s); an
+#: in-memory SQLite database (one per thread) is read in the loop.
 READERS = 4
 READ_WAITING = 32
 
@@ -317,6 +345,33 @@ def engine_url(url: str) -> str:
     return url
 
 
+#: Milliseconds the writer's thread waits for an SQLite write lock another
+#: connection holds (the writer's connection's ``PRAGMA busy_timeout``
+#: there): SQLite's largest, about 24.8 days — in effect as long as the lock
+#: is held, as a PostgreSQL write waits for a lock.  The loop's own attempt
+#: waits for none (``busy_timeout`` 0, see :meth:`Store._commit_sqlite`).
+SQLITE_LOCK_WAIT_MS = 2**31 - 1
+
+
+class _Busy(Exception):
+    """(SQLite, the loop's attempt, which waits for no lock.)  Another
+    connection holds the database's write lock (``SQLITE_BUSY``): the
+    transaction was rolled back — nothing of it is written — and the
+    writer's connection is kept; the writes are made again in the writer's
+    thread, which waits for the lock."""
+
+
+def _is_busy(exc: BaseException) -> bool:
+    """Whether ``exc`` (a SQLAlchemy error) is SQLite's ``SQLITE_BUSY`` or
+    one of its extended codes ("database is locked": another connection
+    holds a lock this statement needs)."""
+    orig = getattr(exc, "orig", None)
+    if not isinstance(orig, sqlite3.OperationalError):
+        return False
+    code = getattr(orig, "sqlite_errorcode", None)
+    return (code & 0xFF) == 5 if code is not None else "database is locked" in str(orig)
+
+
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA journal_mode=WAL")     # a killed process loses no committed write
@@ -355,8 +410,15 @@ class Store:
             # PostgreSQL: a pooled connection (reads, the watchdog's check) may have
             # been ended while it waited in the pool (idle_session_timeout, a
             # restart): pinged when taken out, and replaced, so a read does not fail
-            self.engine = sa.create_engine(engine_url(url), future=True,
-                                           pool_pre_ping=engine_url(url).startswith("postgresql"))
+            eurl = engine_url(url)
+            # SQLite: the writer's connection is used in the loop and, while another
+            # connection holds the write lock, in the writer's thread — never in both
+            # at once (Store._in_thread); SQLAlchemy sets this itself for a file, an
+            # in-memory database never leaves the loop
+            kw: dict[str, Any] = ({"connect_args": {"check_same_thread": False}}
+                                  if eurl.startswith("sqlite") else {})
+            self.engine = sa.create_engine(eurl, future=True,
+                                           pool_pre_ping=eurl.startswith("postgresql"), **kw)
         except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError) as exc:
             raise StoreError(f"cannot use database {url!r}: {exc}") from None
         self.dialect = self.engine.dialect.name
@@ -373,6 +435,21 @@ class Store:
         self._wraw: Any = None    # PostgreSQL: its psycopg connection (one session, for good)
         self._wsession: tuple[int, Any] | None = None   # its backend (pid, backend_start)
         self._busy = False        # a batch is being committed
+        #: SQLite on a file (connections any thread may use): the loop's commit
+        #: waits for no lock, a locked database's writes wait in the writer's
+        #: thread, reads run in reader threads.  An in-memory database (one per
+        #: thread, which nobody else can lock) does everything in the loop.
+        self._offloop = self.dialect == "sqlite" and isinstance(self.engine.pool,
+                                                                sa.pool.QueuePool)
+        #: SQLite: the writer's work handed to its thread and not done yet (while
+        #: there is any, the next write goes there too, behind it: the writer's
+        #: connection is never used in the loop and the thread at once)
+        self._handed: list[Future[Any]] = []
+        self._wwaits: bool | None = None   # SQLite: the writer's busy timeout is the
+        #                                    thread's (True), the loop's 0 (False), unset
+        #: SQLite writes (batches, new tables) the loop found locked by another
+        #: connection, made in the writer's thread instead (statistics)
+        self.waited = 0
         #: what waits for the writer's thread now: the batch in flight, a new table
         self._writing = Waits()
         self._ckpt: Any = None    # the running checkpoint (a future), SQLite only
@@ -561,10 +638,9 @@ class Store:
         if c is None:
             return
         try:
-            if self.dialect == "postgresql":
-                c.invalidate()   # closed, not returned to the pool: the session ends
-            else:
-                c.close()
+            # PostgreSQL: closed, not returned to the pool (the session ends); SQLite:
+            # not returned either (its busy timeout is the writer's own)
+            c.invalidate()
         except Exception:  # noqa: BLE001, S110 - a database already gone
             pass
 
@@ -644,11 +720,31 @@ class Store:
         self._queue.append(write)
         if self._writer is None:
             self._wake = asyncio.Event()
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(1, thread_name_prefix="qipai-writer")
+            self._writer_pool()
             self._writer = asyncio.get_running_loop().create_task(self._write_loop())
         assert self._wake is not None
         self._wake.set()
+
+    def _writer_pool(self) -> ThreadPoolExecutor:
+        """The writer's thread (made on first use for SQLite)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="qipai-writer")
+        return self._pool
+
+    def _in_thread(self) -> bool:
+        """(The loop.)  Whether work of the writer's connection is in, or
+        queued for, the writer's thread (a future is done only once its
+        call has returned)."""
+        if self._handed:
+            self._handed = [f for f in self._handed if not f.done()]
+        return bool(self._handed)
+
+    def _hand_off(self, fn: Callable[..., _T], *args: Any) -> Future[_T]:
+        """(The loop.)  ``fn(*args)`` in the writer's thread, after what is
+        there already; tracked by :meth:`_in_thread`."""
+        fut = self._writer_pool().submit(fn, *args)
+        self._handed.append(fut)
+        return fut
 
     def cancel(self, key: str) -> list[Write]:
         """Take the queued (not yet committing) writes of ``key`` out of the
@@ -664,9 +760,10 @@ class Store:
         """The oldest wait for the database now — ``(time.monotonic() when
         it began, what)``, ``what`` being ``"a write"`` (the batch being
         committed), ``"a new table's write"`` or ``"a read"`` — or None when
-        nothing waits.  (PostgreSQL commits and reads in worker threads, so
-        the loop can ask while they wait; SQLite's run in the loop, which
-        answers nothing meanwhile.)"""
+        nothing waits.  (A write or read that waits for the database does so
+        in a worker thread — PostgreSQL's always, an SQLite file's once the
+        loop's attempt found another connection's lock — so the loop can
+        ask while it waits.)"""
         return min(filter(None, (self._writing.oldest(), self._reads.waits.oldest())),
                    default=None)
 
@@ -700,9 +797,9 @@ class Store:
             try:
                 if self.lost is not None:
                     failed = {w.key: self.lost for w in batch}   # the lock is gone: no write
-                elif self.dialect == "sqlite":
-                    # WAL + synchronous=NORMAL: a commit does not wait for the disk, so
-                    # it is done here, in the loop (no thread hop, no GIL contention)
+                elif self._offloop:
+                    failed = await self._commit_sqlite(batch)
+                elif self.dialect == "sqlite":   # in memory: nobody else can lock it
                     failed = self._commit(batch)
                 else:
                     failed = await loop.run_in_executor(self._pool, self._commit, batch)
@@ -735,6 +832,32 @@ class Store:
                     self._ckpt = loop.run_in_executor(self._pool, self._checkpoint)
                     self._ckpt.add_done_callback(self._checkpointed)
 
+    async def _commit_sqlite(self, batch: list[Write]) -> dict[str, BaseException]:
+        """(The writer, in the loop; an SQLite file.)  :meth:`_commit` of
+        ``batch``.  WAL with ``synchronous=NORMAL``: a commit does not wait
+        for the disk, so it is made here, in the loop (no thread hop, no GIL
+        contention) — with a busy timeout of 0, so that it waits for no lock
+        either.  When another connection holds the write lock (``sqlite3
+        qipai.db``, ``BEGIN EXCLUSIVE;``) that attempt is rolled back at once,
+        nothing of it written, and the whole batch goes to the writer's
+        thread, which waits for the lock (:data:`SQLITE_LOCK_WAIT_MS`) while
+        the loop runs on and :meth:`waiting` shows the wait; the next batch
+        waits for this one.  A batch that fails otherwise is retried per
+        table there too.  While the thread has work of the writer's (a
+        batch, a new table), the batch goes there, behind it: writes commit
+        in the order submitted, on one connection used by one thread at a
+        time."""
+        whole = True
+        if not self._in_thread():
+            try:
+                self._transaction(batch, wait=False)
+                return {}
+            except _Busy:
+                self.waited += 1
+            except Exception:  # noqa: BLE001 - retried per table, in the writer's thread
+                whole = False
+        return await asyncio.wrap_future(self._hand_off(self._commit, batch, whole))
+
     def _checkpoint(self) -> None:
         """(The store's thread.)  Copy the WAL's committed pages into the
         database file without blocking the writer (``PASSIVE``); the GIL is
@@ -755,21 +878,26 @@ class Store:
             self._ckpt_conn.close()
             self._ckpt_conn = None
 
-    def _commit(self, batch: list[Write]) -> dict[str, BaseException]:
-        """(The writer: its thread, or the loop for SQLite.)  Commit ``batch``
-        in one transaction; if that fails, each table's writes in a
-        transaction of their own — unless the lock is lost: then every
+    def _commit(self, batch: list[Write], whole: bool = True) -> dict[str, BaseException]:
+        """(The writer: its thread, or the loop for an in-memory SQLite
+        database.)  Commit ``batch`` in one transaction (not tried when not
+        ``whole``: it failed already); if that fails, each table's writes
+        in a transaction of their own — unless the lock is lost: then every
         write fails with :class:`LockLost` and the writer's session is
-        closed.  Returns the error of each table whose writes failed."""
-        if self.lost is None:
+        closed; or SQLite was still locked by another connection after
+        :data:`SQLITE_LOCK_WAIT_MS`: then every write fails with that error
+        (no table's write is at fault).  Returns the error of each table
+        whose writes failed."""
+        if self.lost is None and whole:
             try:
                 self._transaction(batch)
                 return {}
             except CommitUnknown as exc:   # the batch may be in: nothing is retried
                 self._release()
                 return {w.key: exc for w in batch}
-            except Exception:  # noqa: BLE001 - retried per table below
-                pass
+            except Exception as exc:  # noqa: BLE001 - retried per table below
+                if _is_busy(exc):      # still locked: retrying per table would wait again
+                    return {w.key: exc for w in batch}
         by_key: dict[str, list[Write]] = {}
         for w in batch:
             by_key.setdefault(w.key, []).append(w)
@@ -788,19 +916,30 @@ class Store:
             self._release()
         return failed
 
-    def _transaction(self, writes: list[Write]) -> None:
+    def _transaction(self, writes: list[Write], wait: bool = True) -> None:
         """One transaction of ``writes`` on the writer's connection.  On
         PostgreSQL it commits only on the session holding the server lock:
         checked before the first statement and before the commit (no
         statement added); a connection that failed (not that session any
-        more) loses the store and raises :class:`LockLost`."""
+        more) loses the store and raises :class:`LockLost`.  On SQLite,
+        ``wait``: for a lock another connection holds, up to
+        :data:`SQLITE_LOCK_WAIT_MS` (a worker thread's); not ``wait`` (the
+        loop's): for none — another connection's lock raises :class:`_Busy`
+        at once, the transaction rolled back (nothing written).  Else the
+        database's error (SQLAlchemy's), the transaction rolled back."""
         if self._wconn is None:
             if self.dialect == "postgresql":   # released: the lock's session is gone
                 raise self.lose("the writer's connection is closed")
             self._wconn = self.engine.connect()
+            self._wwaits = None
         c = self._wconn
         committing = False
         try:
+            if self._offloop and self._wwaits is not wait:
+                # (a PRAGMA starts no transaction; sent only when the mode changes)
+                c.connection.dbapi_connection.execute(
+                    f"PRAGMA busy_timeout = {SQLITE_LOCK_WAIT_MS if wait else 0}")
+                self._wwaits = wait
             with c.begin():
                 self._still_locked(c)
                 run: list[dict[str, Any]] = []   # consecutive action rows: one executemany
@@ -827,8 +966,11 @@ class Store:
                         raise CommitUnknown(str(lost)) from None
                     raise lost from None
                 raise                  # the session holds on (a bad row): rolled back
+            if not wait and _is_busy(exc):   # another connection's lock: rolled back
+                raise _Busy() from exc
             try:
-                c.close()      # a broken connection is not used again
+                c.invalidate()  # a broken connection is not used again (nor pooled:
+                c.close()       # its busy timeout is the writer's)
             except Exception:  # noqa: BLE001, S110 - already broken
                 pass
             self._wconn = None
@@ -839,9 +981,10 @@ class Store:
     def create_table(self, row: dict[str, Any], first_hand: dict[str, Any]) -> None:
         """Insert a table and its first hand (one transaction, on the
         writer's connection: on PostgreSQL in the writer's thread, after the
-        batch in flight), waiting for it — outside the event loop; in the
-        loop, :meth:`create_table_async`.  It counts in :meth:`waiting`
-        while it waits.
+        batch in flight; on SQLite in the caller's, waiting for a lock
+        another connection holds — not while the loop writes), waiting for
+        it — outside the event loop; in the loop, :meth:`create_table_async`.
+        It counts in :meth:`waiting` while it waits.
 
         Raises:
             LockLost: the server lock is lost (nothing is written).
@@ -862,20 +1005,31 @@ class Store:
         on PostgreSQL the loop awaits the writer's thread (a database that
         does not answer holds up this request, not the loop; it counts in
         :meth:`waiting`, and :meth:`close` does not wait for it once the
-        store is lost); an SQLite write runs in the loop, as every SQLite
-        commit does.  Same errors."""
+        store is lost).  An SQLite file's write is made in the loop, as a
+        batch is, waiting for no lock; when another connection holds the
+        write lock, or the writer's thread has a write of its own, in the
+        writer's thread instead (behind it), as PostgreSQL's.  Same errors."""
         w = self._table_write(row, first_hand)
         key: int | None = self._writing.begin("a new table's write")
         try:
             with self._creating():
-                if self._pool is not None and self.dialect == "postgresql":
+                thread = self.dialect == "postgresql" and self._pool is not None
+                if self._offloop:
+                    thread = self._in_thread()
+                    if not thread:
+                        try:
+                            self._transaction([w], wait=False)
+                        except _Busy:
+                            self.waited += 1
+                            thread = True
+                if thread:
                     # its wait ends when the writer's thread is done, not when this
                     # request is (the write holds the thread as long as it waits)
-                    fut = self._pool.submit(self._commit_one, w)
+                    fut = self._hand_off(self._commit_one, w)
                     fut.add_done_callback(lambda _f, k=key: self._writing.end(k))
                     key = None
                     await asyncio.wrap_future(fut)
-                else:
+                elif not self._offloop:
                     self._transaction([w])
         finally:
             if key is not None:
@@ -911,17 +1065,18 @@ class Store:
 
     async def read(self, fn: Callable[..., _T], *args: Any, capped: bool = True) -> _T:
         """``fn(*args)`` — one of this store's reads — from the event loop
-        without blocking it: on PostgreSQL in a worker thread
-        (:data:`READERS` at once, counted in :meth:`waiting`), on SQLite in
-        the loop.  ``capped=False``: never refused :class:`ReadsBusy` (a
-        read the server needs, such as a hand re-read after a failed write).
+        without blocking it: in a worker thread (:data:`READERS` at once,
+        counted in :meth:`waiting`) — on PostgreSQL and on an SQLite file;
+        an in-memory SQLite database is read in the loop.  ``capped=False``:
+        never refused :class:`ReadsBusy` (a read the server needs, such as a
+        hand re-read after a failed write).
 
         Raises:
             ReadsBusy: :data:`READERS` reads run and :data:`READ_WAITING`
                 wait already.
             StoreStopped: the store is closed (the server stops).
             StoreError: the database failed the read."""
-        if self.dialect != "postgresql":
+        if self.dialect != "postgresql" and not self._offloop:
             return fn(*args)
         try:
             return await self._reads.run(fn, *args, what="a read", capped=capped)
