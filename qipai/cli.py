@@ -798,8 +798,8 @@ def schema(cases: bool, protocol: bool) -> None:
 @click.option("--stall-seconds", "stall_s", type=click.FloatRange(min=0, min_open=True),
               default=10.0, show_default=True,
               help="Seconds a write or a read may wait for the database before GET /health "
-                   "answers 503 'stalled' (PostgreSQL; while a write waits nothing is "
-                   "acknowledged).")
+                   "answers 503 'stalled' (PostgreSQL, or an SQLite file another program "
+                   "holds locked; while a write waits nothing is acknowledged).")
 @click.option("--allow-version-mismatch", is_flag=True,
               help="Restore open tables made under another qipai version (the variant "
                    "version, ruleset and plugins must still match).")
