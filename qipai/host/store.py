@@ -638,9 +638,12 @@ class Store:
         if c is None:
             return
         try:
-            # PostgreSQL: closed, not returned to the pool (the session ends); SQLite:
-            # not returned either (its busy timeout is the writer's own)
-            c.invalidate()
+            if self.dialect == "postgresql" or self._offloop:
+                # closed, not returned to the pool: PostgreSQL's session ends; an
+                # SQLite file's connection has the writer's own busy timeout
+                c.invalidate()
+            else:
+                c.close()        # in memory: closing its last connection drops it
         except Exception:  # noqa: BLE001, S110 - a database already gone
             pass
 
@@ -969,8 +972,9 @@ class Store:
             if not wait and _is_busy(exc):   # another connection's lock: rolled back
                 raise _Busy() from exc
             try:
-                c.invalidate()  # a broken connection is not used again (nor pooled:
-                c.close()       # its busy timeout is the writer's)
+                if self._offloop:   # (nor pooled: its busy timeout is the writer's)
+                    c.invalidate()
+                c.close()      # a broken connection is not used again
             except Exception:  # noqa: BLE001, S110 - already broken
                 pass
             self._wconn = None

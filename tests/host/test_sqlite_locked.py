@@ -124,6 +124,49 @@ def test_a_write_waits_for_an_outside_lock_while_the_event_loop_turns(tmp_path):
         store.close()
 
 
+def test_a_lock_held_past_the_writers_wait_fails_the_batch_whole_not_per_table(
+        tmp_path, monkeypatch):
+    """The writer's thread waits for the lock at most
+    ``SQLITE_LOCK_WAIT_MS`` (here made 1 ms, and the lock is held
+    throughout): the batch of two tables then fails, every write answered
+    with SQLite's busy error — no table's write is at fault, so it is not
+    tried again per table (the loop's attempt and the thread's: two
+    transactions, not four).  The writer's connection is kept: once the
+    lock goes the next write commits.  Before: three attempts of 5 s each in
+    the loop (the batch, then each table)."""
+    import qipai.host.store as store_mod
+
+    monkeypatch.setattr(store_mod, "SQLITE_LOCK_WAIT_MS", 1, raising=False)
+    path = tmp_path / "q.db"
+    store = Store(f"sqlite:///{path}")
+    for tid in "ab":
+        store.create_table(_table_row(tid), _hand_row(tid))
+    answered: list = []
+    tries: list = []
+    real = store._transaction
+    store._transaction = lambda writes, *a, **kw: tries.append(len(writes)) or real(
+        writes, *a, **kw)
+
+    async def main() -> None:
+        with locked(path):
+            store.submit(_acts("a", [0], lambda exc: answered.append(("a", exc))))
+            store.submit(_acts("b", [0], lambda exc: answered.append(("b", exc))))
+            assert await store.drain(at_most=PATIENCE)
+        store.submit(_acts("a", [1], lambda exc: answered.append(("a", exc))))
+        assert await store.drain(at_most=PATIENCE)
+
+    try:
+        asyncio.run(main())
+        assert [k for k, _ in answered] == ["a", "b", "a"], answered
+        for _, exc in answered[:2]:
+            assert "database is locked" in str(exc), exc     # SQLITE_BUSY
+        assert answered[2][1] is None, answered
+        assert tries == [2, 2, 1], tries
+        assert stored_seqs(path, "a") == [1] and stored_seqs(path, "b") == []
+    finally:
+        store.close()
+
+
 def test_a_new_table_waits_for_an_outside_lock_off_the_event_loop(tmp_path):
     """``POST /tables``' write (``create_table_async``) on a locked
     database: the loop turns while it waits, ``waiting()`` names it, and it
