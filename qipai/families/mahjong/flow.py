@@ -493,7 +493,12 @@ class MahjongFlow:
         state = table.state
         card = state.wall.pop(0)
         st = state.extra
-        hand = state.seats[seat].hand
+        s = state.seats[seat]
+        hand = s.hand
+        cache = table.scratch.get("mahjong.waits")  # see hand_entry
+        entry = cache[seat] if cache else None
+        if entry is not None and (entry[0] != hand or entry[1] != s.melds):
+            entry = None  # not of this hand: turn_actions makes it
         hand.append(card)
         hand.sort()
         st.drawn = card
@@ -502,13 +507,21 @@ class MahjongFlow:
             st.chain = []
         st.draws[seat] += 1
         table.emit(Drew(seat, card, False))
-        acts = self.qipai_turn_actions(table, seat)  # a fresh, non-empty list: the hand holds a tile
+        # a fresh, non-empty list: the hand holds a tile
+        acts = self.turn_actions(table, seat, entry) if entry is not None \
+            else self.qipai_turn_actions(table, seat)
         state.turn = seat
         state.window = None
         state.pending = {seat: acts}
 
     @hookimpl(trylast=True)
     def qipai_turn_actions(self, table: Any, seat: int) -> list[Action]:
+        return self.turn_actions(table, seat, None)
+
+    def turn_actions(self, table: Any, seat: int, entry: tuple | None) -> list[Action]:
+        """:meth:`qipai_turn_actions`; ``entry``: the seat's current hand
+        entry (:meth:`hand_entry`) of its hand less the drawn tile, when the
+        caller knows it (:meth:`draw_own`), else None (looked up here)."""
         state = table.state
         st = state.extra
         s = state.seats[seat]
@@ -520,8 +533,13 @@ class MahjongFlow:
         if drawn is None:  # after a 吃 or 碰: discard only
             return list(map(made.__getitem__, sorted(set(hand))))
         acts: list[Action] = []
-        entry = None
-        if drawn in hand:
+        if entry is not None:
+            rest = entry[0]  # a copy the entry keeps: the hand less the drawn tile
+            if (drawn in entry[3] or drawn in entry[6]) and \
+                    self.wins(table, self.claim_for(table, seat, drawn, "zimo", None, rest),
+                              "zimo", None):
+                acts.append(Zimo(seat))
+        elif drawn in hand:
             rest = list(hand)
             rest.remove(drawn)
             cache = table.scratch.get("mahjong.waits")  # see hand_entry
@@ -638,12 +656,19 @@ class MahjongFlow:
         """:meth:`qipai_window_actions` when this flow answers
         ``qipai_claim_actions`` alone: the seats that have a claim, each
         with its :meth:`claims`."""
-        owner, card = window.owner, window.card
+        return self.claims_on(table, window.owner, window.card, window.source, window)
+
+    def claims_on(self, table: Any, owner: int, card: int, source: str,
+                  window: Window | None = None) -> dict[int, list[Action]]:
+        """:meth:`window_claims` of ``card`` entering play from ``owner`` by
+        ``source``; ``window``: its window, or None when none is made yet
+        (a discard, :meth:`open_own_window`: one is made only for a seat
+        that may claim, most discards needing none)."""
         state = table.state
         seats = state.seats
         scratch = table.scratch
         r = scratch.get("mahjong.reserve")  # can_draw, read inline
-        melds_too = window.source == "discard" and (
+        melds_too = source == "discard" and (
             len(state.wall) > r if r is not None and r >= 0 else self.can_draw(table))
         n = table.n
         nxt = (owner + 1) % n
@@ -677,6 +702,8 @@ class MahjongFlow:
                     if hand.count(card) < 2 and not (seat == nxt and rank >= 0 and (
                             (rank > 0 and card - 1 in hand) or (rank < 8 and card + 1 in hand))):
                         continue
+            if window is None:
+                window = Window(card, owner, source, {})
             acts = self.claims(table, seat, window, hu)
             if acts:
                 out[seat] = acts
@@ -705,21 +732,33 @@ class MahjongFlow:
     def open_own_window(self, table: Any, card: int, owner: int) -> None:
         """``table.open_window(card, owner, "discard")`` (only when
         :meth:`own_windows`): when no seat has a claim — most discards —
-        what the engine would do, done here: the window opens, nobody is
-        asked, and it resolves with nothing taken (:meth:`qipai_apply_claims`).
+        what the engine would do, done here: nobody is asked and the window
+        resolves with nothing taken (:meth:`pass_on`, what
+        :meth:`qipai_apply_claims` does then), no window object made.
         Otherwise the engine opens it, with the claims found here (they
         are not looked for twice)."""
         state = table.state
-        window = Window(card, owner, "discard", {})
-        state.window = window
-        state.pending = {}
-        by_seat = self.window_claims(table, window)
-        state.window = None
+        by_seat = self.claims_on(table, owner, card, "discard")
         if not by_seat:
-            self.qipai_apply_claims(table, window, [])
+            self.pass_on(table, owner, card)
             return
         table.scratch["mahjong.window"] = (card, owner, len(state.events), by_seat)
         table.open_window(card, owner, "discard")
+
+    def pass_on(self, table: Any, owner: int, card: int) -> None:
+        """A discard nobody took: it joins ``owner``'s discards and the next
+        seat draws (荒庄 when the stock is spent, D-M5)."""
+        state = table.state
+        state.seats[owner].discards.append(card)
+        state.extra.kong_discard = None
+        nxt = (owner + 1) % table.n
+        r = table.scratch.get("mahjong.reserve")  # can_draw, read inline
+        if not (len(state.wall) > r if r is not None and r >= 0 else self.can_draw(table)):
+            self.huangzhuang(table)
+        elif self.own_turns(table):
+            self.draw_own(table, nxt)
+        else:
+            table.draw(nxt)
 
     @hookimpl(trylast=True)
     def qipai_claim_actions(self, table: Any, seat: int, window: Window) -> list[Action]:
@@ -783,17 +822,7 @@ class MahjongFlow:
             self.complete_jiagang(table, owner, card)
             return True
         if not taken:
-            state = table.state
-            state.seats[owner].discards.append(card)
-            st.kong_discard = None
-            nxt = (owner + 1) % table.n
-            r = table.scratch.get("mahjong.reserve")  # can_draw, read inline
-            if not (len(state.wall) > r if r is not None and r >= 0 else self.can_draw(table)):
-                self.huangzhuang(table)
-            elif self.own_turns(table):
-                self.draw_own(table, nxt)
-            else:
-                table.draw(nxt)
+            self.pass_on(table, owner, card)
             return True
         action = taken[0]
         seat = action.seat
