@@ -199,7 +199,8 @@ def test_zipai_groups_are_named_as_the_rules_name_them() -> None:
 
 
 @pytest.mark.parametrize("args, words", [
-    (["guilin-mahjong", "123q"], ["bad tile"]),
+    (["guilin-mahjong", "123q"], ["bad tile 'q' at position 4 of '123q'", "suit"]),
+    (["guilin-mahjong", "11223344556677x"], ["bad tile 'x' at position 15 of"]),
     (["guilin-mahjong", "11111m"], ["5 copies"]),
     (["guilin-mahjong", "1123456789m123p"], ["14 tiles", "13"]),
     (["guilin-mahjong", "11223344556677m", "--tile", "9p"], ["not in the hand"]),

@@ -90,7 +90,7 @@ def test_the_tutorial_example_cases_are_well_formed(monkeypatch):
                     'tiles = "E" }] }]', "net = [0, 0, 0, 0]"),
      "given.winners[0].melds[0].kind"),
     (case("win", 'hand = "123m456m789m11p2Q"', "wins = true"),
-     "given.hand: bad tile '2Q'"),
+     "given.hand: bad tile 'Q' at position 17 of '123m456m789m11p2Q'"),
     (case("scenario", 'hands = ["1m", "1m", "1m", "1m"]\nactions = ["0 dicard 5p"]',
           "end = \"hu\""), "unknown verb 'dicard'"),
     (case("scenario", 'hands = ["1m", "1m", "1m", "1m"]\nactions = ["discard 5p"]',

@@ -39,10 +39,22 @@ def test_chinese_names():
     assert P("一万 九条 五筒 东 白板 红中 发") == P("1m 9s 5p E P C F")
 
 
-@pytest.mark.parametrize("bad, token", [("12q", "12q"), ("0m", "0m"), ("8z", "8z"), ("X", "X")])
-def test_bad_token_is_named(bad, token):
-    with pytest.raises(BadNotation, match=token):
+@pytest.mark.parametrize("bad, named", [
+    ("12q", "bad tile 'q' at position 3 of '12q'"),
+    ("0m", "bad tile '0m' at position 1 of '0m'"),
+    ("18z", "bad tile '8z' at position 2 of '18z'"),
+    ("X", "bad tile 'X' at position 1 of 'X'"),
+    # the bad part, not the whole run of tiles (before: "bad tile '11223344556677x'
+    # in '11223344556677x'", "bad tile 'xyz' in '1m2p EE xyz'")
+    ("11223344556677x", "bad tile 'x' at position 15 of"),
+    ("1m2p EE xyz", "bad tile 'x' at position 9 of"),
+    ("12m3", "bad tile '3' at position 4 of '12m3': no suit after the digits"),
+    ("12m3 4p", "bad tile '3' at position 4 of"),
+])
+def test_bad_token_is_named(bad, named):
+    with pytest.raises(BadNotation) as e:
         P(bad)
+    assert str(e.value).startswith(named), str(e.value)
 
 
 def test_format_round_trips():

@@ -49,6 +49,26 @@ _TOKEN = re.compile(
 )
 
 
+def _bad_at(text: str, pos: int) -> BadNotation:
+    """The error for ``text``, no tile starting at ``text[pos]``: it names the
+    offending character and its position (1-based) — after digits, the one
+    that should be their suit letter."""
+    digits = re.match(r"[0-9]+", text[pos:])
+    if digits is None:
+        return BadNotation(f"bad tile {text[pos]!r} at position {pos + 1} of {text!r}: not a tile "
+                           f"(tiles are 123m 456p 789s, honors E S W N C F P or 1z..7z, "
+                           f"or Chinese names such as 一万 东)")
+    after = pos + digits.end()
+    if after < len(text) and not _SEP.match(text, after):
+        return BadNotation(f"bad tile {text[after]!r} at position {after + 1} of {text!r}: "
+                           f"digits are followed by their suit, m p s or z")
+    return BadNotation(f"bad tile {digits.group(0)!r} at position {pos + 1} of {text!r}: "
+                       f"no suit after the digits (m p s or z)")
+
+
+_SEP = re.compile(r"[\s,，]")
+
+
 class MahjongTiles:
     """The 136-tile mahjong card system: 34 kinds × 4 copies."""
 
@@ -83,11 +103,10 @@ class MahjongTiles:
         while pos < len(text):
             m = _TOKEN.match(text, pos)
             if m is None:
-                bad = re.match(r"\S+", text[pos:])
-                raise BadNotation(f"bad tile {bad.group(0) if bad else text[pos:]!r} in {text!r}")
-            pos = m.end()
+                raise _bad_at(text, pos)
+            start, pos = pos, m.end()
             if m.group("num"):
-                out.extend(self._digits(m.group("num"), m.group("suit"), text))
+                out.extend(self._digits(m.group("num"), m.group("suit"), text, start))
             elif m.group("honor"):
                 out.append(27 + HONORS.index(m.group("honor")))
             elif m.group("zhnum"):
@@ -97,17 +116,19 @@ class MahjongTiles:
         return out
 
     @staticmethod
-    def _digits(digits: str, suit: str, text: str) -> list[int]:
+    def _digits(digits: str, suit: str, text: str, start: int) -> list[int]:
+        """The tiles of ``digits`` + ``suit``, found at ``text[start]``."""
         out = []
-        for d in digits:
+        for i, d in enumerate(digits):
             r = int(d)
+            where = f"at position {start + i + 1} of {text!r}"
             if suit == "z":
                 if r not in _TENHOU_Z:
-                    raise BadNotation(f"bad tile {d}z in {text!r}: honors are 1z..7z")
+                    raise BadNotation(f"bad tile '{d}z' {where}: honors are 1z..7z")
                 out.append(_TENHOU_Z[r])
             else:
                 if r == 0:
-                    raise BadNotation(f"bad tile 0{suit} in {text!r}: ranks are 1..9")
+                    raise BadNotation(f"bad tile '0{suit}' {where}: ranks are 1..9")
                 out.append(SUITS.index(suit) * 9 + r - 1)
         return out
 
