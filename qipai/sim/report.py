@@ -27,6 +27,35 @@ patterns) have a denominator of their own in each ruleset and keep
 Newcombe's hybrid score interval for independent samples
 (:func:`newcombe`), conservative here; so do rates of hands, and Welch's
 interval means, when the hands are not the same.
+
+The pairing holds across variants too: it needs the same hands and seats,
+and a seed deals the same cards in ``guilin-mahjong`` and
+``guangxi-mahjong`` (the same 136 tiles, shuffled and dealt alike: checked
+on the deals, ``tests/test_report_variants.py``).  Were a variant to deal
+otherwise from a seed, its pairs would be two independent hands: the paired
+intervals stay right, merely no narrower than the independent ones.
+
+Ways of winning and patterns are each variant's own (:attr:`RulesetSummary.variant`):
+
+* within one variant (``guilin-mahjong`` and ``guilin-mahjong(hubao=false)``)
+  one that only one ruleset has never happened in the other: there it is
+  0 % of the hands won or of the wins, shown with its interval
+  (``0.0 % [0.0, 1.3]``), and the difference is computed as for any other;
+* across variants of one family (``guilin-mahjong`` and
+  ``guangxi-mahjong``) only those both have are compared — 七对 ``qidui``
+  and 七小对 ``qixiaodui`` are each one variant's;
+* across families (mahjong and 字牌) none is, nor 胡数 or 醒: the same id
+  can be another thing (字牌's ``pinghu`` is a way of winning, mahjong's a
+  pattern; 字牌 counts its 醒 otherwise).
+
+A line under the heading says so (:func:`notes`).  ``—`` means *no such
+figure*: in a ruleset's column, a way of winning or pattern not seen under
+any ruleset of its variant in the file (another variant's, or one its own
+variant never showed: the file does not list what a variant could score),
+胡数 and 醒 in a variant without them, a seat a 3-seat game has not, a
+share of wins when there are none; in the difference column, no difference.
+Within one variant a way of winning or pattern one ruleset showed is
+``0.0 %`` with its interval in the others, never ``—``.
 """
 
 from __future__ import annotations
@@ -45,7 +74,7 @@ import msgspec
 from qipai.sim import BadSimulation, require
 
 __all__ = ["Z", "Figure", "Summary", "markdown", "mean_ci", "newcombe", "newcombe_paired",
-           "pattern_names",
+           "notes", "pattern_names",
            "pattern_text", "print_report", "summarize", "table_rows", "welch", "wilson",
            "write_html"]
 
@@ -164,6 +193,11 @@ class RulesetSummary(msgspec.Struct):
     moved_max: int
     hands_won: int
     wins: int
+    #: The variant the ruleset is of (the rows' ``variant``: ``guilin-mahjong``
+    #: for ``guilin-mahjong(hubao=False)``) and its family (``mahjong``,
+    #: ``zipai``; ``""`` when the variant is not installed here).
+    variant: str = ""
+    family: str = ""
 
     def get(self, key: str) -> Figure | None:
         return next((f for f in self.figures if f.key == key), None)
@@ -214,6 +248,21 @@ def pattern_names(variants: list[str], ids: list[str]) -> dict[str, str]:
         got = list(dict.fromkeys(n[p] for n in names if n.get(p)))
         if got:
             out[p] = "/".join(got)
+    return out
+
+
+def variant_families(variants: list[str]) -> dict[str, str]:
+    """Each installed variant's family (``Manifest.family``: ``mahjong``,
+    ``zipai``); a variant not installed here is left out."""
+    from qipai.core.errors import QipaiError
+    from qipai.core.ruleset import load
+
+    out = {}
+    for v in variants:
+        try:
+            out[v] = load(v).manifest.family
+        except QipaiError:
+            pass
     return out
 
 
@@ -355,7 +404,7 @@ def _summarize(path: str, con: Any, meta: dict[str, Any]) -> Summary:
                coalesce(sum(len(winners)), 0), max(len(net)),
                avg(moved), stddev_samp(moved),
                quantile_cont(moved, [0.5, 0.9, 0.99]), max(moved),
-               avg(instant_moved), stddev_samp(instant_moved)
+               avg(instant_moved), stddev_samp(instant_moved), any_value(variant)
         FROM h GROUP BY ruleset""")}
     if not base:
         raise BadSimulation(f"{path}: holds no hands")
@@ -378,6 +427,7 @@ def _summarize(path: str, con: Any, meta: dict[str, Any]) -> Summary:
         pats.setdefault(r, []).append((p, c))
     variants = [v for (v,) in rows("SELECT DISTINCT variant FROM h ORDER BY variant")]
     names = pattern_names(variants, sorted({p for ps in pats.values() for p, _ in ps}))
+    families = variant_families(variants)
     nets: dict[str, dict[int, tuple[float, float | None, int]]] = {}
     for r, i, m, sd, c in rows("""
             SELECT ruleset, i, avg(x), stddev_samp(x), count(x) FROM (
@@ -395,7 +445,7 @@ def _summarize(path: str, con: Any, meta: dict[str, Any]) -> Summary:
     out = []
     for r in order:
         (n, hz, hu, dealer_wins, wins, players, moved_m, moved_sd, moved_q, moved_max,
-         inst_m, inst_sd) = base[r]
+         inst_m, inst_sd, variant) = base[r]
 
         def rate(key: str, label: str, x: int, of: int) -> Figure:
             return Figure(key, label, "rate", x / of if of else 0.0, of, wilson(x, of), x=x)
@@ -419,7 +469,8 @@ def _summarize(path: str, con: Any, meta: dict[str, Any]) -> Summary:
             if col in extra.get(r, {}):
                 figs.append(mean(col, label, *extra[r][col]))
         q = dict(zip(("p50", "p90", "p99"), moved_q))
-        out.append(RulesetSummary(r, n, figs, q, moved_max, hu, wins))
+        out.append(RulesetSummary(r, n, figs, q, moved_max, hu, wins, variant=variant,
+                                  family=families.get(variant, "")))
     paired, paired_rates = _paired(con, base, order)
     return Summary(meta, out, paired, paired_rates=paired_rates, pattern_names=names)
 
@@ -494,6 +545,18 @@ def _fmt(fig: Figure, value: float | None = None, ci: tuple[float, float] | None
     return f"{v:{sign}.2f} [{lo:{sign}.2f}, {hi:{sign}.2f}]"
 
 
+def _own(key: str) -> bool:
+    """A share of the hands won or of the wins (``how:…``, ``pattern:…``):
+    its variant's own ways of winning and patterns."""
+    return key.startswith(("how:", "pattern:"))
+
+
+def _same_game(a: RulesetSummary, b: RulesetSummary) -> bool:
+    """Two variants of one family (both installed): a way of winning or a
+    pattern they both have is the same thing in each."""
+    return bool(a.family) and a.family == b.family
+
+
 def differences(summary: Summary) -> list[dict[str, tuple[float, tuple[float, float]]]]:
     """For each ruleset after the first: per figure key, (difference, interval)
     against the first (this − first; rates as proportions).
@@ -505,7 +568,17 @@ def differences(summary: Summary) -> list[dict[str, tuple[float, tuple[float, fl
     payments, each seat's net) as the mean of the per-hand differences with
     its normal interval.  Shares of hands won or of wins (ways of winning,
     patterns), and everything when the hands differ: Newcombe's interval
-    for independent samples (conservative when paired) and Welch's."""
+    for independent samples (conservative when paired) and Welch's.
+
+    A way of winning or a pattern that only one of the two has: within one
+    variant it is 0 of the other's hands won or wins (it never happened
+    there), a difference like any other; across variants it is the
+    other's own, no difference.  Across families (mahjong and
+    字牌) no way of winning, pattern, 胡数 or 醒 gets a difference, not
+    even one both have: the same id can be another thing (字牌's
+    ``pinghu`` is a way of winning, mahjong's a pattern; its 醒 is counted
+    otherwise).  A seat only one has (3 and 4 seats), a mean only one has
+    (胡数, 醒): no difference."""
     if len(summary.rulesets) < 2:
         return []
     first = summary.rulesets[0]
@@ -520,20 +593,49 @@ def differences(summary: Summary) -> list[dict[str, tuple[float, tuple[float, fl
                 both, only1, only2, neither = summary.paired_rates[other.ruleset][key]
                 d[key] = ((only2 - only1) / (both + only1 + only2 + neither),
                           newcombe_paired(both, only1, only2, neither))
-            elif kind == "rate" and (a is not None and b is not None
-                                     or key.startswith(("pattern:", "how:"))):
-                # a pattern or way of winning only one ruleset has: 0 of its
-                # denominator; a seat only one has (3 and 4 seats): no difference
-                x1, n1 = (a.x, a.n) if a else (0, first.denominator(key))
-                x2, n2 = (b.x, b.n) if b else (0, other.denominator(key))
+            elif key in ("hu", "xing") and not _same_game(first, other):
+                continue  # 胡数, 醒: each game counts its own
+            elif _own(key):
+                if other.variant == first.variant:
+                    x1, n1 = (a.x, a.n) if a else (0, first.denominator(key))
+                    x2, n2 = (b.x, b.n) if b else (0, other.denominator(key))
+                elif a is not None and b is not None and _same_game(first, other):
+                    x1, n1, x2, n2 = a.x, a.n, b.x, b.n
+                else:
+                    continue
                 if n1 and n2:
                     d[key] = (x2 / n2 - x1 / n1, newcombe(x1, n1, x2, n2))
+            elif kind == "rate":  # a seat only one has (3 and 4 seats): no difference
+                if a is not None and b is not None and a.n and b.n:
+                    d[key] = (b.x / b.n - a.x / a.n, newcombe(a.x, a.n, b.x, b.n))
             elif key in summary.paired.get(other.ruleset, {}):
                 m, sd, n = summary.paired[other.ruleset][key]
                 d[key] = (m, mean_ci(m, sd, n))
             elif a is not None and b is not None:
                 d[key] = (b.value - a.value, welch(a.value, a.sd, a.n, b.value, b.sd, b.n))
         out.append(d)
+    return out
+
+
+def notes(summary: Summary) -> list[str]:
+    """A line for each later ruleset of another variant than the first:
+    how it is compared (see :func:`differences`)."""
+    if len(summary.rulesets) < 2:
+        return []
+    first = summary.rulesets[0]
+    out = []
+    for o in summary.rulesets[1:]:
+        if o.variant == first.variant:
+            continue
+        if _same_game(first, o):
+            out.append(f"note: {o.variant} is another variant than {first.variant}: each has "
+                       f"its own ways of winning and patterns, and a difference is given only "
+                       f"for those both show (— : no such figure)")
+        else:
+            out.append(f"note: {o.variant} ({o.family or 'not installed'}) is another game than "
+                       f"{first.variant} ({first.family or 'not installed'}): ways of winning, "
+                       f"patterns, 胡数 and 醒 are each game's own and get no difference, even "
+                       f"under the same name (— : no such figure)")
     return out
 
 
@@ -556,7 +658,7 @@ def table_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
     for key in dict.fromkeys(f.key for rs in summary.rulesets for f in rs.figures):
         proto = next(f for f in (rs.get(key) for rs in summary.rulesets) if f is not None)
         body.append([_label(summary, key)]
-                    + [_fmt(f) if (f := rs.get(key)) else "—" for rs in summary.rulesets]
+                    + [_cell(summary, rs, key, proto) for rs in summary.rulesets]
                     + [_fmt(proto, d[key][0], d[key][1], diff=True) if key in d else "—"
                        for d in diffs])
         if key == "moved":
@@ -565,6 +667,23 @@ def table_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
                            + f" / {rs.moved_max}" for rs in summary.rulesets]
                         + [""] * len(diffs))
     return head, body
+
+
+def _cell(summary: Summary, rs: RulesetSummary, key: str, proto: Figure) -> str:
+    """Ruleset ``rs``'s cell of figure ``key``: its value and interval; a way
+    of winning or pattern it lacks but another ruleset of its variant has is
+    0 of its hands won or wins (never seen); ``—``, no such figure, when
+    none of its variant's rulesets has it (another variant's way of winning
+    or pattern, 胡数 or 醒 in mahjong, a seat it has not) or it has nothing
+    to count (no wins)."""
+    f = rs.get(key)
+    if f is not None:
+        return _fmt(f)
+    n = rs.denominator(key)
+    if _own(key) and n and any(o.variant == rs.variant and o.get(key) is not None
+                               for o in summary.rulesets):
+        return _fmt(Figure(key, proto.label, "rate", 0.0, n, wilson(0, n), x=0))
+    return "—"
 
 
 def _heading(summary: Summary) -> str:
@@ -589,10 +708,14 @@ def print_report(console: Any, summary: Summary) -> None:
     ruleset names broken before their options, a line between rows; and
     when even that is too wide (three rulesets or more), the columns are
     spread over several tables, each with the figure column.  Nothing is
-    cut: a value or interval is never broken or elided."""
+    cut: a value or interval is never broken or elided.  Above the tables,
+    the :func:`notes` (rulesets of other variants than the first)."""
     from rich.cells import cell_len
+    from rich.text import Text
 
     console.print(f"[bold]qipai report[/bold] · {_heading(summary)}")
+    for line in notes(summary):
+        console.print(Text(line))
     head, body = table_rows(summary)
     columns = list(zip(*([head] + body)))
     natural = sum(max(cell_len(c) for c in col) + 3 for col in columns) + 1
@@ -707,14 +830,16 @@ def _diff_lines(other: str, first: str) -> list[str]:
 
 
 def markdown(summary: Summary) -> str:
-    """The report's table as a Markdown (MyST / GitHub) table, for docs."""
+    """The report's table as a Markdown (MyST / GitHub) table, for docs;
+    after the :func:`notes`, a paragraph each, when there are any."""
     head, body = table_rows(summary)
+    before = "".join(f"{n}\n\n" for n in notes(summary))
 
     def line(cells: list[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
     rule = "|---|" + "---:|" * (len(head) - 1)
-    return "\n".join([line([f"`{h}`" if 0 < i <= len(summary.rulesets) else h
+    return before + "\n".join([line([f"`{h}`" if 0 < i <= len(summary.rulesets) else h
                              for i, h in enumerate(head)]), rule]
                      + [line(r) for r in body]) + "\n"
 
@@ -850,17 +975,19 @@ def write_html(summary: Summary, path: str, html_path: str) -> None:
     for fig in figs.values():
         plt.close(fig)
     m = summary.meta
+    remarks = "".join(f'<p class="note">{esc(n)}</p>' for n in notes(summary))
     page = f"""<!doctype html><html><head><meta charset="utf-8">
 <title>qipai report</title><style>
 body {{ font-family: sans-serif; margin: 2em; }} table {{ border-collapse: collapse; }}
 td, th {{ border: 1px solid #ccc; padding: 0.2em 0.6em; }}
 td {{ text-align: right; white-space: nowrap; }}
 td:first-child {{ text-align: left; }} img {{ max-width: 100%; }}
+p.note {{ background: #fff6d5; padding: 0.3em 0.6em; }}
 </style></head><body><h1>qipai report</h1>
 <p>{esc(str(m.get('bots')))} bots · seed {esc(str(m.get('seed')))} ·
 {esc(str(m.get('hands')))} hands asked per ruleset · 95 % intervals (Wilson; for differences of
 rates Newcombe's, paired on the hands for rates of hands; normal for means,
-differences paired on the hands)</p>{table}{imgs}</body></html>
+differences paired on the hands)</p>{remarks}{table}{imgs}</body></html>
 """
     tmp = f"{html_path}.part"
     try:
