@@ -27,7 +27,8 @@ Decisions applied here: a 碰 that would leave no card to discard is not
 offered (D-ZP14, the §3.1 rule for 吃 applied to 碰); when a discard is due
 and only 坎 remain, a 坎 card is discarded (D-ZP17: the discard rule of §3.2
 outranks 坎 不能拆散); when a mandatory 扫 empties the hand there is nothing
-to discard and the seat plays on one card over (D-ZP18).  Face-down melds (扫, 过扫,
+to discard and the seat plays on one card over (D-ZP18), and one more when its
+first 开招 or 扫穿 then comes with a discard due (D-ZP20).  Face-down melds (扫, 过扫,
 扫穿) have ``hidden`` = their size.
 """
 
@@ -383,7 +384,7 @@ class ZipaiFlow:
             # A 坎 is not discarded while another card can be; when only 坎
             # are left, the discard rule (§3.2) wins and a 坎 card goes
             # (D-ZP17).  An empty hand (a 扫 took the last pair) has nothing
-            # to discard (D-ZP18).
+            # to discard (D-ZP18; after a first 开招 or 扫穿 too, D-ZP20).
             free = sorted(set(free_cards(hand))) or sorted(set(hand))
             acts.extend(Discard(seat, k) for k in free)
             if not free:

@@ -315,9 +315,20 @@ def _expected_sizes(n4: int) -> tuple[int, ...]:
     four-card melds: 21 with none; with some, each four holds one card more
     than a group of three, and whether a take that made one was followed by
     a discard (the first, or a D-ZP13 skip) shifts it — so 20 … 21 + n4
-    (D-ZP18; a hand emptied by a mandatory 扫 is one card over, which only a
-    four can then complete).  With no four only 21 is reachable in play."""
+    (a hand emptied by a mandatory 扫 is over by more: :func:`_empty_hand_sizes`).
+    With no four only 21 is reachable in play."""
     return (21,) if n4 == 0 else tuple(range(20, 22 + n4))
+
+
+def _empty_hand_sizes(sizes: tuple[int, ...], n4: int) -> tuple[int, ...]:
+    """Holding sizes of a claim whose hand is empty, from those of a hand
+    that is not (:func:`_expected_sizes`, ``n4`` four-card melds): an empty
+    hand has nothing to discard when a discard is due, and each such skip
+    leaves the seat one card more over — the mandatory 扫 that emptied it
+    (D-ZP18) and, after it, the first 开招 or 扫穿 of the hand (D-ZP20: it
+    makes a four, so only with ``n4`` ≥ 1).  Once empty a hand stays empty
+    (吃, 碰 and 扫 need hand cards), so no third skip can come."""
+    return (*sizes, sizes[-1] + 1, sizes[-1] + 2) if n4 else (*sizes, sizes[-1] + 1)
 
 
 def analyse(
@@ -384,8 +395,8 @@ def analyse(
                 + _fmt(claim.hand)
             )
         sizes = _expected_sizes(n4)
-        if not claim.hand:  # a mandatory 扫 left nothing to discard: one card over
-            sizes = (*sizes, sizes[0] + 1)
+        if not claim.hand:
+            sizes = _empty_hand_sizes(sizes, n4)
         if total not in sizes:
             raise BadCards(
                 f"with {n4} four-card meld(s) a winning holding has "
