@@ -238,20 +238,24 @@ class ZipaiFlow:
         st = table.extra
         dealer = table.state.dealer
         for seat in range(N):
-            hand = table.seats[seat].hand
             self.lay_fours(table, seat)
-            # D-ZP13: exactly two 扫穿; a seat dealt three wins 三笼五坎
-            # (or 天胡) with the cards dealt: no extra card, no skip
-            if st.takes[seat] == 2:
-                if getattr(table.options, "two_saochuan", "skip_discard") == "extra_card":
-                    if table.state.wall:
-                        card = table.state.wall.pop(0)
-                        hand.append(card)
-                        hand.sort()
-                        table.emit(Drew(seat=seat, card=card))
-                        self.lay_fours(table, seat)  # the extra card may make a third
-                else:
-                    st.skip_discard[seat] = True
+        # D-ZP13: exactly two 扫穿; a seat dealt three wins 三笼五坎 (or 天胡)
+        # with the cards dealt: no extra card, no skip.  Extra cards go in
+        # turn order from the dealer, as cards are dealt (D-ZP21).
+        extra = getattr(table.options, "two_saochuan", "skip_discard") == "extra_card"
+        for k in range(N):
+            seat = (dealer + k) % N
+            if st.takes[seat] != 2:
+                continue
+            if not extra:
+                st.skip_discard[seat] = True
+            elif table.state.wall:
+                card = table.state.wall.pop(0)
+                hand = table.seats[seat].hand
+                hand.append(card)
+                hand.sort()
+                table.emit(Drew(seat=seat, card=card))
+                self.lay_fours(table, seat)  # the extra card may make a third
         deal = table.state.deal
         # the 亮张: the dealer's last dealt card (D-ZP1), shown to all
         liang = deal.shown[0] if deal.shown else (deal.hands[dealer][-1]

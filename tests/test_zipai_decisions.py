@@ -1,13 +1,17 @@
-"""桂林字牌: a seat whose hand a mandatory 扫 emptied plays on (D-ZP18), and
+"""桂林字牌: decisions taken where the rules are silent (docs/variants/guilin-zipai.md).
+
+D-ZP20: a seat whose hand a mandatory 扫 emptied plays on (D-ZP18), and
 when the fourth copy then comes to it — a 开招 on another's card, or a 扫穿
 on its own draw, its first of the hand, so a discard is due — it has
-nothing to discard and is one card more over (D-ZP20, docs/variants/guilin-zipai.md).
+nothing to discard and is one card more over.  Before, the next card any
+seat could be asked to win on was checked against a holding two cards
+over, outside the sizes the win check allowed, and the check raised: the
+hand could not go on (3 hands in 20,000 of random self-play, found by a
+rules review).  The seat may still win with a card that makes another of
+its melds a four (D-ZP9).
 
-Before, the next card any seat could be asked to win on was checked against
-a holding two cards over, outside the sizes the win check allowed, and the
-check raised: the hand could not go on (3 hands in 20,000 of random
-self-play, found by a rules review).  The seat may still win with a card
-that makes another of its melds a four (D-ZP9).
+D-ZP21: with ``two_saochuan = "extra_card"`` the extra stock cards go in
+turn order from the dealer (before: seat 0 first).
 """
 
 from __future__ import annotations
@@ -107,3 +111,29 @@ def test_the_win_check_bounds_an_empty_hand():
     with pytest.raises(BadCards, match="got 26"):
         analyse(WinClaim(seat=0, hand=(), melds=(*melds, extra), tile=P("x5")[0]),
                 "pinghu", 2, 1)
+
+
+def test_extra_cards_for_two_saochuan_go_in_turn_order_from_the_dealer():
+    """D-ZP21 (D-ZP13, ``two_saochuan = "extra_card"``): seats 0 and 2 are
+    each dealt exactly two 扫穿 and seat 1 deals; the stock's first card
+    goes to seat 2 (the dealer's next seat), the second to seat 0 — as
+    cards are dealt, from the dealer — not seat 0 first."""
+    from qipai.core.model import Deal, Drew
+
+    rest = [k for k in range(4, 20) for _ in range(4)]  # x1–x4 are the 扫穿
+    # one of each of x5 … d6 to seats 0 and 2, the dealer 21 others, the stock the rest
+    s0 = list(range(4, 16))
+    s2 = list(range(4, 16))
+    for k in s0 + s2:
+        rest.remove(k)
+    s1 = [k for k in range(4, 20)] + [16, 17, 18, 19, 4]
+    for k in s1:
+        rest.remove(k)
+    wall = sorted(rest)  # x6, x7, … : the first two differ
+    deal = Deal(dealer=1, hands=(tuple([0] * 4 + [1] * 4 + s0), tuple(s1),
+                                 tuple([2] * 4 + [3] * 4 + s2)), wall=tuple(wall))
+    rs = load("guilin-zipai(two_saochuan=extra_card)")
+    t = rs.table(deal=deal)
+    drawn = [(e.seat, e.card) for e in t.events if type(e) is Drew]
+    assert drawn[:2] == [(2, wall[0]), (0, wall[1])], drawn
+    assert len(t.state.seats[2].hand) == 13 and len(t.state.seats[0].hand) == 13
