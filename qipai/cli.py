@@ -767,9 +767,12 @@ def schema(cases: bool, protocol: bool) -> None:
 
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port to listen on (0: one the system chooses, printed); taken before "
+                   "the database is opened, so a port in use is one error line.")
 @click.option("--db", default="sqlite:///qipai.db", show_default=True,
-              help="Database URL: sqlite:///FILE or postgresql://USER@HOST/DB.")
+              help="Database URL: sqlite:///FILE (its folder must exist) or "
+                   "postgresql://USER@HOST/DB.")
 @click.option("--turn-timeout", type=click.FloatRange(min=0, min_open=True), default=30.0,
               show_default=True, help="Seconds a seat has for its turn before the default "
                                       "action is played for it.")
@@ -815,23 +818,36 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     restored from the database when the server starts again.
     """
     try:
-        from qipai.host.app import Server, run
+        from qipai.host.app import Server, listen, run
     except ModuleNotFoundError as exc:
         fail(f"qipai serve needs the 'serve' extra (missing module {exc.name!r}): "
              f"pip install 'qipai[serve]'")
-    server = Server(db, turn_timeout=turn_timeout, claim_timeout=claim_timeout, seed=seed,
-                    plugins=plugins, rate_per_s=rate, burst=burst,
-                    max_message_bytes=max_message_bytes, max_body_bytes=max_body_bytes,
-                    allow_version_mismatch=allow_version_mismatch,
-                    max_replay_bytes=max_replay_bytes, stall_s=stall_s)
+    shown = f"[{host}]" if ":" in host else host
+    # the port first: one in use is one line, before the database is opened
+    # (nothing written) or anything announced; the socket listens from here
+    # on, so no other program can take the port before uvicorn serves it
+    try:
+        sock = listen(host, port)
+    except OSError as exc:
+        fail(f"cannot listen on {shown}:{port}: {_reason(exc)}")
+    try:
+        server = Server(db, turn_timeout=turn_timeout, claim_timeout=claim_timeout, seed=seed,
+                        plugins=plugins, rate_per_s=rate, burst=burst,
+                        max_message_bytes=max_message_bytes, max_body_bytes=max_body_bytes,
+                        allow_version_mismatch=allow_version_mismatch,
+                        max_replay_bytes=max_replay_bytes, stall_s=stall_s)
+    except BaseException:
+        sock.close()
+        raise
+    port = sock.getsockname()[1]   # --port 0: the one the system chose
     dealt = f"seeded {seed} (tests and demos only)" if seed is not None else "OS CSPRNG"
-    click.echo(f"qipai serve on http://{host}:{port} · database {db} · "
+    click.echo(f"qipai serve on http://{shown}:{port} · database {db} · "
                f"{len(server.tables)} open table{'s' if len(server.tables) != 1 else ''} "
                f"restored"
                + (f", {len(server.refused)} refused (above)" if server.refused else "")
                + f" · deals: {dealt}", err=True)
-    click.echo(f"open http://{host}:{port}/ in a browser to create a table and play", err=True)
-    run(host, port, server)
+    click.echo(f"open http://{shown}:{port}/ in a browser to create a table and play", err=True)
+    run(sock, server)
     # stopped (Ctrl-C; SIGTERM is re-raised by uvicorn and ends the process
     # here already): the shutdown is done — the store closed — but Python's
     # exit would join every worker thread, and one may still wait for a
@@ -840,6 +856,11 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     sys.stderr.flush()
     os._exit(0)
 
+
+def _reason(exc: OSError) -> str:
+    """An OSError's reason as the end of a line: ``address already in use``."""
+    text = exc.strerror or str(exc)
+    return text[0].lower() + text[1:] if text[1:2].islower() else text
 
 
 @cli.command()
@@ -860,13 +881,17 @@ def connect(url: str, auto: bool, hands: int | None) -> None:
     except ModuleNotFoundError as exc:
         fail(f"qipai connect needs the 'serve' extra (missing module {exc.name!r}): "
              f"pip install 'qipai[serve]'")
+    if not url.startswith(("ws://", "wss://")):   # the page's http:// address, say
+        fail(f"{url} is not a seat's WebSocket address: give "
+             f"ws://HOST:PORT/tables/ID/ws?token=TOKEN (wss:// over TLS)")
     try:
         code = run_client(url, auto=auto, hands=hands)
     except (OSError, ValueError) as exc:
-        fail(f"cannot connect to {url}: {exc}")
+        fail(str(exc) if url in str(exc) else f"cannot connect to {url}: {exc}")
     except Exception as exc:  # websockets' own errors (refused handshake, closed)
         if type(exc).__module__.startswith("websockets"):
-            fail(f"{url}: {exc}")
+            # some name the URL themselves (InvalidURI): not twice
+            fail(str(exc) if url in str(exc) else f"{url}: {exc}")
         raise
     sys.exit(code)
 

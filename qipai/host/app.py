@@ -32,6 +32,7 @@ import contextlib
 import gc
 import re
 import secrets
+import socket
 import sys
 import time
 from pathlib import Path
@@ -963,13 +964,52 @@ def ws_protocol() -> type:
     return WebSocketProtocol
 
 
-def run(host: str, port: int, server: Server, log_level: str = "warning") -> None:
-    """Serve ``server`` with uvicorn until interrupted."""
+#: The listening socket's backlog (uvicorn's default, which it sets again).
+BACKLOG = 2048
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound to ``host:port`` and listening — made
+    before the database is opened and anything is announced, so that a port
+    in use fails first, in one line, with nothing written; :func:`run` hands
+    it to uvicorn.  Made as uvicorn makes its own (``Config.bind_socket``):
+    IPv6 for a host with a ``:``, ``SO_REUSEADDR`` (a restart binds while
+    the last run's connections are in TIME_WAIT).
+
+    Raises:
+        OSError: the address cannot be listened on (in use, not this
+            machine's, a privileged port, a host name that does not resolve).
+    """
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        # listening now, not once uvicorn starts: on Linux two SO_REUSEADDR
+        # sockets may both be bound to a port none of them listens on, and the
+        # first to listen has it — only a listening socket holds the port
+        sock.listen(BACKLOG)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def run(sock: socket.socket, server: Server, log_level: str = "warning") -> None:
+    """Serve ``server`` with uvicorn on ``sock`` (:func:`listen`) until
+    interrupted; uvicorn closes the socket at its shutdown.  Exits with
+    status 3 (uvicorn's startup failure) if the server did not start."""
     import uvicorn
 
-    uvicorn.run(create_app(server), host=host, port=port, log_level=log_level,
-                access_log=False, ws_max_size=max(MAX_FRAME_BYTES, server.max_message_bytes),
-                ws=ws_protocol(), lifespan="on",
-                # a request still waiting for a database that does not answer is
-                # cancelled then, so SIGTERM stops the server (see SHUTDOWN_S)
-                timeout_graceful_shutdown=SHUTDOWN_S)
+    config = uvicorn.Config(create_app(server), log_level=log_level, access_log=False,
+                            ws_max_size=max(MAX_FRAME_BYTES, server.max_message_bytes),
+                            ws=ws_protocol(), lifespan="on", backlog=BACKLOG,
+                            # a request still waiting for a database that does not answer
+                            # is cancelled then, so SIGTERM stops the server (SHUTDOWN_S)
+                            timeout_graceful_shutdown=SHUTDOWN_S)
+    userver = uvicorn.Server(config)
+    try:
+        userver.run(sockets=[sock])   # as uvicorn.run, on our socket
+    except KeyboardInterrupt:
+        pass
+    if not userver.started:
+        sys.exit(3)

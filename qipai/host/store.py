@@ -345,6 +345,34 @@ def engine_url(url: str) -> str:
     return url
 
 
+#: What a database URL may be (the error of any other names it).
+URLS = "a database URL is sqlite:///FILE or postgresql://USER@HOST/DB"
+
+
+def _check_url(url: str) -> None:
+    """Refuse, before anything is opened, a URL that is not SQLite's or
+    PostgreSQL's, and an SQLite file whose folder does not exist (SQLite
+    would not create it; it is named, not the lock file beside the database).
+
+    Raises:
+        StoreError: naming the URL and what is wrong with it.
+    """
+    try:
+        u = sa.engine.make_url(engine_url(url))
+    except sa.exc.ArgumentError:
+        raise StoreError(f"cannot use database {url!r}: not a database URL ({URLS})") from None
+    backend = u.get_backend_name()
+    if backend not in ("sqlite", "postgresql"):
+        raise StoreError(f"cannot use database {url!r}: {URLS}, not {backend}") from None
+    path = u.database
+    if backend != "sqlite" or not path or path == ":memory:" or path.startswith("file:"):
+        return
+    folder = os.path.dirname(path)
+    if folder and not os.path.isdir(folder):
+        why = "is not a folder" if os.path.exists(folder) else "does not exist"
+        raise StoreError(f"cannot open the database {path}: folder {folder} {why}")
+
+
 #: Milliseconds the writer's thread waits for an SQLite write lock another
 #: connection holds (the writer's connection's ``PRAGMA busy_timeout``
 #: there): SQLite's largest, about 24.8 days — in effect as long as the lock
@@ -406,6 +434,7 @@ class Store:
 
     def __init__(self, url: str) -> None:
         self.url = url
+        _check_url(url)
         try:
             # PostgreSQL: a pooled connection (reads, the watchdog's check) may have
             # been ended while it waited in the pool (idle_session_timeout, a
@@ -420,7 +449,7 @@ class Store:
             self.engine = sa.create_engine(eurl, future=True,
                                            pool_pre_ping=eurl.startswith("postgresql"), **kw)
         except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError) as exc:
-            raise StoreError(f"cannot use database {url!r}: {exc}") from None
+            raise StoreError(f"cannot use database {url!r}: {exc} ({URLS})") from None
         self.dialect = self.engine.dialect.name
         if self.dialect == "sqlite":
             sa.event.listen(self.engine, "connect", _sqlite_pragmas)
@@ -512,7 +541,12 @@ class Store:
             if not path or path == ":memory:" or path.startswith("file::memory:"):
                 return None  # a database of this process alone
             if self._lock_fd is None:
-                self._lock_fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+                try:
+                    self._lock_fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+                except OSError as exc:   # named as the database's, not as a file of ours
+                    raise StoreError(f"cannot open the database {path}: cannot create its lock "
+                                     f"file {path}.lock beside it: "
+                                     f"{exc.strerror or exc}") from None
             try:
                 fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
