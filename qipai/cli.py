@@ -11,8 +11,10 @@ commands so that ``qipai --help`` stays fast.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any, NoReturn
 
 import click
@@ -303,18 +305,21 @@ def replay(file: str, plugins: tuple[str, ...], allow_version_mismatch: bool) ->
     from qipai.core.stamps import unstamped_note
 
     data = sys.stdin.buffer.read() if file == "-" else _read(file)
-    hands, total = _records_in(data)
+    with _naming(file):
+        hands, total = _records_in(data)
     note = unstamped_note(msgspec.structs.asdict(hands[0][2]))
     if note:
         click.echo(f"warning: {note}", err=True)
     loaded = [_load_plugin(p) for p in plugins]
-    ok, message = _check_replays(hands, total, plugins=loaded,
-                                 allow_version_mismatch=allow_version_mismatch)
+    with _naming(file):
+        ok, message = _check_replays(hands, total, plugins=loaded,
+                                     allow_version_mismatch=allow_version_mismatch)
     if not ok:
         click.echo(f"replay differs: {message}")
         sys.exit(EXIT_DIFFERS)
     click.echo(f"replay identical: {message}")
-    _explain_replays(hands, loaded, allow_version_mismatch)
+    with _naming(file):
+        _explain_replays(hands, loaded, allow_version_mismatch)
 
 
 def _explain_replays(hands: list[tuple[str, dict[str, Any], Any]], plugins: Any,
@@ -342,6 +347,21 @@ def _read(path: str) -> bytes:
         return fh.read()
 
 
+@contextlib.contextmanager
+def _naming(path: str) -> Iterator[None]:
+    """What is wrong with the records read from ``path`` (``-``: stdin) is
+    one error line naming it, as ``qipai report`` names its file:
+    ``error: FILE: not a JSON record: …`` — a record that is not one, of a
+    variant, options or version this qipai cannot replay.  (A plugin that
+    cannot be loaded is not the file's fault: said without it.)"""
+    from qipai.core.errors import BadOption, BadRecord, UnknownVariant
+
+    try:
+        yield
+    except (BadRecord, UnknownVariant, BadOption) as exc:
+        fail(f"{'stdin' if path == '-' else path}: {exc}")
+
+
 @cli.command()
 @click.argument("record", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--plugin", "plugins", multiple=True, metavar="MODULE_OR_FILE",
@@ -364,7 +384,10 @@ def verify(record: str, plugins: tuple[str, ...], allow_version_mismatch: bool) 
     from qipai.verify import run
 
     data = sys.stdin.buffer.read() if record == "-" else _read(record)
-    sys.exit(run(data, [_load_plugin(p) for p in plugins], allow_version_mismatch))
+    loaded = [_load_plugin(p) for p in plugins]
+    with _naming(record):
+        code = run(data, loaded, allow_version_mismatch)
+    sys.exit(code)
 
 
 # --------------------------------------------------------------------------
@@ -601,12 +624,30 @@ def _hands_of(obj: Any) -> tuple[list[tuple[str, dict[str, Any], Any]], Any]:
         for i, hand in enumerate(hands, 1):
             if not isinstance(hand, dict) or "record" not in hand:
                 raise BadRecord(f"hand {i} has no record")
+            if not isinstance(hand["record"], dict):
+                raise BadRecord(f"hand {i}: a record is a JSON object, not "
+                                f"{_json_kind(hand['record'])}")
             try:
                 out.append((f"hand {i}", hand, decode_record(hand["record"])))
             except BadRecord as exc:
                 raise BadRecord(f"hand {i}: {exc}") from None
         return out, obj.get("total")
+    if not isinstance(obj, dict):
+        raise BadRecord(f"a record is a JSON object, not {_json_kind(obj)}")
     return [("record", {}, decode_record(obj))], None
+
+
+def _json_kind(value: Any) -> str:
+    """What a decoded JSON value is, in JSON's words: ``an array``, …"""
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "null" if value is None else "an object"
 
 
 def _check_replays(hands: list[tuple[str, dict[str, Any], Any]],

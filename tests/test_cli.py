@@ -204,18 +204,38 @@ def test_replay_legal_but_different_action(run, three_hands, tmp_path):
 
 
 @pytest.mark.parametrize("content, word", [
-    ("{not json", "JSON"),
+    ("{not json", "not a JSON record: JSON is malformed"),
     ('{"format": 99, "variant": "guilin-mahjong"}', "format"),
     ('{"format": 1, "variant": "guilin-mahjong"}', "deal"),
-    ("[1, 2, 3]", "record"),
+    # before: "expected JSON text or a dict, not list" (the library's words)
+    ("[1, 2, 3]", "a record is a JSON object, not an array"),
+    ('"text"', "a record is a JSON object, not a string"),
+    ('{"hands": [{"record": [1]}]}', "hand 1: a record is a JSON object, not an array"),
     ('{"hands": []}', "hands"),
+    ('{"format": 2, "variant": "nosuch"}', "deal"),
 ])
-def test_replay_malformed_file(run, tmp_path, content, word):
+@pytest.mark.parametrize("cmd", ["replay", "verify"])
+def test_replay_malformed_file(run, tmp_path, content, word, cmd):
+    """The error names the file, as qipai report's do (before: "error: not
+    a JSON record: …", no file named)."""
     f = tmp_path / "bad.json"
     f.write_text(content)
-    res = run("replay", str(f))
+    res = run(cmd, str(f))
     assert res.exit_code == 2
     one_line_error(res, word)
+    assert res.stderr.startswith(f"error: {f}: "), res.stderr
+
+
+def test_records_on_stdin_are_named_stdin(run, three_hands):
+    for cmd in ("replay", "verify"):
+        res = run(cmd, "-", input="[1]")
+        assert res.exit_code == 2
+        assert res.stderr == "error: stdin: a record is a JSON object, not an array\n"
+    # a record the file holds of a variant this qipai has not: the file's too
+    rec = dict(three_hands["hands"][0]["record"], variant="nosuch")
+    res = run("verify", "-", input=json.dumps(rec))
+    one_line_error(res, "nosuch")
+    assert res.stderr.startswith("error: stdin: ")
 
 
 def test_replay_record_of_unknown_variant(run, three_hands, tmp_path):

@@ -234,16 +234,16 @@ def test_verify_fails_a_seed_in_the_header_of_an_os_dealt_session(tmp_path, os_d
 
 
 @pytest.mark.parametrize("field,value,message", [
-    ("seed", "7", "error: the header's seed is '7', not an integer or null"),
-    ("seed", True, "error: the header's seed is True, not an integer or null"),
-    ("options", [], "error: the header's options are [], not an object"),
-    ("variant", 3, "error: the header's variant is 3, not a variant name (a string)"),
+    ("seed", "7", "the header's seed is '7', not an integer or null"),
+    ("seed", True, "the header's seed is True, not an integer or null"),
+    ("options", [], "the header's options are [], not an object"),
+    ("variant", 3, "the header's variant is 3, not a variant name (a string)"),
 ])
 def test_verify_a_malformed_header_is_one_error_line(tmp_path, seeded, field, value, message):
     seeded[field] = value
     code, out = verify(tmp_path, seeded)
     assert code == 2
-    assert out == message + "\n"
+    assert out == f"error: {tmp_path / 'session.json'}: {message}\n"   # the file named
 
 
 # -- a dealer that is not the previous hand's next dealer --------------------------
@@ -346,10 +346,11 @@ def test_verify_checks_a_servers_hand_indices(tmp_path, seeded):
     bad = served_shape(seeded, [0, 1])
     bad["hands"][1]["hand"] = "1"
     code, out = verify(tmp_path, bad)
-    assert code == 2 and out == "error: hand 2's index (\"hand\") is '1', not an integer\n"
+    named = f"error: {tmp_path / 'session.json'}: "
+    assert code == 2 and out == named + "hand 2's index (\"hand\") is '1', not an integer\n"
     del bad["hands"][1]["hand"]
     code, out = verify(tmp_path, bad)
-    assert code == 2 and out == "error: hand 2 has no index (\"hand\"), but hand 1 does\n"
+    assert code == 2 and out == named + "hand 2 has no index (\"hand\"), but hand 1 does\n"
 
 
 def test_verify_a_headerless_list_of_hands_checks_the_order(tmp_path, seeded):
