@@ -153,6 +153,7 @@ def run(url: str, auto: bool = False, hands: int | None = None,
     p = Printer(out)
     done = 0
     last: tuple[int, str] | None = None  # (seq, frame) of the last act sent
+    seat_conns = 1   # the seat's connections open at the table, as last told
     sent_at = 0.0
 
     def send(frame: str) -> None:
@@ -190,6 +191,13 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                     done += 1
                     if hands is not None and done >= hands:
                         return 0
+                elif t == "seat_conns":
+                    if m["count"] > 1:
+                        p.line(f"!! this seat has {m['count']} connections open at the table; "
+                               f"if you did not open the others, someone else has your link")
+                    elif seat_conns > 1:
+                        p.line("== this seat has 1 connection open again (this one)")
+                    seat_conns = m["count"]
                 elif t == "closed":
                     p.line(f"== table closed · totals {m['totals']}")
                     return 0

@@ -483,15 +483,35 @@ class HostedTable:
                     d.deadline = now + d.timeout   # paused time is not counted
         if self.rereading is not None:
             conn.early = []   # its welcome comes first, once the hand is back
+            self.tell_seat(conn.seat)
             return
         self.greet(conn)
+        self.tell_seat(conn.seat)
         self.flush()
         if resume:
             self.poke()
 
+    def tell_seat(self, seat: int | None) -> None:
+        """Send each connection of ``seat`` how many the seat has open now
+        (:class:`~qipai.host.protocol.SeatConns`); nothing for spectators,
+        nothing once the table is closed or halted (a halted table's
+        connections are told the halt and nothing of the seat after it — a
+        welcome that failed halts it, and no count may come without one).
+        A connection not welcomed yet (:attr:`Conn.early`) holds it until
+        its welcome has gone."""
+        if seat is None or not self.open or self.halted is not None:
+            return
+        mine = [c for c in self.conns if c.seat == seat]
+        for c in mine:
+            c.send(P.SeatConns(count=len(mine)))
+
     def detach(self, conn: Conn) -> None:
-        """A connection gone; with the last one the table pauses."""
+        """A connection gone; with the last one the table pauses.  The
+        seat's other connections are told how many it has left."""
         self.conns.discard(conn)
+        if conn.seat is not None and any(c.seat == conn.seat for c in self.conns):
+            self.tell_seat(conn.seat)
+            self.flush()
         if not self.conns and self._timer is not None:
             self._timer.cancel()   # nothing runs unwatched: no timeout while paused
             self._timer = self._due = None
@@ -877,7 +897,8 @@ class HostedTable:
             early, c.early = c.early, None
             c.send(P.Error(code=code, message=message))
             for m in early or ():
-                c.send(m)
+                if not isinstance(m, P.SeatConns):   # a count comes after a welcome only
+                    c.send(m)
         self.flush()
 
     def act(self, conn: Conn, msg: P.Act) -> None:

@@ -169,6 +169,17 @@ class Closed(msgspec.Struct, tag="closed", kw_only=True):
     totals: tuple[int, ...]
 
 
+class SeatConns(msgspec.Struct, tag="seat_conns", kw_only=True):
+    """How many connections the seat has open at the table now, this one
+    included (``count`` ≥ 1): sent to each of the seat's connections when one
+    of them opens (after its welcome) or closes.  Anyone holding the seat's
+    token can open one — and see the seat's hand and act for it — so a
+    player who sees more than he opened knows his link is in other hands.
+    Never sent to spectators, and never about another seat."""
+
+    count: int
+
+
 class Pong(msgspec.Struct, tag="pong"):
     """Answer to :class:`Ping`."""
 
@@ -183,7 +194,7 @@ class Error(msgspec.Struct, tag="error", kw_only=True):
     seq: int | None = None
 
 
-ServerMessage = Union[Welcome, Events, Decide, Ack, HandEnded, Closed, Pong, Error]
+ServerMessage = Union[Welcome, Events, Decide, Ack, HandEnded, Closed, SeatConns, Pong, Error]
 
 
 class Batch(msgspec.Struct, tag="batch", kw_only=True):
@@ -196,7 +207,8 @@ class Batch(msgspec.Struct, tag="batch", kw_only=True):
 
 
 #: What one server frame holds.
-ServerFrame = Union[Welcome, Events, Decide, Ack, HandEnded, Closed, Pong, Error, Batch]
+ServerFrame = Union[Welcome, Events, Decide, Ack, HandEnded, Closed, SeatConns, Pong, Error,
+                    Batch]
 
 
 def messages(frame: Any) -> list[Any]:

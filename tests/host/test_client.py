@@ -97,3 +97,38 @@ def test_a_throttled_act_is_sent_again(monkeypatch):
         server.shutdown()
     assert [m["seq"] for m in got] == [7, 7] and got[0] == got[1]
     assert "Throttled" not in out.getvalue()
+
+
+def test_more_than_one_connection_on_the_seat_is_warned():
+    """``seat_conns``: a count over 1 is a warning line (someone else may hold
+    the seat's link), the count back at 1 says so once; 1 alone says nothing."""
+    import io
+    import threading
+
+    from websockets.sync.server import serve
+
+    from qipai.host import client
+
+    def handler(ws):
+        for count in (1, 2, 3, 1):
+            ws.send(json.dumps({"type": "seat_conns", "count": count}))
+        ws.send(json.dumps({"type": "closed", "totals": [0, 0, 0, 0]}))
+        for _ in ws:
+            pass
+
+    with serve(handler, "127.0.0.1", 0) as server:
+        port = server.socket.getsockname()[1]
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        out = io.StringIO()
+        assert client.run(f"ws://127.0.0.1:{port}/tables/t/ws?token=x", auto=True,
+                          out=out) == 0
+        server.shutdown()
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "!! this seat has 2 connections open at the table; if you did not open the others, "
+        "someone else has your link",
+        "!! this seat has 3 connections open at the table; if you did not open the others, "
+        "someone else has your link",
+        "== this seat has 1 connection open again (this one)",
+        "== table closed · totals [0, 0, 0, 0]",
+    ], lines

@@ -425,3 +425,45 @@ def test_a_win_with_no_winning_card_reads_as_such_on_the_page(driver, served, ar
     driver.save_screenshot(str(artifacts / "zipai-sanlong-wukan-replay.png"))
     assert len(won) == 1 and "胡（无胡牌）" in won[0] and "三笼五坎" in won[0], won
     assert "自摸" not in won[0]
+
+
+def test_a_second_connection_on_the_seat_shows_a_warning(driver, served, artifacts):
+    """The seat's link open in a second tab: both tabs say the seat has 2
+    connections open (``seat_conns``) — if the player did not open the other,
+    someone else has his link; a spectator tab adds none and is told
+    nothing; once the second tab closes the warning goes."""
+    driver.set_window_size(1280, 800)
+    table, spectator = create_table(driver, served, "guilin-mahjong")
+    link = driver.current_url
+    main = driver.current_window_handle
+    assert not driver.find_elements("id", "seat-conns"), "one connection: no warning"
+
+    def notice(d):
+        got = d.find_elements("id", "seat-conns")
+        return got[0].text if got else None
+
+    driver.switch_to.new_window("tab")
+    driver.get(spectator)
+    wait(driver, lambda d: d.find_elements("css selector", ".seat"))
+    watch = driver.current_window_handle
+    driver.switch_to.new_window("tab")
+    driver.get(link)
+    wait(driver, lambda d: d.find_elements("css selector", ".seat.me"))
+    second = wait(driver, notice)
+    assert "2 connections open" in second and "本座位有 2 个连接" in second, second
+    assert "someone else has your link" in second
+    driver.save_screenshot(str(artifacts / "seat-conns-second-tab.png"))
+    driver.switch_to.window(watch)
+    time.sleep(0.5)
+    assert not driver.find_elements("id", "seat-conns"), "a spectator is told no count"
+    driver.switch_to.window(main)
+    first = wait(driver, notice)
+    assert "2 connections open" in first, first
+    driver.save_screenshot(str(artifacts / "seat-conns-first-tab.png"))
+    for handle in driver.window_handles:
+        if handle != main:
+            driver.switch_to.window(handle)
+            driver.close()
+    driver.switch_to.window(main)
+    wait(driver, lambda d: not d.find_elements("id", "seat-conns"))
+    assert "座位 0" in driver.find_element("id", "where").text

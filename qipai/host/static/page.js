@@ -235,6 +235,7 @@ class Seat {
     this.tick = setInterval(() => this.countdown(), 250);
   }
   connect() {
+    this.seatConns = 1;  // a new connection: the count it is told after its welcome
     const proto = location.protocol === "https:" ? "wss" : "ws";
     this.ws = new WebSocket(`${proto}://${location.host}/tables/${encodeURIComponent(this.table)}/ws?token=${encodeURIComponent(this.token)}`);
     setStatus("连接中 connecting…");
@@ -285,6 +286,9 @@ class Seat {
           setTimeout(() => { if (this.decide === d) { d.legal = [pass]; this.act(pass); } },
                      autoPassMs(d));
         }
+        break;
+      case "seat_conns":  // connections open on this seat: more than this tab's may be someone else's
+        this.seatConns = m.count;
         break;
       case "ack":
         if (this.decide && this.decide.seq === m.seq) this.decide = null;
@@ -394,6 +398,9 @@ class Seat {
       parts.push(settlementEl(cards, e.result, w.players, e.totals, `第 ${e.hand + 1} 手结算 settlement of hand ${e.hand + 1}`));
       parts.push(h("button", { class: "btn secondary", id: "dismiss", onclick: () => { this.ended = null; this.render(); } }, "收起 hide · 继续下一手 next hand"));
     }
+    if (this.seatConns > 1) parts.push(h("div", { class: "notice error", id: "seat-conns" },
+      `本座位有 ${this.seatConns} 个连接 this seat has ${this.seatConns} connections open — ` +
+      "若其他不是你开的，别人持有你的链接 if you did not open the others, someone else has your link"));
     if (this.error) parts.push(h("div", { class: "notice error", id: "refusal" }, `服务器拒绝 refused: ${this.error.code} — ${this.error.message}`));
     parts.push(infoBar(cards, b, extra));
     if (w.seat !== null) parts.push(this.actionsEl(legal));
