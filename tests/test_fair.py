@@ -210,7 +210,7 @@ def test_cli_verify_unreadable_input_is_one_error_line(tmp_path):
     junk.write_text("{not json")
     res = CliRunner().invoke(cli, ["verify", str(junk)])
     assert res.exit_code == 2
-    assert res.output.count("\n") == 1 and res.output.startswith("error: not a JSON record")
+    assert res.output.count("\n") == 1 and res.output.startswith(f"error: {junk}: not a JSON record")
     res = CliRunner().invoke(cli, ["verify", str(tmp_path / "missing.json")])
     assert res.exit_code == 2 and res.output.startswith("error:")
 
@@ -321,7 +321,7 @@ def test_cli_replay_refuses_another_version_and_allows_it_with_the_flag(plain, t
     f.write_bytes(msgspec.json.encode(msgspec.structs.replace(plain, qipai_version="0.0.1")))
     res = CliRunner().invoke(cli, ["replay", str(f)])
     assert res.exit_code == 2
-    assert res.output.startswith("error: the record was made under other versions "
+    assert res.output.startswith(f"error: {f}: the record was made under other versions "
                                  "(qipai version: recorded 0.0.1, running")
     res = CliRunner().invoke(cli, ["replay", str(f), "--allow-version-mismatch"])
     assert res.exit_code == 0 and "replay identical" in res.output

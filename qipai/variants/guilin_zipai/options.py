@@ -80,8 +80,9 @@ class ZipaiOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     two_saochuan: Annotated[Literal["skip_discard", "extra_card"], Meta(
         description="A player dealt two 扫穿.  `skip_discard`: he skips the first "
                     "discard otherwise due; `extra_card`: he receives the next stock "
-                    "card at the deal.",
-        extra={"source": "D-ZP13"},
+                    "card at the deal (several such players: in turn order from the "
+                    "dealer, D-ZP21).",
+        extra={"source": "D-ZP13, D-ZP21"},
     )] = "skip_discard"
 
 
