@@ -85,11 +85,20 @@ def test_parse_kinds_and_lists() -> None:
         CARDS.parse([-1])
 
 
-@pytest.mark.parametrize("bad", ["x11", "x0", "y3", "x1x2", "d", "小叁", "三y", "1m"])
-def test_parse_names_the_bad_token(bad: str) -> None:
+@pytest.mark.parametrize("bad, named, why", [
+    ("x11", "x11", "a card is x1–x10"), ("x0", "x0", "a card is"), ("y3", "y3", "a card is"),
+    ("x1x2", "x1x2", "latin cards are separated by spaces"), ("d", "d", "a card is"),
+    ("小叁", "小叁", "小 with a big numeral"), ("三y", "y", "a card is"), ("1m", "1m", "a card is")])
+def test_parse_names_the_bad_part_and_its_position(bad: str, named: str, why: str) -> None:
+    """The message names the part that is not a card and where it starts
+    (1-based, in the whole text): after Chinese numerals that read, only
+    what follows them."""
+    text = f"x1 {bad} d2"
     with pytest.raises(BadNotation) as e:
-        CARDS.parse(f"x1 {bad} d2")
-    assert repr(bad) in str(e.value)
+        CARDS.parse(text)
+    msg = str(e.value)
+    assert msg.startswith(f"bad card {named!r} at position {text.index(named) + 1} of {text!r}: ")
+    assert why in msg
 
 
 def test_format_token_chinese() -> None:

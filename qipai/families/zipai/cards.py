@@ -38,6 +38,9 @@ for _i, _ch in enumerate(_BIG_ZH):
 _ZH_NUM.update({"貳": (2, True), "參": (3, True), "叄": (3, True), "陸": (6, True)})
 
 _SEP = re.compile(r"[\s,，、]+")
+_CHUNK = re.compile(r"[^\s,，、]+")  # what _SEP separates
+_FORMS = ("a card is x1–x10 (小写) or d1–d10 (大写), or Chinese numerals 一…十 / 壹…拾 "
+          "(大 or 小 before one may say its case), cards separated by spaces or commas")
 _LATIN = re.compile(r"([xXdD])(10|[1-9])")
 _ZH_CARD = re.compile("([小大]?)([" + "".join(_ZH_NUM) + "])")
 
@@ -90,13 +93,15 @@ class ZipaiCards:
                     raise BadNotation(f"not a card: {item!r}")
             return out
         out = []
-        for chunk in _SEP.split(text):
-            if chunk:
-                self._chunk(chunk, text, out)
+        for m in _CHUNK.finditer(text):
+            self._chunk(m.group(0), m.start(), text, out)
         return out
 
     @staticmethod
-    def _chunk(chunk: str, text: str, out: list[int]) -> None:
+    def _chunk(chunk: str, start: int, text: str, out: list[int]) -> None:
+        """Append the cards of ``chunk`` (at 0-based ``start`` of ``text``):
+        one latin card, or a run of Chinese numerals.  A chunk that is
+        neither is named with its 1-based position in ``text``."""
         m = _LATIN.fullmatch(chunk)
         if m is not None:
             out.append(kind_of(int(m.group(2)), m.group(1) in "dD"))
@@ -110,11 +115,18 @@ class ZipaiCards:
             num, big = _ZH_NUM[z.group(2)]
             prefix = z.group(1)
             if prefix == "小" and big:
-                raise BadNotation(f"bad card {z.group(0)!r} in {text!r}: 小 with a big numeral")
+                raise BadNotation(f"bad card {z.group(0)!r} at position {start + pos + 1} of "
+                                  f"{text!r}: 小 with a big numeral")
             found.append(kind_of(num, big or prefix == "大"))
             pos = z.end()
         if pos < len(chunk) or not found:
-            raise BadNotation(f"bad card {chunk!r} in {text!r}")
+            lead = _LATIN.match(chunk)
+            if lead is not None and not found and _LATIN.match(chunk, lead.end()):
+                raise BadNotation(f"bad card {chunk!r} at position {start + 1} of {text!r}: "
+                                  f"latin cards are separated by spaces ({_FORMS})")
+            bad = chunk[pos:] if found else chunk  # after the numerals read, or all of it
+            raise BadNotation(f"bad card {bad!r} at position {start + (pos if found else 0) + 1}"
+                              f" of {text!r}: {_FORMS}")
         out.extend(found)
 
     def token(self, kind: int) -> str:
