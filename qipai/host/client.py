@@ -118,7 +118,9 @@ class Printer:
         v = m["view"]
         self.played = False  # a hand's first view: its events follow
         seat = "spectator" if m["seat"] is None else f"seat {m['seat']}"
-        self.line(f"== table {m['table']} · {m['spec']} · hand {m['hand']} · {seat} · "
+        # hands are counted from 1, as play, replay and verify count them (the protocol's
+        # ``hand`` is the 0-based index)
+        self.line(f"== table {m['table']} · {m['spec']} · hand {m['hand'] + 1} · {seat} · "
                   f"dealer {v['dealer']} · totals {m['totals']}"
                   + (" · SEEDED (demo deal)" if m["seeded"] else ""))
         for e in v["events"]:
@@ -187,7 +189,7 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                                                   "seq": m["seq"], "action": choice}))
                     send(last[1])
                 elif t == "hand_ended":
-                    p.line(f"== hand {m['hand']} over · totals {m['totals']}")
+                    p.line(f"== hand {m['hand'] + 1} over · totals {m['totals']}")
                     done += 1
                     if hands is not None and done >= hands:
                         return 0

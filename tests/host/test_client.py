@@ -132,3 +132,37 @@ def test_more_than_one_connection_on_the_seat_is_warned():
         "== this seat has 1 connection open again (this one)",
         "== table closed · totals [0, 0, 0, 0]",
     ], lines
+
+
+def test_hands_are_counted_from_one_as_play_counts_them():
+    """The protocol's ``hand`` is 0-based; ``qipai connect`` prints the first
+    hand as hand 1 (welcome and end), as ``play``, ``replay`` and ``verify``
+    do — before, it printed "hand 0" — found by a new-user review."""
+    import io
+    import threading
+
+    from websockets.sync.server import serve
+
+    from qipai.host import client
+
+    table = load("guilin-mahjong").table(seed=1)
+    view = json.loads(msgspec.json.encode(table.view(0)))
+    welcome = {"type": "welcome", "table": "t", "spec": "guilin-mahjong", "hand": 0, "seat": 0,
+               "seeded": True, "totals": [0, 0, 0, 0], "view": view}
+
+    def handler(ws):
+        ws.send(json.dumps(welcome))
+        ws.send(json.dumps({"type": "hand_ended", "hand": 0, "totals": [0, 0, 0, 0]}))
+        for _ in ws:
+            pass
+
+    with serve(handler, "127.0.0.1", 0) as server:
+        port = server.socket.getsockname()[1]
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        out = io.StringIO()
+        assert client.run(f"ws://127.0.0.1:{port}/tables/t/ws?token=x", auto=True, hands=1,
+                          out=out) == 0
+        server.shutdown()
+    lines = out.getvalue().splitlines()
+    assert " · hand 1 · seat 0 · " in lines[0], lines
+    assert "== hand 1 over · totals [0, 0, 0, 0]" in lines, lines
