@@ -796,9 +796,9 @@ def schema(cases: bool, protocol: bool) -> None:
 
         doc = protocol_schema()
     else:
-        from qipai.core.records import Record
+        from qipai.core.records import record_schema
 
-        doc = msgspec.json.schema(Record)
+        doc = record_schema()
     click.echo(msgspec.json.format(msgspec.json.encode(doc)).decode())
 
 

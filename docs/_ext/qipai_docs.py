@@ -31,9 +31,9 @@ def record_schema_text() -> str:
     """The record's JSON Schema, pretty-printed (as ``qipai schema``)."""
     import msgspec
 
-    from qipai.core.records import Record
+    from qipai.core.records import record_schema
 
-    return msgspec.json.format(msgspec.json.encode(msgspec.json.schema(Record))).decode()
+    return msgspec.json.format(msgspec.json.encode(record_schema())).decode()
 
 
 class RecordSchema(SphinxDirective):

@@ -486,7 +486,9 @@ class CaseFile(msgspec.Struct, **_STRICT):
 def case_file_schema() -> dict[str, Any]:
     """The JSON Schema of a case file (``qipai schema --cases``), generated
     from :class:`CaseFile`; a TOML case file read as JSON is an instance."""
-    return msgspec.json.schema(CaseFile)
+    from qipai.core.records import plain_schema
+
+    return plain_schema(msgspec.json.schema(CaseFile))
 
 
 def schema_text() -> str:

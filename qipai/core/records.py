@@ -381,3 +381,29 @@ def without_why(obj: Any) -> Any:
         return msgspec.structs.replace(obj, payments=bare(obj.payments),
                                        instant=bare(obj.instant))
     return obj
+
+
+#: A Sphinx cross-reference in a docstring (``:class:`Term```, ``:func:`~x.y```).
+_ROLE = re.compile(r":(?:py:)?[a-z]+:`~?([^`]+)`")
+
+
+def plain_schema(doc: Any) -> Any:
+    """``doc``, a JSON Schema made by msgspec from our structs, with each
+    ``description`` (a docstring) read as plain text: a Sphinx
+    cross-reference becomes its target (``:class:`Term``` → ```Term```)
+    and a double-backquoted literal single-backquoted — what ``qipai
+    schema`` prints and the docs show.  Returns a new dict; ``doc`` is not
+    changed."""
+    if isinstance(doc, dict):
+        return {k: (_ROLE.sub(r"`\1`", v).replace("``", "`")
+                    if k == "description" and isinstance(v, str) else plain_schema(v))
+                for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [plain_schema(v) for v in doc]
+    return doc
+
+
+def record_schema() -> dict[str, Any]:
+    """The JSON Schema of a game record (:class:`Record`, the current
+    format), descriptions in plain text (:func:`plain_schema`)."""
+    return plain_schema(msgspec.json.schema(Record))

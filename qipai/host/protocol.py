@@ -19,6 +19,7 @@ from typing import Any, Literal, Union
 import msgspec
 
 from qipai.core.model import Action, Event, Result
+from qipai.core.records import plain_schema
 from qipai.core.table import SeatView
 
 #: The largest client message the server reads (bytes of one frame);
@@ -314,8 +315,8 @@ def schema() -> dict[str, Any]:
     and ``SeatView`` (the per-seat view), sharing one ``$defs``."""
     (client, server, frame, view), defs = msgspec.json.schema_components(
         [ClientMessage, ServerMessage, ServerFrame, SeatView])
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
-            "title": "qipai serve protocol",
-            "properties": {"ClientMessage": client, "ServerMessage": server,
-                           "ServerFrame": frame, "SeatView": view},
-            "$defs": defs}
+    return plain_schema({"$schema": "https://json-schema.org/draft/2020-12/schema",
+                         "title": "qipai serve protocol",
+                         "properties": {"ClientMessage": client, "ServerMessage": server,
+                                        "ServerFrame": frame, "SeatView": view},
+                         "$defs": defs})
