@@ -61,15 +61,31 @@ def test_no_event_of_real_hands_is_printed_as_json(variant):
         assert "flipped" in kinds
 
 
-def test_a_throttled_act_is_sent_again(monkeypatch):
-    """An act the server dropped unread (Throttled, naming its seq) is sent
-    again (before: the client printed the error and waited, and the seat's
-    timeout played its default action instead)."""
+def _connect_to(handler, hands: int | None = None) -> str:
+    """What ``qipai connect --auto`` (``client.run``) prints against a
+    WebSocket server on 127.0.0.1 whose connections ``handler`` serves;
+    asserts it ends with status 0."""
     import io
     import threading
 
     from websockets.sync.server import serve
 
+    from qipai.host import client
+
+    with serve(handler, "127.0.0.1", 0) as server:
+        port = server.socket.getsockname()[1]
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        out = io.StringIO()
+        assert client.run(f"ws://127.0.0.1:{port}/tables/t/ws?token=x", auto=True, hands=hands,
+                          out=out) == 0
+        server.shutdown()
+    return out.getvalue()
+
+
+def test_a_throttled_act_is_sent_again(monkeypatch):
+    """An act the server dropped unread (Throttled, naming its seq) is sent
+    again (before: the client printed the error and waited, and the seat's
+    timeout played its default action instead)."""
     from qipai.host import client
 
     monkeypatch.setattr(client, "RESEND_S", 0.0)
@@ -88,27 +104,14 @@ def test_a_throttled_act_is_sent_again(monkeypatch):
                 ws.send(json.dumps({"type": "ack", "hand": 0, "seq": 7}))
                 ws.send(json.dumps({"type": "hand_ended", "hand": 0, "totals": [0, 0, 0, 0]}))
 
-    with serve(handler, "127.0.0.1", 0) as server:
-        port = server.socket.getsockname()[1]
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        out = io.StringIO()
-        assert client.run(f"ws://127.0.0.1:{port}/tables/t/ws?token=x", auto=True, hands=1,
-                          out=out) == 0
-        server.shutdown()
+    out = _connect_to(handler, hands=1)
     assert [m["seq"] for m in got] == [7, 7] and got[0] == got[1]
-    assert "Throttled" not in out.getvalue()
+    assert "Throttled" not in out
 
 
 def test_more_than_one_connection_on_the_seat_is_warned():
     """``seat_conns``: a count over 1 is a warning line (someone else may hold
     the seat's link), the count back at 1 says so once; 1 alone says nothing."""
-    import io
-    import threading
-
-    from websockets.sync.server import serve
-
-    from qipai.host import client
-
     def handler(ws):
         for count in (1, 2, 3, 1):
             ws.send(json.dumps({"type": "seat_conns", "count": count}))
@@ -116,14 +119,7 @@ def test_more_than_one_connection_on_the_seat_is_warned():
         for _ in ws:
             pass
 
-    with serve(handler, "127.0.0.1", 0) as server:
-        port = server.socket.getsockname()[1]
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        out = io.StringIO()
-        assert client.run(f"ws://127.0.0.1:{port}/tables/t/ws?token=x", auto=True,
-                          out=out) == 0
-        server.shutdown()
-    lines = out.getvalue().splitlines()
+    lines = _connect_to(handler).splitlines()
     assert lines == [
         "!! this seat has 2 connections open at the table; if you did not open the others, "
         "someone else has your link",
@@ -138,13 +134,6 @@ def test_hands_are_counted_from_one_as_play_counts_them():
     """The protocol's ``hand`` is 0-based; ``qipai connect`` prints the first
     hand as hand 1 (welcome and end), as ``play``, ``replay`` and ``verify``
     do — before, it printed "hand 0" — found by a new-user review."""
-    import io
-    import threading
-
-    from websockets.sync.server import serve
-
-    from qipai.host import client
-
     table = load("guilin-mahjong").table(seed=1)
     view = json.loads(msgspec.json.encode(table.view(0)))
     welcome = {"type": "welcome", "table": "t", "spec": "guilin-mahjong", "hand": 0, "seat": 0,
@@ -156,13 +145,6 @@ def test_hands_are_counted_from_one_as_play_counts_them():
         for _ in ws:
             pass
 
-    with serve(handler, "127.0.0.1", 0) as server:
-        port = server.socket.getsockname()[1]
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        out = io.StringIO()
-        assert client.run(f"ws://127.0.0.1:{port}/tables/t/ws?token=x", auto=True, hands=1,
-                          out=out) == 0
-        server.shutdown()
-    lines = out.getvalue().splitlines()
+    lines = _connect_to(handler, hands=1).splitlines()
     assert " · hand 1 · seat 0 · " in lines[0], lines
     assert "== hand 1 over · totals [0, 0, 0, 0]" in lines, lines
