@@ -533,12 +533,9 @@ class MahjongFlow:
         if drawn is None:  # after a 吃 or 碰: discard only
             return list(map(made.__getitem__, sorted(set(hand))))
         acts: list[Action] = []
+        rest = None  # the hand less the drawn tile, when it holds it
         if entry is not None:
-            rest = entry[0]  # a copy the entry keeps: the hand less the drawn tile
-            if (drawn in entry[3] or drawn in entry[6]) and \
-                    self.wins(table, self.claim_for(table, seat, drawn, "zimo", None, rest),
-                              "zimo", None):
-                acts.append(Zimo(seat))
+            rest = entry[0]  # a copy the entry keeps
         elif drawn in hand:
             rest = list(hand)
             rest.remove(drawn)
@@ -546,10 +543,10 @@ class MahjongFlow:
             entry = cache[seat] if cache else None
             if entry is None or entry[0] != rest or entry[1] != s.melds:
                 entry = self.hand_entry(table, seat, rest)
-            if (entry is None or drawn in entry[3] or drawn in entry[6]) and \
-                    self.wins(table, self.claim_for(table, seat, drawn, "zimo", None, rest),
-                              "zimo", None):
-                acts.append(Zimo(seat))
+        if rest is not None and (entry is None or drawn in entry[3] or drawn in entry[6]) and \
+                self.wins(table, self.claim_for(table, seat, drawn, "zimo", None, rest),
+                          "zimo", None):
+            acts.append(Zimo(seat))
         if entry is None:
             kinds = sorted(set(hand))
         elif entry[2][drawn]:

@@ -37,8 +37,7 @@ for _i, _ch in enumerate(_BIG_ZH):
     _ZH_NUM[_ch] = (_i + 1, True)
 _ZH_NUM.update({"貳": (2, True), "參": (3, True), "叄": (3, True), "陸": (6, True)})
 
-_SEP = re.compile(r"[\s,，、]+")
-_CHUNK = re.compile(r"[^\s,，、]+")  # what _SEP separates
+_CHUNK = re.compile(r"[^\s,，、]+")  # a card or a run of them: spaces and commas separate
 _FORMS = ("a card is x1–x10 (小写) or d1–d10 (大写), or Chinese numerals 一…十 / 壹…拾 "
           "(大 or 小 before one may say its case), cards separated by spaces or commas")
 _LATIN = re.compile(r"([xXdD])(10|[1-9])")
