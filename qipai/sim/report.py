@@ -229,20 +229,27 @@ class Summary(msgspec.Struct):
     pattern_names: dict[str, str] = {}
 
 
+def _manifests(variants: list[str]) -> dict[str, Any]:
+    """Each installed variant's manifest; a variant not installed here is
+    left out (its ids and family unknown)."""
+    from qipai.core.errors import QipaiError
+    from qipai.core.ruleset import load
+
+    out = {}
+    for v in variants:
+        try:
+            out[v] = load(v).manifest
+        except QipaiError:
+            pass
+    return out
+
+
 def pattern_names(variants: list[str], ids: list[str]) -> dict[str, str]:
     """The Chinese name of each pattern id, from the variants' manifests
     (``Manifest.names``: ``qingyise`` → ``清一色``).  Variants that name an
     id differently give both, ``碰碰胡/对对胡``; an id no installed variant
     names is left out (shown as the id alone)."""
-    from qipai.core.errors import QipaiError
-    from qipai.core.ruleset import load
-
-    names: list[dict[str, str]] = []
-    for v in variants:
-        try:
-            names.append(load(v).manifest.names)
-        except QipaiError:  # a variant not installed here: its ids alone
-            pass
+    names = [m.names for m in _manifests(variants).values()]
     out = {}
     for p in ids:
         got = list(dict.fromkeys(n[p] for n in names if n.get(p)))
@@ -254,16 +261,7 @@ def pattern_names(variants: list[str], ids: list[str]) -> dict[str, str]:
 def variant_families(variants: list[str]) -> dict[str, str]:
     """Each installed variant's family (``Manifest.family``: ``mahjong``,
     ``zipai``); a variant not installed here is left out."""
-    from qipai.core.errors import QipaiError
-    from qipai.core.ruleset import load
-
-    out = {}
-    for v in variants:
-        try:
-            out[v] = load(v).manifest.family
-        except QipaiError:
-            pass
-    return out
+    return {v: m.family for v, m in _manifests(variants).items()}
 
 
 def pattern_text(pattern: str, names: dict[str, str]) -> str:
