@@ -1,7 +1,9 @@
 """``qipai report`` across variants: a way of winning or pattern only one
-ruleset has is 0 % of the other's hands won or wins within one variant, and
-no figure of the other (``—``, no difference) across variants; a line says
-when the rulesets are of different variants.
+ruleset has is 0 % of the other's hands won or wins within one variant, or
+across variants of one family when the other could have it (a way of
+winning, or a pattern its variant names); else no figure of the other
+(``—``, no difference); a line says when the rulesets are of different
+variants.
 
 The files are written here row by row, so every expected figure is worked
 out by hand from the rows (the comments give the arithmetic; z = 1.96)."""
@@ -154,8 +156,8 @@ def test_across_variants_a_pattern_of_one_variant_gets_no_difference(tmp_path):
     out = _report(path)
     notes = _notes(out)
     assert notes == [("note: guangxi-mahjong is another variant than guilin-mahjong: each has "
-                      "its own ways of winning and patterns, and a difference is given only for "
-                      "those both show (— : no such figure)")], out
+                      "its own patterns, and a difference is given only for those both can "
+                      "score (— : no such figure)")], out
     narrow = _report(path, width=80)  # wrapped at spaces to the terminal, whole
     assert _notes(narrow) == notes
     assert max(cell_len(ln) for ln in narrow.splitlines()) <= 80
@@ -167,6 +169,31 @@ def test_across_variants_a_pattern_of_one_variant_gets_no_difference(tmp_path):
     md = _report(path, "--markdown")
     assert md.startswith("note: guangxi-mahjong is another variant") and \
         f"| {QIDUI} | 12.5 % [2.2, 47.1] | — | — |" in md
+
+
+def test_across_variants_what_the_other_could_have_but_never_showed_is_0_percent(tmp_path):
+    """桂林 shows 清一色 qingyise (hand 1) and a 抢杠 win (hand 2); 广西 shows
+    neither, but names 清一色 among its patterns and wins by the family's
+    ways: 0 of its 9 wins and 9 hands won, differenced (before: ``—``, as
+    if 广西 could not score them).  七对 stays 桂林's own (广西 names no
+    ``qidui``: its seven pairs is 七小对 ``qixiaodui``)."""
+    rows = _guilin()
+    rows[1] = _row("guilin-mahjong", "guilin-mahjong", 1, 4, how="zimo",
+                   patterns=["qingyise"], amount=2, xing=2)
+    rows[2] = _row("guilin-mahjong", "guilin-mahjong", 2, 4, how="qianggang",
+                   patterns=["pinghu"], amount=2, xing=2)
+    assert "qingyise" in load("guangxi-mahjong").manifest.names
+    assert "qidui" not in load("guangxi-mahjong").manifest.names
+    path = _write(tmp_path / "gx0.parquet", rows + _guangxi())
+    cells = _cells(path)
+    # 1/8 (Wilson [2.2, 47.1]) and 0/9 ([0, 29.9]): −12.5 pp [−47.1, +19.1],
+    # as worked out in the test within one variant above
+    assert cells["pattern 清一色 qingyise (of wins)"] == [
+        "12.5 % [2.2, 47.1]", "0.0 % [0.0, 29.9]", "-12.5 pp [-47.1, +19.1]"]
+    assert cells[QIANGGANG] == ["12.5 % [2.2, 47.1]", "0.0 % [0.0, 29.9]",
+                                "-12.5 pp [-47.1, +19.1]"]
+    assert cells[QIDUI] == ["12.5 % [2.2, 47.1]", "—", "—"]
+    assert cells[QIXIAODUI] == ["—", "11.1 % [2.0, 43.5]", "—"]
 
 
 def test_across_families_no_way_of_winning_or_pattern_is_compared(tmp_path):
@@ -209,3 +236,39 @@ def test_guilin_and_guangxi_mahjong_deal_the_same_cards_from_a_seed():
         da = a.table(seed=s, dealer=i % 4).state.deal
         assert da == b.table(seed=s, dealer=i % 4).state.deal
         assert da != a.table(seed=s + 1, dealer=i % 4).state.deal
+
+
+def test_the_pattern_chart_keeps_each_game_on_its_own_rows(tmp_path, monkeypatch):
+    """Across families the chart draws 字牌's 平胡 (a way of winning) on a row
+    of its own, not beside mahjong's 平胡 (a plain hand), the family after
+    each name; a pattern the table shows ``0.0 %`` is a bar of 0 (before:
+    one ``pinghu`` row for both games, and no bar at all)."""
+    pytest.importorskip("matplotlib", reason="matplotlib (extra qipai[sim]) not installed")
+    import matplotlib.pyplot as plt
+    from matplotlib.container import BarContainer
+
+    from qipai.sim import report
+
+    monkeypatch.setattr(report, "CJK_FONTS", ())  # ids alone: the same on every machine
+    zipai = [_row("guilin-zipai", "guilin-zipai", i, 3, how="pinghu", patterns=["pinghu"],
+                  amount=3, xing=1) for i in range(10)]
+    rows = _guilin()
+    rows[1] = _row("guilin-mahjong", "guilin-mahjong", 1, 4, how="zimo",
+                   patterns=["qingyise"], amount=2, xing=2)
+    path = _write(tmp_path / "gz.parquet", rows + _guangxi() + zipai)
+    summary = report.summarize(path)
+    figs = report.charts(summary, path)
+    ax = figs["patterns"].axes[0]
+    ticks = [t.get_text() for t in ax.get_yticklabels()]
+    for fig in figs.values():
+        plt.close(fig)
+    assert ticks == ["pinghu (mahjong)", "qidui (mahjong)", "qingyise (mahjong)",
+                     "qixiaodui (mahjong)", "pinghu (zipai)"]
+    # bars by ruleset (legend order), as (row, % of wins): 桂林 平胡 6/8, 七对 and
+    # 清一色 1/8; 广西 平胡 8/9, 清一色 0/9 (it names it), 七小对 1/9; 字牌 平胡 10/10
+    bars = {c.get_label(): sorted((round(p.get_y() + p.get_height() / 2), round(p.get_width(), 1))
+                                  for p in c.patches)
+            for c in ax.containers if isinstance(c, BarContainer)}
+    assert bars == {"guilin-mahjong": [(0, 75.0), (1, 12.5), (2, 12.5)],
+                    "guangxi-mahjong": [(0, 88.9), (2, 0.0), (3, 11.1)],
+                    "guilin-zipai": [(4, 100.0)]}

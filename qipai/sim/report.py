@@ -198,6 +198,9 @@ class RulesetSummary(msgspec.Struct):
     #: ``zipai``; ``""`` when the variant is not installed here).
     variant: str = ""
     family: str = ""
+    #: The ids the variant's payment breakdowns use (``Manifest.names``'s
+    #: keys: its patterns among them); empty when it is not installed here.
+    named: tuple[str, ...] = ()
 
     def get(self, key: str) -> Figure | None:
         return next((f for f in self.figures if f.key == key), None)
@@ -262,6 +265,13 @@ def variant_families(variants: list[str]) -> dict[str, str]:
     """Each installed variant's family (``Manifest.family``: ``mahjong``,
     ``zipai``); a variant not installed here is left out."""
     return {v: m.family for v, m in _manifests(variants).items()}
+
+
+def variant_ids(variants: list[str]) -> dict[str, tuple[str, ...]]:
+    """Each installed variant's named ids (``Manifest.names``'s keys,
+    sorted): the patterns it can score among them; a variant not installed
+    here is left out."""
+    return {v: tuple(sorted(m.names)) for v, m in _manifests(variants).items()}
 
 
 def pattern_text(pattern: str, names: dict[str, str]) -> str:
@@ -426,6 +436,7 @@ def _summarize(path: str, con: Any, meta: dict[str, Any]) -> Summary:
     variants = [v for (v,) in rows("SELECT DISTINCT variant FROM h ORDER BY variant")]
     names = pattern_names(variants, sorted({p for ps in pats.values() for p, _ in ps}))
     families = variant_families(variants)
+    ids = variant_ids(variants)
     nets: dict[str, dict[int, tuple[float, float | None, int]]] = {}
     for r, i, m, sd, c in rows("""
             SELECT ruleset, i, avg(x), stddev_samp(x), count(x) FROM (
@@ -468,7 +479,7 @@ def _summarize(path: str, con: Any, meta: dict[str, Any]) -> Summary:
                 figs.append(mean(col, label, *extra[r][col]))
         q = dict(zip(("p50", "p90", "p99"), moved_q))
         out.append(RulesetSummary(r, n, figs, q, moved_max, hu, wins, variant=variant,
-                                  family=families.get(variant, "")))
+                                  family=families.get(variant, ""), named=ids.get(variant, ())))
     paired, paired_rates = _paired(con, base, order)
     return Summary(meta, out, paired, paired_rates=paired_rates, pattern_names=names)
 
@@ -555,6 +566,25 @@ def _same_game(a: RulesetSummary, b: RulesetSummary) -> bool:
     return bool(a.family) and a.family == b.family
 
 
+def _never_seen(summary: Summary, rs: RulesetSummary, key: str) -> bool:
+    """Whether way of winning or pattern ``key``, which ``rs`` lacks, is 0
+    of its hands won or wins — it could happen under ``rs`` and never did —
+    rather than no figure of ``rs``: another ruleset of its variant shows
+    it; or one of another variant of its family does, and it is a way of
+    winning (the family's flow makes them) or a pattern ``rs``'s variant
+    names (:attr:`RulesetSummary.named`).  Only the ids a variant names
+    are known to it: the file does not list what a variant could score."""
+    for o in summary.rulesets:
+        if o.get(key) is None:
+            continue
+        if o.variant == rs.variant:
+            return True
+        if _same_game(o, rs) and (key.startswith("how:")
+                                  or key.removeprefix("pattern:") in rs.named):
+            return True
+    return False
+
+
 def differences(summary: Summary) -> list[dict[str, tuple[float, tuple[float, float]]]]:
     """For each ruleset after the first: per figure key, (difference, interval)
     against the first (this − first; rates as proportions).
@@ -568,10 +598,12 @@ def differences(summary: Summary) -> list[dict[str, tuple[float, tuple[float, fl
     patterns), and everything when the hands differ: Newcombe's interval
     for independent samples (conservative when paired) and Welch's.
 
-    A way of winning or a pattern that only one of the two has: within one
-    variant it is 0 of the other's hands won or wins (it never happened
-    there), a difference like any other; across variants it is the
-    other's own, no difference.  Across families (mahjong and
+    A way of winning or a pattern that only one of the two has: when the
+    other could have it (:func:`_never_seen`: within one variant always;
+    across variants of one family a way of winning, or a pattern the
+    other's variant names) it is 0 of the other's hands won or wins, a
+    difference like any other; else it is the one variant's own, no
+    difference.  Across families (mahjong and
     字牌) no way of winning, pattern, 胡数 or 醒 gets a difference, not
     even one both have: the same id can be another thing (字牌's
     ``pinghu`` is a way of winning, mahjong's a pattern; its 醒 is counted
@@ -594,13 +626,13 @@ def differences(summary: Summary) -> list[dict[str, tuple[float, tuple[float, fl
             elif key in ("hu", "xing") and not _same_game(first, other):
                 continue  # 胡数, 醒: each game counts its own
             elif _own(key):
-                if other.variant == first.variant:
-                    x1, n1 = (a.x, a.n) if a else (0, first.denominator(key))
-                    x2, n2 = (b.x, b.n) if b else (0, other.denominator(key))
-                elif a is not None and b is not None and _same_game(first, other):
-                    x1, n1, x2, n2 = a.x, a.n, b.x, b.n
-                else:
+                if other.variant != first.variant and not _same_game(first, other):
                     continue
+                if a is None and not _never_seen(summary, first, key) or \
+                        b is None and not _never_seen(summary, other, key):
+                    continue  # one variant's own
+                x1, n1 = (a.x, a.n) if a else (0, first.denominator(key))
+                x2, n2 = (b.x, b.n) if b else (0, other.denominator(key))
                 if n1 and n2:
                     d[key] = (x2 / n2 - x1 / n1, newcombe(x1, n1, x2, n2))
             elif kind == "rate":  # a seat only one has (3 and 4 seats): no difference
@@ -627,8 +659,8 @@ def notes(summary: Summary) -> list[str]:
             continue
         if _same_game(first, o):
             out.append(f"note: {o.variant} is another variant than {first.variant}: each has "
-                       f"its own ways of winning and patterns, and a difference is given only "
-                       f"for those both show (— : no such figure)")
+                       f"its own patterns, and a difference is given only for those both can "
+                       f"score (— : no such figure)")
         else:
             out.append(f"note: {o.variant} ({o.family or 'not installed'}) is another game than "
                        f"{first.variant} ({first.family or 'not installed'}): ways of winning, "
@@ -669,17 +701,16 @@ def table_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
 
 def _cell(summary: Summary, rs: RulesetSummary, key: str, proto: Figure) -> str:
     """Ruleset ``rs``'s cell of figure ``key``: its value and interval; a way
-    of winning or pattern it lacks but another ruleset of its variant has is
-    0 of its hands won or wins (never seen); ``—``, no such figure, when
-    none of its variant's rulesets has it (another variant's way of winning
-    or pattern, 胡数 or 醒 in mahjong, a seat it has not) or it has nothing
-    to count (no wins)."""
+    of winning or pattern it lacks but could have (:func:`_never_seen`) is
+    0 of its hands won or wins; ``—``, no such figure, for another
+    variant's own pattern or another game's way of winning or pattern,
+    胡数 or 醒 in mahjong, a seat it has not, or nothing to count (no
+    wins)."""
     f = rs.get(key)
     if f is not None:
         return _fmt(f)
     n = rs.denominator(key)
-    if _own(key) and n and any(o.variant == rs.variant and o.get(key) is not None
-                               for o in summary.rulesets):
+    if _own(key) and n and _never_seen(summary, rs, key):
         return _fmt(Figure(key, proto.label, "rate", 0.0, n, wilson(0, n), x=0))
     return "—"
 
@@ -870,8 +901,11 @@ def _cjk_font() -> list[str]:
 
 def charts(summary: Summary, path: str) -> dict[str, Any]:
     """The report's matplotlib figures: ``patterns`` (share of wins per
-    pattern with its interval; the patterns as :func:`pattern_text` where
-    a font of :data:`CJK_FONTS` is installed, else their ids), ``moved``
+    pattern with its interval, 0 where the table shows ``0.0 %``; the
+    patterns as :func:`pattern_text` where a font of :data:`CJK_FONTS` is
+    installed, else their ids; rulesets of different families — a mahjong
+    and 字牌 — on rows of their own, the family after the name, as one id
+    is another thing in each), ``moved``
     (distribution of 子 moved per hand), ``net`` (cumulative net by seat
     over the hands, one panel per ruleset)."""
     require("matplotlib", "sim")
@@ -884,16 +918,29 @@ def charts(summary: Summary, path: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     names = [rs.ruleset for rs in summary.rulesets]
     # pattern frequencies
-    keys = list(dict.fromkeys(f.key for rs in summary.rulesets for f in rs.figures
+    def game(rs: RulesetSummary) -> str:
+        return rs.family or rs.variant
+
+    keys = list(dict.fromkeys((game(rs), f.key) for rs in summary.rulesets for f in rs.figures
                               if f.key.startswith("pattern:")))
+    # each game's rulesets side by side on its rows, slot j of its own
+    members: dict[str, list[RulesetSummary]] = {}
+    for rs in summary.rulesets:
+        members.setdefault(game(rs), []).append(rs)
+    games = len(members) > 1
     fig, ax = plt.subplots(figsize=(8, 0.45 * max(3, len(keys)) + 1))
-    height = 0.8 / max(1, len(names))
-    for j, rs in enumerate(summary.rulesets):
+    height = 0.8 / max(len(m) for m in members.values())
+    for rs in summary.rulesets:
+        j = members[game(rs)].index(rs)
         ys, vs, errs = [], [], [[], []]
-        for i, key in enumerate(keys):
+        for i, (g, key) in enumerate(keys):
             f = rs.get(key)
-            if f is None:
+            if g != game(rs):
                 continue
+            if f is None:
+                if not (rs.wins and _never_seen(summary, rs, key)):
+                    continue
+                f = Figure(key, "", "rate", 0.0, rs.wins, wilson(0, rs.wins), x=0)
             ys.append(i + j * height)
             vs.append(100 * f.value)
             # max(0, …): at a rate of 0 or 1 rounding can put the bound a hair past it
@@ -901,9 +948,9 @@ def charts(summary: Summary, path: str) -> dict[str, Any]:
             errs[1].append(max(0.0, 100 * (f.ci[1] - f.value)))
         ax.barh(ys, vs, height=height, xerr=errs, label=rs.ruleset, capsize=2)
     cjk = _cjk_font()
-    ax.set_yticks([i + height * (len(names) - 1) / 2 for i in range(len(keys))],
+    ax.set_yticks([i + height * (len(members[g]) - 1) / 2 for i, (g, _) in enumerate(keys)],
                   [pattern_text(k.split(":", 1)[1], summary.pattern_names if cjk else {})
-                   for k in keys],
+                   + (f" ({g})" if games else "") for g, k in keys],
                   fontfamily=[*matplotlib.rcParams["font.family"], *cjk])
     ax.invert_yaxis()
     ax.set_xlabel("% of wins (95 % Wilson interval)")
