@@ -508,3 +508,39 @@ def test_misuse_around_the_hand_is_typed():
         env.step(None)
     with pytest.raises(IllegalAction, match="every agent has stepped out"):
         env.last()
+
+
+@pytest.mark.parametrize("seat,seed,net", [(1, 275, -3.0), (2, 362, 12.0)])
+def test_seat_env_reset_never_returns_a_hand_that_is_over(seat, seed, net):
+    """With these seeds the first hand a reset deals ends before the agent's
+    seat has a decision (seat 2: 放炮必胡 wins it for that seat unasked).
+    reset deals the next hand — one the agent acts in — and gives the
+    skipped hand's net in ``info["skipped_rewards"]``: the first hand played
+    out here by the same bots with the same seeds (before: reset returned
+    the finished hand with an all-zero mask, and the next step raised)."""
+    import gymnasium
+
+    from qipai.bots import decide, make_bots
+    from qipai.env import make
+
+    env = make_seat_env("guilin-zipai", seat=seat, bots="greedy")
+    obs, info = env.reset(seed=seed)
+    assert info == {"skipped_rewards": [net]}
+    assert not env.aec.table.over and env.action_masks().any()
+    assert env.aec.agent_selection == f"seat_{seat}"
+    done = False
+    while not done:  # the hand it gave plays to its end
+        obs, reward, done, _, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+    assert reward == env.aec.table.result.net[seat]
+    # the skipped hand, dealt and played again outside the env
+    rng, _ = gymnasium.utils.seeding.np_random(seed)
+    first = int(rng.integers(2**62))
+    aec = make("guilin-zipai")
+    aec.reset(seed=first)
+    bots = make_bots("greedy", 3, first, ruleset=aec.ruleset)
+    table = aec.table
+    while not table.over:
+        s = min(table.state.pending)
+        assert s != seat  # never asked
+        table.apply(decide(bots[s], table, s))
+    assert table.result.net[seat] == net

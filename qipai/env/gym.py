@@ -13,6 +13,10 @@ from qipai.core.errors import BadOption, IllegalAction
 
 __all__ = ["SeatEnv"]
 
+#: Hands in a row a reset deals that end before the agent's first decision
+#: before it gives up (a variant bug: no real one comes near).
+_MOST_SKIPPED = 1000
+
 
 class SeatEnv(gymnasium.Env):
     """Seat ``seat`` of a variant played by the agent, the others by bots.
@@ -106,6 +110,16 @@ class SeatEnv(gymnasium.Env):
         ``seed`` seeds Gymnasium's ``np_random``, which deals every hand
         after it; ``options={"dealer": k}`` fixes the dealer.
 
+        A hand the bots end before the agent's seat has anything to decide
+        (a 字牌 hand another seat wins on its first turn, before the agent
+        is asked anything) is no episode — Gymnasium's ``reset`` cannot
+        return one that is over, and the agent took no action in it — so
+        the next hand is dealt, from the same ``np_random``.  The seat's
+        net in each such hand is in ``info["skipped_rewards"]`` (a list of
+        子, usually empty), so a loop that sums rewards can count it.
+
+        Returns: ``(observation, info)``.
+
         Raises:
             BadOption: a ``seed`` that is not an int or None (a bool is not),
                 ``options`` not a dict; BadCards: a ``dealer`` not a seat —
@@ -115,13 +129,21 @@ class SeatEnv(gymnasium.Env):
             raise BadOption(f"seed must be an int or None, not {seed!r}")
         self.aec.reset_dealer(options)  # refused before the RNG moves
         super().reset(seed=seed)
-        hand = int(self.np_random.integers(2**62))
-        self.aec.reset(seed=hand, options=options)
-        # seated at the ruleset (sit), then asked act(view, legal): the seat's view only
-        self.bots = make_bots(self.bot_spec, self.aec.n, hand, ruleset=self.aec.ruleset)
-        self._lost = False
-        self._advance()
-        return self._copy(self.aec.observe(self.agent)), {}
+        skipped: list[float] = []
+        while True:
+            hand = int(self.np_random.integers(2**62))
+            self.aec.reset(seed=hand, options=options)
+            # seated at the ruleset (sit), then asked act(view, legal): the seat's view only
+            self.bots = make_bots(self.bot_spec, self.aec.n, hand, ruleset=self.aec.ruleset)
+            self._lost = False
+            self._advance()
+            result = self.aec.table.state.result
+            if result is None:
+                return self._copy(self.aec.observe(self.agent)), {"skipped_rewards": skipped}
+            skipped.append(float(result.net[self.seat]))
+            if len(skipped) >= _MOST_SKIPPED:
+                raise RuntimeError(f"{len(skipped)} hands in a row ended before seat "
+                                   f"{self.seat} had a decision")
 
     def action_masks(self) -> np.ndarray:
         """The legal actions now (1 = legal), as ``observation["action_mask"]``."""
