@@ -272,3 +272,27 @@ def test_the_pattern_chart_keeps_each_game_on_its_own_rows(tmp_path, monkeypatch
     assert bars == {"guilin-mahjong": [(0, 75.0), (1, 12.5), (2, 12.5)],
                     "guangxi-mahjong": [(0, 88.9), (2, 0.0), (3, 11.1)],
                     "guilin-zipai": [(4, 100.0)]}
+
+
+def test_the_payments_chart_counts_every_hand(tmp_path):
+    """The largest hand (194 子 moved; bins of 194 // 60 + 1 = 4) is in the
+    last bar: each ruleset's bars sum to all of its hands (before: the last
+    edge was 192 and the 194 hand was left out of the chart)."""
+    pytest.importorskip("matplotlib", reason="matplotlib (extra qipai[sim]) not installed")
+    import matplotlib.pyplot as plt
+
+    from qipai.sim import report
+
+    rows = [_row("guilin-mahjong", "guilin-mahjong", i, 4, how="dianpao", patterns=["pinghu"],
+                 amount=194 if i == 3 else 2) for i in range(10)]
+    path = _write(tmp_path / "big.parquet", rows)
+    figs = report.charts(report.summarize(path), path)
+    ax = figs["moved"].axes[0]
+    for fig in figs.values():
+        plt.close(fig)
+    (poly,) = ax.patches  # a "step" histogram: one outline
+    xs, ys = poly.get_xy().T
+    # the outline's top: (edge, share) at each bar; the 194 hand's bar is [192, 196)
+    tops = {(round(x0), round(x1)): round(y, 6) for x0, x1, y in zip(xs[1::2], xs[2::2], ys[1::2])
+            if y > 0}
+    assert tops == {(0, 4): 0.9, (192, 196): 0.1}

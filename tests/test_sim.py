@@ -931,6 +931,30 @@ def test_report_of_rows_simulate_never_writes_is_one_line(guilin_file, tmp_path)
         one_line_error(invoke("report", str(path)), "rulesets", "not a list of ruleset strings")
 
 
+def test_report_of_null_cells_or_a_hand_twice_is_one_line(guilin_file, tmp_path):
+    """A null ``end`` or a null inside ``net``, and a file joined from two
+    runs (each hand index twice, of two seeds), are refused naming the hand
+    (before: the nulls were read as nothing, and the joined file was
+    reported — its paired means joined every hand with both of the other
+    ruleset's hands of that index)."""
+    rows = pq.read_table(guilin_file)
+    ends = rows.column("end").to_pylist()
+    ends[3] = None
+    one_line_error(invoke("report", _rewritten(rows, tmp_path, "end.parquet", end=ends)),
+                   "hand 3 of", "no end")
+    net = rows.column("net").to_pylist()
+    net[4] = [None, 1, -1, 0]
+    one_line_error(invoke("report", _rewritten(rows, tmp_path, "nnet.parquet", net=net)),
+                   "hand 4 of", "1 null net(s)")
+    seeds = [str(int(x) + 1) for x in rows.column("seed").to_pylist()]
+    other = _rewritten(rows, tmp_path, "other.parquet", seed=seeds)
+    joined = tmp_path / "joined.parquet"
+    import pyarrow as pa
+
+    pq.write_table(pa.concat_tables([rows, pq.read_table(other)]), joined)
+    one_line_error(invoke("report", str(joined)), "hand 0 of", "in it 2 times")
+
+
 def test_report_of_damaged_pages_is_one_line(guilin_file, tmp_path):
     """A file whose footer reads but whose data pages are damaged: one
     line (before: DuckDB's InvalidInputException and a traceback)."""

@@ -8,7 +8,8 @@ Read with DuckDB.  Per ruleset (in the order the simulation was given them):
   the wins: a hand with two winners counts two wins; a pattern counts once
   per win), each named in Chinese, then by its id (``清一色 qingyise``,
   :func:`pattern_text`);
-* 子 moved per hand — the winners' side, Σ over seats of max(net, 0) —
+* 子 moved per hand — Σ over seats of max(net, 0), every seat's gain (the
+  winners', and a kong fee's in a hand nobody won) —
   mean, 50th/90th/99th percentiles (linear interpolation, as
   ``quantile_cont``) and maximum; instant payments (kongs …) per hand;
 * each seat's mean net (子 per hand); mean 胡数 and 醒 of a win where the
@@ -360,24 +361,39 @@ def _unreadable(path: str, exc: Exception) -> BadSimulation:
 
 def _check_rows(con: Any, path: str) -> None:
     """Every row as simulate writes it: within a ruleset one number of
-    seats (``net``'s length, at least 2), the dealer and every winner a seat.
+    seats (``net``'s length, at least 2, no null in it), the dealer and
+    every winner a seat, an ``end``, and each hand index once (a file
+    joined from two runs holds some twice, and would pair hands of
+    different deals).
 
     Raises:
         BadSimulation: the first row that is not, named by ruleset and hand.
     """
     bad = con.execute("""
         WITH s AS (SELECT ruleset, max(len(net)) AS seats FROM t GROUP BY ruleset)
-        SELECT t.ruleset, t.hand, len(t.net), s.seats, t.dealer, t.winners
+        SELECT t.ruleset, t.hand, len(t.net), s.seats, t.dealer, t.winners, t."end",
+               len(list_filter(t.net, lambda x: x IS NULL))
         FROM t JOIN s USING (ruleset)
         WHERE t.net IS NULL OR len(t.net) != s.seats OR s.seats < 2 OR t.dealer IS NULL
            OR t.dealer < 0 OR t.dealer >= s.seats OR t.winners IS NULL
            OR len(list_filter(t.winners, lambda w: w IS NULL OR w < 0 OR w >= s.seats)) > 0
+           OR t."end" IS NULL OR len(list_filter(t.net, lambda x: x IS NULL)) > 0
         ORDER BY t.ruleset, t.hand LIMIT 1""").fetchone()
     if bad is not None:
-        r, hand, n, seats, dealer, winners = bad
+        r, hand, n, seats, dealer, winners, end, nulls = bad
+        what = ("no end" if end is None else f"{nulls} null net(s)" if nulls else
+                f"net of {n} seats (its ruleset's hands have up to {seats}), dealer {dealer}, "
+                f"winners {winners}")
         raise BadSimulation(f"{path}: not as qipai simulate writes it: hand {hand} of {r} has "
-                            f"net of {n} seats (its ruleset's hands have up to {seats}), "
-                            f"dealer {dealer}, winners {winners}")
+                            f"{what}")
+    twice = con.execute("""
+        SELECT ruleset, hand, count(*) FROM t GROUP BY ruleset, hand HAVING count(*) > 1
+        ORDER BY ruleset, hand LIMIT 1""").fetchone()
+    if twice is not None:
+        r, hand, k = twice
+        raise BadSimulation(f"{path}: not as qipai simulate writes it: hand {hand} of {r} is in "
+                            f"it {k} times (a file joined from several runs?); each hand index "
+                            f"is one hand")
 
 
 _HOW = {"zimo": "自摸 zimo", "dianpao": "点炮 dianpao", "qianggang": "抢杠 qianggang",
@@ -521,14 +537,15 @@ def _paired(con: Any, base: dict[str, Any], order: list[str]
             SELECT avg(b.moved - a.moved), stddev_samp(b.moved - a.moved),
                    avg(b.instant_moved - a.instant_moved),
                    stddev_samp(b.instant_moved - a.instant_moved), count(*)
-            FROM h a JOIN h b ON a.hand = b.hand WHERE a.ruleset = ? AND b.ruleset = ?""",
-                                        [first, other]).fetchone()
+            FROM h a JOIN h b ON a.hand = b.hand AND a.seed = b.seed
+            WHERE a.ruleset = ? AND b.ruleset = ?""", [first, other]).fetchone()
         d["moved"], d["instant"] = (m1, s1, c), (m2, s2, c)
         for i, m, sd, c in con.execute("""
                 SELECT i, avg(y - x), stddev_samp(y - x), count(*) FROM (
                     SELECT generate_subscripts(a.net, 1) AS i, unnest(a.net) AS x,
                            unnest(b.net) AS y
-                    FROM h a JOIN h b ON a.hand = b.hand WHERE a.ruleset = ? AND b.ruleset = ?)
+                    FROM h a JOIN h b ON a.hand = b.hand AND a.seed = b.seed
+                    WHERE a.ruleset = ? AND b.ruleset = ?)
                 GROUP BY i""", [first, other]).fetchall():
             d[f"net{i - 1}"] = (m, sd, c)
         out[other] = d
@@ -962,13 +979,14 @@ def charts(summary: Summary, path: str) -> dict[str, Any]:
     data = {r: [v for (v,) in con.execute("SELECT moved FROM h WHERE ruleset = ?", [r]).fetchall()]
             for r in names}
     top = max((max(v) for v in data.values() if v), default=1)
-    bins = list(range(0, int(top) + 2, max(1, int(top) // 60 + 1)))
+    step = max(1, int(top) // 60 + 1)
+    bins = list(range(0, int(top) + step + 1, step))  # the last edge past the largest
     for r in names:
         if data[r]:
             ax.hist(data[r], bins=bins, histtype="step", label=r, linewidth=1.4,
                     weights=[1 / len(data[r])] * len(data[r]))
     ax.set_yscale("log")
-    ax.set_xlabel("zi moved in a hand (sum of the winners' gains)")
+    ax.set_xlabel("zi moved in a hand (sum of the seats' gains)")
     ax.set_ylabel(f"share of hands per bin of {bins[1] - bins[0]} (log)")
     ax.set_title("distribution of payments")
     ax.legend(fontsize="small")
