@@ -702,6 +702,16 @@ def test_an_out_that_is_not_parquet_is_not_replaced(tmp_path, guilin_file):
     one_line_error(invoke("simulate", "guilin-mahjong", "-n", "2", "--out", str(notes)),
                    "will not replace", "README.md", "not a Parquet file")
     assert notes.read_text() == "# my notes\n"
+    # another tool's Parquet file (no qipai.simulate metadata) is refused too
+    # (before: any file starting with PAR1 was replaced)
+    import pyarrow as pa
+
+    foreign = tmp_path / "foreign.parquet"
+    pq.write_table(pa.table({"x": [1, 2, 3]}), foreign)
+    before = foreign.read_bytes()
+    one_line_error(invoke("simulate", "guilin-mahjong", "-n", "2", "--out", str(foreign)),
+                   "will not replace", "foreign.parquet", "qipai simulate did not write")
+    assert foreign.read_bytes() == before
     # an earlier run's results are replaced, and so is an empty file
     old = tmp_path / "old.parquet"
     old.write_bytes(open(guilin_file, "rb").read())
@@ -889,6 +899,17 @@ def test_report_html_onto_the_results_file_is_refused(guilin_file, tmp_path):
         one_line_error(res, "is the results file itself")
         assert res.stdout == ""
     assert copy.read_bytes() == before
+    # another Parquet file — another run's results — is not written over
+    # either (before: it became the HTML page); an earlier page is replaced
+    other = tmp_path / "other.parquet"
+    shutil.copy(guilin_file, other)
+    res = invoke("report", str(copy), "--html", str(other))
+    one_line_error(res, "will not write the page over", "other.parquet", "Parquet file")
+    assert res.stdout == "" and other.read_bytes() == before
+    page = tmp_path / "page.html"
+    page.write_text("old page")
+    assert invoke("report", str(copy), "--html", str(page)).exit_code == 0
+    assert page.read_text(encoding="utf-8").startswith("<!")
 
 
 def _rewritten(rows, tmp_path, name: str, **columns):

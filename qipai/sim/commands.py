@@ -93,7 +93,7 @@ def _log_progress(console: Any, total: int, every: float = 60.0) -> Any:
               help="Worker processes (default: the CPUs this process may use; never more "
                    "than the chunks of hands); with --ray, the CPUs of a local Ray instance.")
 @click.option("--out", "-o", default="results.parquet", show_default=True,
-              help="The Parquet file to write (an existing Parquet file is replaced; "
+              help="The Parquet file to write (an earlier run's results file is replaced; "
                    "any other existing file is refused).")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None,
               metavar="[ADDRESS]",
@@ -224,7 +224,8 @@ def _simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int,
 @click.argument("file")
 @click.option("--html", "html", default=None,
               help="Also write an HTML page with charts (pattern frequencies, money moved, "
-                   "cumulative net by seat).")
+                   "cumulative net by seat); an existing page is replaced, a Parquet file "
+                   "never.")
 @click.option("--markdown", "as_markdown", is_flag=True,
               help="Print the table as Markdown (for docs) instead of a terminal table.")
 def report(file: str, html: str | None, as_markdown: bool) -> None:
@@ -247,6 +248,18 @@ def report(file: str, html: str | None, as_markdown: bool) -> None:
                 os.path.exists(html) and os.path.exists(file) and os.path.samefile(html, file)):
             raise BadSimulation(f"--html {html} is the results file itself; give the page "
                                 f"another name (the results stay as they are)")
+        if os.path.isfile(html):
+            from qipai.sim.run import PARQUET_MAGIC
+
+            try:
+                with open(html, "rb") as f:
+                    parquet = f.read(len(PARQUET_MAGIC)) == PARQUET_MAGIC
+            except OSError as exc:
+                raise BadSimulation(f"cannot tell what {html} holds: "
+                                    f"{exc.strerror or exc}") from None
+            if parquet:
+                raise BadSimulation(f"will not write the page over {html}: it is a Parquet "
+                                    f"file (results?); give the page another name")
         check_writable(html)
     summary = summarize(file)
     if as_markdown:

@@ -370,13 +370,14 @@ PARQUET_MAGIC = b"PAR1"
 
 def check_replaceable(path: str) -> None:
     """Fail early when ``path`` is a file that a run must not replace: one
-    that exists, is not empty and does not begin with the Parquet magic
-    (``PAR1``) — ``--out README.md`` by mistake.  A Parquet file (an
-    earlier run's results) is replaced, as documented; so is an empty one.
+    that exists, is not empty and is not an earlier run's results — a
+    Parquet file (``PAR1``) whose metadata has ``qipai.simulate`` —, such as
+    ``--out README.md`` or another tool's Parquet file by mistake.  An
+    earlier run's file is replaced, as documented; so is an empty one.
 
     Raises:
-        BadSimulation: ``path`` holds something other than Parquet, or
-            cannot be read to tell.
+        BadSimulation: ``path`` holds something else, or cannot be read to
+            tell.
     """
     if not os.path.isfile(path):
         return
@@ -385,9 +386,20 @@ def check_replaceable(path: str) -> None:
             head = f.read(len(PARQUET_MAGIC))
     except OSError as exc:
         raise BadSimulation(f"cannot tell what {path} holds: {exc.strerror or exc}") from None
-    if head and head != PARQUET_MAGIC:
+    if not head:
+        return
+    if head != PARQUET_MAGIC:
         raise BadSimulation(f"will not replace {path}: it exists and is not a Parquet file "
                             f"(give another output file, or remove it first)")
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except Exception:  # noqa: BLE001 - any unreadable footer: not a results file
+        meta = {}
+    if b"qipai.simulate" not in meta:
+        raise BadSimulation(f"will not replace {path}: it is a Parquet file qipai simulate did "
+                            f"not write (give another output file, or remove it first)")
 
 
 # --------------------------------------------------------------------------
