@@ -1018,3 +1018,17 @@ def test_report_across_seat_counts_and_of_one_hand(tmp_path):
     if "[" not in cell:
         cell += " " + lines[i + 1].split("│")[-2].strip()
     assert re.fullmatch(r"\d+\.\d\d \[n/a\]", cell), lines[i:i + 2]
+
+
+def test_amounts_past_the_files_integers_are_one_line(tmp_path):
+    """An option the variant accepts (追牌 of 3,000,000,000 子 a seat) makes
+    hand 197 (seed 0) move more than the file's 32-bit columns hold: one
+    line naming the hand and its net, exit 2, no file (before: pyarrow's
+    ArrowInvalid and a traceback after the hands were played)."""
+    out = tmp_path / "ovf.parquet"
+    res = invoke("simulate", "guilin-mahjong(zhuipai_amount=3000000000)", "-n", "200",
+                 "-k", "1", "--out", str(out))
+    one_line_error(res, "hand 197 of guilin-mahjong(zhuipai_amount=3000000000) moved more 子",
+                   "net [3000000000, -8999999982, 2999999991, 2999999991]",
+                   "at most 2,147,483,647")
+    assert not out.exists() and not list(tmp_path.iterdir())

@@ -244,7 +244,23 @@ def _batch(rows: list[dict[str, Any]] | bytes) -> Any:
     pa = require("pyarrow", "sim")
     if isinstance(rows, bytes):
         rows = _ROWS_DECODER.decode(rows)
-    return pa.RecordBatch.from_pylist(rows, schema=_schema())
+    try:
+        return pa.RecordBatch.from_pylist(rows, schema=_schema())
+    except (pa.ArrowInvalid, OverflowError):
+        raise BadSimulation(_too_large(rows)) from None
+
+
+def _too_large(rows: list[dict[str, Any]]) -> str:
+    """Why rows do not fit :func:`schema`: the first hand with a number past
+    its column's integers (an option's amounts set beyond any table's)."""
+    limit = 2**31 - 1
+    for row in rows:
+        nums = [*row["net"], *(p["amount"] for p in (*row["instant"], *row["settlement"]))]
+        if any(abs(x) > limit for x in nums):
+            return (f"hand {row['hand']} of {row['ruleset']} moved more 子 than a results file "
+                    f"holds (net {row['net']}; at most {limit:,} a seat or a payment): lower "
+                    f"the ruleset's amounts")
+    return "the hands' rows do not fit the results file's columns (a variant's answers?)"
 
 
 _SCHEMA: Any = None
