@@ -15,7 +15,10 @@ Three tables:
 
 One server per database: :class:`Store` holds a lock for as long as it is
 open — on SQLite an exclusive ``flock`` of the file ``FILE.lock`` beside
-the database, on PostgreSQL a session advisory lock (:data:`PG_LOCK_KEY`)
+the database (``FILE`` its real path: a symlink to it names the same lock
+file) and one of the database file itself (taken through any name of the
+file: a hard link too; a ``flock`` does not touch SQLite's own POSIX
+locks), on PostgreSQL a session advisory lock (:data:`PG_LOCK_KEY`)
 held by the writer's own connection, the one connection every write is
 committed on — and a second server on the same database fails at start
 with :class:`DatabaseInUse` naming the holder.  Both locks go with the
@@ -333,6 +336,25 @@ def _holder() -> str:
             f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
 
 
+def _flock_holder(fd: int, real: str) -> str:
+    """Who holds the ``flock`` of the open file ``fd`` (``real``, an SQLite
+    database reached under another name, whose lock file names nobody):
+    the process ``/proc/locks`` names, if it is readable."""
+    st = os.fstat(fd)
+    ident = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        with open("/proc/locks") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == ident:
+                    return (f"pid {parts[4]} holds this database file, {real}, under "
+                            f"another of its names: a hard link")
+    except OSError:
+        pass
+    return (f"a process holds this database file, {real}, under another of its names: "
+            f"a hard link")
+
+
 def token_hash(token: str) -> str:
     """The SHA-256 hex digest of a token (what the database keeps)."""
     return hashlib.sha256(token.encode()).hexdigest()
@@ -488,7 +510,8 @@ class Store:
         self._ckpt_path = (path if path and path != ":memory:" and not path.startswith("file:")
                            else None)   # a file database: checkpoints to run
         self.batches = 0          # transactions committed by the writer (statistics)
-        self._lock_fd: int | None = None
+        self._lock_fd: int | None = None   # SQLite: FILE.lock (of the real path), flocked
+        self._db_fd: int | None = None     # SQLite: the database file itself, flocked
         #: Set once the server lock is lost (:class:`LockLost`); every write
         #: is refused from then on.  None while the lock is held.
         self.lost: LockLost | None = None
@@ -540,18 +563,36 @@ class Store:
             path = self.engine.url.database
             if not path or path == ":memory:" or path.startswith("file::memory:"):
                 return None  # a database of this process alone
+            # the file itself, not the name it was given: a symlink to it locks
+            # the same lock file (hard links: the flock of the database below)
+            real = os.path.realpath(path)
             if self._lock_fd is None:
                 try:
-                    self._lock_fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+                    self._lock_fd = os.open(real + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
                 except OSError as exc:   # named as the database's, not as a file of ours
                     raise StoreError(f"cannot open the database {path}: cannot create its lock "
-                                     f"file {path}.lock beside it: "
+                                     f"file {real}.lock beside it: "
                                      f"{exc.strerror or exc}") from None
             try:
                 fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.lseek(self._lock_fd, 0, os.SEEK_SET)
                 return os.read(self._lock_fd, 500).decode(errors="replace").strip() or "unknown"
+            if self._db_fd is None:
+                try:
+                    self._db_fd = os.open(real, os.O_RDWR | os.O_CREAT, 0o644)
+                except OSError as exc:
+                    fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+                    raise StoreError(f"cannot open the database {path}: "
+                                     f"{exc.strerror or exc}") from None
+            try:
+                # the database file's own flock: taken through any of its names (a
+                # hard link has another real path, so another lock file).  A flock
+                # is independent of SQLite's own POSIX locks on the file (Linux)
+                fcntl.flock(self._db_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+                return _flock_holder(self._db_fd, real)
             os.ftruncate(self._lock_fd, 0)
             os.pwrite(self._lock_fd, _holder().encode(), 0)
             return None
@@ -748,6 +789,11 @@ class Store:
             os.close(self._lock_fd)       # the flock goes with the descriptor
             self._lock_fd = None
         self.engine.dispose()
+        if self._db_fd is not None:
+            # after SQLite's connections are closed: closing a descriptor of the
+            # file drops every POSIX lock the process holds on it, SQLite's too
+            os.close(self._db_fd)
+            self._db_fd = None
 
     # -------------------------------------------------------------- group commit
 
