@@ -205,10 +205,13 @@ def test_across_families_no_way_of_winning_or_pattern_is_compared(tmp_path):
                   patterns=["pinghu"], amount=3, xing=1) for i in range(10)]
     path = _write(tmp_path / "gz.parquet", _guilin() + zipai)
     cells = _cells(path)
-    assert cells["pattern 平胡 pinghu (of wins)"] == ["87.5 % [52.9, 97.8]",
-                                                    "100.0 % [70.1, 100.0]", "—"]
-    assert cells["win by 自摸 zimo (of hands won)"][2] == "—"
-    assert cells["win by 点炮 dianpao (of hands won)"][1:] == ["—", "—"]
+    # one id, two things: a row per game, the game after the label (before:
+    # one row holding both)
+    assert cells["pattern 平胡 pinghu (of wins; mahjong)"] == ["87.5 % [52.9, 97.8]", "—", "—"]
+    assert cells["pattern 平胡 pinghu (of wins; zipai)"] == ["—", "100.0 % [70.1, 100.0]", "—"]
+    assert cells["win by 自摸 zimo (of hands won; mahjong)"] == ["25.0 % [7.1, 59.1]", "—", "—"]
+    assert cells["win by 自摸 zimo (of hands won; zipai)"] == ["—", "22.2 % [6.3, 54.7]", "—"]
+    assert cells["win by 点炮 dianpao (of hands won; mahjong)"][1:] == ["—", "—"]
     assert cells["seat 3 wins (of hands)"][1:] == ["—", "—"]
     # 醒: 18/8 = 2.25 and 1 a win, each game's own count: no difference
     xing = cells["醒 xing of a win (mean)"]
@@ -296,3 +299,34 @@ def test_the_payments_chart_counts_every_hand(tmp_path):
     tops = {(round(x0), round(x1)): round(y, 6) for x0, x1, y in zip(xs[1::2], xs[2::2], ys[1::2])
             if y > 0}
     assert tops == {(0, 4): 0.9, (192, 196): 0.1}
+
+
+def test_a_3_seat_game_first_then_two_mahjong_rulesets(tmp_path):
+    """字牌 first, then two rulesets of 桂林麻将: one note for the mahjong
+    variant (before: the same note twice, once a ruleset); the fourth
+    seat's rows sit with the other seats' (before: at the bottom, after 醒);
+    every panel of the net chart has its legend (before: only the first,
+    the 3-seat one, so the mahjong panels' seat 3 had none)."""
+    pytest.importorskip("matplotlib", reason="matplotlib (extra qipai[sim]) not installed")
+    import matplotlib.pyplot as plt
+
+    from qipai.sim import report
+
+    zipai = [_row("guilin-zipai", "guilin-zipai", i, 3, how="pinghu", patterns=["pinghu"],
+                  amount=3, xing=1) for i in range(10)]
+    path = _write(tmp_path / "zgg.parquet",
+                  zipai + _guilin() + _guilin("guilin-mahjong(hubao=False)"))
+    notes = _notes(_report(path))
+    assert notes == [("note: guilin-mahjong (mahjong) is another game than guilin-zipai "
+                      "(zipai): ways of winning, patterns, 胡数 and 醒 are each game's own and "
+                      "get no difference, even under the same name (— : no such figure)")]
+    labels = list(_cells(path))
+    assert labels.index("seat 3 wins (of hands)") == labels.index("seat 2 wins (of hands)") + 1
+    assert labels.index("seat 3 net 子 per hand (mean)") == \
+        labels.index("seat 2 net 子 per hand (mean)") + 1
+    figs = report.charts(report.summarize(path), path)
+    legends = [[t.get_text() for t in ax.get_legend().get_texts()] for ax in figs["net"].axes]
+    for fig in figs.values():
+        plt.close(fig)
+    assert legends == [["seat 0", "seat 1", "seat 2"]] + [["seat 0", "seat 1", "seat 2",
+                                                           "seat 3"]] * 2

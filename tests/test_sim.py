@@ -159,7 +159,13 @@ def test_ctrl_c_before_any_chunk_finished_writes_nothing(where, args, monkeypatc
 def test_ctrl_c_while_writing_leaves_no_partial_file(monkeypatch, tmp_path):
     """Ctrl-C during the Parquet write: the temporary OUT.part is removed,
     a file already at OUT stays as it was, one line says so, status 130."""
+    import pyarrow as pa
     import pyarrow.parquet
+
+    earlier = tmp_path.parent / f"{tmp_path.name}-earlier.parquet"  # an earlier run's file
+    pyarrow.parquet.write_table(pa.table({"hand": [0]}).replace_schema_metadata(
+        {"qipai.simulate": "{}"}), earlier)
+    earlier_bytes = earlier.read_bytes()
 
     def write_half(table, where, **kwargs):
         with open(where, "wb") as fh:
@@ -172,12 +178,12 @@ def test_ctrl_c_while_writing_leaves_no_partial_file(monkeypatch, tmp_path):
     assert res.exit_code == 130, res.output
     assert res.stdout == f"interrupted while writing the file: {out} not written\n"
     assert list(tmp_path.iterdir()) == []
-    out.write_bytes(b"PAR1 an earlier run")  # (a file that is not Parquet is refused first)
+    out.write_bytes(earlier_bytes)  # (a file that is not an earlier run's is refused first)
     res = invoke("simulate", "guilin-mahjong", "-n", "2", "-k", "1", "--out", str(out))
     assert res.exit_code == 130, res.output
     assert res.stdout == (f"interrupted while writing the file: {out} not written; "
                           f"the file already there is unchanged\n")
-    assert list(tmp_path.iterdir()) == [out] and out.read_bytes() == b"PAR1 an earlier run"
+    assert list(tmp_path.iterdir()) == [out] and out.read_bytes() == earlier_bytes
     o = simulate(parse_rulesets(["guilin-mahjong"]), 2, out=str(tmp_path / "y.parquet"))
     assert (o.interrupted, o.written, o.played) == (True, 0, 2)
 

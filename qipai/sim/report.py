@@ -665,15 +665,17 @@ def differences(summary: Summary) -> list[dict[str, tuple[float, tuple[float, fl
 
 
 def notes(summary: Summary) -> list[str]:
-    """A line for each later ruleset of another variant than the first:
-    how it is compared (see :func:`differences`)."""
+    """A line for each other variant than the first's (one however many of
+    its rulesets follow): how it is compared (see :func:`differences`)."""
     if len(summary.rulesets) < 2:
         return []
     first = summary.rulesets[0]
     out = []
+    said = {first.variant}
     for o in summary.rulesets[1:]:
-        if o.variant == first.variant:
+        if o.variant in said:  # one line a variant, however many of its rulesets
             continue
+        said.add(o.variant)
         if _same_game(first, o):
             out.append(f"note: {o.variant} is another variant than {first.variant}: each has "
                        f"its own patterns, and a difference is given only for those both can "
@@ -694,24 +696,66 @@ def _label(summary: Summary, key: str) -> str:
     return key
 
 
+#: The order of the table's rows by kind of figure (:func:`_row_rank`).
+_ROW_ORDER = ("huangzhuang", "dealer", "seat", "how:", "pattern:", "moved", "instant", "net",
+              "hu", "xing")
+
+
+def _row_rank(key: str) -> int:
+    """Where figure ``key`` goes among the table's rows: 荒庄, the dealer's
+    and the seats' wins, ways of winning, patterns, 子 moved, instant
+    payments, the seats' nets, 胡数, 醒 — whichever ruleset has it first."""
+    for i, kind in enumerate(_ROW_ORDER):
+        if key == kind or (kind in ("seat", "net") and key.startswith(kind)
+                           and key[len(kind):].isdigit()) or (kind.endswith(":")
+                                                              and key.startswith(kind)):
+            return i
+    return len(_ROW_ORDER)
+
+
+def _game(rs: RulesetSummary) -> str:
+    """The game a ruleset is of: its family, or its variant when that is
+    not installed here."""
+    return rs.family or rs.variant
+
+
 def table_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
     """The report's table as text: the header (figure, each ruleset, each
     later ruleset − the first) and one row of cells per figure, as the
-    terminal, ``--markdown`` and ``--html`` show it."""
+    terminal, ``--markdown`` and ``--html`` show it.
+
+    Rows go by kind of figure (:func:`_row_rank`), so a seat only a later
+    ruleset has (a 4-seat mahjong after a 3-seat 字牌) sits with the other
+    seats.  With rulesets of several games (a mahjong and 字牌) a way of
+    winning or pattern has a row per game that shows it, the game after the
+    label (``pattern 平胡 pinghu (of wins; zipai)``), ``—`` in the other
+    games' columns: one id is another thing in each."""
     diffs = differences(summary)
-    head = ["figure"] + [rs.ruleset for rs in summary.rulesets] + \
-        [f"{o.ruleset} − {summary.rulesets[0].ruleset}" for o in summary.rulesets[1:]]
-    body = [["hands"] + [str(rs.hands) for rs in summary.rulesets] + [""] * len(diffs)]
-    for key in dict.fromkeys(f.key for rs in summary.rulesets for f in rs.figures):
-        proto = next(f for f in (rs.get(key) for rs in summary.rulesets) if f is not None)
-        body.append([_label(summary, key)]
-                    + [_cell(summary, rs, key, proto) for rs in summary.rulesets]
-                    + [_fmt(proto, d[key][0], d[key][1], diff=True) if key in d else "—"
-                       for d in diffs])
+    rulesets = summary.rulesets
+    first = rulesets[0]
+    head = ["figure"] + [rs.ruleset for rs in rulesets] + \
+        [f"{o.ruleset} − {first.ruleset}" for o in rulesets[1:]]
+    body = [["hands"] + [str(rs.hands) for rs in rulesets] + [""] * len(diffs)]
+    games = list(dict.fromkeys(_game(rs) for rs in rulesets))
+    keys = sorted(dict.fromkeys(f.key for rs in rulesets for f in rs.figures), key=_row_rank)
+    for key in keys:
+        groups: list[str | None] = [None]
+        if len(games) > 1 and _own(key):
+            groups = [g for g in games
+                      if any(_game(rs) == g and rs.get(key) is not None for rs in rulesets)]
+        for g in groups:
+            mine = [rs for rs in rulesets if g is None or _game(rs) == g]
+            proto = next(f for f in (rs.get(key) for rs in mine) if f is not None)
+            label = _label(summary, key) if g is None else \
+                f"{proto.label[:-1]}; {g})" if proto.label.endswith(")") else f"{proto.label} ({g})"
+            body.append([label]
+                        + [_cell(summary, rs, key, proto) if rs in mine else "—" for rs in rulesets]
+                        + [_fmt(proto, d[key][0], d[key][1], diff=True)
+                           if key in d and first in mine else "—" for d in diffs])
         if key == "moved":
             body.append(["子 moved per hand p50 / p90 / p99 / max"]
                         + [" / ".join(f"{rs.moved_percentiles[p]:g}" for p in ("p50", "p90", "p99"))
-                           + f" / {rs.moved_max}" for rs in summary.rulesets]
+                           + f" / {rs.moved_max}" for rs in rulesets]
                         + [""] * len(diffs))
     return head, body
 
@@ -1005,8 +1049,9 @@ def charts(summary: Summary, path: str) -> dict[str, Any]:
             ax.plot(line, label=f"seat {s}", linewidth=1)
         ax.set_title(r, fontsize="medium")
         ax.set_xlabel("hand")
+        if nets:
+            ax.legend(fontsize="small")  # each panel: the rulesets may seat 3 or 4
     axes[0][0].set_ylabel("cumulative net (zi)")
-    axes[0][0].legend(fontsize="small")
     fig.suptitle("cumulative net by seat (dealer rotates)")
     out["net"] = fig
     return out
