@@ -829,6 +829,11 @@ def schema(cases: bool, protocol: bool) -> None:
                                       "more are dropped and answered Throttled.")
 @click.option("--burst", type=click.FloatRange(min=1), default=200.0, show_default=True,
               help="Messages one connection may send at once above --rate.")
+@click.option("--resync-interval", "resync_s", type=click.FloatRange(min=0), default=0.5,
+              show_default=True,
+              help="Seconds: one connection's resync is answered (a welcome, the whole view) "
+                   "at most once in this long; one sooner is answered when it is over, more "
+                   "meanwhile are folded into that answer.")
 @click.option("--max-message-bytes", type=click.IntRange(min=256), default=4096,
               show_default=True, help="The largest WebSocket message read; larger ones are "
                                       "answered TooLarge.")
@@ -850,7 +855,7 @@ def schema(cases: bool, protocol: bool) -> None:
 def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: float | None,
           seed: int | None, plugins: tuple[str, ...], rate: float, burst: float,
           max_message_bytes: int, max_body_bytes: int, allow_version_mismatch: bool,
-          max_replay_bytes: int, stall_s: float) -> None:
+          max_replay_bytes: int, stall_s: float, resync_s: float) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
     Open the printed address in a browser (create a table, play, watch,
@@ -876,7 +881,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                         plugins=plugins, rate_per_s=rate, burst=burst,
                         max_message_bytes=max_message_bytes, max_body_bytes=max_body_bytes,
                         allow_version_mismatch=allow_version_mismatch,
-                        max_replay_bytes=max_replay_bytes, stall_s=stall_s)
+                        max_replay_bytes=max_replay_bytes, stall_s=stall_s,
+                        resync_s=resync_s)
     except BaseException:
         sock.close()
         raise

@@ -68,6 +68,16 @@ MAX_BODY_BYTES = 64 * 1024
 #: second (``qipai serve --rate``, ``--burst``).
 RATE_PER_S = 100.0
 RATE_BURST = 200.0
+#: A connection's ``resync`` is answered (a ``welcome``: the whole view,
+#: the costliest message to build) at most once in this many seconds
+#: (``qipai serve --resync-interval``); one sent sooner is answered when the
+#: interval is over, and any more meanwhile are folded into that answer (with
+#: at most one ``Throttled`` error a second saying so).  Before, only the
+#: message rate bounded them: 64 spectators sending ``resync`` at 100 a
+#: second made the server build thousands of welcomes a second and slowed
+#: every other table.  The page sends one after each delta, at most one in
+#: flight: it redraws at most this often.
+RESYNC_S = 0.5
 #: Seconds a write or a read may wait for the database before ``GET
 #: /health`` answers 503 ``stalled`` (``qipai serve --stall-seconds``).  A
 #: PostgreSQL batch commits, and a read answers, in milliseconds; one
@@ -125,6 +135,8 @@ class Server:
             upgrade); the variant version, ruleset and plugins must still match.
         stall_s: seconds a write or a read may wait for the database
             before ``GET /health`` answers 503 ``stalled`` (:data:`STALL_S`).
+        resync_s: a connection's ``resync`` is answered at most once in this
+            many seconds (:data:`RESYNC_S`).
 
     An open table that cannot be restored — made under another qipai or
     variant version, ruleset or house-plugin source (``VersionMismatch``,
@@ -146,7 +158,8 @@ class Server:
                  burst: float = RATE_BURST, max_message_bytes: int = P.MAX_MESSAGE_BYTES,
                  max_body_bytes: int = MAX_BODY_BYTES,
                  allow_version_mismatch: bool = False,
-                 max_replay_bytes: int = MAX_REPLAY_BYTES, stall_s: float = STALL_S) -> None:
+                 max_replay_bytes: int = MAX_REPLAY_BYTES, stall_s: float = STALL_S,
+                 resync_s: float = RESYNC_S) -> None:
         from qipai.core.ruleset import load_plugin
 
         self.db_url = db
@@ -161,6 +174,7 @@ class Server:
         self.max_message_bytes, self.max_body_bytes = int(max_message_bytes), int(max_body_bytes)
         self.max_replay_bytes = int(max_replay_bytes)
         self.stall_s = float(stall_s)
+        self.resync_s = float(resync_s)
         self._stalled: float | None = None   # time.monotonic() the logged stall began
         self.replays = Offload("qipai-replay", REPLAY_WORKERS, REPLAY_WAITING)
         from qipai.core.stamps import qipai_version
@@ -727,6 +741,30 @@ async def table_ws(ws: WebSocket) -> None:
     writer = asyncio.get_running_loop().create_task(_writer(ws, conn))
     rate, burst, cap = s.rate_per_s, s.burst, s.max_message_bytes
     allowance, last, warned = burst, time.monotonic(), 0.0
+    loop = asyncio.get_running_loop()
+    every = s.resync_s
+    resynced = -every   # when the last resync was answered (the first: at once)
+    due: asyncio.TimerHandle | None = None   # a resync's answer waiting for its time
+
+    def answer_resync(later: bool = False) -> None:
+        nonlocal resynced, due
+        due, resynced = None, time.monotonic()
+        if conn not in t.conns:
+            return
+        if t.halted is not None:   # its hand may hold what is not committed
+            conn.send(P.Error(code=t.halted[0], message=t.halted[1]))
+        elif t.rereading is not None and conn.early is not None:
+            pass   # its first welcome is yet to come: that answers it
+        elif t.rereading is not None:   # the same, until it is read back
+            conn.send(P.Error(code="Unavailable",
+                              message="the table is reading its hand back from the "
+                                      "database after a failed write; a welcome "
+                                      "follows once it is back"))
+        elif t.open:
+            t.greet(conn)
+        if later:   # (in the loop's receive, flush() frames it)
+            t.flush()
+
     try:
         t.attach(conn)   # (inside: a connection is detached whatever happens)
         while True:
@@ -771,17 +809,21 @@ async def table_ws(ws: WebSocket) -> None:
             if isinstance(msg, P.Ping):
                 conn.send(P.Pong())
             elif isinstance(msg, P.Resync):
-                if t.halted is not None:   # its hand may hold what is not committed
-                    conn.send(P.Error(code=t.halted[0], message=t.halted[1]))
-                elif t.rereading is not None and conn.early is not None:
-                    pass   # its first welcome is yet to come: that answers it
-                elif t.rereading is not None:   # the same, until it is read back
-                    conn.send(P.Error(code="Unavailable",
-                                      message="the table is reading its hand back from the "
-                                              "database after a failed write; a welcome "
-                                              "follows once it is back"))
-                elif t.open:
-                    t.greet(conn)
+                # a welcome is the costliest answer: at most one every `every`
+                # seconds; one sooner is answered when that interval is over, and
+                # any more meanwhile are folded into that answer
+                if due is not None:
+                    if now - warned >= 1.0:
+                        warned = now
+                        conn.send(P.Error(
+                            code="Throttled",
+                            message=f"at most one resync is answered every {every:g} s: "
+                                    f"this one is folded into the welcome that follows "
+                                    f"(no more than {every:g} s from now)"))
+                elif now - resynced >= every:
+                    answer_resync()
+                else:
+                    due = loop.call_later(resynced + every - now, answer_resync, True)
             else:
                 try:
                     t.act(conn, msg)
@@ -794,6 +836,8 @@ async def table_ws(ws: WebSocket) -> None:
     except WebSocketDisconnect:
         pass
     finally:
+        if due is not None:
+            due.cancel()
         t.detach(conn)
         writer.cancel()
 
