@@ -54,7 +54,7 @@ from qipai.host.game import (
     LOCK_LOST, MAX_CONNS_PER_SEAT, MAX_SPECTATORS, UNREADABLE, Conn, DamagedTable, HostedTable,
     Refused,
 )
-from qipai.host.offload import Crowded, Offload
+from qipai.host.offload import Crowded, Offload, Stopped
 from qipai.host.replay import MAX_REPLAY_BYTES, replay_steps, shown
 from qipai.host.store import (
     LockLost, ReadsBusy, Store, StoreError, StoreStopped, said, token_hash,
@@ -99,6 +99,16 @@ SHUTDOWN_S = 5.0
 #: are answered 503 ``Busy``.
 REPLAY_WORKERS = 1
 REPLAY_WAITING = 8
+#: A ruleset spec not loaded yet (``POST /tables``, ``GET /variants/{name}``)
+#: is loaded in a worker thread (a few ms of CPU each, which in the event
+#: loop held up every table: 150 distinct specs a second raised another
+#: table's median ping from 0.7 to 68 ms), one at a time; up to
+#: :data:`SPEC_WAITING` more wait, and more than that are answered 503
+#: ``Busy``.  The last :data:`SPEC_CACHE` specs loaded (as written) are
+#: answered from memory, in the loop.
+SPEC_WORKERS = 1
+SPEC_WAITING = 16
+SPEC_CACHE = 64
 #: What a table id may be in a path: the server makes 12 hex digits; any
 #: other id is answered ``UnknownTable`` without asking the database.
 _TABLE_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
@@ -177,6 +187,10 @@ class Server:
         self.resync_s = float(resync_s)
         self._stalled: float | None = None   # time.monotonic() the logged stall began
         self.replays = Offload("qipai-replay", REPLAY_WORKERS, REPLAY_WAITING)
+        self.specs = Offload("qipai-ruleset", SPEC_WORKERS, SPEC_WAITING)
+        #: (spec as written, with the house plugins) → its ruleset, the latest
+        #: SPEC_CACHE loaded (the oldest goes first)
+        self._rulesets: dict[tuple[str, bool], Any] = {}
         from qipai.core.stamps import qipai_version
 
         self.qipai_version = qipai_version()
@@ -238,10 +252,31 @@ class Server:
 
     # ---------------------------------------------------------------- tables
 
-    def ruleset(self, spec: str) -> Any:
+    def ruleset(self, spec: str, house: bool = True) -> Any:
+        """The ruleset of ``spec`` (with the server's house plugins, unless
+        not ``house``: the variant's own, as ``GET /variants`` shows it).
+        Blocking (the loop: :meth:`ruleset_async`)."""
         from qipai.core.ruleset import load_cached
 
-        return load_cached(spec, plugins=self.plugins)
+        return load_cached(spec, plugins=self.plugins if house else ())
+
+    async def ruleset_async(self, spec: str, house: bool = True) -> Any:
+        """:meth:`ruleset`, in the loop: one of the last :data:`SPEC_CACHE`
+        loaded at once, any other loaded in a worker thread (:attr:`specs`).
+
+        Raises:
+            UnknownVariant, BadOption: as :meth:`ruleset` (not kept).
+            Crowded: :data:`SPEC_WORKERS` loads run and :data:`SPEC_WAITING` wait.
+            Stopped: the server is stopping."""
+        key = (spec, house)
+        rs = self._rulesets.get(key)
+        if rs is not None:
+            return rs
+        rs = await self.specs.run(self.ruleset, spec, house, what="a ruleset's load")
+        if key not in self._rulesets and len(self._rulesets) >= SPEC_CACHE:
+            del self._rulesets[next(iter(self._rulesets))]
+        self._rulesets[key] = rs
+        return rs
 
     def restore(self, row: dict[str, Any]) -> HostedTable:
         """Serve the open table of ``row`` again (its current hand rebuilt).
@@ -288,7 +323,7 @@ class Server:
         """
         from qipai.core.stamps import stamp_of
 
-        rs = self.ruleset(body.variant)
+        rs = await self.ruleset_async(body.variant)
         n = rs.manifest.players
         bots = body.bots
         if any(type(b) is not int or not 0 <= b < n for b in bots) or len(set(bots)) != len(bots):
@@ -413,13 +448,23 @@ def _refused(s: Server, tid: str) -> Response | None:
     return _error(type(exc).__name__, f"table {tid} is not served: {exc}", 409)
 
 
-async def variants(request: Request) -> Response:
-    from qipai.core.ruleset import available, load_cached
+def _busy_specs() -> Response:
+    return _error("Busy", f"{SPEC_WORKERS} ruleset load runs and {SPEC_WAITING} wait "
+                          f"already: try again shortly", 503)
 
+
+async def variants(request: Request) -> Response:
+    from qipai.core.ruleset import available
+
+    s = _server(request)
     out = []
     for name in sorted(available()):
         try:
-            rs = load_cached(name)
+            rs = await s.ruleset_async(name, house=False)
+        except Crowded:
+            return _busy_specs()
+        except Stopped as exc:
+            return _error("Unavailable", str(exc), 503)
         except Exception:  # noqa: BLE001 - a broken plugin does not hide the others
             continue
         m = rs.manifest
@@ -429,13 +474,15 @@ async def variants(request: Request) -> Response:
 
 
 async def variant(request: Request) -> Response:
-    from qipai.core.ruleset import load_cached
-
     name = request.path_params["name"]
     if len(name) > 64 or not name.isprintable():
         return _error("UnknownVariant", f"no variant {shown(name)}", 404)
     try:
-        rs = load_cached(name)
+        rs = await _server(request).ruleset_async(name, house=False)
+    except Crowded:
+        return _busy_specs()
+    except Stopped as exc:
+        return _error("Unavailable", str(exc), 503)
     except QipaiError as exc:
         return _error(type(exc).__name__, str(exc), 404)
     m = rs.manifest
@@ -481,6 +528,10 @@ async def create_table(request: Request) -> Response:
         _, created = await s.create(spec)
     except LockLost:
         return _error("LockLost", LOCK_LOST, 503)
+    except Crowded:
+        return _busy_specs()
+    except Stopped as exc:
+        return _error("Unavailable", str(exc), 503)
     except StoreError as exc:
         s.log(f"a new table was not written: {exc}")   # the database's words: log only
         return _error("Unavailable", "the database did not take the table (the server's log "
@@ -930,6 +981,7 @@ def create_app(server: Server) -> Starlette:
                        f"{SHUTDOWN_S:g} s: nothing of it was acknowledged; it commits or not, "
                        f"and a restart replays what did")
         server.replays.close()
+        server.specs.close()
         server.store.close(abandon=not done)
         if probe is not None:
             probe.cancel()
