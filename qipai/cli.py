@@ -834,6 +834,9 @@ def schema(cases: bool, protocol: bool) -> None:
               help="Seconds: one connection's resync is answered (a welcome, the whole view) "
                    "at most once in this long; one sooner is answered when it is over, more "
                    "meanwhile are folded into that answer.")
+@click.option("--max-tables", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Open tables the server holds at most; POST /tables beyond is answered "
+                   "503 TooManyTables until one is closed.")
 @click.option("--max-message-bytes", type=click.IntRange(min=256), default=4096,
               show_default=True, help="The largest WebSocket message read; larger ones are "
                                       "answered TooLarge.")
@@ -855,7 +858,7 @@ def schema(cases: bool, protocol: bool) -> None:
 def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: float | None,
           seed: int | None, plugins: tuple[str, ...], rate: float, burst: float,
           max_message_bytes: int, max_body_bytes: int, allow_version_mismatch: bool,
-          max_replay_bytes: int, stall_s: float, resync_s: float) -> None:
+          max_replay_bytes: int, stall_s: float, resync_s: float, max_tables: int) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
     Open the printed address in a browser (create a table, play, watch,
@@ -882,7 +885,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                         max_message_bytes=max_message_bytes, max_body_bytes=max_body_bytes,
                         allow_version_mismatch=allow_version_mismatch,
                         max_replay_bytes=max_replay_bytes, stall_s=stall_s,
-                        resync_s=resync_s)
+                        resync_s=resync_s, max_tables=max_tables)
     except BaseException:
         sock.close()
         raise
