@@ -15,9 +15,23 @@ import sys
 import time
 from typing import Any, TextIO
 
+from qipai.core.errors import QipaiError
+
+
+class BadServerMessage(QipaiError):
+    """The server sent what the protocol does not allow (a ``decide`` with
+    no legal action): the client stops, naming it."""
+
 
 def auto_choice(legal: list[dict[str, Any]]) -> dict[str, Any]:
-    """Win if possible, else pass a claim, else discard the highest card it may."""
+    """Win if possible, else pass a claim, else discard the highest card it may.
+
+    Raises:
+        BadServerMessage: ``legal`` is empty (a ``decide`` always offers one)."""
+    if not legal:
+        raise BadServerMessage("the server offered a decision with no legal action: there is "
+                               "nothing to answer it with (a server's decide always offers "
+                               "at least one)")
     for kind in ("hu", "zimo"):
         for a in legal:
             if a["type"] == kind:
@@ -147,6 +161,9 @@ def run(url: str, auto: bool = False, hands: int | None = None,
 
     Returns: 0 after ``hands`` hands (or when the table closes), 2 when the
     server refuses the connection.
+
+    Raises:
+        BadServerMessage: the server sent a ``decide`` with no legal action.
     """
     from websockets.sync.client import connect
 
@@ -179,6 +196,11 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                         p.line("   " + p.event(e))
                 elif t == "decide":
                     legal = m["legal"]
+                    if not isinstance(legal, list) or not legal:
+                        raise BadServerMessage(
+                            f"the server sent a decide (hand {m.get('hand')}, seq "
+                            f"{m.get('seq')}) with no legal action: there is nothing to "
+                            f"answer it with (a server's decide always offers at least one)")
                     if auto:
                         choice = auto_choice(legal)
                     else:
@@ -228,4 +250,4 @@ def _ask(legal: list[dict[str, Any]], inp: TextIO, p: Printer) -> dict[str, Any]
         p.line(f"   a number 0..{len(legal) - 1}")
 
 
-__all__ = ["run", "auto_choice"]
+__all__ = ["run", "auto_choice", "BadServerMessage"]

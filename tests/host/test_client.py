@@ -148,3 +148,41 @@ def test_hands_are_counted_from_one_as_play_counts_them():
     lines = _connect_to(handler, hands=1).splitlines()
     assert " · hand 1 · seat 0 · " in lines[0], lines
     assert "== hand 1 over · totals [0, 0, 0, 0]" in lines, lines
+
+
+def test_a_decide_with_no_legal_action_is_one_line(tmp_path):
+    """A (hostile or broken) server's ``decide`` with an empty ``legal``:
+    ``qipai connect --auto`` exits 2 with one ``error:`` line naming it, and
+    so does the interactive client (before: an IndexError traceback from
+    ``auto_choice``'s ``legal[0]``; asking, an endless "a number 0..-1")."""
+    import subprocess
+    import sys
+    import threading
+
+    import pytest
+    from websockets.sync.server import serve
+
+    from qipai.host.client import BadServerMessage, auto_choice
+
+    with pytest.raises(BadServerMessage, match="no legal action"):
+        auto_choice([])
+
+    def handler(ws):
+        ws.send(json.dumps({"type": "decide", "hand": 0, "seq": 7, "deadline": 0,
+                            "timeout": 30, "seeded": True, "legal": []}))
+        for _ in ws:
+            pass
+
+    with serve(handler, "127.0.0.1", 0) as server:
+        port = server.socket.getsockname()[1]
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        url = f"ws://127.0.0.1:{port}/tables/t/ws?token=x"
+        for extra in (["--auto"], []):
+            p = subprocess.run([sys.executable, "-m", "qipai", "connect", *extra, url],
+                               capture_output=True, text=True, timeout=120, input="0\n")
+            assert p.returncode == 2, (extra, p.stdout, p.stderr)
+            assert p.stderr.splitlines() == [
+                "error: the server sent a decide (hand 0, seq 7) with no legal action: there "
+                "is nothing to answer it with (a server's decide always offers at least one)"
+            ], (extra, p.stderr)
+        server.shutdown()
