@@ -829,7 +829,7 @@ def schema(cases: bool, protocol: bool) -> None:
                                       "more are dropped and answered Throttled.")
 @click.option("--burst", type=click.FloatRange(min=1), default=200.0, show_default=True,
               help="Messages one connection may send at once above --rate.")
-@click.option("--resync-interval", "resync_s", type=click.FloatRange(min=0), default=0.5,
+@click.option("--resync-interval", "resync_s", type=click.FloatRange(min=0), default=0.1,
               show_default=True,
               help="Seconds: one connection's resync is answered (a welcome, the whole view) "
                    "at most once in this long; one sooner is answered when it is over, more "

@@ -322,6 +322,11 @@ class HostedTable:
         self._due: float | None = None
         self._tasks: list[asyncio.Task] = []
         self._bots_running = False
+        #: the welcomes made for the state :attr:`_welcome_key` names, by
+        #: viewing seat (None: the spectators): resent, not made again, while
+        #: nothing changed — a resync is the costliest answer (see welcome)
+        self._welcomes: dict[int | None, P.Welcome] = {}
+        self._welcome_key: tuple = ()
         self.submitted = 0      # writes submitted since the last failed one
         self.committed = 0      # of those, committed (in order)
         self.epoch = 0          # +1 at every failed write (its later writes are void)
@@ -538,16 +543,35 @@ class HostedTable:
         """Send ``conn`` the full view (and its decision, if any); what it
         was sent before its first welcome (:attr:`Conn.early`) follows."""
         early, conn.early = conn.early, None
-        view = self.view_of(conn.seat)
-        conn.send(P.Welcome(
-            table=self.id, seat=conn.seat, hand=self.hand, spec=self.ruleset.spec,
-            players=self.n, bots=self.bots, rng=self.rng_kind, seeded=self.rng_kind == "seeded",
-            commitment=self.commitment, totals=tuple(self.totals), view=view,
-            next_event=len(self.table.state.events)))
+        conn.send(self._welcome_for(conn.seat))
         conn.hand, conn.sent, conn.decided = self.hand, len(self.table.state.events), None
         self.offer(conn)
         if early:
             conn.held.extend(early)
+
+    def _welcome_for(self, seat: int | None) -> P.Welcome:
+        """The welcome of ``seat`` (None: a spectator) now, made once per
+        state: the state is the table object, the hand, its actions (their
+        count and the last one, by identity: a hand read back is other
+        objects), its events and the totals; anything a welcome shows changes
+        one of them.  Connections of one seat, and all spectators, resyncing
+        at the same state get the one welcome — building it (the view, every
+        event redacted) is what a resync costs."""
+        st = self.table.state
+        key = (self.table, self.hand, len(st.actions), st.actions[-1] if st.actions else None,
+               len(st.events), tuple(self.totals), self.commitment)
+        old = self._welcome_key
+        if not (old and old[0] is key[0] and old[3] is key[3] and old[1:3] == key[1:3]
+                and old[4:] == key[4:]):
+            self._welcome_key, self._welcomes = key, {}
+        msg = self._welcomes.get(seat)
+        if msg is None:
+            msg = self._welcomes[seat] = P.Welcome(
+                table=self.id, seat=seat, hand=self.hand, spec=self.ruleset.spec,
+                players=self.n, bots=self.bots, rng=self.rng_kind,
+                seeded=self.rng_kind == "seeded", commitment=self.commitment,
+                totals=tuple(self.totals), view=self.view_of(seat), next_event=len(st.events))
+        return msg
 
     def offer(self, conn: Conn) -> None:
         if conn.seat is None:

@@ -30,8 +30,7 @@ MAX_MESSAGE_BYTES = 4096
 ErrorCode = Literal[
     "BadMessage",     # not JSON, not an object, an unknown "type", a malformed field
     "TooLarge",       # the frame is larger than MAX_MESSAGE_BYTES
-    "Throttled",      # more messages than the rate allows: dropped; or a resync
-                      # folded into the one waiting for its answer (--resync-interval)
+    "Throttled",      # more messages than the rate allows: dropped
     "BadToken",       # the token is no seat's (nor the spectator's) of this table
     "TooManyConnections",  # the seat (or the spectators) has as many connections open
                            # as a table allows (at connect: closed with code 4429)
