@@ -834,6 +834,10 @@ def schema(cases: bool, protocol: bool) -> None:
               help="Seconds: one connection's resync is answered (a welcome, the whole view) "
                    "at most once in this long; one sooner is answered when it is over, more "
                    "meanwhile are folded into that answer.")
+@click.option("--bot-delay", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Seconds the bots wait before answering a turn or a card in play "
+                   "(one wait for all the bots asked), so people can follow a table where "
+                   "bots play (an all-bot demo: 0.5).")
 @click.option("--max-tables", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Open tables the server holds at most; POST /tables beyond is answered "
                    "503 TooManyTables until one is closed.")
@@ -858,7 +862,8 @@ def schema(cases: bool, protocol: bool) -> None:
 def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: float | None,
           seed: int | None, plugins: tuple[str, ...], rate: float, burst: float,
           max_message_bytes: int, max_body_bytes: int, allow_version_mismatch: bool,
-          max_replay_bytes: int, stall_s: float, resync_s: float, max_tables: int) -> None:
+          max_replay_bytes: int, stall_s: float, resync_s: float, max_tables: int,
+          bot_delay: float) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
     Open the printed address in a browser (create a table, play, watch,
@@ -885,7 +890,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                         max_message_bytes=max_message_bytes, max_body_bytes=max_body_bytes,
                         allow_version_mismatch=allow_version_mismatch,
                         max_replay_bytes=max_replay_bytes, stall_s=stall_s,
-                        resync_s=resync_s, max_tables=max_tables)
+                        resync_s=resync_s, max_tables=max_tables, bot_delay=bot_delay)
     except BaseException:
         sock.close()
         raise

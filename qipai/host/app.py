@@ -160,6 +160,11 @@ class Server:
             many seconds (:data:`RESYNC_S`).
         max_tables: open tables at most; ``POST /tables`` beyond is refused
             (:class:`TooManyTables`, :data:`MAX_TABLES`).
+        bot_delay: seconds the bots wait before answering what came up — a
+            bot's turn, or a card the bots are asked about in a window (one
+            wait for all of them) — (0: at once), so people can follow a
+            table where bots play; the same wait every time, whatever the
+            bots hold or decide.
 
     An open table that cannot be restored — made under another qipai or
     variant version, ruleset or house-plugin source (``VersionMismatch``,
@@ -182,7 +187,8 @@ class Server:
                  max_body_bytes: int = MAX_BODY_BYTES,
                  allow_version_mismatch: bool = False,
                  max_replay_bytes: int = MAX_REPLAY_BYTES, stall_s: float = STALL_S,
-                 resync_s: float = RESYNC_S, max_tables: int = MAX_TABLES) -> None:
+                 resync_s: float = RESYNC_S, max_tables: int = MAX_TABLES,
+                 bot_delay: float = 0.0) -> None:
         from qipai.core.ruleset import load_plugin
 
         self.db_url = db
@@ -199,6 +205,7 @@ class Server:
         self.stall_s = float(stall_s)
         self.resync_s = float(resync_s)
         self.max_tables = int(max_tables)
+        self.bot_delay = float(bot_delay)
         self._creating = 0   # POST /tables accepted and not done (counted as open)
         self._stalled: float | None = None   # time.monotonic() the logged stall began
         self.replays = Offload("qipai-replay", REPLAY_WORKERS, REPLAY_WAITING)

@@ -993,14 +993,29 @@ class HostedTable:
                 break
         self._arm()
 
+    def _bots_may_move(self) -> bool:
+        return (self.open and not self.closing and bool(self.conns) and self.halted is None
+                and self.rereading is None)
+
     async def _run_bots(self) -> None:
         loop = asyncio.get_running_loop()
+        delay = self.server.bot_delay
+        waited = None   # (hand, events) when the bots last waited
         try:
-            while (self.open and not self.closing and self.conns and self.halted is None
-                   and self.rereading is None):
+            while self._bots_may_move():
                 seats = [s for s in sorted(self.decisions) if s in self.bots]
                 if not seats:
                     break
+                if delay > 0 and waited != (self.hand, len(self.table.state.events)):
+                    # --bot-delay: one wait before the bots answer what came up (a
+                    # turn, a card every seat is asked about: the bots asked answer
+                    # it after the one wait, as players would at once), the same
+                    # whatever they hold or decide
+                    await asyncio.sleep(delay)
+                    if not self._bots_may_move():
+                        break
+                    waited = (self.hand, len(self.table.state.events))
+                    continue   # (what is pending, read again)
                 seat = seats[0]
                 try:
                     action = decide(self.players[seat], self.table, seat)  # its view only
