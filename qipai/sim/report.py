@@ -979,9 +979,7 @@ def charts(summary: Summary, path: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     names = [rs.ruleset for rs in summary.rulesets]
     # pattern frequencies
-    def game(rs: RulesetSummary) -> str:
-        return rs.family or rs.variant
-
+    game = _game
     keys = list(dict.fromkeys((game(rs), f.key) for rs in summary.rulesets for f in rs.figures
                               if f.key.startswith("pattern:")))
     # each game's rulesets side by side on its rows, slot j of its own
