@@ -373,8 +373,10 @@ URLS = "a database URL is sqlite:///FILE or postgresql://USER@HOST/DB"
 
 def _check_url(url: str) -> None:
     """Refuse, before anything is opened, a URL that is not SQLite's or
-    PostgreSQL's, and an SQLite file whose folder does not exist (SQLite
-    would not create it; it is named, not the lock file beside the database).
+    PostgreSQL's, an SQLite URI filename (``sqlite:///file:x.db?uri=true``:
+    the lock beside the file would be another's), and an SQLite file whose
+    folder does not exist (SQLite would not create it; it is named, not the
+    lock file beside the database).
 
     Raises:
         StoreError: naming the URL and what is wrong with it.
@@ -387,7 +389,13 @@ def _check_url(url: str) -> None:
     if backend not in ("sqlite", "postgresql"):
         raise StoreError(f"cannot use database {url!r}: {URLS}, not {backend}") from None
     path = u.database
-    if backend != "sqlite" or not path or path == ":memory:" or path.startswith("file:"):
+    if backend == "sqlite" and ((path or "").startswith("file:") or "uri" in u.query):
+        # SQLite opens a URI filename as the file it names, which the server's
+        # one-server lock (FILE.lock of the real path) would not see: a second
+        # server on the plain path would play the same tables
+        raise StoreError(f"cannot use database {url!r}: SQLite URI filenames (file:…, uri=…) "
+                         f"are not taken; give the file's path: sqlite:///FILE")
+    if backend != "sqlite" or not path or path == ":memory:":
         return
     folder = os.path.dirname(path)
     if folder and not os.path.isdir(folder):

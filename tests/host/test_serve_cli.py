@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from typing import Any
 
 import httpx
 import pytest
@@ -55,8 +56,8 @@ def test_a_bad_database_url_is_one_line(tmp_path):
     assert p.stderr.startswith("error: cannot use database") and p.stderr.count("\n") == 1
 
 
-def serve(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "qipai", "serve", *args],
+def serve(*args: str, cwd: Any = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "qipai", "serve", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=60, check=False)
 
 
@@ -138,11 +139,22 @@ def test_port_0_is_announced_as_the_port_chosen_and_ctrl_c_stops_cleanly(tmp_pat
                      "sqlite:///FILE or postgresql://USER@HOST/DB, not mysql")),
     ("nosuch", ("error: cannot use database 'nosuch': not a database URL (a database URL "
                 "is sqlite:///FILE or postgresql://USER@HOST/DB)")),
+    # an SQLite URI filename opens u.db while the one-server lock would be
+    # taken beside 'file:u.db': a second server on sqlite:///u.db started and
+    # both played the same tables (found by a hostile review)
+    ("sqlite:///file:u.db?uri=true", (
+        "error: cannot use database 'sqlite:///file:u.db?uri=true': SQLite URI filenames "
+        "(file:…, uri=…) are not taken; give the file's path: sqlite:///FILE")),
+    ("sqlite:///u.db?uri=true", (
+        "error: cannot use database 'sqlite:///u.db?uri=true': SQLite URI filenames "
+        "(file:…, uri=…) are not taken; give the file's path: sqlite:///FILE")),
 ])
 def test_a_database_url_of_another_kind_names_what_is_accepted(url, line, tmp_path):
-    """Before: \"No module named 'MySQLdb'\" (SQLAlchemy's driver for it)."""
-    p = serve("--port", "0", "--db", url)
+    """Before: \"No module named 'MySQLdb'\" (SQLAlchemy's driver for it);
+    an SQLite URI filename was opened.  Nothing is created."""
+    p = serve("--port", "0", "--db", url, cwd=tmp_path)
     assert p.returncode == 2 and p.stderr == line + "\n" and p.stdout == ""
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_missing_folder_of_the_database_is_named(tmp_path):
