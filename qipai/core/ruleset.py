@@ -333,6 +333,23 @@ def convert_options(manifest: Manifest, options: dict[str, Any]) -> Any:
 
         raise BadOption(f"bad option for {manifest.name}: "
                         f"{explain_error(manifest.options_type, options, str(exc))}") from None
+    except UnicodeError:  # a lone surrogate (an escaped "\ud800"): no text at all
+        bad = next((f"{k}={v!r}" for k, v in options.items()
+                    if any(_not_text(x) for x in (k, v))), repr(options))
+        raise BadOption(f"bad option for {manifest.name}: {bad} is not text (a lone UTF-16 "
+                        f"surrogate)") from None
+
+
+def _not_text(x: Any) -> bool:
+    """Whether ``x`` is a string that cannot be written as UTF-8 (it holds a
+    lone surrogate)."""
+    if not isinstance(x, str):
+        return False
+    try:
+        x.encode()
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 #: Option integers must fit in 64 bits (snapshots are msgpack).

@@ -85,6 +85,21 @@ def test_variant_card_table_comes_from_the_variant(served):
         [(rs.cards.token(i), rs.cards.chinese(i)) for i in range(rs.cards.n_kinds)]
 
 
+def test_an_option_that_is_not_text_is_a_typed_error(served):
+    """An escaped lone surrogate in an option's value (plain ASCII on the
+    wire) is BadOption, at GET /variants/{name} and POST /tables, and makes
+    no table (before: 500 Internal Server Error and a UnicodeEncodeError
+    traceback in the log — found by a hostile review)."""
+    with served.http() as http:
+        before = len(http.get("/tables").json())
+        r = http.get('/variants/guilin-mahjong(hubao="\\ud800")')
+        assert r.status_code == 404 and r.json()["error"] == "BadOption", r.text
+        assert "is not text" in r.json()["message"]
+        r = http.post("/tables", json={"variant": 'guilin-mahjong(hubao="\\ud800")'})
+        assert r.status_code == 400 and r.json()["error"] == "BadOption", r.text
+        assert len(http.get("/tables").json()) == before
+
+
 def test_bad_websocket_input_gets_typed_errors_and_changes_nothing(served):
     t = create(served, "guilin-mahjong")
     rs = load("guilin-mahjong")
