@@ -330,3 +330,22 @@ def test_a_3_seat_game_first_then_two_mahjong_rulesets(tmp_path):
         plt.close(fig)
     assert legends == [["seat 0", "seat 1", "seat 2"]] + [["seat 0", "seat 1", "seat 2",
                                                            "seat 3"]] * 2
+
+
+@pytest.mark.parametrize("width", [30, 20])
+def test_a_terminal_too_narrow_for_one_column_cuts_nothing(tmp_path, width):
+    """Under about 32 columns not even the labels and one column fit: the
+    tables are made as wide as they must be (the terminal wraps the lines)
+    and every value and interval is printed whole (before: rich cut them —
+    the hands cell "10" showed as "1", "[2.2, 47.1]" lost its end)."""
+    from qipai.sim.report import _units, summarize, table_rows
+
+    path = _write(tmp_path / "gx.parquet", _guilin() + _guangxi())
+    out = _report(path, width=width)
+    _, body = table_rows(summarize(path))
+    for row in body:
+        for cell in row[1:]:
+            for unit in _units(cell):  # a value, its interval, a percentile: never broken
+                assert unit in out, (unit, row[0])
+    hands = next(ln for ln in out.splitlines() if ln.startswith("│ hands"))
+    assert hands.split("│")[2].strip() == "10", hands

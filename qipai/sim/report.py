@@ -798,9 +798,12 @@ def print_report(console: Any, summary: Summary) -> None:
     ruleset names broken before their options, a line between rows; and
     when even that is too wide (three rulesets or more), the columns are
     spread over several tables, each with the figure column.  Nothing is
-    cut: a value or interval is never broken or elided.  Above the tables,
+    cut: a value or interval is never broken or elided — on a console too
+    narrow for the labels beside one column, the tables are printed as wide
+    as they must be (the terminal wraps the lines).  Above the tables,
     the :func:`notes` (rulesets of other variants than the first)."""
     from rich.cells import cell_len
+    from rich.console import Console
     from rich.text import Text
 
     console.print(f"[bold]qipai report[/bold] · {_heading(summary)}")
@@ -825,12 +828,20 @@ def print_report(console: Any, summary: Summary) -> None:
     label = max([min(LABEL_MIN, console.width - max(widths) - 7)]
                 + [cell_len(w) for row in body for w in row[0].split()])
 
+    # narrower than the labels' longest word beside one column (under about
+    # 32 columns): the tables are made that wide, their lines running past
+    # the edge (the terminal wraps them) rather than cutting a value
+    width = max(console.width, label + 3 + max(widths) + 3 + 1)
+
     def fits(group: list[int]) -> bool:
-        return label + 3 + sum(widths[i] + 3 for i in group) + 1 <= console.width
+        return label + 3 + sum(widths[i] + 3 for i in group) + 1 <= width
 
     everything = list(range(len(widths)))
     groups = [everything] if fits(everything) else \
         _pack(everything[:n], fits) + _pack(everything[n:], fits)
+    if width > console.width:
+        console = Console(file=console.file, width=width, highlight=False,
+                          color_system=console.color_system, force_terminal=console.is_terminal)
     for k, group in enumerate(groups):
         title = TITLE if k == 0 else (f"differences from {first}: value [95 % interval]"
                                       if group[0] >= n else "per ruleset, continued")
