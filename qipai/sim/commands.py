@@ -241,25 +241,16 @@ def report(file: str, html: str | None, as_markdown: bool) -> None:
 
     from qipai.sim import BadSimulation
     from qipai.sim.report import markdown, print_report, summarize, write_html
-    from qipai.sim.run import check_writable
+    from qipai.sim.run import PARQUET_MAGIC, check_writable, file_head
 
     if html is not None:  # before anything is printed: refused, the report is not half done
         if os.path.abspath(html) == os.path.abspath(file) or (
                 os.path.exists(html) and os.path.exists(file) and os.path.samefile(html, file)):
             raise BadSimulation(f"--html {html} is the results file itself; give the page "
                                 f"another name (the results stay as they are)")
-        if os.path.isfile(html):
-            from qipai.sim.run import PARQUET_MAGIC
-
-            try:
-                with open(html, "rb") as f:
-                    parquet = f.read(len(PARQUET_MAGIC)) == PARQUET_MAGIC
-            except OSError as exc:
-                raise BadSimulation(f"cannot tell what {html} holds: "
-                                    f"{exc.strerror or exc}") from None
-            if parquet:
-                raise BadSimulation(f"will not write the page over {html}: it is a Parquet "
-                                    f"file (results?); give the page another name")
+        if os.path.isfile(html) and file_head(html) == PARQUET_MAGIC:
+            raise BadSimulation(f"will not write the page over {html}: it is a Parquet "
+                                f"file (results?); give the page another name")
         check_writable(html)
     summary = summarize(file)
     if as_markdown:

@@ -384,6 +384,20 @@ def check_writable(path: str) -> None:
 PARQUET_MAGIC = b"PAR1"
 
 
+def file_head(path: str) -> bytes:
+    """The first bytes of file ``path`` (as many as :data:`PARQUET_MAGIC`;
+    fewer for a shorter file, none for an empty one).
+
+    Raises:
+        BadSimulation: the file cannot be read to tell what it holds.
+    """
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(PARQUET_MAGIC))
+    except OSError as exc:
+        raise BadSimulation(f"cannot tell what {path} holds: {exc.strerror or exc}") from None
+
+
 def check_replaceable(path: str) -> None:
     """Fail early when ``path`` is a file that a run must not replace: one
     that exists, is not empty and is not an earlier run's results — a
@@ -397,11 +411,7 @@ def check_replaceable(path: str) -> None:
     """
     if not os.path.isfile(path):
         return
-    try:
-        with open(path, "rb") as f:
-            head = f.read(len(PARQUET_MAGIC))
-    except OSError as exc:
-        raise BadSimulation(f"cannot tell what {path} holds: {exc.strerror or exc}") from None
+    head = file_head(path)
     if not head:
         return
     if head != PARQUET_MAGIC:
