@@ -74,9 +74,9 @@ RATE_BURST = 200.0
 #: interval is over, and any more meanwhile are folded into that answer.
 #: Before, only the message rate bounded them: 64 spectators sending
 #: ``resync`` at 100 a second made the server build thousands of welcomes a
-#: second and slowed every other table.  The page sends one after each delta, at most one in
-#: flight: it redraws at most this often (0.1 s: a lag a player does not
-#: notice; 0.5 s left the board behind the bots' moves).  A welcome is also
+#: second and slowed every other table.  The page sends one after each
+#: delta, at most one in flight: it redraws at most this often (0.1 s: a lag
+#: a player does not notice; 0.5 s left the board behind the bots' moves).  A welcome is also
 #: made once per state and seat and resent to every connection resyncing at
 #: that state (``HostedTable._welcome_for``): with both, 64 spectators
 #: resyncing as fast as they may raised another table's ping p95 from 1.0 to
@@ -494,9 +494,13 @@ def _refused(s: Server, tid: str) -> Response | None:
     return _error(type(exc).__name__, f"table {tid} is not served: {exc}", 409)
 
 
-def _busy_specs() -> Response:
-    return _error("Busy", f"{SPEC_WORKERS} ruleset load runs and {SPEC_WAITING} wait "
-                          f"already: try again shortly", 503)
+def _no_spec_load(exc: Crowded | Stopped) -> Response:
+    """503 for a ruleset load not taken (:meth:`Server.ruleset_async`): too
+    many waiting (``Busy``), or the server stopping (``Unavailable``)."""
+    if isinstance(exc, Crowded):
+        return _error("Busy", f"{SPEC_WORKERS} ruleset load runs and {SPEC_WAITING} wait "
+                              f"already: try again shortly", 503)
+    return _error("Unavailable", str(exc), 503)
 
 
 async def variants(request: Request) -> Response:
@@ -507,10 +511,8 @@ async def variants(request: Request) -> Response:
     for name in sorted(available()):
         try:
             rs = await s.ruleset_async(name, house=False)
-        except Crowded:
-            return _busy_specs()
-        except Stopped as exc:
-            return _error("Unavailable", str(exc), 503)
+        except (Crowded, Stopped) as exc:
+            return _no_spec_load(exc)
         except Exception:  # noqa: BLE001 - a broken plugin does not hide the others
             continue
         m = rs.manifest
@@ -525,10 +527,8 @@ async def variant(request: Request) -> Response:
         return _error("UnknownVariant", f"no variant {shown(name)}", 404)
     try:
         rs = await _server(request).ruleset_async(name, house=False)
-    except Crowded:
-        return _busy_specs()
-    except Stopped as exc:
-        return _error("Unavailable", str(exc), 503)
+    except (Crowded, Stopped) as exc:
+        return _no_spec_load(exc)
     except QipaiError as exc:
         return _error(type(exc).__name__, str(exc), 404)
     m = rs.manifest
@@ -576,10 +576,8 @@ async def create_table(request: Request) -> Response:
         return _error("LockLost", LOCK_LOST, 503)
     except TooManyTables as exc:
         return _error("TooManyTables", str(exc), 503)
-    except Crowded:
-        return _busy_specs()
-    except Stopped as exc:
-        return _error("Unavailable", str(exc), 503)
+    except (Crowded, Stopped) as exc:
+        return _no_spec_load(exc)
     except StoreError as exc:
         s.log(f"a new table was not written: {exc}")   # the database's words: log only
         return _error("Unavailable", "the database did not take the table (the server's log "
@@ -914,12 +912,11 @@ async def table_ws(ws: WebSocket) -> None:
                 # answers them (a page keeping one resync in flight can still
                 # send one while another waits — a welcome the server sent
                 # unasked, at a new hand, ends its wait — and must not be told off)
-                if due is not None:
-                    pass
-                elif now - resynced >= every:
-                    answer_resync()
-                else:
-                    due = loop.call_later(resynced + every - now, answer_resync, True)
+                if due is None:
+                    if now - resynced >= every:
+                        answer_resync()
+                    else:
+                        due = loop.call_later(resynced + every - now, answer_resync, True)
             else:
                 try:
                     t.act(conn, msg)

@@ -23,15 +23,17 @@ class BadServerMessage(QipaiError):
     no legal action): the client stops, naming it."""
 
 
+_NO_LEGAL = ("with no legal action: there is nothing to answer it with (a server's decide "
+             "always offers at least one)")
+
+
 def auto_choice(legal: list[dict[str, Any]]) -> dict[str, Any]:
     """Win if possible, else pass a claim, else discard the highest card it may.
 
     Raises:
         BadServerMessage: ``legal`` is empty (a ``decide`` always offers one)."""
     if not legal:
-        raise BadServerMessage("the server offered a decision with no legal action: there is "
-                               "nothing to answer it with (a server's decide always offers "
-                               "at least one)")
+        raise BadServerMessage(f"the server offered a decision {_NO_LEGAL}")
     for kind in ("hu", "zimo"):
         for a in legal:
             if a["type"] == kind:
@@ -197,10 +199,8 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                 elif t == "decide":
                     legal = m["legal"]
                     if not isinstance(legal, list) or not legal:
-                        raise BadServerMessage(
-                            f"the server sent a decide (hand {m.get('hand')}, seq "
-                            f"{m.get('seq')}) with no legal action: there is nothing to "
-                            f"answer it with (a server's decide always offers at least one)")
+                        raise BadServerMessage(f"the server sent a decide (hand "
+                                               f"{m.get('hand')}, seq {m.get('seq')}) {_NO_LEGAL}")
                     if auto:
                         choice = auto_choice(legal)
                     else:

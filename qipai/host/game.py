@@ -558,12 +558,12 @@ class HostedTable:
         at the same state get the one welcome — building it (the view, every
         event redacted) is what a resync costs."""
         st = self.table.state
-        key = (self.table, self.hand, len(st.actions), st.actions[-1] if st.actions else None,
-               len(st.events), tuple(self.totals), self.commitment)
+        objects = (self.table, st.actions[-1] if st.actions else None)   # by identity
+        values = (self.hand, len(st.actions), len(st.events), tuple(self.totals),
+                  self.commitment)
         old = self._welcome_key
-        if not (old and old[0] is key[0] and old[3] is key[3] and old[1:3] == key[1:3]
-                and old[4:] == key[4:]):
-            self._welcome_key, self._welcomes = key, {}
+        if not (old and all(a is b for a, b in zip(old[0], objects)) and old[1] == values):
+            self._welcome_key, self._welcomes = (objects, values), {}
         msg = self._welcomes.get(seat)
         if msg is None:
             msg = self._welcomes[seat] = P.Welcome(
