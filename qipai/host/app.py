@@ -609,6 +609,25 @@ async def get_table(request: Request) -> Response:
     tid = _table_id(request)
     if tid is None:
         return _no_table(request)
+    stored = await _stored(s, request, tid)
+    if isinstance(stored, Response):
+        return stored
+    row, done, totals = stored
+    out = {"id": row["id"], "spec": row["spec"], "variant": row["variant"],
+           "players": len(totals), "bots": msgspec.json.decode(row["bots"]),
+           "rng": row["rng"], "open": bool(row["open"]), "hands_done": done, "totals": totals}
+    if t is not None and t.halted is not None:
+        # halted: what the database holds, not the hand in memory (it may hold
+        # actions the database does not), and why it is not played
+        out["halted"], out["message"] = t.halted
+    return _json(out)
+
+
+async def _stored(s: Server, request: Request, tid: str
+                  ) -> Response | tuple[dict[str, Any], int, list[int]]:
+    """Table ``tid`` as the database holds it: ``(row, hands done, totals)``
+    — the totals one per seat (0 each before a hand is done) — or the
+    error answer (``UnknownTable``, or the read failed)."""
     try:
         row = await s.store.read(s.store.table, tid)
         if row is None:
@@ -616,15 +635,15 @@ async def get_table(request: Request) -> Response:
         hands = await s.store.read(s.store.hands_of, row["id"])
     except StoreError as exc:
         return _unread(s, exc)
-    done = [msgspec.json.decode(h["net"]) for h in hands if h["net"] is not None]
-    totals = [sum(x) for x in zip(*done)] if done else []
-    out = {"id": row["id"], "spec": row["spec"], "variant": row["variant"],
-           "open": bool(row["open"]), "hands_done": len(done), "totals": totals}
-    if t is not None and t.halted is not None:
-        # halted: what the database holds, not the hand in memory (it may hold
-        # actions the database does not), and why it is not played
-        out["halted"], out["message"] = t.halted
-    return _json(out)
+    # every seat is a bot's or has a token (POST /tables)
+    seats = len(msgspec.json.decode(row["bots"])) + len(msgspec.json.decode(row["tokens"]))
+    totals = [0] * seats
+    done = 0
+    for h in hands:
+        if h["net"] is not None:
+            done += 1
+            totals = [a + b for a, b in zip(totals, msgspec.json.decode(h["net"]))]
+    return row, done, totals
 
 
 async def records(request: Request) -> Response:
@@ -742,18 +761,32 @@ async def page(request: Request) -> Response:
 
 
 async def close_table(request: Request) -> Response:
+    """``POST /tables/{id}/close``; a table closed already (by this server
+    or an earlier one: it is no longer held) answers as its close did, so
+    a client that lost the first answer may ask again."""
+    s = _server(request)
     t = _table(request)
-    refused = _refused(_server(request), request.path_params["id"])
+    refused = _refused(s, request.path_params["id"])
     if refused is not None:
         return refused
-    if t is None:
-        return _error("UnknownTable", f"no open table {shown(request.path_params['id'])}", 404)
     auth = request.headers.get("authorization", "")
     token = auth[7:] if auth.lower().startswith("bearer ") else ""
-    if not token or not secrets.compare_digest(token_hash(token), t.admin_hash):
-        return _error("BadToken", "closing a table needs its admin token "
-                                  "(Authorization: Bearer ADMIN)", 403)
-    lost = _lost(_server(request))
+    if t is None:
+        tid = _table_id(request)
+        if tid is None:
+            return _no_table(request)
+        stored = await _stored(s, request, tid)
+        if isinstance(stored, Response):
+            return stored
+        row, _, totals = stored
+        if not _admin(token, row["admin_hash"]):
+            return _bad_admin()
+        if row["open"]:   # open in the database yet not served: not this server's
+            return _error("UnknownTable", f"no open table {shown(tid)} is served here", 404)
+        return _json({"id": row["id"], "open": False, "totals": totals})
+    if not _admin(token, t.admin_hash):
+        return _bad_admin()
+    lost = _lost(s)
     if lost is not None:
         return lost
     if t.halted is not None and t.halted[0] == "InternalError":   # not worth retrying
@@ -765,6 +798,16 @@ async def close_table(request: Request) -> Response:
     except StoreError as exc:   # its message names no database detail (logged)
         return _error("Unavailable", str(exc), 503)
     return _json({"id": t.id, "open": False, "totals": t.totals})
+
+
+def _admin(token: str, admin_hash: str) -> bool:
+    """Whether ``token`` is the table's admin token (compared in constant time)."""
+    return bool(token) and secrets.compare_digest(token_hash(token), admin_hash)
+
+
+def _bad_admin() -> Response:
+    return _error("BadToken", "closing a table needs its admin token "
+                              "(Authorization: Bearer ADMIN)", 403)
 
 
 # -------------------------------------------------------------------- WebSocket

@@ -1044,7 +1044,9 @@ class HostedTable:
 
     async def close(self) -> None:
         """Close the table: no more actions or hands; an unfinished hand's
-        record (deal and salt revealed, no result) is stored.
+        record (deal and salt revealed, no result) is stored, and the
+        server no longer holds the table (``Server.tables``): what is asked
+        of it later is read from the database.
 
         Raises:
             LockLost: the server lock was lost (the table stays open).
@@ -1086,6 +1088,11 @@ class HostedTable:
             conn.frame()
             conn.put(None)  # the writer closes the socket
         self.stop()
+        # no longer served: out of the server's memory (each closed table
+        # held about 25 KB until the server stopped, and /health counted it);
+        # the database answers for it from now on
+        if self.server.tables.get(self.id) is self:
+            del self.server.tables[self.id]
 
     def stop(self) -> None:
         """Stop the clock and the tasks (server shutdown; the table stays
