@@ -841,6 +841,10 @@ def schema(cases: bool, protocol: bool) -> None:
 @click.option("--max-tables", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Open tables the server holds at most; POST /tables beyond is answered "
                    "503 TooManyTables until one is closed.")
+@click.option("--max-connections", type=click.IntRange(min=1), default=None,
+              help="WebSocket connections the server holds at once; one more is answered "
+                   "TooManyConnections and closed.  [default: 4096, or the descriptor limit "
+                   "(ulimit -n) less 256 if lower]")
 @click.option("--max-message-bytes", type=click.IntRange(min=256), default=4096,
               show_default=True, help="The largest WebSocket message read; larger ones are "
                                       "answered TooLarge.")
@@ -863,7 +867,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
           seed: int | None, plugins: tuple[str, ...], rate: float, burst: float,
           max_message_bytes: int, max_body_bytes: int, allow_version_mismatch: bool,
           max_replay_bytes: int, stall_s: float, resync_s: float, max_tables: int,
-          bot_delay: float) -> None:
+          bot_delay: float, max_connections: int | None) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
     Open the printed address in a browser (create a table, play, watch,
@@ -890,7 +894,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                         max_message_bytes=max_message_bytes, max_body_bytes=max_body_bytes,
                         allow_version_mismatch=allow_version_mismatch,
                         max_replay_bytes=max_replay_bytes, stall_s=stall_s,
-                        resync_s=resync_s, max_tables=max_tables, bot_delay=bot_delay)
+                        resync_s=resync_s, max_tables=max_tables, bot_delay=bot_delay,
+                        max_connections=max_connections)
     except BaseException:
         sock.close()
         raise

@@ -120,6 +120,33 @@ SPEC_CACHE = 64
 #: the server from 51 to 160 MB).  Tables restored at start count, and are
 #: all served even beyond it.
 MAX_TABLES = 1000
+#: WebSocket connections a server holds at once (``qipai serve
+#: --max-connections``): one more is answered ``TooManyConnections`` and
+#: closed.  Each holds a file descriptor, and a process that runs out of
+#: them accepts nothing — no player, no ``GET /health`` — while the
+#: connections last (before, 250 spectator connections, which anyone may
+#: make by creating tables, did that to a server limited to 256
+#: descriptors).  The default, :func:`default_max_connections`, keeps
+#: :data:`FD_RESERVE` descriptors for HTTP requests and the database.
+MAX_CONNECTIONS = 4096
+FD_RESERVE = 256
+
+
+def default_max_connections() -> int:
+    """:data:`MAX_CONNECTIONS`, or the process's descriptor limit (``ulimit
+    -n``, the soft ``RLIMIT_NOFILE``) less :data:`FD_RESERVE` when that is
+    lower — at least 16."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):   # not a POSIX system
+        return MAX_CONNECTIONS
+    if soft == resource.RLIM_INFINITY:
+        return MAX_CONNECTIONS
+    return max(16, min(MAX_CONNECTIONS, soft - FD_RESERVE))
+
+
 #: What a table id may be in a path: the server makes 12 hex digits; any
 #: other id is answered ``UnknownTable`` without asking the database.
 _TABLE_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
@@ -160,6 +187,9 @@ class Server:
             many seconds (:data:`RESYNC_S`).
         max_tables: open tables at most; ``POST /tables`` beyond is refused
             (:class:`TooManyTables`, :data:`MAX_TABLES`).
+        max_connections: WebSocket connections at once, server-wide; one
+            more is answered ``TooManyConnections`` and closed (None:
+            :func:`default_max_connections`).
         bot_delay: seconds the bots wait before answering what came up — a
             bot's turn, or a card the bots are asked about in a window (one
             wait for all of them) — (0: at once), so people can follow a
@@ -188,7 +218,7 @@ class Server:
                  allow_version_mismatch: bool = False,
                  max_replay_bytes: int = MAX_REPLAY_BYTES, stall_s: float = STALL_S,
                  resync_s: float = RESYNC_S, max_tables: int = MAX_TABLES,
-                 bot_delay: float = 0.0) -> None:
+                 bot_delay: float = 0.0, max_connections: int | None = None) -> None:
         from qipai.core.ruleset import load_plugin
 
         self.db_url = db
@@ -205,6 +235,10 @@ class Server:
         self.stall_s = float(stall_s)
         self.resync_s = float(resync_s)
         self.max_tables = int(max_tables)
+        self.max_connections = int(max_connections if max_connections is not None
+                                   else default_max_connections())
+        self.connections = 0   # WebSocket connections open now
+        self.full = False   # a connection was refused and none has closed since (logged)
         self.bot_delay = float(bot_delay)
         self._creating = 0   # POST /tables accepted and not done (counted as open)
         self._stalled: float | None = None   # time.monotonic() the logged stall began
@@ -427,10 +461,11 @@ def _server(request: Request | WebSocket) -> Server:
 
 async def health(request: Request) -> Response:
     s = _server(request)
+    counts = {"tables": len(s.tables), "refused": len(s.refused), "connections": s.connections,
+              "db": s.store.dialect}
     lost = s.store.lost
     if lost is not None:
-        return _json({"status": "lock-lost", "tables": len(s.tables), "refused": len(s.refused),
-                      "db": s.store.dialect, "message": LOCK_LOST}, 503)
+        return _json({"status": "lock-lost", **counts, "message": LOCK_LOST}, 503)
     halted = sorted(t.id for t in s.tables.values() if t.halted is not None)
     if halted:   # a hand not read back after a failed write, or an internal error
         shown_ids = ", ".join(halted[:5]) + (f" and {len(halted) - 5} more" if len(halted) > 5
@@ -439,21 +474,18 @@ async def health(request: Request) -> Response:
                       if s.tables[i].halted[0] != "InternalError" else  # type: ignore[index]
                       "an internal error (of the server or a plugin) stopped it"
                       for i in halted})
-        return _json({"status": "halted", "tables": len(s.tables), "refused": len(s.refused),
-                      "db": s.store.dialect, "halted": len(halted),
+        return _json({"status": "halted", **counts, "halted": len(halted),
                       "message": f"{len(halted)} table(s) take no action until the server is "
                                  f"restarted ({shown_ids}): {'; '.join(why)} (the server's log "
                                  f"says why); restart the server once the cause is fixed"}, 503)
     stall = s.note_stall()
     if stall is not None:
         waited, what = stall
-        return _json({"status": "stalled", "tables": len(s.tables), "refused": len(s.refused),
-                      "db": s.store.dialect,
+        return _json({"status": "stalled", **counts,
                       "message": f"{what} has waited {waited:.0f} s for the database (more than "
                                  f"--stall-seconds {s.stall_s:g}): while a write waits nothing "
                                  f"commits and no act is acknowledged"}, 503)
-    return _json({"status": "ok", "tables": len(s.tables), "refused": len(s.refused),
-                  "db": s.store.dialect})
+    return _json({"status": "ok", **counts})
 
 
 def _lost(s: Server) -> Response | None:
@@ -848,8 +880,35 @@ def _act_seq(data: str | bytes, cap: int) -> int | None:
 
 
 async def table_ws(ws: WebSocket) -> None:
-    await ws.accept()
+    """``/tables/{id}/ws``: counted against ``--max-connections`` while open
+    (one beyond it is told ``TooManyConnections`` and closed, code 4429,
+    before its path or token is looked at)."""
     s = _server(ws)
+    if s.connections >= s.max_connections:
+        if not s.full:
+            s.full = True
+            s.log(f"{s.connections} connections, the limit (--max-connections "
+                  f"{s.max_connections}): new ones are refused (TooManyConnections) until "
+                  f"some close")
+        await ws.accept()
+        await ws.send_text(P.encode(P.Error(
+            code="TooManyConnections",
+            message=f"the server holds {s.connections} connections, its limit (qipai serve "
+                    f"--max-connections {s.max_connections}); try again later")).decode())
+        await ws.close(4429)
+        return
+    s.connections += 1
+    try:
+        await _table_ws(ws, s)
+    finally:
+        s.connections -= 1
+        if s.full:
+            s.full = False
+            s.log(f"a connection closed: below --max-connections {s.max_connections} again")
+
+
+async def _table_ws(ws: WebSocket, s: Server) -> None:
+    await ws.accept()
     t = s.tables.get(ws.path_params["id"])
 
     async def refuse(code: str, message: str, close: int) -> None:
