@@ -331,8 +331,10 @@ class HostedTable:
         self.committed = 0      # of those, committed (in order)
         self.epoch = 0          # +1 at every failed write (its later writes are void)
         self.closing = False
-        #: (code, message) every play is refused with once the table is
-        #: ``(code, message)`` once halted (:meth:`halt`: the server lock
+        #: the outcome of a close under way (:meth:`close`), which a second
+        #: close awaits instead of answering before anything is written
+        self._closed: asyncio.Future[None] | None = None
+        #: ``(code, message)`` every play is refused with once halted (:meth:`halt`: the server lock
         #: lost, the hand unreadable after a failed write, an internal error
         #: in :meth:`play`); None while it plays.
         self.halted: tuple[str, str] | None = None
@@ -1054,9 +1056,28 @@ class HostedTable:
                 (the table stays open); the message names no database detail
                 (the server's log has it).
         """
-        if not self.open or self.closing:
+        if not self.open:
+            return
+        if self._closed is not None:   # a close under way: its outcome is this one's
+            await asyncio.shield(self._closed)
             return
         self.closing = True     # no act, bot move or timeout from now on
+        self._closed = closed = asyncio.get_running_loop().create_future()
+        try:
+            await self._close()
+        except asyncio.CancelledError:
+            closed.cancel()
+            raise
+        except BaseException as exc:
+            closed.set_exception(exc)
+            closed.exception()   # retrieved: no warning when nobody else waits
+            raise
+        else:
+            closed.set_result(None)
+        finally:
+            self._closed = None
+
+    async def _close(self) -> None:
         try:
             await self.settled()
             if self.halted is not None:   # its hand in memory may not be the database's

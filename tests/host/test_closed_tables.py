@@ -66,3 +66,48 @@ def test_a_closed_table_is_let_go_and_answered_from_the_database(served):
     late = SyncSeat(served, t["id"], t["spectator_token"])
     assert late.recv()["code"] == "UnknownTable"
     late.close()
+
+
+def test_a_close_asked_again_while_the_first_waits_gets_its_outcome(tmp_path):
+    """A close sent again while the first still waits for the database (an
+    outside program holds the SQLite file locked) waits for the first's
+    outcome.  Before, it was answered 200 ``{"open": false}`` at once, with
+    nothing written: the table was still open, and a crash then kept it so."""
+    import threading
+
+    import httpx
+    from hostkit import PATIENCE, start_server
+    from test_lock_lost import poll
+    from test_sqlite_locked import locked
+
+    path = tmp_path / "q.db"
+    s = start_server(f"sqlite:///{path}", tmp_path, "--seed", "3", "--stall-seconds", "0.2")
+    try:
+        t = s.create("guilin-zipai", bots=[1, 2])
+        admin = {"Authorization": f"Bearer {t['admin']}"}
+        answers: dict[str, tuple] = {}
+
+        def close(name: str) -> None:
+            with httpx.Client(base_url=s.url, timeout=PATIENCE) as h:
+                r = h.post(f"/tables/{t['id']}/close", headers=admin)
+                # what the table is the moment the close is answered
+                answers[name] = (r.status_code, r.json(), h.get(f"/tables/{t['id']}").json())
+
+        with s.http() as h, locked(path):
+            first = threading.Thread(target=close, args=("first",))
+            first.start()
+            # the first close's write waits for the lock
+            assert poll(lambda: h.get("/health").json()["status"],
+                        lambda st: st == "stalled") == "stalled"
+            second = threading.Thread(target=close, args=("second",))
+            second.start()
+            second.join(1.0)   # (a wait, not a timing: before, it was answered by now)
+        first.join()
+        second.join()
+        for name in ("first", "second"):
+            status, body, info = answers[name]
+            assert status == 200 and body["open"] is False, (name, body)
+            assert info["open"] is False, (name, info)   # written before it was answered
+        assert answers["first"][1] == answers["second"][1]
+    finally:
+        s.stop()
