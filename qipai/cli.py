@@ -949,11 +949,33 @@ def connect(url: str, auto: bool, hands: int | None) -> None:
     except (OSError, ValueError) as exc:
         fail(str(exc) if url in str(exc) else f"cannot connect to {url}: {exc}")
     except Exception as exc:  # websockets' own errors (refused handshake, closed)
+        said = _refusal_said(exc)
+        if said:   # the server refused the upgrade in its own words (TooManyConnections)
+            fail(f"{url}: {said}")
         if type(exc).__module__.startswith("websockets"):
             # some name the URL themselves (InvalidURI): not twice
             fail(str(exc) if url in str(exc) else f"{url}: {exc}")
         raise
     sys.exit(code)
+
+
+def _refusal_said(exc: BaseException) -> str | None:
+    """``"CODE: message"`` of a WebSocket upgrade the server answered with
+    its JSON error (``{"error", "message"}``, e.g. 503 TooManyConnections),
+    else None."""
+    body = getattr(getattr(exc, "response", None), "body", None)
+    if not isinstance(body, (bytes, bytearray)):
+        return None
+    import msgspec
+
+    try:
+        got = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return None
+    if not (isinstance(got, dict) and isinstance(got.get("error"), str)
+            and isinstance(got.get("message"), str)):
+        return None
+    return f"{got['error']}: {' '.join(got['message'].split())}"
 
 
 from qipai.cli_score import score  # noqa: E402  (its body imports the engine when run)

@@ -121,30 +121,45 @@ SPEC_CACHE = 64
 #: all served even beyond it.
 MAX_TABLES = 1000
 #: WebSocket connections a server holds at once (``qipai serve
-#: --max-connections``): one more is answered ``TooManyConnections`` and
-#: closed.  Each holds a file descriptor, and a process that runs out of
-#: them accepts nothing — no player, no ``GET /health`` — while the
-#: connections last (before, 250 spectator connections, which anyone may
-#: make by creating tables, did that to a server limited to 256
-#: descriptors).  The default, :func:`default_max_connections`, keeps
-#: :data:`FD_RESERVE` descriptors for HTTP requests and the database.
+#: --max-connections``), counted from the upgrade until the socket is
+#: closed (a connection the server has closed but whose client has not
+#: answered the close yet included): one more upgrade is answered HTTP 503
+#: ``TooManyConnections`` and its socket closed at once.  Each holds a file
+#: descriptor, and a process that runs out of them accepts nothing — no
+#: player, no ``GET /health`` — while the connections last (before, 250
+#: spectator connections, which anyone may make by creating tables, did
+#: that to a server limited to 256 descriptors).  The default,
+#: :func:`default_max_connections`, keeps :data:`FD_RESERVE` descriptors
+#: for HTTP requests and the database.
 MAX_CONNECTIONS = 4096
 FD_RESERVE = 256
+#: Seconds the server waits for a client to answer its close (a refusal, a
+#: closed table) before it closes the socket anyway (uvicorn: 10 s, during
+#: which a silent client held a descriptor).
+WS_CLOSE_S = 2.0
+#: The log says at most once in this many seconds how many connections the
+#: limit refused (a client reconnecting in a loop wrote 9,000 lines in 5 s).
+REFUSALS_LOG_S = 60.0
 
 
-def default_max_connections() -> int:
-    """:data:`MAX_CONNECTIONS`, or the process's descriptor limit (``ulimit
-    -n``, the soft ``RLIMIT_NOFILE``) less :data:`FD_RESERVE` when that is
-    lower — at least 16."""
+def descriptor_room() -> int | None:
+    """The process's descriptor limit (``ulimit -n``, the soft
+    ``RLIMIT_NOFILE``) less :data:`FD_RESERVE`; None if unlimited or
+    unknown (not a POSIX system)."""
     try:
         import resource
 
         soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-    except (ImportError, OSError, ValueError):   # not a POSIX system
-        return MAX_CONNECTIONS
-    if soft == resource.RLIM_INFINITY:
-        return MAX_CONNECTIONS
-    return max(16, min(MAX_CONNECTIONS, soft - FD_RESERVE))
+    except (ImportError, OSError, ValueError):
+        return None
+    return None if soft == resource.RLIM_INFINITY else soft - FD_RESERVE
+
+
+def default_max_connections() -> int:
+    """:data:`MAX_CONNECTIONS`, or :func:`descriptor_room` when that is
+    lower — at least 16."""
+    room = descriptor_room()
+    return MAX_CONNECTIONS if room is None else max(16, min(MAX_CONNECTIONS, room))
 
 
 #: What a table id may be in a path: the server makes 12 hex digits; any
@@ -187,9 +202,12 @@ class Server:
             many seconds (:data:`RESYNC_S`).
         max_tables: open tables at most; ``POST /tables`` beyond is refused
             (:class:`TooManyTables`, :data:`MAX_TABLES`).
-        max_connections: WebSocket connections at once, server-wide; one
-            more is answered ``TooManyConnections`` and closed (None:
-            :func:`default_max_connections`).
+        max_connections: WebSocket connections at once, server-wide
+            (:data:`MAX_CONNECTIONS`; counted by :func:`ws_protocol`, the
+            protocol ``qipai serve`` runs); one more upgrade is answered
+            HTTP 503 ``TooManyConnections`` (None:
+            :func:`default_max_connections`; a larger one than
+            :func:`descriptor_room` is logged as such at start).
         bot_delay: seconds the bots wait before answering what came up — a
             bot's turn, or a card the bots are asked about in a window (one
             wait for all of them) — (0: at once), so people can follow a
@@ -237,8 +255,16 @@ class Server:
         self.max_tables = int(max_tables)
         self.max_connections = int(max_connections if max_connections is not None
                                    else default_max_connections())
-        self.connections = 0   # WebSocket connections open now
-        self.full = False   # a connection was refused and none has closed since (logged)
+        self.connections = 0   # WebSocket sockets open now (ws_protocol counts them)
+        self.refusals_log_s = REFUSALS_LOG_S
+        self._refusals = 0   # refused over the limit since the last line about them
+        self._refusals_timer: asyncio.TimerHandle | None = None
+        room = descriptor_room()
+        if room is not None and self.max_connections > room:
+            self.log(f"--max-connections {self.max_connections} is more than the descriptor "
+                     f"limit leaves room for (ulimit -n {room + FD_RESERVE}, less {FD_RESERVE} "
+                     f"for HTTP and the database): the server may run out of descriptors "
+                     f"before the limit; raise ulimit -n")
         self.bot_delay = float(bot_delay)
         self._creating = 0   # POST /tables accepted and not done (counted as open)
         self._stalled: float | None = None   # time.monotonic() the logged stall began
@@ -305,6 +331,34 @@ class Server:
     def log(self, message: str) -> None:
         if not self.quiet:
             print(f"qipai serve: {message}", file=sys.stderr, flush=True)
+
+    def refused_connection(self) -> None:
+        """(In the loop.)  A connection refused over :attr:`max_connections`:
+        logged at once if none was in the last :attr:`refusals_log_s`
+        seconds, else counted into one line that many seconds on; a
+        line says when that long passed with none refused."""
+        self._refusals += 1
+        if self._refusals_timer is None:
+            self._refusals = 0
+            self.log(f"the limit of WebSocket connections is reached (--max-connections "
+                     f"{self.max_connections}): new ones are refused (TooManyConnections) "
+                     f"until some close; the refusals are counted in at most one line every "
+                     f"{self.refusals_log_s:g} s")
+            self._refusals_timer = asyncio.get_running_loop().call_later(
+                self.refusals_log_s, self._refusals_line)
+
+    def _refusals_line(self) -> None:
+        if self._refusals:
+            self.log(f"{self._refusals} more connections refused over --max-connections "
+                     f"{self.max_connections} in the last {self.refusals_log_s:g} s "
+                     f"({self.connections} open now)")
+            self._refusals = 0
+            self._refusals_timer = asyncio.get_running_loop().call_later(
+                self.refusals_log_s, self._refusals_line)
+        else:
+            self.log(f"no connection refused over --max-connections {self.max_connections} "
+                     f"in the last {self.refusals_log_s:g} s ({self.connections} open now)")
+            self._refusals_timer = None
 
     # ---------------------------------------------------------------- tables
 
@@ -880,35 +934,10 @@ def _act_seq(data: str | bytes, cap: int) -> int | None:
 
 
 async def table_ws(ws: WebSocket) -> None:
-    """``/tables/{id}/ws``: counted against ``--max-connections`` while open
-    (one beyond it is told ``TooManyConnections`` and closed, code 4429,
-    before its path or token is looked at)."""
-    s = _server(ws)
-    if s.connections >= s.max_connections:
-        if not s.full:
-            s.full = True
-            s.log(f"{s.connections} connections, the limit (--max-connections "
-                  f"{s.max_connections}): new ones are refused (TooManyConnections) until "
-                  f"some close")
-        await ws.accept()
-        await ws.send_text(P.encode(P.Error(
-            code="TooManyConnections",
-            message=f"the server holds {s.connections} connections, its limit (qipai serve "
-                    f"--max-connections {s.max_connections}); try again later")).decode())
-        await ws.close(4429)
-        return
-    s.connections += 1
-    try:
-        await _table_ws(ws, s)
-    finally:
-        s.connections -= 1
-        if s.full:
-            s.full = False
-            s.log(f"a connection closed: below --max-connections {s.max_connections} again")
-
-
-async def _table_ws(ws: WebSocket, s: Server) -> None:
+    """``/tables/{id}/ws`` (an upgrade beyond ``--max-connections`` never
+    reaches it: :func:`ws_protocol` answers it)."""
     await ws.accept()
+    s = _server(ws)
     t = s.tables.get(ws.path_params["id"])
 
     async def refuse(code: str, message: str, close: int) -> None:
@@ -1152,7 +1181,7 @@ def create_app(server: Server) -> Starlette:
     return app
 
 
-def ws_protocol() -> type:
+def ws_protocol(server: Server | None = None) -> type:
     """uvicorn's WebSocket protocol (websockets' sans-I/O one, uvicorn's
     default), answering the upgrade requests that websockets refuses while
     reading them: a request line over 8192 bytes (a 20,000-character query
@@ -1166,10 +1195,44 @@ def ws_protocol() -> type:
     that parsed, so the client got no answer at all and the connection
     hung.  (The HTTP requests themselves are read by h11, which answers a
     request that does not fit ``h11_max_incomplete_event_size`` with 400.)
-    Given to uvicorn through its ``ws`` option."""
+    Given to uvicorn through its ``ws`` option.
+
+    It also counts ``server``'s open WebSocket sockets
+    (``Server.connections``), from the upgrade until the socket is closed;
+    answers an upgrade beyond ``--max-connections`` (this one counted)
+    with HTTP 503 ``{"error": "TooManyConnections", "message"}`` and closes
+    its socket at once, before the app sees it (its path and token
+    unread); and closes a socket :data:`WS_CLOSE_S` after the server's close
+    frame if the client has not answered it."""
     from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
     class WebSocketProtocol(WebSocketsSansIOProtocol):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.close_timeout = WS_CLOSE_S
+
+        def connection_made(self, transport: Any) -> None:
+            if server is not None:
+                server.connections += 1
+            super().connection_made(transport)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if server is not None:
+                server.connections -= 1
+            super().connection_lost(exc)
+
+        def handle_connect(self, event: Any) -> None:
+            if server is None or server.connections <= server.max_connections:
+                super().handle_connect(event)
+                return
+            server.refused_connection()
+            self.handshake_initiated = self.handshake_complete = self.close_sent = True
+            _refuse_raw(self.transport, "503", "Service Unavailable", P.HttpError(
+                error="TooManyConnections",
+                message=f"the server holds as many WebSocket connections as it may (qipai "
+                        f"serve --max-connections {server.max_connections}); try again "
+                        f"later"))
+
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
             if self.handshake_initiated:
@@ -1191,17 +1254,22 @@ def ws_protocol() -> type:
             what = {"414": "the request line (its URL) is over 8192 bytes",
                     "431": "a header line is over 8192 bytes, or there are more than 128 "
                            "headers"}.get(status, f"not a WebSocket upgrade request ({exc})")
-            body = _ENC.encode(P.HttpError(
-                error="TooLarge" if status != "400" else "BadMessage", message=what))
             reason = {"414": "URI Too Long", "431": "Request Header Fields Too Large"}.get(
                 status, "Bad Request")
-            self.transport.write(
-                f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
-                f"content-length: {len(body)}\r\nconnection: close\r\n\r\n".encode()
-                + body)
-            self.transport.close()
+            _refuse_raw(self.transport, status, reason, P.HttpError(
+                error="TooLarge" if status != "400" else "BadMessage", message=what))
 
     return WebSocketProtocol
+
+
+def _refuse_raw(transport: Any, status: str, reason: str, error: P.HttpError) -> None:
+    """Answer a WebSocket upgrade request with ``error`` as an HTTP response
+    of ``status``, then close the socket (:func:`ws_protocol`)."""
+    body = _ENC.encode(error)
+    transport.write(f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+                    f"content-length: {len(body)}\r\nconnection: close\r\n\r\n".encode()
+                    + body)
+    transport.close()
 
 
 #: The listening socket's backlog (uvicorn's default, which it sets again).
@@ -1242,7 +1310,7 @@ def run(sock: socket.socket, server: Server, log_level: str = "warning") -> None
 
     config = uvicorn.Config(create_app(server), log_level=log_level, access_log=False,
                             ws_max_size=max(MAX_FRAME_BYTES, server.max_message_bytes),
-                            ws=ws_protocol(), lifespan="on", backlog=BACKLOG,
+                            ws=ws_protocol(server), lifespan="on", backlog=BACKLOG,
                             # a request still waiting for a database that does not answer
                             # is cancelled then, so SIGTERM stops the server (SHUTDOWN_S)
                             timeout_graceful_shutdown=SHUTDOWN_S)

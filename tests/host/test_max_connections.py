@@ -1,8 +1,11 @@
 """``qipai serve --max-connections N``: the WebSocket connections a server
-holds at once.  One more is told ``TooManyConnections`` (naming the limit)
-and closed with code 4429, before its path or token is looked at; once one
-closes a new one is welcomed; ``/health`` counts them and the log says when
-the limit is reached and when it is left.
+holds at once, from the upgrade until the socket is closed.  One more
+upgrade is answered HTTP 503 ``TooManyConnections`` (naming the limit)
+before its path or token is looked at, and its socket closed at once; once
+one closes a new one is welcomed; ``/health`` counts them; the log says
+when the limit is reached, in one line however many are refused.  A client
+that does not answer the server's close (a refusal after the upgrade, such
+as ``UnknownTable``) holds its socket, and counts, at most ``WS_CLOSE_S``.
 
 Before, nothing bounded them server-wide (8 a seat and 64 spectators a
 table, and anyone may create tables): 250 spectator connections took every
@@ -11,13 +14,36 @@ nothing — no player, not even ``GET /health`` — while they lasted."""
 
 from __future__ import annotations
 
+import json
 import resource
+import socket
+import time
 
 import pytest
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import InvalidStatus
 
-from hostkit import SyncSeat, refusal, start_server
+from hostkit import PATIENCE, SyncSeat, refusal, start_server
 from qipai.host import app
+
+
+def over_the_limit(s, table: str, token: str) -> dict:
+    """Connect; the upgrade must be refused with 503: its JSON body."""
+    with pytest.raises(InvalidStatus) as refused:
+        SyncSeat(s, table, token, strict=False)
+    assert refused.value.response.status_code == 503
+    return json.loads(refused.value.response.body)
+
+
+def health(s) -> dict:
+    with s.http() as h:
+        return h.get("/health").json()
+
+
+def poll(what, until):
+    end = time.monotonic() + PATIENCE   # a bound on a hang, not a timing
+    while not until(value := what()) and time.monotonic() < end:
+        time.sleep(0.05)
+    return value
 
 
 def test_connections_beyond_the_limit_are_refused(tmp_path):
@@ -29,36 +55,96 @@ def test_connections_beyond_the_limit_are_refused(tmp_path):
                 for token in (t["seats"]["0"], t["seats"]["1"], t["spectator_token"])]
         for c in held:
             assert c.until("welcome")
-        with s.http() as h:
-            assert h.get("/health").json()["connections"] == 3
-        # one more — whatever its table or token — is refused and closed
-        for table, token in ((t["id"], t["seats"]["0"]), ("nosuchtable", "x")):
-            extra = SyncSeat(s, table, token, strict=False)
-            try:
-                msg = extra.recv()
-                assert msg["type"] == "error" and msg["code"] == "TooManyConnections", msg
-                assert "--max-connections 3" in msg["message"]
-                with pytest.raises(ConnectionClosed) as closed:
-                    extra.recv()
-                assert closed.value.rcvd.code == 4429
-            finally:
-                extra.close()
-        with s.http() as h:   # HTTP is served all the while
-            assert h.get("/health").json() == {"status": "ok", "tables": 1, "refused": 0,
-                                               "connections": 3, "db": "sqlite"}
+        assert health(s)["connections"] == 3
+        # one more — whatever its table or token — is refused before the upgrade
+        for table, token in ((t["id"], t["seats"]["0"]), ("nosuchtable", "x")) * 10:
+            body = over_the_limit(s, table, token)
+            assert body["error"] == "TooManyConnections", body
+            assert "--max-connections 3" in body["message"]
+        # qipai connect says so in one line, in the server's words
+        import subprocess
+        import sys
+
+        url = s.ws(f"/tables/{t['id']}/ws?token={t['seats']['0']}")
+        res = subprocess.run([sys.executable, "-m", "qipai", "connect", url],
+                             capture_output=True, text=True, timeout=PATIENCE)
+        assert res.returncode != 0 and res.stdout == "", (res.returncode, res.stdout)
+        assert res.stderr.strip().splitlines() == [
+            f"error: {url}: TooManyConnections: the server holds as many WebSocket "
+            f"connections as it may (qipai serve --max-connections 3); try again later"], \
+            res.stderr
+        # HTTP is served all the while, and the refused are not counted
+        assert poll(lambda: health(s), lambda h: h["connections"] == 3) == {
+            "status": "ok", "tables": 1, "refused": 0, "connections": 3, "db": "sqlite"}
         held.pop().close()    # the spectator leaves: room for one
+        assert poll(lambda: health(s)["connections"], lambda n: n == 2) == 2
         again = SyncSeat(s, t["id"], t["spectator_token"], strict=False)
         assert again.until("welcome")
         again.close()
         for c in held:
             c.close()
-        # and the connections refused were never counted
+        assert poll(lambda: health(s)["connections"], lambda n: n == 0) == 0
         assert refusal(s, "nosuchtable", "x")["code"] == "UnknownTable"
     finally:
         s.stop()
     log = s.log_path.read_text()
-    assert "the limit (--max-connections 3): new ones are refused" in log, log
-    assert "below --max-connections 3 again" in log, log
+    # twenty refusals, one line
+    assert log.count("new ones are refused (TooManyConnections)") == 1, log
+    assert "the limit of WebSocket connections is reached (--max-connections 3)" in log, log
+
+
+def test_a_client_that_never_answers_the_close_is_let_go(tmp_path):
+    """A refusal after the upgrade (UnknownTable) whose client never answers
+    the server's close: the socket is closed WS_CLOSE_S later (uvicorn
+    waited 10 s), and counts until then."""
+    s = start_server(f"sqlite:///{tmp_path / 'q.db'}", tmp_path, "--max-connections", "5")
+    try:
+        raw = socket.create_connection(("127.0.0.1", s.port))
+        raw.sendall(b"GET /tables/nosuchtable/ws?token=x HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    b"Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                    b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                    b"Sec-WebSocket-Version: 13\r\n\r\n")
+        raw.settimeout(PATIENCE)
+        got = b""
+        while b"UnknownTable" not in got:
+            got += raw.recv(4096)
+        assert got.startswith(b"HTTP/1.1 101"), got
+        assert health(s)["connections"] == 1    # closing, not answered: still held
+        # never answered: the server closes the socket on its own
+        while raw.recv(4096):
+            pass
+        raw.close()
+        assert poll(lambda: health(s)["connections"], lambda n: n == 0) == 0
+    finally:
+        s.stop()
+
+
+def test_the_protocol_waits_ws_close_s_for_an_answer_to_its_close():
+    """(uvicorn's own wait is 10 s.)"""
+    import asyncio
+
+    from uvicorn.config import Config
+    from uvicorn.server import ServerState
+
+    async def asgi(scope, receive, send):  # pragma: no cover - never called
+        pass
+
+    async def made():
+        return app.ws_protocol()(config=Config(app=asgi), server_state=ServerState(),
+                                 app_state={})
+
+    assert asyncio.run(made()).close_timeout == app.WS_CLOSE_S < 10
+
+
+def test_a_limit_above_the_descriptors_is_logged(tmp_path):
+    room = app.descriptor_room()
+    if room is None:
+        pytest.skip("no descriptor limit here")
+    s = start_server(f"sqlite:///{tmp_path / 'q.db'}", tmp_path,
+                     "--max-connections", str(room + 1))
+    s.stop()
+    assert f"--max-connections {room + 1} is more than the descriptor limit" in \
+        s.log_path.read_text()
 
 
 @pytest.mark.parametrize("soft, expected", [
@@ -70,3 +156,43 @@ def test_connections_beyond_the_limit_are_refused(tmp_path):
 def test_the_default_limit_keeps_descriptors_for_the_rest(monkeypatch, soft, expected):
     monkeypatch.setattr(resource, "getrlimit", lambda what: (soft, resource.RLIM_INFINITY))
     assert app.default_max_connections() == expected
+
+
+def test_refusals_are_logged_in_one_line_a_period(tmp_path, capsys):
+    """The first refusal is logged at once; those after it within
+    ``refusals_log_s`` in one line at its end; a period with none says so
+    (and the next refusal is logged at once again)."""
+    import asyncio
+
+    s = app.Server(f"sqlite:///{tmp_path / 'q.db'}")
+    try:
+        s.refusals_log_s = 0.05
+        s.max_connections, s.connections = 3, 4
+
+        def lines() -> list[str]:
+            return [x for x in capsys.readouterr().err.splitlines() if "refused" in x]
+
+        async def until(pred) -> list[str]:
+            got: list[str] = []
+            for _ in range(2000):   # a bound on a hang, not a timing
+                got += lines()
+                if pred(got):
+                    return got
+                await asyncio.sleep(0.01)
+            return got
+
+        async def go():
+            for _ in range(5):
+                s.refused_connection()
+            first = lines()
+            assert len(first) == 1 and "is reached (--max-connections 3)" in first[0], first
+            more = await until(lambda g: len(g) >= 2)
+            assert "4 more connections refused over --max-connections 3" in more[0], more
+            assert "no connection refused over --max-connections 3" in more[1], more
+            s.refused_connection()
+            assert "new ones are refused" in lines()[0]
+            await until(lambda g: len(g) >= 1)   # its period ends
+
+        asyncio.run(go())
+    finally:
+        s.store.close()
