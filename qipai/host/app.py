@@ -718,18 +718,15 @@ async def _stored(s: Server, request: Request, tid: str
         row = await s.store.read(s.store.table, tid)
         if row is None:
             return _no_table(request)
-        hands = await s.store.read(s.store.hands_of, row["id"])
+        nets = await s.store.read(s.store.nets_of, row["id"])
     except StoreError as exc:
         return _unread(s, exc)
     # every seat is a bot's or has a token (POST /tables)
     seats = len(msgspec.json.decode(row["bots"])) + len(msgspec.json.decode(row["tokens"]))
     totals = [0] * seats
-    done = 0
-    for h in hands:
-        if h["net"] is not None:
-            done += 1
-            totals = [a + b for a, b in zip(totals, msgspec.json.decode(h["net"]))]
-    return row, done, totals
+    for net in nets:
+        totals = [a + b for a, b in zip(totals, msgspec.json.decode(net))]
+    return row, len(nets), totals
 
 
 async def records(request: Request) -> Response:

@@ -1195,6 +1195,16 @@ class Store:
                              .order_by(hands.c.hand))
             return [dict(r._mapping) for r in rows]
 
+    def nets_of(self, table_id: str) -> list[Any]:
+        """The stored ``net`` (JSON text) of each finished hand of the
+        table, in hand order — not the records (``GET /tables/{id}`` of a
+        table the server does not hold adds them up)."""
+        with _reading(f"the hands of table {table_id}"), self.engine.connect() as c:
+            rows = c.execute(sa.select(hands.c.net).where(hands.c.table_id == table_id,
+                                                          hands.c.net.is_not(None))
+                             .order_by(hands.c.hand))
+            return [r[0] for r in rows]
+
     def actions_of(self, table_id: str, hand: int) -> list[dict[str, Any]]:
         with _reading(f"the actions of table {table_id} hand {hand}"), \
                 self.engine.connect() as c:
