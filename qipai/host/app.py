@@ -692,10 +692,7 @@ async def get_table(request: Request) -> Response:
     refused = _refused(s, request.path_params["id"])
     if refused is not None:
         return refused
-    tid = _table_id(request)
-    if tid is None:
-        return _no_table(request)
-    stored = await _stored(s, request, tid)
+    stored = await _stored(s, request)
     if isinstance(stored, Response):
         return stored
     row, done, totals = stored
@@ -709,11 +706,14 @@ async def get_table(request: Request) -> Response:
     return _json(out)
 
 
-async def _stored(s: Server, request: Request, tid: str
+async def _stored(s: Server, request: Request
                   ) -> Response | tuple[dict[str, Any], int, list[int]]:
-    """Table ``tid`` as the database holds it: ``(row, hands done, totals)``
-    — the totals one per seat (0 each before a hand is done) — or the
-    error answer (``UnknownTable``, or the read failed)."""
+    """The path's table as the database holds it: ``(row, hands done,
+    totals)`` — the totals one per seat (0 each before a hand is done) —
+    or the error answer (``UnknownTable``, or the read failed)."""
+    tid = _table_id(request)
+    if tid is None:
+        return _no_table(request)
     try:
         row = await s.store.read(s.store.table, tid)
         if row is None:
@@ -855,17 +855,15 @@ async def close_table(request: Request) -> Response:
     auth = request.headers.get("authorization", "")
     token = auth[7:] if auth.lower().startswith("bearer ") else ""
     if t is None:
-        tid = _table_id(request)
-        if tid is None:
-            return _no_table(request)
-        stored = await _stored(s, request, tid)
+        stored = await _stored(s, request)
         if isinstance(stored, Response):
             return stored
         row, _, totals = stored
         if not _admin(token, row["admin_hash"]):
             return _bad_admin()
         if row["open"]:   # open in the database yet not served: not this server's
-            return _error("UnknownTable", f"no open table {shown(tid)} is served here", 404)
+            return _error("UnknownTable", f"no open table {shown(row['id'])} is served here",
+                          404)
         return _json({"id": row["id"], "open": False, "totals": totals})
     if not _admin(token, t.admin_hash):
         return _bad_admin()
