@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from collections.abc import Iterator
 from typing import Any, NoReturn
@@ -944,17 +945,23 @@ def connect(url: str, auto: bool, hands: int | None) -> None:
     if not url.startswith(("ws://", "wss://")):   # the page's http:// address, say
         fail(f"{url} is not a seat's WebSocket address: give "
              f"ws://HOST:PORT/tables/ID/ws?token=TOKEN (wss:// over TLS)")
+    # the seat's token is not echoed (a terminal's output is pasted, logged)
+    shown = re.sub(r"(?<=[?&]token=)[^&#]*", "…", url)
+
+    def hidden(text: str) -> str:
+        return text.replace(url, shown)
+
     try:
         code = run_client(url, auto=auto, hands=hands)
     except (OSError, ValueError) as exc:
-        fail(str(exc) if url in str(exc) else f"cannot connect to {url}: {exc}")
+        fail(hidden(str(exc)) if url in str(exc) else f"cannot connect to {shown}: {exc}")
     except Exception as exc:  # websockets' own errors (refused handshake, closed)
         said = _refusal_said(exc)
         if said:   # the server refused the upgrade in its own words (TooManyConnections)
-            fail(f"{url}: {said}")
+            fail(f"{shown}: {said}")
         if type(exc).__module__.startswith("websockets"):
             # some name the URL themselves (InvalidURI): not twice
-            fail(str(exc) if url in str(exc) else f"{url}: {exc}")
+            fail(hidden(str(exc)) if url in str(exc) else f"{shown}: {exc}")
         raise
     sys.exit(code)
 

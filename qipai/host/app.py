@@ -30,9 +30,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import logging
 import re
 import secrets
 import socket
+import struct
 import sys
 import time
 from pathlib import Path
@@ -135,8 +137,16 @@ MAX_CONNECTIONS = 4096
 FD_RESERVE = 256
 #: Seconds the server waits for a client to answer its close (a refusal, a
 #: closed table) before it closes the socket anyway (uvicorn: 10 s, during
-#: which a silent client held a descriptor).
+#: which a silent client held a descriptor); a socket still not closed as
+#: long again (a client that reads nothing: what is buffered for it never
+#: leaves) is cut (``transport.abort``).
 WS_CLOSE_S = 2.0
+#: Seconds a WebSocket may read nothing of what the server has for it (its
+#: write buffer over the high-water mark all the while) before it is cut.
+#: Before, such a client held its socket, its slot and megabytes of the
+#: kernel's buffers for ever — even past its table's close, its pings
+#: unanswered.
+WRITE_STALL_S = 30.0
 #: The log says at most once in this many seconds how many connections the
 #: limit refused (a client reconnecting in a loop wrote 9,000 lines in 5 s).
 REFUSALS_LOG_S = 60.0
@@ -261,10 +271,11 @@ class Server:
         self._refusals_timer: asyncio.TimerHandle | None = None
         room = descriptor_room()
         if room is not None and self.max_connections > room:
-            self.log(f"--max-connections {self.max_connections} is more than the descriptor "
-                     f"limit leaves room for (ulimit -n {room + FD_RESERVE}, less {FD_RESERVE} "
-                     f"for HTTP and the database): the server may run out of descriptors "
-                     f"before the limit; raise ulimit -n")
+            given = (f"--max-connections {self.max_connections} is" if max_connections is not None
+                     else f"the least --max-connections, {self.max_connections}, is")
+            self.log(f"{given} more than the descriptor limit leaves room for (ulimit -n "
+                     f"{room + FD_RESERVE}, less {FD_RESERVE} for HTTP and the database): the "
+                     f"server may run out of descriptors before the limit; raise ulimit -n")
         self.bot_delay = float(bot_delay)
         self._creating = 0   # POST /tables accepted and not done (counted as open)
         self._stalled: float | None = None   # time.monotonic() the logged stall began
@@ -1197,14 +1208,20 @@ def ws_protocol(server: Server | None = None) -> type:
     answers an upgrade beyond ``--max-connections`` (this one counted)
     with HTTP 503 ``{"error": "TooManyConnections", "message"}`` and closes
     its socket at once, before the app sees it (its path and token
-    unread); and closes a socket :data:`WS_CLOSE_S` after the server's close
-    frame if the client has not answered it."""
+    unread); closes a socket :data:`WS_CLOSE_S` after the server's close
+    frame if the client has not answered it, and cuts one still not closed
+    as long again; and cuts a socket whose client has read nothing for
+    :data:`WRITE_STALL_S` while the server had frames for it (a cut is a
+    reset: what was buffered for the client is dropped)."""
     from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
     class WebSocketProtocol(WebSocketsSansIOProtocol):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.close_timeout = WS_CLOSE_S
+            self._stalled: asyncio.TimerHandle | None = None   # writes paused: cut then
+            self._ending: asyncio.TimerHandle | None = None    # closing: cut then
+            self._lost = False
 
         def connection_made(self, transport: Any) -> None:
             if server is not None:
@@ -1212,9 +1229,59 @@ def ws_protocol(server: Server | None = None) -> type:
             super().connection_made(transport)
 
         def connection_lost(self, exc: Exception | None) -> None:
+            self._lost = True
+            for timer in (self._stalled, self._ending):
+                if timer is not None:
+                    timer.cancel()
             if server is not None:
                 server.connections -= 1
             super().connection_lost(exc)
+
+        # a client that reads nothing: its socket is cut, not waited for
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            if self._stalled is None and not self._lost:
+                self._stalled = self.loop.call_later(WRITE_STALL_S, self._cut)
+
+        def resume_writing(self) -> None:
+            super().resume_writing()
+            if self._stalled is not None:
+                self._stalled.cancel()
+                self._stalled = None
+
+        def _cut(self) -> None:
+            """Close the socket now, with a reset: what is buffered for the
+            client is dropped, not left to the kernel (a closed socket's
+            unsent data otherwise stays, FIN-WAIT-1, as long as the client
+            keeps its window shut)."""
+            sock = self.transport.get_extra_info("socket")
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.transport.abort()
+
+        def _end_by(self) -> None:
+            """The socket is being closed (or soon: the close timer): cut it
+            if it is not closed within twice :data:`WS_CLOSE_S`."""
+            if self._ending is None and not self._lost:
+                self._ending = self.loop.call_later(2 * WS_CLOSE_S, self._cut)
+
+        async def send(self, message: Any) -> None:
+            await super().send(message)
+            if self.close_sent:
+                self._end_by()
+
+        def keepalive_timeout(self) -> None:
+            super().keepalive_timeout()
+            self._end_by()
+
+        def handle_close(self, event: Any) -> None:
+            super().handle_close(event)
+            self._end_by()
+
+        def on_task_complete(self, task: Any) -> None:
+            super().on_task_complete(task)
+            self._end_by()
 
         def handle_connect(self, event: Any) -> None:
             if server is None or server.connections <= server.max_connections:
@@ -1297,6 +1364,39 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+class RepeatsFilter(logging.Filter):
+    """A logging filter letting one warning (or lesser record) of each
+    message (its format string) through every ``every`` seconds; the next
+    one let through says how many were held back.  Errors all pass (a
+    server's or a plugin's failure is never held back).  On uvicorn's own
+    logger (:func:`run`), which writes a warning for every malformed request
+    a client sends ("Invalid HTTP request received.": 500 garbage requests,
+    500 lines in 0.6 s)."""
+
+    def __init__(self, every: float = REFUSALS_LOG_S) -> None:
+        super().__init__()
+        self.every = every
+        self.seen: dict[Any, tuple[float, int]] = {}   # message → (last let through, held back)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.ERROR:
+            return True
+        now = time.monotonic()
+        key = record.msg if isinstance(record.msg, str) else type(record.msg)
+        last, held = self.seen.get(key, (None, 0))
+        if last is not None and now - last < self.every:
+            self.seen[key] = (last, held + 1)
+            return False
+        if held:
+            record.msg = (f"{record.getMessage()} ({held} more like it in the "
+                          f"{now - last:.0f} s before were not logged)")
+            record.args = None
+        if len(self.seen) >= 1000:   # messages of their own, one at a time: forget them
+            self.seen.clear()
+        self.seen[key] = (now, 0)
+        return True
+
+
 def run(sock: socket.socket, server: Server, log_level: str = "warning") -> None:
     """Serve ``server`` with uvicorn on ``sock`` (:func:`listen`) until
     interrupted; uvicorn closes the socket at its shutdown.  Exits with
@@ -1309,6 +1409,8 @@ def run(sock: socket.socket, server: Server, log_level: str = "warning") -> None
                             # a request still waiting for a database that does not answer
                             # is cancelled then, so SIGTERM stops the server (SHUTDOWN_S)
                             timeout_graceful_shutdown=SHUTDOWN_S)
+    # (uvicorn's Config has just configured its loggers)
+    logging.getLogger("uvicorn.error").addFilter(RepeatsFilter())
     userver = uvicorn.Server(config)
     try:
         userver.run(sockets=[sock])   # as uvicorn.run, on our socket

@@ -69,8 +69,9 @@ def test_connections_beyond_the_limit_are_refused(tmp_path):
         res = subprocess.run([sys.executable, "-m", "qipai", "connect", url],
                              capture_output=True, text=True, timeout=PATIENCE)
         assert res.returncode != 0 and res.stdout == "", (res.returncode, res.stdout)
+        shown = url.replace(t["seats"]["0"], "…")   # the token is not echoed
         assert res.stderr.strip().splitlines() == [
-            f"error: {url}: TooManyConnections: the server holds as many WebSocket "
+            f"error: {shown}: TooManyConnections: the server holds as many WebSocket "
             f"connections as it may (qipai serve --max-connections 3); try again later"], \
             res.stderr
         # HTTP is served all the while, and the refused are not counted
@@ -196,3 +197,44 @@ def test_refusals_are_logged_in_one_line_a_period(tmp_path, capsys):
         asyncio.run(go())
     finally:
         s.store.close()
+
+
+@pytest.mark.slow
+def test_a_client_that_reads_nothing_is_cut(tmp_path):
+    """A spectator of an all-bot table that never reads: once what the
+    server has for it stays unread WRITE_STALL_S, its socket is reset (its
+    slot and the kernel's buffers freed); before, it stayed for ever, even
+    past its table's close.  A player who reads is untouched meanwhile."""
+    s = start_server(f"sqlite:///{tmp_path / 'q.db'}", tmp_path, "--seed", "3")
+    try:
+        t = s.create(bots=[0, 1, 2, 3])
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", s.port))
+        sock.sendall(f"GET /tables/{t['id']}/ws?token={t['spectator_token']} HTTP/1.1\r\n"
+                     f"Host: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                     f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                     f"Sec-WebSocket-Version: 13\r\n\r\n".encode())
+        # (its answer and the frames after it are never read)
+        reader = create_reader(s)
+        assert poll(lambda: health(s)["connections"], lambda n: n == 2) == 2
+        end = time.monotonic() + app.WRITE_STALL_S + 90   # a bound on a hang only
+        while health(s)["connections"] != 1 and time.monotonic() < end:
+            reader.recv()   # the reading spectator keeps reading: the table plays on
+        assert health(s)["connections"] == 1
+        reader.recv()       # still served
+        reader.close()
+        sock.settimeout(PATIENCE)
+        with pytest.raises(ConnectionResetError):   # a reset, not an orderly close
+            while sock.recv(1 << 16):
+                pass
+        sock.close()
+    finally:
+        s.stop()
+
+
+def create_reader(s) -> SyncSeat:
+    t = s.create(bots=[0, 1, 2, 3])
+    c = SyncSeat(s, t["id"], t["spectator_token"], strict=False)
+    c.until("welcome")
+    return c

@@ -190,3 +190,13 @@ def test_connect_names_the_url_once(url, words):
     assert res.stderr.count(url) == 1, res.stderr
     for w in words:
         assert w in res.stderr, (w, res.stderr)
+
+
+@pytest.mark.parametrize("url", ["ws://127.0.0.1:1/tables/x/ws?token=SECRET123",
+                                 "ws://:1/tables/x/ws?a=1&token=SECRET123#f"])
+def test_connect_does_not_echo_the_token(url):
+    """A seat's token is not printed back in an error (a terminal's output is
+    pasted and logged): the URL is named with ``token=…``."""
+    res = CliRunner().invoke(cli, ["connect", url])
+    assert res.exit_code == 2 and res.stderr.startswith("error: "), res.stderr
+    assert "SECRET123" not in res.stderr and "token=…" in res.stderr, res.stderr
