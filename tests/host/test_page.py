@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from conftest import in_ci
-from hostkit import PATIENCE, start_server
+from hostkit import PATIENCE, SyncSeat, start_server
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -467,3 +467,27 @@ def test_a_second_connection_on_the_seat_shows_a_warning(driver, served, artifac
     driver.switch_to.window(main)
     wait(driver, lambda d: not d.find_elements("id", "seat-conns"))
     assert "座位 0" in driver.find_element("id", "where").text
+
+
+def test_a_full_server_is_said_so_and_the_page_gets_in_once_there_is_room(driver, artifacts,
+                                                                          tmp_path):
+    """At ``--max-connections`` the upgrade is refused before it opens (a
+    browser is not told why): the page says it cannot connect, that the
+    server may be full, and retries; once a connection closes it is in."""
+    s = start_server(f"sqlite:///{tmp_path / 'q.db'}", tmp_path, "--seed", "11",
+                     "--max-connections", "1", "--turn-timeout", "900")
+    try:
+        t = s.create(bots=[1, 2, 3])
+        hold = SyncSeat(s, t["id"], t["spectator_token"], strict=False)
+        hold.until("welcome")
+        driver.set_window_size(1280, 800)
+        driver.get(f"{s.url}/#play/{t['id']}/{t['seats']['0']}")
+        status = wait(driver, lambda d: "cannot connect" in d.find_element("id", "status").text
+                      and d.find_element("id", "status").text)
+        assert "the server may be full" in status and "retrying" in status, status
+        driver.save_screenshot(str(artifacts / "server-full.png"))
+        hold.close()
+        wait(driver, lambda d: d.find_element("id", "status").text == "已连接 connected")
+    finally:
+        driver.get("about:blank")
+        s.stop()

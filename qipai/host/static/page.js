@@ -239,7 +239,8 @@ class Seat {
     const proto = location.protocol === "https:" ? "wss" : "ws";
     this.ws = new WebSocket(`${proto}://${location.host}/tables/${encodeURIComponent(this.table)}/ws?token=${encodeURIComponent(this.token)}`);
     setStatus("连接中 connecting…");
-    this.ws.onopen = () => setStatus("已连接 connected");
+    let opened = false;
+    this.ws.onopen = () => { opened = true; setStatus("已连接 connected"); };
     // one message at a time, in order (a welcome may wait for the card table)
     this.chain = Promise.resolve();
     this.ws.onmessage = (m) => {
@@ -249,7 +250,10 @@ class Seat {
       }
     };
     this.ws.onclose = (ev) => {
-      setStatus(`连接已断开 disconnected (${ev.code})`);
+      // refused before it opened (the server full, or not reachable): a browser
+      // is not shown why, so say what it may be
+      setStatus(opened ? `连接已断开 disconnected (${ev.code})`
+        : "无法连接 cannot connect (the server may be full or unreachable): retrying…");
       if (!this.closed && ev.code !== 4401 && ev.code !== 4404 && !this.stopped) setTimeout(() => this.connect(), 1500);
     };
   }
