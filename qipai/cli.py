@@ -843,9 +843,9 @@ def schema(cases: bool, protocol: bool) -> None:
               help="Open tables the server holds at most; POST /tables beyond is answered "
                    "503 TooManyTables until one is closed.")
 @click.option("--max-connections", type=click.IntRange(min=1), default=None,
-              help="WebSocket connections the server holds at once; one more is answered "
-                   "TooManyConnections and closed.  [default: 4096, or the descriptor limit "
-                   "(ulimit -n) less 256 if lower]")
+              help="WebSocket connections the server holds at once; one more upgrade is "
+                   "answered 503 TooManyConnections.  [default: 4096, or the descriptor "
+                   "limit (ulimit -n) less 256 if lower]")
 @click.option("--max-message-bytes", type=click.IntRange(min=256), default=4096,
               show_default=True, help="The largest WebSocket message read; larger ones are "
                                       "answered TooLarge.")

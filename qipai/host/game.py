@@ -334,9 +334,9 @@ class HostedTable:
         #: the outcome of a close under way (:meth:`close`), which a second
         #: close awaits instead of answering before anything is written
         self._closed: asyncio.Future[None] | None = None
-        #: ``(code, message)`` every play is refused with once halted (:meth:`halt`: the server lock
-        #: lost, the hand unreadable after a failed write, an internal error
-        #: in :meth:`play`); None while it plays.
+        #: ``(code, message)`` every play is refused with once halted
+        #: (:meth:`halt`: the server lock lost, the hand unreadable after a
+        #: failed write, an internal error in :meth:`play`); None while it plays.
         self.halted: tuple[str, str] | None = None
         #: The re-read of the hand after a failed write (:meth:`reread`),
         #: while it runs; None otherwise.
