@@ -1266,11 +1266,6 @@ def ws_protocol(server: Server | None = None) -> type:
             if self._ending is None and not self._lost:
                 self._ending = self.loop.call_later(2 * WS_CLOSE_S, self._cut)
 
-        async def send(self, message: Any) -> None:
-            await super().send(message)
-            if self.close_sent:
-                self._end_by()
-
         def keepalive_timeout(self) -> None:
             super().keepalive_timeout()
             self._end_by()
@@ -1280,6 +1275,9 @@ def ws_protocol(server: Server | None = None) -> type:
             self._end_by()
 
         def on_task_complete(self, task: Any) -> None:
+            # the app is done with the socket (its close sent — uvicorn hands
+            # the app its disconnect at once — or the client gone): no hook
+            # on every frame sent is needed to see a close
             super().on_task_complete(task)
             self._end_by()
 

@@ -515,8 +515,8 @@ class Store:
         self._ckpt_at = 0.0       # when the last one started (time.monotonic)
         self._ckpt_conn: Any = None   # the checkpointer's own connection (its thread's)
         path = self.engine.url.database if self.dialect == "sqlite" else None
-        self._ckpt_path = (path if path and path != ":memory:" and not path.startswith("file:")
-                           else None)   # a file database: checkpoints to run
+        # a file database (URI filenames are refused, _check_url): checkpoints to run
+        self._ckpt_path = path if path and path != ":memory:" else None
         self.batches = 0          # transactions committed by the writer (statistics)
         self._lock_fd: int | None = None   # SQLite: FILE.lock (of the real path), flocked
         self._db_fd: int | None = None     # SQLite: the database file itself, flocked
@@ -569,7 +569,7 @@ class Store:
             import fcntl
 
             path = self.engine.url.database
-            if not path or path == ":memory:" or path.startswith("file::memory:"):
+            if not path or path == ":memory:":
                 return None  # a database of this process alone
             # the file itself, not the name it was given: a symlink to it locks
             # the same lock file (hard links: the flock of the database below)
