@@ -388,6 +388,42 @@ def test_seat_env_bad_input():
         make_seat_env("guilin-zipai", bots=["random"] * 4)
 
 
+def test_seat_env_bad_input_is_typed_and_numpy_ints_are_ints():
+    """A bot that is neither a name nor has ``act``, an ``illegal_reward``
+    that is no finite number, a seed below 0 or not an int: BadOption
+    naming it (before: AttributeError from the bots at reset, a bare
+    ValueError, Gymnasium's own error).  numpy's ints are ints for the
+    seat, the seed and the dealer (before: 'seat np.int64(1) is not a
+    seat … (0..3)')."""
+    with pytest.raises(BadOption, match="bot of seat 1 .* not 1"):
+        make_seat_env("guilin-mahjong", bots=[None, 1, 2, 3])
+    for bad in ("x", float("nan"), float("inf"), True, None):
+        with pytest.raises(BadOption, match="illegal_reward"):
+            make_seat_env("guilin-mahjong", illegal_reward=bad)
+    env = make_seat_env("guilin-mahjong", seat=np.int64(2))
+    assert env.seat == 2 and type(env.seat) is int
+    for bad in ("x", 1.5, -1, True):
+        with pytest.raises(BadOption, match="seed must be an int >= 0"):
+            env.reset(seed=bad)
+    with pytest.raises(IllegalAction, match=r"reset\(\) before action_masks\(\)"):
+        env.action_masks()
+    env.reset(seed=np.int64(4), options={"dealer": np.int64(1)})
+    other = make_seat_env("guilin-mahjong", seat=2)
+    other.reset(seed=4, options={"dealer": 1})
+    assert env.aec.table.state.dealer == 1
+    assert env.aec.table.state.deal == other.aec.table.state.deal
+
+
+def test_seat_env_human_mode_prints_on_reset_and_step(capsys):
+    """``render_mode="human"`` prints the seat's view after ``reset`` and
+    every ``step``, as Gymnasium's environments do (before: never)."""
+    env = make_seat_env("guilin-mahjong", render_mode="human")
+    env.reset(seed=2)
+    assert "your hand" in capsys.readouterr().out
+    env.step(int(np.flatnonzero(env.action_masks())[0]))
+    assert "your hand" in capsys.readouterr().out
+
+
 def test_seat_env_uses_act_view_legal():
     """A bot with ``act(view, legal)`` is asked with the seat's view and
     legal actions only."""

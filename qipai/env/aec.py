@@ -165,9 +165,17 @@ class QipaiEnv(AECEnv):
         if options is not None and not isinstance(options, dict):
             raise BadOption(f"options must be a dict or None, not {options!r}")
         dealer = (options or {}).get("dealer")
-        if dealer is not None and (type(dealer) is not int or not 0 <= dealer < self.n):
+        if dealer is None:
+            return None
+        try:
+            if type(dealer) is bool:
+                raise TypeError
+            seat = operator.index(dealer)  # numpy's ints too
+        except TypeError:
+            seat = -1
+        if not 0 <= seat < self.n:
             raise BadCards(f"dealer {dealer!r} is not a seat (0..{self.n - 1})")
-        return dealer
+        return seat
 
     def last(self, observe: bool = True) -> tuple[Any, Any, bool, bool, dict]:
         """PettingZoo's ``last()``: the selected agent's observation (if

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,13 +43,20 @@ class SeatEnv(gymnasium.Env):
             (the episode ends at once with reward ``illegal_reward``; the
             table is left as it was).  ``"lose"`` lets an unmasked random
             policy — Gymnasium's ``check_env`` — run.
-        illegal_reward: the reward of an illegal action under ``"lose"``.
-        render_mode, ask_all: as :class:`~qipai.env.aec.QipaiEnv`.
+        illegal_reward: the reward of an illegal action under ``"lose"``
+            (a finite number).
+        render_mode: as :class:`~qipai.env.aec.QipaiEnv`; ``"human"``
+            prints the seat's view after every ``reset`` and ``step``
+            (Gymnasium's convention), ``"ansi"`` returns it from
+            :meth:`render`.
+        ask_all: as :class:`~qipai.env.aec.QipaiEnv`.
 
     Raises:
-        BadOption: a seat that is not at the table, an unknown ``illegal``
-            or bot name, the wrong number of bots; UnknownVariant /
-            BadOption for a bad spec.
+        BadOption: a seat that is not at the table (an int, numpy's
+            included; a bool is not), an unknown ``illegal`` or bot name, a
+            bot that is neither a name nor an object with ``act``, the wrong
+            number of bots, an ``illegal_reward`` that is not a finite
+            number; UnknownVariant / BadOption for a bad spec.
     """
 
     metadata = {"render_modes": ["human", "ansi"]}
@@ -64,10 +73,24 @@ class SeatEnv(gymnasium.Env):
         self.aec = make(spec, render_mode=None if render_mode is None else "ansi",
                         ask_all=ask_all)
         n = self.aec.n
-        if type(seat) is not int or not 0 <= seat < n:
-            raise BadOption(f"seat {seat!r} is not a seat at this table (0..{n - 1})")
+        try:
+            if type(seat) is bool:
+                raise TypeError
+            seat = operator.index(seat)
+        except TypeError:
+            raise BadOption(f"seat must be an int, not {seat!r}") from None
+        if not 0 <= seat < n:
+            raise BadOption(f"seat {seat} is not a seat at this table (0..{n - 1})")
         if illegal not in ("raise", "lose"):
             raise BadOption(f"illegal must be 'raise' or 'lose', not {illegal!r}")
+        try:
+            if type(illegal_reward) is bool or isinstance(illegal_reward, (str, bytes)):
+                raise TypeError
+            reward = float(illegal_reward)
+        except (TypeError, ValueError):
+            reward = math.nan
+        if not math.isfinite(reward):
+            raise BadOption(f"illegal_reward must be a finite number, not {illegal_reward!r}")
         if not isinstance(bots, (str, Sequence)):
             raise BadOption(f"bots must be a bot name or one per seat, not {bots!r}")
         if not isinstance(bots, str) and len(bots) != n:
@@ -75,14 +98,19 @@ class SeatEnv(gymnasium.Env):
                             f"got {len(bots)}")
         from qipai.bots import BOT_KINDS
 
-        for b in ([bots] if isinstance(bots, str) else bots):
-            if isinstance(b, str) and b not in BOT_KINDS:
-                raise BadOption(f"unknown bot {b!r}; bots are: {', '.join(BOT_KINDS)}")
+        for i, b in enumerate([bots] if isinstance(bots, str) else bots):
+            if isinstance(b, str):
+                if b not in BOT_KINDS:
+                    raise BadOption(f"unknown bot {b!r}; bots are: {', '.join(BOT_KINDS)}")
+            elif i != seat and not callable(getattr(b, "act", None)):
+                raise BadOption(f"the bot of seat {i} must be a bot name "
+                                f"({', '.join(BOT_KINDS)}) or an object with "
+                                f"act(view, legal), not {b!r}")
         self.seat = seat
         self.agent = self.aec.possible_agents[seat]
         self.bot_spec = bots
         self.illegal = illegal
-        self.illegal_reward = float(illegal_reward)
+        self.illegal_reward = reward
         self.render_mode = render_mode
         self.observation_space = self.aec.observation_space(self.agent)
         self.action_space = self.aec.action_space(self.agent)
@@ -107,8 +135,9 @@ class SeatEnv(gymnasium.Env):
               options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict]:
         """Deal a new hand and let the bots play up to the agent's first decision.
 
-        ``seed`` seeds Gymnasium's ``np_random``, which deals every hand
-        after it; ``options={"dealer": k}`` fixes the dealer.
+        ``seed`` (an int ≥ 0, numpy's included, as Gymnasium takes it) seeds
+        Gymnasium's ``np_random``, which deals every hand after it;
+        ``options={"dealer": k}`` fixes the dealer.
 
         A hand the bots end before the agent's seat has anything to decide
         (a 字牌 hand another seat wins on its first turn, before the agent
@@ -121,12 +150,20 @@ class SeatEnv(gymnasium.Env):
         Returns: ``(observation, info)``.
 
         Raises:
-            BadOption: a ``seed`` that is not an int or None (a bool is not),
-                ``options`` not a dict; BadCards: a ``dealer`` not a seat —
-                checked first, so the environment is as it was.
+            BadOption: a ``seed`` that is not an int ≥ 0 or None (a bool is
+                not), ``options`` not a dict; BadCards: a ``dealer`` not a
+                seat — checked first, so the environment is as it was.
         """
-        if type(seed) is bool:
-            raise BadOption(f"seed must be an int or None, not {seed!r}")
+        if seed is not None:
+            try:
+                if type(seed) is bool:
+                    raise TypeError
+                seed = operator.index(seed)
+            except TypeError:
+                raise BadOption(f"seed must be an int >= 0 or None, not {seed!r}") from None
+            if seed < 0:
+                raise BadOption(f"seed must be an int >= 0 or None (Gymnasium's np_random), "
+                                f"not {seed}")
         self.aec.reset_dealer(options)  # refused before the RNG moves
         super().reset(seed=seed)
         skipped: list[float] = []
@@ -139,6 +176,8 @@ class SeatEnv(gymnasium.Env):
             self._advance()
             result = self.aec.table.state.result
             if result is None:
+                if self.render_mode == "human":
+                    self.render()
                 return self._copy(self.aec.observe(self.agent)), {"skipped_rewards": skipped}
             skipped.append(float(result.net[self.seat]))
             if len(skipped) >= _MOST_SKIPPED:
@@ -146,10 +185,29 @@ class SeatEnv(gymnasium.Env):
                                    f"{self.seat} had a decision")
 
     def action_masks(self) -> np.ndarray:
-        """The legal actions now (1 = legal), as ``observation["action_mask"]``."""
+        """The legal actions now (True = legal), as ``observation["action_mask"]``.
+
+        Raises:
+            IllegalAction: before ``reset``.
+        """
+        if self.aec.table is None:
+            raise IllegalAction("call reset() before action_masks()")
         return self.aec.observe(self.agent)["action_mask"].astype(bool)
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
+        """Apply the agent's ``action`` (an index of the action space), then
+        let the bots play up to the agent's next decision or the hand's end.
+
+        Returns: ``(observation, reward, terminated, truncated, info)``: the
+        reward 0 until the hand ends, then the seat's net in 子;
+        ``truncated`` is always False; ``info`` ``{"illegal": True}`` for
+        an illegal action under ``illegal="lose"``, else empty.
+
+        Raises:
+            IllegalAction: before ``reset``, after the hand ended, or (under
+                ``illegal="raise"``) an index not legal now — nothing
+                changes then.
+        """
         aec = self.aec
         if aec.table is None:
             raise IllegalAction("call reset() before step()")
@@ -166,6 +224,8 @@ class SeatEnv(gymnasium.Env):
         self._advance()
         st = aec.table.state
         obs = self._copy(aec.observe(self.agent))
+        if self.render_mode == "human":
+            self.render()
         if st.result is not None:
             return obs, float(st.result.net[self.seat]), True, False, {}
         return obs, 0.0, False, False, {}
