@@ -906,16 +906,30 @@ def test_report_html_onto_the_results_file_is_refused(guilin_file, tmp_path):
         assert res.stdout == ""
     assert copy.read_bytes() == before
     # another Parquet file — another run's results — is not written over
-    # either (before: it became the HTML page); an earlier page is replaced
+    # either (before: it became the HTML page)
     other = tmp_path / "other.parquet"
     shutil.copy(guilin_file, other)
     res = invoke("report", str(copy), "--html", str(other))
     one_line_error(res, "will not write the page over", "other.parquet", "Parquet file")
     assert res.stdout == "" and other.read_bytes() == before
+    # nor any other file but a page an earlier report wrote (before: a
+    # README.md given by mistake became the page)
+    for name in ("README.md", "index.html"):
+        notes = tmp_path / name
+        notes.write_text("# my notes\n")
+        res = invoke("report", str(copy), "--html", str(notes))
+        one_line_error(res, "will not write the page over", name, "not a page qipai report wrote")
+        assert res.stdout == "" and notes.read_text() == "# my notes\n"
     page = tmp_path / "page.html"
-    page.write_text("old page")
     assert invoke("report", str(copy), "--html", str(page)).exit_code == 0
-    assert page.read_text(encoding="utf-8").startswith("<!")
+    first = page.read_text(encoding="utf-8")
+    page.write_text(first.replace("</body>", "<p>stale</p></body>"), encoding="utf-8")
+    assert invoke("report", str(copy), "--html", str(page)).exit_code == 0  # replaced
+    assert page.read_text(encoding="utf-8") == first
+    empty = tmp_path / "empty.html"
+    empty.touch()
+    assert invoke("report", str(copy), "--html", str(empty)).exit_code == 0
+    assert empty.read_text(encoding="utf-8").startswith("<!doctype html>")
 
 
 def _rewritten(rows, tmp_path, name: str, **columns):

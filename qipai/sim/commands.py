@@ -224,8 +224,8 @@ def _simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int,
 @click.argument("file")
 @click.option("--html", "html", default=None,
               help="Also write an HTML page with charts (pattern frequencies, money moved, "
-                   "cumulative net by seat); an existing page is replaced, a Parquet file "
-                   "never.")
+                   "cumulative net by seat); a page an earlier report wrote is replaced, "
+                   "any other file never.")
 @click.option("--markdown", "as_markdown", is_flag=True,
               help="Print the table as Markdown (for docs) instead of a terminal table.")
 def report(file: str, html: str | None, as_markdown: bool) -> None:
@@ -240,7 +240,7 @@ def report(file: str, html: str | None, as_markdown: bool) -> None:
     from rich.console import Console
 
     from qipai.sim import BadSimulation
-    from qipai.sim.report import markdown, print_report, summarize, write_html
+    from qipai.sim.report import is_report_page, markdown, print_report, summarize, write_html
     from qipai.sim.run import PARQUET_MAGIC, check_writable, file_head
 
     if html is not None:  # before anything is printed: refused, the report is not half done
@@ -251,6 +251,10 @@ def report(file: str, html: str | None, as_markdown: bool) -> None:
         if os.path.isfile(html) and file_head(html) == PARQUET_MAGIC:
             raise BadSimulation(f"will not write the page over {html}: it is a Parquet "
                                 f"file (results?); give the page another name")
+        if os.path.exists(html) and not os.path.isdir(html) and not is_report_page(html):
+            raise BadSimulation(f"will not write the page over {html}: it is not a page "
+                                f"qipai report wrote; give the page another name, or remove "
+                                f"the file first")
         check_writable(html)
     summary = summarize(file)
     if as_markdown:

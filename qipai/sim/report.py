@@ -1066,6 +1066,23 @@ def charts(summary: Summary, path: str) -> dict[str, Any]:
     return out
 
 
+#: What every page :func:`write_html` writes holds in its first bytes: an
+#: existing file is replaced only when it holds it (:func:`is_report_page`).
+PAGE_MARK = b"<title>qipai report</title>"
+
+
+def is_report_page(path: str) -> bool:
+    """Whether the file ``path`` is empty or a page :func:`write_html`
+    wrote (its first 512 bytes hold :data:`PAGE_MARK`): a page that
+    ``report --html`` may replace.  False for a file that cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(512)
+    except OSError:
+        return False
+    return not head or PAGE_MARK in head
+
+
 def write_html(summary: Summary, path: str, html_path: str) -> None:
     """Write a self-contained HTML page: the report table and the charts
     (PNG, base64-embedded).
