@@ -786,6 +786,99 @@ def test_an_address_ray_init_refuses_gets_the_hint(monkeypatch, tmp_path):
     assert not out.exists()
 
 
+def _stand_in_ray(init):
+    """A module standing in for Ray whose ``ray.init`` is ``init``."""
+    import types
+
+    ray = types.ModuleType("ray")
+    ray.is_initialized = lambda: False
+    ray.shutdown = lambda: None
+    ray.init = init
+    return ray
+
+
+def test_a_ray_address_where_nothing_answers_is_one_line_at_once(monkeypatch, tmp_path):
+    """--ray=HOST:PORT where nothing listens: one line naming the address,
+    without asking ray.init (which retries such an address for about 14
+    minutes) and without the '--ray took' hint (an address with a port is
+    meant as one)."""
+    import socket
+    import sys
+
+    inits = []
+    monkeypatch.setitem(sys.modules, "ray", _stand_in_ray(lambda **kw: inits.append(kw)))
+    with socket.socket() as s:  # a port just free on 127.0.0.1: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "x.parquet"
+    for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+        res = invoke("simulate", "guilin-mahjong", "-n", "2", f"--ray={address}",
+                     "--out", str(out))
+        one_line_error(res, f"Ray at {address} did not start: nothing answers at "
+                            f"127.0.0.1:{port} (")
+        assert "--ray took" not in res.stderr
+    assert inits == [] and not out.exists()
+
+
+def test_sigterm_while_ray_starts_is_a_stop_before_any_chunk(monkeypatch, tmp_path):
+    """ray.init installs Ray's SIGTERM handler (exit at once, status 15, no
+    line).  A SIGTERM that it takes while Ray starts is simulate's stop: one
+    line, status 130, no file; and the handlers simulate replaced are
+    put back."""
+    import signal
+    import sys
+
+    def init(**kwargs):  # as Ray does: its own handler, then a SIGTERM arrives
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):  # the handler runs between bytecodes
+            pass
+
+    monkeypatch.setitem(sys.modules, "ray", _stand_in_ray(init))
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    out = tmp_path / "x.parquet"
+    res = invoke("simulate", "guilin-mahjong", "-n", "4", "--ray=", "--out", str(out))
+    assert res.exit_code == 130, res.output
+    assert res.stdout == f"interrupted before any chunk finished: {out} not written\n"
+    assert list(tmp_path.iterdir()) == []
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+@pytest.mark.slow
+def test_sigterm_during_a_ray_run_keeps_the_finished_chunks(tmp_path):
+    """SIGTERM (``kill PID`` of a background run) during a --ray run stops it
+    and keeps the finished chunks, as without Ray (before: Ray's own SIGTERM
+    handler, installed by ray.init over simulate's, exited at once: status
+    15, no file)."""
+    import signal
+
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip("ray (extra qipai[ray]) not installed")
+    from qipai.sim.commands import _Stop
+
+    stop = _Stop()
+    before = signal.signal(signal.SIGTERM, stop)
+    chunks = []
+
+    def term_after_the_first(n: int) -> None:
+        chunks.append(n)
+        if len(chunks) == 1:
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):
+                pass
+
+    out = str(tmp_path / "r.parquet")
+    try:
+        o = simulate(parse_rulesets(["guilin-mahjong"]), 400, bots="random", seed=3, workers=2,
+                     chunk=4, out=out, ray_address="", on_chunk=term_after_the_first)
+    except RayUnavailable as exc:  # the machine, not the code: say so and skip (never in CI)
+        pytest.skip(f"Ray did not start here: {exc}")
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert o.interrupted and o.backend == "ray" and 4 <= o.written < 400
+    assert pq.read_table(out).num_rows == o.written
+
+
 @pytest.mark.slow
 def test_real_ray_refusing_a_ruleset_like_address_gets_the_hint(tmp_path):
     pytest.importorskip("ray", reason="ray (extra qipai[ray]) not installed")
@@ -970,6 +1063,56 @@ def test_report_of_rows_simulate_never_writes_is_one_line(guilin_file, tmp_path)
         pq.write_table(rows.replace_schema_metadata(
             {"qipai.simulate": json.dumps({**meta, "rulesets": bad})}), path)
         one_line_error(invoke("report", str(path)), "rulesets", "not a list of ruleset strings")
+
+
+def test_report_of_hand_edited_rows_names_what_is_wrong(guilin_file, tmp_path):
+    """Nets that do not sum to 0, a ruleset the metadata does not list, a
+    metadata ``hands`` that is no number of hands: one line saying so
+    (before: reported as if simulate had written them — an extra column for
+    the unlisted ruleset, '-5 hands asked').  A winner that is no seat is
+    named as such (before: 'net of 4 seats (its ruleset's hands have up to
+    4), dealer 0, winners [7]')."""
+    import json
+
+    rows = pq.read_table(guilin_file)
+    net = rows.column("net").to_pylist()
+    hand5 = rows.column("hand").to_pylist()[5]
+    net[5] = [net[5][0] + 1] + net[5][1:]
+    one_line_error(invoke("report", _rewritten(rows, tmp_path, "sum.parquet", net=net)),
+                   f"hand {hand5} of", "summing to 1, not 0")
+    winners = rows.column("winners").to_pylist()
+    winners[0] = [7]
+    one_line_error(invoke("report", _rewritten(rows, tmp_path, "w.parquet", winners=winners)),
+                   "winners [7]: not all seats (0..3)")
+    names = rows.column("ruleset").to_pylist()
+    names[2] = "guilin-mahjong(hubao=True)"
+    one_line_error(invoke("report", _rewritten(rows, tmp_path, "rs.parquet", ruleset=names)),
+                   "ruleset 'guilin-mahjong(hubao=True)', which its metadata does not list")
+    meta = json.loads(rows.schema.metadata[b"qipai.simulate"])
+    for bad in (-5, 0, "12", 2.5):
+        path = tmp_path / "hands.parquet"
+        pq.write_table(rows.replace_schema_metadata(
+            {"qipai.simulate": json.dumps({**meta, "hands": bad})}), path)
+        one_line_error(invoke("report", str(path)), "metadata's hands is", "not a number of hands")
+
+
+def test_report_says_when_two_rulesets_are_not_paired(guilin_file, tmp_path):
+    """A file where one ruleset lacks a hand the other has (edited by
+    hand): the report says its differences are not paired on the hands
+    (before: the intervals silently widened, ±0.3 to ±3.8 pp)."""
+    import pyarrow.compute as pc
+
+    rows = pq.read_table(guilin_file)
+    second = "guilin-mahjong(hubao=False)"
+    assert invoke("report", guilin_file).stdout.count("not paired") == 0
+    keep = pc.invert(pc.and_(pc.equal(rows["ruleset"], second), pc.equal(rows["hand"], 3)))
+    path = tmp_path / "edited.parquet"
+    pq.write_table(rows.filter(keep), path)
+    res = invoke("report", str(path))
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.stdout.split())
+    assert (f"note: {second} holds 23 hands and guilin-mahjong 24, not the same ones" in text
+            and "not paired on the hands" in text), text
 
 
 def test_report_of_null_cells_or_a_hand_twice_is_one_line(guilin_file, tmp_path):

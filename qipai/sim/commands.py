@@ -205,7 +205,8 @@ def _simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int,
         except BadSimulation as exc:
             fail(str(exc))
         except RayUnavailable as exc:
-            if exc.address is None:
+            # an address with a port (HOST:PORT, ray://…) or "auto" was meant as one
+            if exc.address is None or ":" in exc.address or exc.address in ("auto", "local"):
                 raise
             fail(f"{exc} ({_ray_took(exc.address)})")
     rate = f"{outcome.hands_per_s:.1f} hands/s, {outcome.backend}"

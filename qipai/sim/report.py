@@ -68,6 +68,7 @@ import io
 import json
 import math
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -326,6 +327,10 @@ def _connect(path: str) -> Any:
     if not isinstance(rulesets, list) or not all(isinstance(r, str) for r in rulesets):
         raise BadSimulation(f"{path}: not a qipai simulate output (its metadata's rulesets "
                             f"are {_shown(rulesets)}, not a list of ruleset strings)")
+    asked = meta.get("hands")
+    if asked is not None and (type(asked) is not int or asked < 1):
+        raise BadSimulation(f"{path}: not a qipai simulate output (its metadata's hands is "
+                            f"{_shown(asked)}, not a number of hands >= 1)")
     for field in schema():
         i = got.get_field_index(field.name)
         if i < 0:
@@ -336,7 +341,7 @@ def _connect(path: str) -> Any:
     con = duckdb.connect()
     try:
         con.read_parquet(path).create_view("t")
-        _check_rows(con, path)
+        _check_rows(con, path, rulesets)
     except duckdb.Error as exc:
         raise _unreadable(path, exc) from None
     con.execute("""
@@ -359,16 +364,26 @@ def _unreadable(path: str, exc: Exception) -> BadSimulation:
                          f"({_shown(' '.join(str(exc).split()), 200)})")
 
 
-def _check_rows(con: Any, path: str) -> None:
-    """Every row as simulate writes it: within a ruleset one number of
-    seats (``net``'s length, at least 2, no null in it), the dealer and
-    every winner a seat, an ``end``, and each hand index once (a file
-    joined from two runs holds some twice, and would pair hands of
-    different deals).
+def _check_rows(con: Any, path: str, rulesets: Sequence[str] = ()) -> None:
+    """Every row as simulate writes it: its ruleset one of the metadata's
+    ``rulesets`` (when the metadata lists any), within a ruleset one number
+    of seats (``net``'s length, at least 2, no null in it), nets summing to
+    0 (the money a hand moves only changes hands), the dealer and every
+    winner a seat, an ``end``, and each hand index once (a file joined from
+    two runs holds some twice, and would pair hands of different deals).
 
     Raises:
-        BadSimulation: the first row that is not, named by ruleset and hand.
+        BadSimulation: the first row that is not, named by ruleset and hand
+            and saying what is wrong with it.
     """
+    if rulesets:
+        other = con.execute("SELECT ruleset, min(hand) FROM t WHERE ruleset IS NULL OR NOT "
+                            "list_contains(?, ruleset) GROUP BY ruleset ORDER BY ruleset "
+                            "LIMIT 1", [list(rulesets)]).fetchone()
+        if other is not None:
+            raise BadSimulation(f"{path}: not as qipai simulate writes it: hand {other[1]} is "
+                                f"of ruleset {other[0]!r}, which its metadata does not list "
+                                f"({', '.join(rulesets)})")
     bad = con.execute("""
         WITH s AS (SELECT ruleset, max(len(net)) AS seats FROM t GROUP BY ruleset)
         SELECT t.ruleset, t.hand, len(t.net), s.seats, t.dealer, t.winners, t."end",
@@ -378,12 +393,30 @@ def _check_rows(con: Any, path: str) -> None:
            OR t.dealer < 0 OR t.dealer >= s.seats OR t.winners IS NULL
            OR len(list_filter(t.winners, lambda w: w IS NULL OR w < 0 OR w >= s.seats)) > 0
            OR t."end" IS NULL OR len(list_filter(t.net, lambda x: x IS NULL)) > 0
+           OR list_sum(t.net) != 0
         ORDER BY t.ruleset, t.hand LIMIT 1""").fetchone()
     if bad is not None:
         r, hand, n, seats, dealer, winners, end, nulls = bad
-        what = ("no end" if end is None else f"{nulls} null net(s)" if nulls else
-                f"net of {n} seats (its ruleset's hands have up to {seats}), dealer {dealer}, "
-                f"winners {winners}")
+        net = con.execute("SELECT net FROM t WHERE ruleset = ? AND hand = ? LIMIT 1",
+                          [r, hand]).fetchone()[0]
+        if end is None:
+            what = "no end"
+        elif net is None:
+            what = "no net"
+        elif nulls:
+            what = f"{nulls} null net(s) in {net}"
+        elif n != seats:
+            what = f"a net of {n} seats, {net}, where other hands of {r} have {seats}"
+        elif seats < 2:
+            what = f"a net of {n} seat, {net}: a hand has at least 2"
+        elif dealer is None or not 0 <= dealer < seats:
+            what = f"dealer {dealer}, not a seat (0..{seats - 1})"
+        elif winners is None:
+            what = "no winners list"
+        elif any(w is None or not 0 <= w < seats for w in winners):
+            what = f"winners {winners}: not all seats (0..{seats - 1})"
+        else:
+            what = f"nets {net} summing to {sum(net)}, not 0 (money only changes hands)"
         raise BadSimulation(f"{path}: not as qipai simulate writes it: hand {hand} of {r} has "
                             f"{what}")
     twice = con.execute("""
@@ -666,13 +699,20 @@ def differences(summary: Summary) -> list[dict[str, tuple[float, tuple[float, fl
 
 def notes(summary: Summary) -> list[str]:
     """A line for each other variant than the first's (one however many of
-    its rulesets follow): how it is compared (see :func:`differences`)."""
+    its rulesets follow): how it is compared (see :func:`differences`); and
+    one for each ruleset of the first's variant not paired with it on the
+    hands (they hold other hands)."""
     if len(summary.rulesets) < 2:
         return []
     first = summary.rulesets[0]
     out = []
     said = {first.variant}
     for o in summary.rulesets[1:]:
+        if o.variant == first.variant and o.ruleset not in summary.paired:
+            out.append(f"note: {o.ruleset} holds {o.hands} hands and {first.ruleset} "
+                       f"{first.hands}, not the same ones (simulate writes the same hands for "
+                       f"every ruleset: was the file edited?): their differences are not "
+                       f"paired on the hands, and their intervals are wider")
         if o.variant in said:  # one line a variant, however many of its rulesets
             continue
         said.add(o.variant)

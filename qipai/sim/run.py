@@ -43,7 +43,10 @@ import contextlib
 import itertools
 import json
 import os
+import re
 import signal
+import socket
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -653,6 +656,39 @@ def _ray_ready(rulesets: Sequence[RulesetSpec]) -> int:
     return os.getpid()
 
 
+#: How long to wait for a TCP answer at a ``HOST:PORT`` Ray address before
+#: ``ray.init`` (seconds): see :func:`probe_ray_address`.
+RAY_PROBE_S = 5.0
+
+_HOST_PORT = re.compile(r"^(?:ray://)?(\[[^\]]+\]|[^:/\[\]\s]+):(\d{1,5})$")
+
+
+def probe_ray_address(address: str, timeout: float = RAY_PROBE_S) -> None:
+    """For a ``HOST:PORT`` or ``ray://HOST:PORT`` address, check that
+    something answers there (a TCP connection) before ``ray.init`` is asked:
+    Ray itself retries a cluster that is not there for about 14 minutes.
+    Other addresses (``auto``, ``local`` …) are left to Ray.
+
+    Raises:
+        RayUnavailable: nothing answers at HOST:PORT within ``timeout``
+            seconds (refused, unreachable, no such host).
+    """
+    m = _HOST_PORT.match(address.strip())
+    if m is None:
+        return
+    host, port = m.group(1).strip("[]"), int(m.group(2))
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return
+    except OSError as exc:
+        why = exc.strerror or (type(exc).__name__ if not str(exc) else str(exc))
+        if isinstance(exc, (TimeoutError, socket.timeout)):
+            why = f"no answer within {timeout:g} s"
+        raise RayUnavailable(f"Ray at {address} did not start: nothing answers at "
+                             f"{m.group(1)}:{port} ({why}); is a cluster running there "
+                             f"(ray start --head)?", address) from None
+
+
 def start_ray(address: str, workers: int, rulesets: Sequence[RulesetSpec] = (),
               timeout: float | None = None) -> bool:
     """Connect to Ray and check that its workers start.
@@ -665,6 +701,12 @@ def start_ray(address: str, workers: int, rulesets: Sequence[RulesetSpec] = (),
 
     Returns: True if this call started Ray (the caller shuts it down).
 
+    ``ray.init`` installs Ray's own SIGTERM handler (it exits at once); a
+    handler the caller had installed (``qipai simulate``'s, which keeps the
+    finished chunks) is put back once ``ray.init`` returns, and a SIGTERM
+    that Ray's handler took during ``ray.init`` is handed to it.  A
+    ``HOST:PORT`` address is probed first (:func:`probe_ray_address`).
+
     Raises:
         MissingExtra: Ray is not installed.
         RayUnavailable: ``ray.init`` failed (no cluster at the address; a
@@ -676,15 +718,32 @@ def start_ray(address: str, workers: int, rulesets: Sequence[RulesetSpec] = (),
     where = f"at {address}" if address else "(a local instance)"
     started = not ray.is_initialized()
     if started:
+        if address:
+            probe_ray_address(address)
         kwargs: dict[str, Any] = {"logging_level": "ERROR", "log_to_driver": False}
+        main = threading.current_thread() is threading.main_thread()
+        mine = signal.getsignal(signal.SIGTERM) if main else None
+        ours = callable(mine)  # a handler of the caller's, not SIG_DFL / SIG_IGN
         try:
             if address:
                 ray.init(address=address, **kwargs)
             else:
                 ray.init(num_cpus=workers, include_dashboard=False, **kwargs)
+        except SystemExit:  # Ray's SIGTERM handler, during ray.init
+            if not ours:
+                raise
+            with contextlib.suppress(Exception):
+                ray.shutdown()
+            signal.signal(signal.SIGTERM, mine)
+            mine(signal.SIGTERM, None)  # the caller's handler decides (it raises, as a rule)
+            raise RayUnavailable(f"Ray {where} did not start: SIGTERM", address or None) \
+                from None
         except Exception as exc:  # Ray raises bare Exception / ConnectionError here
             raise RayUnavailable(f"Ray {where} did not start: "
                                  f"{' '.join(str(exc).split())}", address or None) from None
+        finally:
+            if ours:
+                signal.signal(signal.SIGTERM, mine)
     limit = RAY_WORKER_TIMEOUT_S if timeout is None else timeout
     ready = ray.remote(num_cpus=1)(_ray_ready)
     refs = [ready.remote(list(rulesets)) for _ in range(workers)]
@@ -733,8 +792,12 @@ def _run_ray(tasks: Iterable[Any], take: Callable[[Any], None], address: str,
             for part in ray.get(done):
                 take(part)
     except KeyboardInterrupt:
+        # not force=True: killing a worker whose task is just finishing can
+        # abort the driver (Ray's "Tried to complete task that was not
+        # pending"); a local instance is shut down next anyway
         for ref in pending:
-            ray.cancel(ref, force=True)
+            with contextlib.suppress(Exception):
+                ray.cancel(ref)
         return True
     except ray.exceptions.RayError as exc:  # e.g. a worker that died
         raise RayUnavailable(f"Ray could not run the tasks: "
