@@ -643,6 +643,7 @@ def test_simulate_bad_input_is_one_line(args, words, tmp_path):
 
 def test_report_bad_files_are_one_line(tmp_path):
     one_line_error(invoke("report", str(tmp_path / "none.parquet")), "no such file")
+    one_line_error(invoke("report", ""), "no file given")  # before: ": no such file"
     junk = tmp_path / "junk.parquet"
     junk.write_text("not parquet")
     one_line_error(invoke("report", str(junk)), "not a Parquet file")

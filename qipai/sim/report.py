@@ -301,6 +301,8 @@ def _connect(path: str) -> Any:
     duckdb = require("duckdb", "sim")
     from qipai.sim.run import FORMAT, schema
 
+    if not path:
+        raise BadSimulation("no file given: name a qipai simulate output (results.parquet)")
     if os.path.isdir(path):
         raise BadSimulation(f"{path}: is a directory, not a qipai simulate output")
     if not os.path.isfile(path):
