@@ -1014,6 +1014,9 @@ def test_report_html_onto_the_results_file_is_refused(guilin_file, tmp_path):
         res = invoke("report", str(copy), "--html", str(notes))
         one_line_error(res, "will not write the page over", name, "not a page qipai report wrote")
         assert res.stdout == "" and notes.read_text() == "# my notes\n"
+    fifo = tmp_path / "fifo.html"  # not read (that would wait for a writer): refused
+    os.mkfifo(fifo)
+    one_line_error(invoke("report", str(copy), "--html", str(fifo)), "not a page qipai report")
     page = tmp_path / "page.html"
     assert invoke("report", str(copy), "--html", str(page)).exit_code == 0
     first = page.read_text(encoding="utf-8")

@@ -68,6 +68,7 @@ import io
 import json
 import math
 import os
+import stat
 from collections.abc import Sequence
 from typing import Any
 
@@ -1116,8 +1117,12 @@ PAGE_MARK = b"<title>qipai report</title>"
 def is_report_page(path: str) -> bool:
     """Whether the file ``path`` is empty or a page :func:`write_html`
     wrote (its first 512 bytes hold :data:`PAGE_MARK`): a page that
-    ``report --html`` may replace.  False for a file that cannot be read."""
+    ``report --html`` may replace.  False for a file that cannot be read
+    and for anything but a regular file (a FIFO or a terminal is not
+    read: that could wait for ever)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
         with open(path, "rb") as fh:
             head = fh.read(512)
     except OSError:
