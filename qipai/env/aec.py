@@ -21,6 +21,17 @@ __all__ = ["QipaiEnv"]
 _I8 = np.dtype(np.int8)
 
 
+def integer(value: Any) -> int | None:
+    """``value`` as an int when it is one (``operator.index``: numpy's
+    integers too, never a bool), else None."""
+    if type(value) is bool:
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
 class QipaiEnv(AECEnv):
     """One hand of a variant as a PettingZoo AEC game; ``reset`` deals a new one.
 
@@ -130,13 +141,9 @@ class QipaiEnv(AECEnv):
         """
         dealer = self.reset_dealer(options)
         if seed is not None:
-            try:
-                if type(seed) is bool:
-                    raise TypeError
-                seed = operator.index(seed)
-            except TypeError:
-                raise BadOption(f"seed must be an int or None, not {seed!r}") from None
-            rng = random.Random(f"qipai-env:{seed}")
+            if integer(seed) is None:
+                raise BadOption(f"seed must be an int or None, not {seed!r}")
+            rng = random.Random(f"qipai-env:{integer(seed)}")
         elif self._rng is None:
             rng = random.Random(random.SystemRandom().getrandbits(128))
         else:
@@ -167,13 +174,8 @@ class QipaiEnv(AECEnv):
         dealer = (options or {}).get("dealer")
         if dealer is None:
             return None
-        try:
-            if type(dealer) is bool:
-                raise TypeError
-            seat = operator.index(dealer)  # numpy's ints too
-        except TypeError:
-            seat = -1
-        if not 0 <= seat < self.n:
+        seat = integer(dealer)  # numpy's ints too
+        if seat is None or not 0 <= seat < self.n:
             raise BadCards(f"dealer {dealer!r} is not a seat (0..{self.n - 1})")
         return seat
 
@@ -289,12 +291,9 @@ class QipaiEnv(AECEnv):
             self._was_dead_step(action)
             return
         seat = self._seat_of[agent]
-        try:
-            if type(action) is bool:
-                raise TypeError
-            i = operator.index(action)
-        except TypeError:
-            raise IllegalAction(f"{agent}: an action is an index, not {action!r}") from None
+        i = integer(action)
+        if i is None:
+            raise IllegalAction(f"{agent}: an action is an index, not {action!r}")
         chosen = self._observed(seat)[1].get(i)
         if chosen is None:
             legal = self._observed(seat)[1]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,6 +11,7 @@ import numpy as np
 
 from qipai.bots import decide, make_bots
 from qipai.core.errors import BadOption, IllegalAction
+from qipai.env.aec import integer
 
 __all__ = ["SeatEnv"]
 
@@ -73,12 +73,9 @@ class SeatEnv(gymnasium.Env):
         self.aec = make(spec, render_mode=None if render_mode is None else "ansi",
                         ask_all=ask_all)
         n = self.aec.n
-        try:
-            if type(seat) is bool:
-                raise TypeError
-            seat = operator.index(seat)
-        except TypeError:
-            raise BadOption(f"seat must be an int, not {seat!r}") from None
+        if integer(seat) is None:
+            raise BadOption(f"seat must be an int, not {seat!r}")
+        seat = integer(seat)
         if not 0 <= seat < n:
             raise BadOption(f"seat {seat} is not a seat at this table (0..{n - 1})")
         if illegal not in ("raise", "lose"):
@@ -155,12 +152,9 @@ class SeatEnv(gymnasium.Env):
                 seat — checked first, so the environment is as it was.
         """
         if seed is not None:
-            try:
-                if type(seed) is bool:
-                    raise TypeError
-                seed = operator.index(seed)
-            except TypeError:
-                raise BadOption(f"seed must be an int >= 0 or None, not {seed!r}") from None
+            if integer(seed) is None:
+                raise BadOption(f"seed must be an int >= 0 or None, not {seed!r}")
+            seed = integer(seed)
             if seed < 0:
                 raise BadOption(f"seed must be an int >= 0 or None (Gymnasium's np_random), "
                                 f"not {seed}")
