@@ -818,6 +818,16 @@ def test_a_ray_address_where_nothing_answers_is_one_line_at_once(monkeypatch, tm
         one_line_error(res, f"Ray at {address} did not start: nothing answers at "
                             f"127.0.0.1:{port} (")
         assert "--ray took" not in res.stderr
+    # RAY_ADDRESS is the address of --ray= and --ray=auto, as Ray's own rule
+    # has it (before: not probed, and '--ray=' said 'a local instance')
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
+    for flag in ("--ray=", "--ray=auto"):
+        res = invoke("simulate", "guilin-mahjong", "-n", "2", flag, "--out", str(out))
+        one_line_error(res, f"Ray at 127.0.0.1:{port} (RAY_ADDRESS) did not start: nothing "
+                            f"answers")
+    monkeypatch.delenv("RAY_ADDRESS")
+    one_line_error(invoke("simulate", "guilin-mahjong", "-n", "2", "--ray=127.0.0.1:99999",
+                          "--out", str(out)), "99999 is not a port (1..65535)")
     assert inits == [] and not out.exists()
 
 

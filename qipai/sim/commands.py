@@ -184,9 +184,9 @@ def _simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int,
 
     installed("pyarrow.parquet", "sim")
     if ray_address is not None:
-        from qipai.sim.run import import_ray
+        from qipai.sim.run import import_ray, ray_target
 
-        import_ray(not ray_address)
+        import_ray(not ray_target(ray_address))
     k = workers or _cpus()
     console = Console(stderr=True)
     total = hands * len(specs)

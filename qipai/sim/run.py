@@ -58,7 +58,8 @@ from qipai.core.hookspecs import hookimpl
 from qipai.sim import BadSimulation, RayUnavailable, installed, require
 
 __all__ = ["COLUMNS", "FORMAT", "Outcome", "RulesetSpec", "chunks", "hand_row", "import_ray",
-           "guided_chunks", "parse_rulesets", "play_chunk", "schema", "simulate", "start_ray", "write_parquet"]
+           "guided_chunks", "parse_rulesets", "play_chunk", "probe_ray_address", "ray_target", "schema",
+           "simulate", "start_ray", "write_parquet"]
 
 #: Version of the row layout (in the file's metadata).
 FORMAT = 1
@@ -663,20 +664,27 @@ RAY_PROBE_S = 5.0
 _HOST_PORT = re.compile(r"^(?:ray://)?(\[[^\]]+\]|[^:/\[\]\s]+):(\d{1,5})$")
 
 
-def probe_ray_address(address: str, timeout: float = RAY_PROBE_S) -> None:
+def probe_ray_address(address: str, timeout: float = RAY_PROBE_S, where: str = "") -> None:
     """For a ``HOST:PORT`` or ``ray://HOST:PORT`` address, check that
     something answers there (a TCP connection) before ``ray.init`` is asked:
     Ray itself retries a cluster that is not there for about 14 minutes.
-    Other addresses (``auto``, ``local`` …) are left to Ray.
+    Other addresses (``auto``, ``local`` …) are left to Ray.  ``where``:
+    how the message names the cluster (default ``at ADDRESS``).
 
     Raises:
         RayUnavailable: nothing answers at HOST:PORT within ``timeout``
-            seconds (refused, unreachable, no such host).
+            seconds (refused, unreachable, no such host), or PORT is not
+            1..65535.  (Something that answers but is not Ray is left to
+            Ray, which retries it for as long.)
     """
     m = _HOST_PORT.match(address.strip())
     if m is None:
         return
     host, port = m.group(1).strip("[]"), int(m.group(2))
+    where = where or f"at {address}"
+    if not 0 < port < 65536:
+        raise RayUnavailable(f"Ray {where} did not start: {port} is not a port (1..65535)",
+                             address)
     try:
         with socket.create_connection((host, port), timeout=timeout):
             return
@@ -684,9 +692,18 @@ def probe_ray_address(address: str, timeout: float = RAY_PROBE_S) -> None:
         why = exc.strerror or (type(exc).__name__ if not str(exc) else str(exc))
         if isinstance(exc, (TimeoutError, socket.timeout)):
             why = f"no answer within {timeout:g} s"
-        raise RayUnavailable(f"Ray at {address} did not start: nothing answers at "
+        raise RayUnavailable(f"Ray {where} did not start: nothing answers at "
                              f"{m.group(1)}:{port} ({why}); is a cluster running there "
                              f"(ray start --head)?", address) from None
+
+
+def ray_target(address: str) -> str:
+    """The address ``ray.init`` connects to for ``address``: the
+    ``RAY_ADDRESS`` environment variable when it is set and ``address`` is
+    ``""`` (no address: a local instance otherwise) or ``"auto"`` — Ray's
+    own rule —, else ``address``.  ``""``: a new local instance."""
+    env = os.environ.get("RAY_ADDRESS", "").strip()
+    return env if env and address.strip() in ("", "auto") else address
 
 
 def start_ray(address: str, workers: int, rulesets: Sequence[RulesetSpec] = (),
@@ -694,7 +711,9 @@ def start_ray(address: str, workers: int, rulesets: Sequence[RulesetSpec] = (),
     """Connect to Ray and check that its workers start.
 
     ``address``: ``""`` for a new local instance with ``workers`` CPUs, else
-    the address for ``ray.init`` (``auto``, ``ray://host:10001`` …).  If Ray
+    the address for ``ray.init`` (``auto``, ``ray://host:10001`` …); with
+    ``RAY_ADDRESS`` set, ``""`` and ``auto`` are that address
+    (:func:`ray_target`).  If Ray
     is already initialised in this process it is used as it is.  Then
     ``workers`` tasks build the ``rulesets`` on Ray's workers, waited for at
     most ``timeout`` seconds (default :data:`RAY_WORKER_TIMEOUT_S`).
@@ -704,8 +723,10 @@ def start_ray(address: str, workers: int, rulesets: Sequence[RulesetSpec] = (),
     ``ray.init`` installs Ray's own SIGTERM handler (it exits at once); a
     handler the caller had installed (``qipai simulate``'s, which keeps the
     finished chunks) is put back once ``ray.init`` returns, and a SIGTERM
-    that Ray's handler took during ``ray.init`` is handed to it.  A
-    ``HOST:PORT`` address is probed first (:func:`probe_ray_address`).
+    that Ray's handler took during ``ray.init`` is handed to it (a local
+    node half started then may leave processes until the interpreter
+    exits: ``qipai simulate`` exits next).  A ``HOST:PORT`` address is
+    probed first (:func:`probe_ray_address`).
 
     Raises:
         MissingExtra: Ray is not installed.
@@ -714,12 +735,14 @@ def start_ray(address: str, workers: int, rulesets: Sequence[RulesetSpec] = (),
             machine), or no task finished in time: the workers did not
             start (Ray is shut down again if this call started it).
     """
+    given, address = address, ray_target(address)
     ray = import_ray(not address)
-    where = f"at {address}" if address else "(a local instance)"
+    where = (f"at {address}" + (" (RAY_ADDRESS)" if address != given else "")
+             if address else "(a local instance)")
     started = not ray.is_initialized()
     if started:
         if address:
-            probe_ray_address(address)
+            probe_ray_address(address, where=where)
         kwargs: dict[str, Any] = {"logging_level": "ERROR", "log_to_driver": False}
         main = threading.current_thread() is threading.main_thread()
         mine = signal.getsignal(signal.SIGTERM) if main else None
@@ -776,7 +799,7 @@ def _run_ray(tasks: Iterable[Any], take: Callable[[Any], None], address: str,
     """The tasks as Ray tasks, at most :data:`RAY_IN_FLIGHT` submitted at a
     time; True if Ctrl-C stopped it."""
     started = start_ray(address, workers, rulesets)
-    ray = import_ray(not address)
+    ray = import_ray(not ray_target(address))
     remote = ray.remote(num_cpus=1)(_play_task)
     todo = iter(tasks)
     pending: list[Any] = []
