@@ -1037,6 +1037,12 @@ def test_report_html_onto_the_results_file_is_refused(guilin_file, tmp_path):
     empty.touch()
     assert invoke("report", str(copy), "--html", str(empty)).exit_code == 0
     assert empty.read_text(encoding="utf-8").startswith("<!doctype html>")
+    # the page is written through a temporary file of its own: a file the
+    # user keeps as PAGE.part is not touched (before: replaced, then gone)
+    (tmp_path / "page.html.part").write_text("mine")
+    assert invoke("report", str(copy), "--html", str(page)).exit_code == 0
+    assert (tmp_path / "page.html.part").read_text() == "mine"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".page.html")]
 
 
 def _rewritten(rows, tmp_path, name: str, **columns):
@@ -1103,11 +1109,21 @@ def test_report_of_hand_edited_rows_names_what_is_wrong(guilin_file, tmp_path):
     one_line_error(invoke("report", _rewritten(rows, tmp_path, "rs.parquet", ruleset=names)),
                    "ruleset 'guilin-mahjong(hubao=True)', which its metadata does not list")
     meta = json.loads(rows.schema.metadata[b"qipai.simulate"])
-    for bad in (-5, 0, "12", 2.5):
+    for bad in (-5, 0, "12", 2.5, None):
         path = tmp_path / "hands.parquet"
         pq.write_table(rows.replace_schema_metadata(
             {"qipai.simulate": json.dumps({**meta, "hands": bad})}), path)
         one_line_error(invoke("report", str(path)), "metadata's hands is", "not a number of hands")
+    del meta["hands"]  # absent: as bad (before: 'None hands asked per ruleset')
+    pq.write_table(rows.replace_schema_metadata({"qipai.simulate": json.dumps(meta)}), path)
+    one_line_error(invoke("report", str(path)), "metadata's hands is None")
+    meta = json.loads(rows.schema.metadata[b"qipai.simulate"])
+    for listed, words in (([], "which its metadata does not list (none)"),
+                          (meta["rulesets"] + ["guangxi-mahjong"],
+                           "its metadata lists 'guangxi-mahjong' but no row is of it")):
+        pq.write_table(rows.replace_schema_metadata(
+            {"qipai.simulate": json.dumps({**meta, "rulesets": listed})}), path)
+        one_line_error(invoke("report", str(path)), words)
 
 
 def test_report_says_when_two_rulesets_are_not_paired(guilin_file, tmp_path):
@@ -1125,8 +1141,28 @@ def test_report_says_when_two_rulesets_are_not_paired(guilin_file, tmp_path):
     res = invoke("report", str(path))
     assert res.exit_code == 0, res.output
     text = " ".join(res.stdout.split())
-    assert (f"note: {second} holds 23 hands and guilin-mahjong 24, not the same ones" in text
-            and "not paired on the hands" in text), text
+    assert (f"note: {second} and guilin-mahjong do not hold the same hands (23 and 24 hands"
+            in text and "not paired on the hands" in text), text
+
+
+def test_report_says_when_another_variant_is_not_paired(tmp_path):
+    """The note holds for another variant of the same seats too (guangxi
+    pairs with guilin when both hold the same hands): a hand dropped from
+    one of them is said (before: silently unpaired)."""
+    import pyarrow.compute as pc
+
+    out = str(tmp_path / "gg.parquet")
+    simulate(parse_rulesets(["guilin-mahjong", "guangxi-mahjong"]), 12, bots="random", seed=5,
+             workers=1, out=out)
+    assert "not paired" not in invoke("report", out).stdout
+    rows = pq.read_table(out)
+    keep = pc.invert(pc.and_(pc.equal(rows["ruleset"], "guangxi-mahjong"),
+                             pc.equal(rows["hand"], 0)))
+    path = tmp_path / "edited.parquet"
+    pq.write_table(rows.filter(keep), path)
+    text = " ".join(invoke("report", str(path)).stdout.split())
+    assert ("note: guangxi-mahjong and guilin-mahjong do not hold the same hands (11 and 12"
+            in text), text
 
 
 def test_report_of_null_cells_or_a_hand_twice_is_one_line(guilin_file, tmp_path):

@@ -68,6 +68,7 @@ import io
 import json
 import math
 import os
+import secrets
 import stat
 from collections.abc import Sequence
 from typing import Any
@@ -330,10 +331,6 @@ def _connect(path: str) -> Any:
     if not isinstance(rulesets, list) or not all(isinstance(r, str) for r in rulesets):
         raise BadSimulation(f"{path}: not a qipai simulate output (its metadata's rulesets "
                             f"are {_shown(rulesets)}, not a list of ruleset strings)")
-    asked = meta.get("hands")
-    if asked is not None and (type(asked) is not int or asked < 1):
-        raise BadSimulation(f"{path}: not a qipai simulate output (its metadata's hands is "
-                            f"{_shown(asked)}, not a number of hands >= 1)")
     for field in schema():
         i = got.get_field_index(field.name)
         if i < 0:
@@ -341,6 +338,10 @@ def _connect(path: str) -> Any:
         if got.field(i).type != field.type:
             raise BadSimulation(f"{path}: not a qipai simulate output (column {field.name} is "
                                 f"{got.field(i).type}, not {field.type})")
+    asked = meta.get("hands")
+    if type(asked) is not int or asked < 1:
+        raise BadSimulation(f"{path}: not a qipai simulate output (its metadata's hands is "
+                            f"{_shown(asked)}, not a number of hands >= 1)")
     con = duckdb.connect()
     try:
         con.read_parquet(path).create_view("t")
@@ -369,7 +370,7 @@ def _unreadable(path: str, exc: Exception) -> BadSimulation:
 
 def _check_rows(con: Any, path: str, rulesets: Sequence[str] = ()) -> None:
     """Every row as simulate writes it: its ruleset one of the metadata's
-    ``rulesets`` (when the metadata lists any), within a ruleset one number
+    ``rulesets``, and rows of every one of those, within a ruleset one number
     of seats (``net``'s length, at least 2, no null in it), nets summing to
     0 (the money a hand moves only changes hands), the dealer and every
     winner a seat, an ``end``, and each hand index once (a file joined from
@@ -379,14 +380,20 @@ def _check_rows(con: Any, path: str, rulesets: Sequence[str] = ()) -> None:
         BadSimulation: the first row that is not, named by ruleset and hand
             and saying what is wrong with it.
     """
-    if rulesets:
-        other = con.execute("SELECT ruleset, min(hand) FROM t WHERE ruleset IS NULL OR NOT "
-                            "list_contains(?, ruleset) GROUP BY ruleset ORDER BY ruleset "
-                            "LIMIT 1", [list(rulesets)]).fetchone()
-        if other is not None:
-            raise BadSimulation(f"{path}: not as qipai simulate writes it: hand {other[1]} is "
-                                f"of ruleset {other[0]!r}, which its metadata does not list "
-                                f"({', '.join(rulesets)})")
+    listed = ", ".join(rulesets) or "none"
+    other = con.execute("SELECT ruleset, min(hand) FROM t WHERE ruleset IS NULL OR NOT "
+                        "list_contains(?, ruleset) GROUP BY ruleset ORDER BY ruleset "
+                        "LIMIT 1", [list(rulesets)]).fetchone()
+    if other is not None:
+        raise BadSimulation(f"{path}: not as qipai simulate writes it: hand {other[1]} is "
+                            f"of ruleset {other[0]!r}, which its metadata does not list "
+                            f"({listed})")
+    held = {r for (r,) in con.execute("SELECT DISTINCT ruleset FROM t").fetchall()}
+    empty = [r for r in rulesets if r not in held]
+    if held and empty:
+        raise BadSimulation(f"{path}: not as qipai simulate writes it: its metadata lists "
+                            f"{empty[0]!r} but no row is of it (simulate writes the same hands "
+                            f"for every ruleset)")
     bad = con.execute("""
         WITH s AS (SELECT ruleset, max(len(net)) AS seats FROM t GROUP BY ruleset)
         SELECT t.ruleset, t.hand, len(t.net), s.seats, t.dealer, t.winners, t."end",
@@ -703,18 +710,19 @@ def differences(summary: Summary) -> list[dict[str, tuple[float, tuple[float, fl
 def notes(summary: Summary) -> list[str]:
     """A line for each other variant than the first's (one however many of
     its rulesets follow): how it is compared (see :func:`differences`); and
-    one for each ruleset of the first's variant not paired with it on the
+    one for each ruleset with the first's seats not paired with it on the
     hands (they hold other hands)."""
     if len(summary.rulesets) < 2:
         return []
     first = summary.rulesets[0]
     out = []
     said = {first.variant}
+    seats = _seats(first)
     for o in summary.rulesets[1:]:
-        if o.variant == first.variant and o.ruleset not in summary.paired:
-            out.append(f"note: {o.ruleset} holds {o.hands} hands and {first.ruleset} "
-                       f"{first.hands}, not the same ones (simulate writes the same hands for "
-                       f"every ruleset: was the file edited?): their differences are not "
+        if o.ruleset not in summary.paired and _seats(o) == seats:
+            out.append(f"note: {o.ruleset} and {first.ruleset} do not hold the same hands "
+                       f"({o.hands} and {first.hands} hands; simulate writes the same hands "
+                       f"for every ruleset: was the file edited?): their differences are not "
                        f"paired on the hands, and their intervals are wider")
         if o.variant in said:  # one line a variant, however many of its rulesets
             continue
@@ -729,6 +737,11 @@ def notes(summary: Summary) -> list[str]:
                        f"patterns, 胡数 and 醒 are each game's own and get no difference, even "
                        f"under the same name (— : no such figure)")
     return out
+
+
+def _seats(rs: RulesetSummary) -> int:
+    """The seats of ``rs``'s hands: its figures ``net0`` … ``netS``."""
+    return sum(1 for f in rs.figures if f.key.startswith("net") and f.key[3:].isdigit())
 
 
 def _label(summary: Summary, key: str) -> str:
@@ -1170,12 +1183,18 @@ p.note {{ background: #fff6d5; padding: 0.3em 0.6em; }}
 rates Newcombe's, paired on the hands for rates of hands; normal for means,
 differences paired on the hands)</p>{remarks}{table}{imgs}</body></html>
 """
-    tmp = f"{html_path}.part"
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
+    target = os.path.abspath(html_path)
+    tmp = None
+    try:  # a temporary file of its own beside the page, never a file of the user's
+        name = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}."
+                            f"{os.getpid()}.{secrets.token_hex(4)}.part")
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+        tmp = name
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(page)
         os.replace(tmp, html_path)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
         raise BadSimulation(f"cannot write {html_path}: {exc.strerror or exc}") from None
