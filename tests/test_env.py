@@ -397,7 +397,17 @@ def test_seat_env_bad_input_is_typed_and_numpy_ints_are_ints():
     seat … (0..3)')."""
     with pytest.raises(BadOption, match="bot of seat 1 .* not 1"):
         make_seat_env("guilin-mahjong", bots=[None, 1, 2, 3])
-    for bad in ("x", float("nan"), float("inf"), True, None):
+    from qipai.bots import RandomBot
+
+    with pytest.raises(BadOption, match="a class: give an instance"):
+        make_seat_env("guilin-mahjong", bots=[None, RandomBot, RandomBot, RandomBot])
+    with pytest.raises(BadOption, match="bots must be a bot name or one per seat"):
+        make_seat_env("guilin-mahjong", bots=b"greedy")
+    # the agent's own entry is ignored, whatever it is (before: a name there was checked)
+    for own in ("clever", 7):
+        make_seat_env("guilin-mahjong", seat=1, bots=["random", own, "greedy", "random"]).reset(
+            seed=1)
+    for bad in ("x", float("nan"), float("inf"), True, np.bool_(True), None, 10**400):
         with pytest.raises(BadOption, match="illegal_reward"):
             make_seat_env("guilin-mahjong", illegal_reward=bad)
     env = make_seat_env("guilin-mahjong", seat=np.int64(2))
@@ -422,6 +432,11 @@ def test_seat_env_human_mode_prints_on_reset_and_step(capsys):
     assert "your hand" in capsys.readouterr().out
     env.step(int(np.flatnonzero(env.action_masks())[0]))
     assert "your hand" in capsys.readouterr().out
+    lose = make_seat_env("guilin-mahjong", render_mode="human", illegal="lose")
+    lose.reset(seed=2)
+    capsys.readouterr()
+    _, reward, done, _, info = lose.step(int(np.flatnonzero(lose.action_masks() == 0)[0]))
+    assert done and info == {"illegal": True} and "your hand" in capsys.readouterr().out
 
 
 def test_seat_env_uses_act_view_legal():

@@ -81,28 +81,32 @@ class SeatEnv(gymnasium.Env):
         if illegal not in ("raise", "lose"):
             raise BadOption(f"illegal must be 'raise' or 'lose', not {illegal!r}")
         try:
-            if type(illegal_reward) is bool or isinstance(illegal_reward, (str, bytes)):
+            if isinstance(illegal_reward, (bool, np.bool_, str, bytes)):
                 raise TypeError
             reward = float(illegal_reward)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             reward = math.nan
         if not math.isfinite(reward):
             raise BadOption(f"illegal_reward must be a finite number, not {illegal_reward!r}")
-        if not isinstance(bots, (str, Sequence)):
+        if not isinstance(bots, (str, Sequence)) or isinstance(bots, (bytes, bytearray)):
             raise BadOption(f"bots must be a bot name or one per seat, not {bots!r}")
         if not isinstance(bots, str) and len(bots) != n:
             raise BadOption(f"{n} seats need {n} bots (the agent's entry ignored), "
                             f"got {len(bots)}")
         from qipai.bots import BOT_KINDS
 
+        if not isinstance(bots, str):  # the agent's entry is ignored, whatever it is
+            bots = [None if i == seat else b for i, b in enumerate(bots)]
         for i, b in enumerate([bots] if isinstance(bots, str) else bots):
             if isinstance(b, str):
                 if b not in BOT_KINDS:
                     raise BadOption(f"unknown bot {b!r}; bots are: {', '.join(BOT_KINDS)}")
-            elif i != seat and not callable(getattr(b, "act", None)):
+            elif i != seat and (isinstance(b, type) or not callable(getattr(b, "act", None))):
                 raise BadOption(f"the bot of seat {i} must be a bot name "
                                 f"({', '.join(BOT_KINDS)}) or an object with "
-                                f"act(view, legal), not {b!r}")
+                                f"act(view, legal), not {b!r}"
+                                + (" (a class: give an instance of it)"
+                                   if isinstance(b, type) else ""))
         self.seat = seat
         self.agent = self.aec.possible_agents[seat]
         self.bot_spec = bots
@@ -132,7 +136,7 @@ class SeatEnv(gymnasium.Env):
               options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict]:
         """Deal a new hand and let the bots play up to the agent's first decision.
 
-        ``seed`` (an int ≥ 0, numpy's included, as Gymnasium takes it) seeds
+        ``seed`` (an int ≥ 0, numpy's included) seeds
         Gymnasium's ``np_random``, which deals every hand after it;
         ``options={"dealer": k}`` fixes the dealer.
 
@@ -213,6 +217,8 @@ class SeatEnv(gymnasium.Env):
             if self.illegal == "raise":
                 raise
             self._lost = True
+            if self.render_mode == "human":
+                self.render()
             return self._copy(aec.observe(self.agent)), self.illegal_reward, True, False, {
                 "illegal": True}
         self._advance()
