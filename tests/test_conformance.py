@@ -89,3 +89,39 @@ def test_the_replay_property_of_a_plugin_object_is_the_record_replay():
             properties.check_replay(t)
     finally:
         runner.unregister_plugin(name)
+
+
+def test_a_variant_that_raises_fails_its_case_and_the_run_goes_on(tmp_path, monkeypatch):
+    """A variant's code raising something unforeseen (ZeroDivisionError in a
+    hook) fails that case with the error named, and the other cases still
+    run (before: a traceback ended the whole `qipai conformance` run, exit 1
+    as for failed cases)."""
+    import io
+
+    from qipai.conformance import runner
+
+    real = runner.CHECKERS["deck"]
+
+    def deck(rs, given, expect):
+        if expect.get("size") == 1:
+            raise ZeroDivisionError("oops in a hook")
+        return real(rs, given, expect)
+
+    monkeypatch.setitem(runner.CHECKERS, "deck", deck)
+    f = tmp_path / "x.toml"
+    f.write_text('variant = "guilin-mahjong"\n'
+                 '[[cases]]\nid = "qa/raises"\nsource = "s"\ncheck = "deck"\n'
+                 '[cases.expect]\nsize = 1\n'
+                 '[[cases]]\nid = "qa/fine"\nsource = "s"\ncheck = "deck"\n'
+                 '[cases.expect]\nsize = 136\n')
+    (bad, o1), (good, o2) = load_cases([f], "guilin-mahjong")
+    out = run_case("guilin-mahjong", bad, o1)
+    assert not out.passed and out.message == "the variant raised ZeroDivisionError: oops in a hook"
+    assert run_case("guilin-mahjong", good, o2).passed
+    from rich.console import Console
+
+    text = io.StringIO()
+    code = runner.main("guilin-mahjong", [str(f)], properties=1,
+                       out=Console(file=text, width=200))
+    assert code == 1 and "qa/raises" in text.getvalue() and "ZeroDivisionError" in text.getvalue()
+    assert "qa/fine" not in text.getvalue()  # it ran, and passed

@@ -672,7 +672,8 @@ EXPECT_KEYS: dict[str, set[str]] = {
 
 
 def run_case(variant: str, case: Case, options: dict[str, Any]) -> Outcome:
-    """Check one case; never raises for a failing or malformed case.  A case
+    """Check one case; never raises for a failing or malformed case, nor for
+    a variant whose code raises (an ``Exception``: that case fails).  A case
     that expects nothing the runner knows fails: it would check nothing; so
     does a malformed case (``case.problem``: the format's Structs refused it)."""
     if case.problem:
@@ -692,6 +693,9 @@ def run_case(variant: str, case: Case, options: dict[str, Any]) -> Outcome:
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         return Outcome(case.id, False, f"malformed case or variant error: "
                                        f"{type(exc).__name__}: {exc}", case.source)
+    except Exception as exc:  # noqa: BLE001 - the variant's own code raised: this case fails
+        return Outcome(case.id, False, f"the variant raised {type(exc).__name__}: {exc}",
+                       case.source)
     return Outcome(case.id, True, "", case.source)
 
 
