@@ -71,9 +71,15 @@ def new_variant(name: str, family: str = "mahjong", directory: str | Path = ".")
         The package folder.
 
     Raises:
-        ScaffoldError: a bad name or family, or the folder exists already.
+        ScaffoldError: a bad name or family, the name of an installed
+            variant, or the folder exists already.
     """
     content = files(name, family)
+    from qipai.core.ruleset import available
+
+    if name in available():  # it would stand beside (or replace) the installed one
+        raise ScaffoldError(f"a variant named {name!r} is installed already; choose another "
+                            f"name (e.g. '{name}-house')")
     root = Path(directory) / f"qipai-{name}"
     if root.exists():
         raise ScaffoldError(f"{root} exists already; choose another --dir or name")

@@ -168,3 +168,19 @@ def test_an_unknown_plugin_module_is_a_usage_error(pytester):
     result = pytester.runpytest("-p", "no:cacheprovider", "--qipai-plugin", "no_such_module")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--qipai-plugin no_such_module: cannot load plugin no_such_module*"])
+
+
+def test_a_plugin_with_a_misspelt_hook_is_a_usage_error_naming_it(pytester):
+    """A variant module with a misspelt hook (``qipai_setle``): a usage
+    error naming the option, the module and the hook (before: pluggy's
+    PluginValidationError as an INTERNALERROR traceback)."""
+    result = run(pytester, "misspelt", BASE + '''
+
+@hookimpl
+def qipai_setle(end, options):
+    return None
+''')
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--qipai-plugin misspelt: cannot use plugin misspelt: "
+                                 "unknown hook 'qipai_setle'*"])
+    assert "INTERNALERROR" not in result.stderr.str() + result.stdout.str()

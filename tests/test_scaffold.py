@@ -106,3 +106,12 @@ def test_bad_names_are_refused(name):
 def test_an_unknown_family_is_refused():
     with pytest.raises(ScaffoldError, match="families are mahjong, zipai"):
         files("demo", "poker")
+
+
+def test_the_name_of_an_installed_variant_is_refused(tmp_path):
+    """A skeleton named like an installed variant would, once installed,
+    replace it silently (the registry keeps one entry point a name): it is
+    refused, and nothing is written."""
+    with pytest.raises(ScaffoldError, match="'guilin-mahjong' is installed already"):
+        new_variant("guilin-mahjong", directory=tmp_path)
+    assert list(tmp_path.iterdir()) == []

@@ -58,3 +58,23 @@ def test_the_page_shows_install_list_play_and_conformance():
                     "qipai play tuidaohu", "qipai conformance tuidaohu",
                     "pytest --qipai-variant tuidaohu", "qipai new-variant"):
         assert command in text, command
+
+
+def test_the_page_gives_the_number_of_checks_conformance_prints(monkeypatch):
+    """The output the page shows for `qipai conformance tuidaohu` has the
+    count the command prints: the package's cases and every property (it
+    said 28 after two properties were added)."""
+    from qipai.conformance.properties import PROPERTY_NAMES
+    from qipai.conformance.runner import collect, register_plugin, unregister_plugin
+
+    monkeypatch.syspath_prepend(str(PACKAGE))
+    import qipai_tuidaohu.plugin as plugin
+
+    name = register_plugin(plugin)
+    try:
+        checks = len(collect(name)) + len(PROPERTY_NAMES)
+    finally:
+        unregister_plugin(name)
+    shown = re.search(r"tuidaohu: (\d+) checks\n(\d+) passed, 0 failed",
+                      PAGE.read_text(encoding="utf-8"))
+    assert shown and int(shown.group(1)) == int(shown.group(2)) == checks, (shown, checks)

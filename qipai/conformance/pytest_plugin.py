@@ -152,7 +152,8 @@ def pytest_collection_modifyitems(session: Any, config: Any, items: list) -> Non
         check_variant_name(variant)
         collected = collect(variant, config.getoption("--qipai-cases"))
     except QipaiError as exc:
-        raise pytest.UsageError(f"--qipai-variant: {exc}") from None
+        raise pytest.UsageError(f"--qipai-plugin {plugin}: {exc}" if plugin
+                                else f"--qipai-variant: {exc}") from None
 
     for case, options in collected:
         items.append(CaseItem.from_parent(session, name=case.id, variant=variant,

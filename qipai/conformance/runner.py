@@ -24,7 +24,7 @@ from qipai.core.model import (
     Angang, Chi, Deal, Discard, Drew, HandEnd, Hu, Jiagang, Meld, Melded, Minggang, Pass, Peng,
     WinClaim, Won, Zimo, net_of,
 )
-from qipai.core.ruleset import Ruleset, available, load
+from qipai.core.ruleset import Ruleset, available, load, load_entry_point
 from qipai.core.table import Table
 from qipai.conformance.cases import Case, load_cases
 from qipai.conformance.properties import PropertyFailure, settlement_problem
@@ -122,7 +122,7 @@ def variant_case_dir(variant: str) -> Path | None:
         eps = available()
         if variant not in eps:
             return None
-        plugin = eps[variant].load()
+        plugin = load_entry_point(variant, eps[variant])
     explicit = getattr(plugin, "QIPAI_CASES", None)
     if explicit:
         return Path(explicit)

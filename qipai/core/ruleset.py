@@ -20,6 +20,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 import msgspec
+from pluggy import PluginValidationError
 
 from qipai.core import hookspecs
 from qipai.core.cards import CardSystem
@@ -169,6 +170,12 @@ def _literal(raw: str, key: str = "", spec: str = "") -> Any:
     return value
 
 
+def _plugin_text(plugin: Any) -> str:
+    """A plugin as a message names it: a module by its name, else its class."""
+    name = getattr(plugin, "__name__", None)
+    return name if isinstance(name, str) else f"{type(plugin).__module__}.{type(plugin).__qualname__}"
+
+
 class Ruleset:
     """A variant with its options and plugins, ready to make tables.
 
@@ -181,12 +188,21 @@ class Ruleset:
                  plugins: Sequence[Any] = ()) -> None:
         pm = hookspecs.PluginManager(hookspecs.PROJECT)
         pm.add_hookspecs(hookspecs)
-        for base in getattr(plugin, "QIPAI_BASE_PLUGINS", ()):
-            pm.register(base)
-        pm.register(plugin)
-        for extra in plugins:
-            pm.register(extra)
-        pm.check_pending()
+        try:
+            for base in getattr(plugin, "QIPAI_BASE_PLUGINS", ()):
+                # named after its class, not pluggy's default (its id): errors name it
+                name = getattr(base, "__name__", None) or \
+                    f"{type(base).__module__}.{type(base).__qualname__}"
+                pm.register(base, name=None if pm.has_plugin(name) else name)
+            pm.register(plugin)
+            for extra in plugins:
+                pm.register(extra)
+            pm.check_pending()
+        except PluginValidationError as exc:  # an unknown hook, a wrong hook signature
+            raise UnknownVariant(f"cannot use plugin {_plugin_text(exc.plugin)}: "
+                                 f"{' '.join(str(exc).split())}") from None
+        except ValueError as exc:  # pluggy: one plugin registered twice
+            raise BadOption(f"a plugin is given twice ({' '.join(str(exc).split())})") from None
         manifest = pm.hook.qipai_manifest()
         if manifest is None:
             raise UnknownVariant(f"plugin {plugin!r} does not implement qipai_manifest")
@@ -436,8 +452,29 @@ def load(spec: str, options: dict[str, Any] | None = None,
     eps = available()
     if name not in eps:
         name = _by_title(name, eps)
-    plugin = eps[name].load()
-    return Ruleset(plugin, {**spec_opts, **(options or {})}, plugins=list(plugins))
+    return Ruleset(load_entry_point(name, eps[name]), {**spec_opts, **(options or {})},
+                   plugins=list(plugins))
+
+
+def load_entry_point(name: str, ep: Any) -> Any:
+    """The plugin variant ``name``'s entry point ``ep`` names, imported.
+
+    Raises:
+        UnknownVariant: two installed packages register ``name`` (for
+            different objects: which one runs would depend on the install
+            order), or importing the plugin failed (a missing module, the
+            module's own code raising); the message names the entry point.
+    """
+    others = sorted({e.value for e in entry_points(group=ENTRY_POINT_GROUP)
+                     if e.name == name and e.value != ep.value})
+    if others:
+        raise UnknownVariant(f"two installed packages register variant {name!r}: "
+                             f"{', '.join([ep.value, *others])}; uninstall one of them")
+    try:
+        return ep.load()
+    except Exception as exc:  # noqa: BLE001 - the plugin's own import failed
+        raise UnknownVariant(f"cannot load variant {name!r} ({ep.value}): importing it raised "
+                             f"{type(exc).__name__}: {' '.join(str(exc).split())}") from None
 
 
 def _by_title(name: str, eps: dict[str, Any]) -> str:
