@@ -125,3 +125,24 @@ def test_a_variant_that_raises_fails_its_case_and_the_run_goes_on(tmp_path, monk
                        out=Console(file=text, width=200))
     assert code == 1 and "qa/raises" in text.getvalue() and "ZeroDivisionError" in text.getvalue()
     assert "qa/fine" not in text.getvalue()  # it ran, and passed
+
+
+def test_a_case_reusing_a_shipped_id_fails_alone(tmp_path):
+    """A QA case file reusing an id of the variant's own cases: that case
+    fails, naming both files, and the run goes on — as a malformed case
+    does (before: 'case id … appears twice' ended the whole run, exit 2,
+    nothing run)."""
+    shipped, _ = collect("guilin-mahjong")[0]
+    f = tmp_path / "qa.toml"
+    f.write_text('variant = "guilin-mahjong"\n'
+                 f'[[cases]]\nid = "{shipped.id}"\nsource = "s"\ncheck = "deck"\n'
+                 '[cases.expect]\nsize = 136\n'
+                 '[[cases]]\nid = "qa/own"\nsource = "s"\ncheck = "deck"\n'
+                 '[cases.expect]\nsize = 136\n')
+    got = collect("guilin-mahjong", [f])
+    again = [(c, o) for c, o in got if c.id == shipped.id]
+    assert len(again) == 2 and not again[0][0].problem
+    out = run_case("guilin-mahjong", *again[1])
+    assert not out.passed and "appears twice" in out.message and "qa.toml" in out.message
+    own = next((c, o) for c, o in got if c.id == "qa/own")
+    assert run_case("guilin-mahjong", *own).passed

@@ -153,9 +153,12 @@ def load_cases(paths: list[str | Path], variant: str) -> list[tuple[Case, dict[s
     """Every case of ``variant`` in ``paths``, with its merged options
     (file options, then the case's own over them).
 
+    A case whose id an earlier one has (here, or among the variant's own
+    cases) is kept as a malformed case (``problem``): it fails, naming
+    both files, and the other cases run.
+
     Raises:
-        BadCase: an unreadable file, a file for another variant, or two
-            cases with one id.
+        BadCase: an unreadable file or a file for another variant.
     """
     out: list[tuple[Case, dict[str, Any]]] = []
     seen: dict[str, str] = {}
@@ -169,8 +172,11 @@ def load_cases(paths: list[str | Path], variant: str) -> list[tuple[Case, dict[s
                 raise BadCase(f"{f} holds cases for variant {cf.variant!r}, not {variant!r}")
             for case in cf.cases:
                 if case.id in seen:
-                    raise BadCase(f"case id {case.id!r} appears twice ({seen[case.id]} and {f})")
-                seen[case.id] = str(f)
+                    case = msgspec.structs.replace(
+                        case, problem=f"case id {case.id!r} appears twice ({seen[case.id]} and "
+                                      f"{f}): give this case an id of its own")
+                else:
+                    seen[case.id] = str(f)
                 out.append((case, {**cf.options, **case.options}))
     return out
 
@@ -319,14 +325,14 @@ def check_paths(paths: list[str | Path], load_variant: Any = None
             for case in cf.cases:
                 count += 1
                 key = (cf.variant, case.id)
-                if case.problem:
-                    problems.append(Problem(str(f), case.id, case.problem))
-                    continue
-                if key in seen:
+                if key in seen:  # a malformed first copy holds its id too
                     problems.append(Problem(str(f), case.id,
                                             f"duplicate id (first in {seen[key]})"))
                     continue
                 seen[key] = str(f)
+                if case.problem:
+                    problems.append(Problem(str(f), case.id, case.problem))
+                    continue
                 rs = None
                 if load_variant is not None and cf.variant not in unknown:
                     try:
