@@ -80,6 +80,12 @@ class RaisingDraw(House):
         return None
 
 
+class BadWinCheck(House):
+    @hookimpl(tryfirst=True)
+    def qipai_win_check(self, claim, how, dealer, from_seat, options):
+        return True if self.armed else None  # not a WinEval
+
+
 class BadSettle(House):
     def __init__(self, settle):
         self.settle = settle
@@ -179,6 +185,24 @@ def test_a_hook_raising_mid_apply_leaves_the_table_as_before(variant):
     err = _fails_then_recovers(variant, RaisingDraw(), "qipai_after_draw")
     assert isinstance(err.__cause__, RuntimeError)
     assert "house rule bug" in err.reason
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_win_check_that_is_no_wineval_is_refused(variant):
+    """``qipai_win_check`` answering ``True``: a PluginError naming the hook
+    and the plugin (before: AttributeError from inside the family's flow)."""
+    # armed before the deal: its answer cannot depend on the table's state
+    # (the hook is given none), so it is bad from the start, as a plugin with
+    # this bug would be
+    plugin = BadWinCheck()
+    plugin.armed = True
+    rs = load(variant, plugins=[plugin])
+    with pytest.raises(PluginError) as info:
+        t = rs.table(seed=SEED)
+        run_to_end(t, make_bots("random", t.n, SEED))
+    err = info.value
+    assert err.hook == "qipai_win_check" and err.plugin == rs.pm.get_name(plugin)
+    assert "answered True, not a WinEval or None" in err.reason
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
