@@ -44,7 +44,7 @@ from qipai.core.checks import checked_relations
 from qipai.core.errors import BadCards, BadOption, BadRecord, IllegalAction, PluginError, QipaiError
 from qipai.core.model import (
     ACTION_TYPES, Action, Chi, Deal, Dealt, Drew, Ended, Event, Flipped, Meld, Melded, Paid, Pass, Payment, Result,
-    SeatState, Settlement, TableState, Window, net_of, why_total,
+    SeatState, Settlement, TableState, WinClaim, WinEval, Window, net_of, why_total,
 )
 from qipai.core.ruleset import Ruleset
 from qipai.core.stamps import Stamp, check as check_stamp, stamp_of
@@ -606,6 +606,25 @@ class Table:
     def to_decide(self) -> list[int]:
         """Seats with a pending decision, in seat order."""
         return sorted(self.state.pending)
+
+    def win_eval(self, claim: WinClaim, how: str, from_seat: int | None) -> WinEval | None:
+        """``qipai_win_check`` of ``claim`` won ``how`` (from ``from_seat``, None
+        for a self-draw) at this table: its dealer and options.  For the
+        family flows, which ask it; the answer is checked.
+
+        Returns: the variant's evaluation, or None (it does not say).
+
+        Raises:
+            PluginError: the answer is neither a WinEval nor None; it names
+                the hook and the plugin.
+        """
+        ev = self.hook.qipai_win_check(claim=claim, how=how, dealer=self.state.dealer,
+                                       from_seat=from_seat, options=self.options)
+        if ev is not None and not isinstance(ev, WinEval):  # a plugin's answer: input too
+            self._refuse("qipai_win_check", f"answered {ev!r}, not a WinEval or None",
+                         lambda a: not isinstance(a, WinEval), claim=claim, how=how,
+                         dealer=self.state.dealer, from_seat=from_seat, options=self.options)
+        return ev
 
     def legal_actions(self, seat: int) -> list[Action]:
         """Every legal action of ``seat`` now ([] if it has nothing to decide)."""

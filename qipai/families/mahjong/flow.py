@@ -30,7 +30,7 @@ from qipai.core.hookspecs import hookimpl
 from qipai.core.model import (
     Action, Angang, Chi, Deal, Discard, Discarded, Drew, HandEnd, Hu, Jiagang, Marked, Meld,
     Melded,
-    Minggang, Pass, Peng, WinClaim, WinEval, Window, Won, Zimo,
+    Minggang, Pass, Peng, WinClaim, Window, Won, Zimo,
 )
 from qipai.core.table import Table
 from qipai.families.mahjong.hand_checks import COUNTS_0_TO_4, check_meld_once
@@ -449,15 +449,8 @@ class MahjongFlow:
         return entry is None or card in entry[3] or card in entry[6]
 
     def wins(self, table: Any, claim: WinClaim, how: str, owner: int | None) -> bool:
-        ev = table.hook.qipai_win_check(claim=claim, how=how, dealer=table.state.dealer,
-                                        from_seat=owner, options=table.options)
-        if ev is None:
-            return False
-        if not isinstance(ev, WinEval):  # a plugin's answer: input too
-            table._refuse("qipai_win_check", f"answered {ev!r}, not a WinEval or None",
-                          lambda a: not isinstance(a, WinEval), claim=claim, how=how,
-                          dealer=table.state.dealer, from_seat=owner, options=table.options)
-        return bool(ev.wins)
+        ev = table.win_eval(claim, how, owner)  # checked: a WinEval or None
+        return bool(ev and ev.wins)
 
     # ------------------------------------------------------------- turn
     @hookimpl(trylast=True)

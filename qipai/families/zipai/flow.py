@@ -45,7 +45,7 @@ from qipai.core.checks import deal_size_problem
 from qipai.core.hookspecs import hookimpl
 from qipai.core.model import (
     Action, Chi, Deal, Discard, Discarded, Drew, HandEnd, Hu, Meld, Melded, Pass, Peng,
-    WinClaim, WinEval, Window, Won, Zimo,
+    WinClaim, Window, Won, Zimo,
 )
 from qipai.families.zipai.cards import CARDS
 from qipai.families.zipai.groups import valid_group
@@ -307,15 +307,8 @@ class ZipaiFlow:
         table.emit(Melded(seat, meld))
 
     def wins(self, table: Any, claim: WinClaim, how: str, owner: int | None) -> bool:
-        ev = table.hook.qipai_win_check(claim=claim, how=how, dealer=table.state.dealer,
-                                        from_seat=owner, options=table.options)
-        if ev is None:
-            return False
-        if not isinstance(ev, WinEval):  # a plugin's answer: input too
-            table._refuse("qipai_win_check", f"answered {ev!r}, not a WinEval or None",
-                          lambda a: not isinstance(a, WinEval), claim=claim, how=how,
-                          dealer=table.state.dealer, from_seat=owner, options=table.options)
-        return bool(ev.wins)
+        ev = table.win_eval(claim, how, owner)  # checked: a WinEval or None
+        return bool(ev and ev.wins)
 
     def finish_win(self, table: Any, how: str, from_seat: int | None, claim: WinClaim,
                    card: int | None = None) -> None:
