@@ -190,9 +190,8 @@ class Ruleset:
         pm.add_hookspecs(hookspecs)
         try:
             for base in getattr(plugin, "QIPAI_BASE_PLUGINS", ()):
-                # named after its class, not pluggy's default (its id): errors name it
-                name = getattr(base, "__name__", None) or \
-                    f"{type(base).__module__}.{type(base).__qualname__}"
+                # named as messages name it, not by pluggy's default (its id)
+                name = _plugin_text(base)
                 pm.register(base, name=None if pm.has_plugin(name) else name)
             pm.register(plugin)
             for extra in plugins:
