@@ -91,10 +91,10 @@ class BadSettle(House):
         self.settle = settle
 
     @hookimpl(tryfirst=True)
-    def qipai_settle(self, end, options):
+    def qipai_settle(self, end, options, bonus_flip):
         if not self.armed:
             return None
-        good = self.settle(end=end, options=options)
+        good = self.settle(end=end, options=options, bonus_flip=bonus_flip)
         return Settlement(payments=(Payment(-1, 0, 1, "house"),) + tuple(good.payments),
                           patterns=good.patterns, xing=good.xing, flipped=good.flipped)
 

@@ -11,7 +11,7 @@ from collections.abc import Collection
 from typing import Any
 
 from qipai.core.errors import BadCards
-from qipai.core.model import Deal, WinClaim
+from qipai.core.model import Deal, Flip, WinClaim
 
 
 def check_win_context(claim: WinClaim, how: str, hows: Collection[str], dealer: int,
@@ -76,3 +76,20 @@ def deal_size_problem(deal: Deal, dealer_size: int, other_size: int, unit: str) 
             role = "the dealer" if seat == deal.dealer else "a non-dealer"
             return f"seat {seat} ({role}) is dealt {len(hand)} {unit}; it must hold {want}"
     return None
+
+
+def flip_problem(flip: Any, n_kinds: int) -> str | None:
+    """Why ``flip`` (a ``qipai_bonus_flip`` answer) is not a
+    :class:`~qipai.core.model.Flip` of cards ``0..n_kinds - 1`` with a 醒数
+    that is an int >= 0 and per-card 醒数 that are ints, or None."""
+    if not isinstance(flip, Flip):
+        return f"answered {flip!r}, not a Flip"
+    if type(flip.xing) is not int or flip.xing < 0:
+        return f"answered a 醒数 of {flip.xing!r}, not an int >= 0"
+    for c in flip.flipped:
+        if type(c) is not int or not 0 <= c < n_kinds:
+            return f"flipped {c!r}, not a card of this game (kinds 0..{n_kinds - 1})"
+    if any(type(x) is not int for x in flip.each):
+        return f"answered per-card 醒数 {flip.each!r}, not ints"
+    return None
+

@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import random
 
     from qipai.core.model import (
-        Action, Deal, Event, Flip, HandEnd, Meld, Payment, Settlement, WinClaim, WinEval,
+        Action, Deal, Event, Flip, FlipFn, HandEnd, Meld, Payment, Settlement, WinClaim, WinEval,
         WinReading, Window,
     )
     from qipai.core.ruleset import Manifest
@@ -326,8 +326,19 @@ def qipai_bonus_flip(
 
 
 @hookspec(firstresult=True)
-def qipai_settle(end: HandEnd, options: Any) -> Settlement:
+def qipai_settle(end: HandEnd, options: Any, bonus_flip: FlipFn) -> Settlement:
     """Who pays whom (子) for the hand's wins; must sum to zero.
+
+    Args:
+        end: the hand's end.
+        options: the ruleset's options.
+        bonus_flip: ``bonus_flip(holding, tile, stock) -> Flip``: the
+            ruleset's ``qipai_bonus_flip`` (a house plugin's override
+            included), its answer checked.  A settlement with a bonus flip
+            flips through it, not through its own function, so that an
+            override is what the hand is paid by (桂林麻将 and 桂林字牌 do;
+            广西麻将 has no flip).  An implementation may leave the argument
+            out.
 
     Returns: a :class:`~qipai.core.model.Settlement`.  ``firstresult``.
     """

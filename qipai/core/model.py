@@ -8,6 +8,7 @@ decode back to the same values.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any, Union
 
 from msgspec import Struct, field
@@ -465,6 +466,12 @@ class Flip(Struct, frozen=True):
     flipped: tuple[int, ...]
     xing: int
     each: tuple[int, ...] = ()
+
+
+#: The ``bonus_flip`` a settlement is given (hook ``qipai_settle``):
+#: ``bonus_flip(holding, tile, stock) -> Flip``, the ruleset's
+#: ``qipai_bonus_flip`` with its options, the answer checked.
+FlipFn = Callable[[Sequence[int], int | None, Sequence[int]], Flip]
 
 
 # --------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from pluggy import PluginValidationError
 
 from qipai.core import hookspecs
 from qipai.core.cards import CardSystem
-from qipai.core.errors import BadNotation, BadOption, UnknownVariant
+from qipai.core.errors import BadNotation, BadOption, PluginError, QipaiError, UnknownVariant
 from qipai.core.model import Flip, HandEnd, Meld, Settlement, WinClaim, WinEval, WinReading
 
 ENTRY_POINT_GROUP = "qipai.variants"
@@ -266,10 +266,23 @@ class Ruleset:
         Raises:
             BadNotation: a card that is not a kind of this game.
             BadCards: an impossible hand (a fifth copy, a wrong size …).
+            PluginError: a hook raised (anything but a QipaiError) or
+                answered something other than a WinEval; it names the hook
+                and the plugin.
         """
         self._check_claim(claim)
-        return self.hook.qipai_win_check(claim=claim, how=how, dealer=dealer,
-                                         from_seat=from_seat, options=self.options)
+        kwargs = {"claim": claim, "how": how, "dealer": dealer, "from_seat": from_seat,
+                  "options": self.options}
+        try:
+            ev = self.hook.qipai_win_check(**kwargs)
+        except QipaiError:
+            raise  # the variant refusing bad input (BadCards …), a PluginError
+        except Exception as exc:  # noqa: BLE001 - a plugin's bug: named
+            raise self._plugin_failed("qipai_win_check", exc) from exc
+        if not isinstance(ev, WinEval):
+            self._refuse("qipai_win_check", f"answered {ev!r}, not a WinEval",
+                         lambda a: not isinstance(a, WinEval), kwargs)
+        return ev
 
     def readings(self, claim: WinClaim, how: str, dealer: int,
                  from_seat: int | None = None) -> list[WinReading]:
@@ -278,10 +291,16 @@ class Ruleset:
 
         Raises:
             BadNotation, BadCards: as :meth:`win_check`.
+            PluginError: the hook raised (anything but a QipaiError).
         """
         self._check_claim(claim)
-        got = self.hook.qipai_readings(claim=claim, how=how, dealer=dealer,
-                                       from_seat=from_seat, options=self.options)
+        try:
+            got = self.hook.qipai_readings(claim=claim, how=how, dealer=dealer,
+                                           from_seat=from_seat, options=self.options)
+        except QipaiError:
+            raise  # the variant refusing bad input (BadCards …), a PluginError
+        except Exception as exc:  # noqa: BLE001 - a plugin's bug: named
+            raise self._plugin_failed("qipai_readings", exc) from exc
         return list(got or [])
 
     def waits(self, hand: Sequence[int], melds: Sequence[Meld] = ()) -> list[int]:
@@ -289,15 +308,43 @@ class Ruleset:
 
         Raises:
             BadNotation: a card out of range.  BadCards: an impossible hand.
+            PluginError: the hook raised (anything but a QipaiError).
         """
-        return self.hook.qipai_waits(hand=self.parse(list(hand)), melds=list(melds),
-                                     options=self.options)
+        hand = self.parse(list(hand))
+        try:
+            return self.hook.qipai_waits(hand=hand, melds=list(melds), options=self.options)
+        except QipaiError:
+            raise  # the variant refusing bad input (BadCards …), a PluginError
+        except Exception as exc:  # noqa: BLE001 - a plugin's bug: named
+            raise self._plugin_failed("qipai_waits", exc) from exc
 
     def bonus_flip(self, holding: Sequence[int], tile: int | None,
                    stock: Sequence[int]) -> Flip:
-        """One winner's bonus flip (hook ``qipai_bonus_flip``)."""
-        return self.hook.qipai_bonus_flip(holding=list(holding), tile=tile,
-                                          stock=list(stock), options=self.options)
+        """One winner's bonus flip (hook ``qipai_bonus_flip``), checked:
+        ``holding`` every card of the winning hand, melds included (kinds),
+        ``tile`` the winning card or None, ``stock`` the cards left to flip,
+        head first.  :meth:`settle` gives it to ``qipai_settle``.
+
+        Raises:
+            PluginError: the answer is not a Flip of cards of this game with
+                a 醒数 that is an int >= 0; it names the hook and the plugin.
+        """
+        from qipai.core.checks import flip_problem
+
+        kwargs = {"holding": list(holding), "tile": tile, "stock": list(stock),
+                  "options": self.options}
+        try:
+            flip = self.hook.qipai_bonus_flip(**kwargs)
+        except QipaiError:
+            raise  # the variant refusing bad input (BadCards …), a PluginError
+        except Exception as exc:  # noqa: BLE001 - a plugin's bug: named
+            raise self._plugin_failed("qipai_bonus_flip", exc) from exc
+        kinds = self.cards.n_kinds
+        problem = flip_problem(flip, kinds)
+        if problem:
+            self._refuse("qipai_bonus_flip", problem,
+                         lambda a: flip_problem(a, kinds) is not None, kwargs)
+        return flip
 
     def settle(self, end: HandEnd) -> Settlement:
         """Who pays whom for the wins of ``end`` (hook ``qipai_settle``).
@@ -305,6 +352,10 @@ class Ruleset:
         Raises:
             BadNotation, BadCards: as :meth:`win_check`, or relations that are
                 not pairs of seats.
+            PluginError: a hook raised (anything but a QipaiError), or the
+                answer is not a Settlement of valid payments (seats in
+                range, payer ≠ payee, int amounts ≥ 0), or a bad flip
+                (:meth:`bonus_flip`); it names the hook and the plugin.
         """
         from qipai.core.checks import checked_relations
 
@@ -312,7 +363,36 @@ class Ruleset:
             self._check_claim(w)
         self.parse(list(end.stock))
         checked_relations(end.relations, self.manifest.players, self.manifest.relations)
-        return self.hook.qipai_settle(end=end, options=self.options)
+        kwargs = {"end": end, "options": self.options, "bonus_flip": self.bonus_flip}
+        try:
+            settlement = self.hook.qipai_settle(**kwargs)
+        except QipaiError:
+            raise  # the variant refusing bad input (BadCards …), a PluginError
+        except Exception as exc:  # noqa: BLE001 - a plugin's bug: named
+            raise self._plugin_failed("qipai_settle", exc) from exc
+        from qipai.core.table import settlement_answer_problem
+
+        problem = settlement_answer_problem(settlement, self.manifest.players)
+        if problem:
+            self._refuse("qipai_settle", problem, lambda a: True, kwargs)
+        return settlement
+
+    def _plugin_failed(self, hook: str, exc: Exception) -> PluginError:
+        """The :class:`PluginError` of an exception a hook raised that is
+        not a :class:`QipaiError` (a bug, not the caller's bad input): it
+        names the hook and the plugin whose implementation raised it."""
+        from qipai.core.table import raiser
+
+        where, plugin = raiser(self.hook, exc)
+        return PluginError(hook if where == "?" else where, plugin,
+                           f"raised {type(exc).__name__}: {exc}")
+
+    def _refuse(self, hook: str, problem: str, check: Any, kwargs: dict[str, Any]) -> None:
+        """Raise the :class:`PluginError` of a refused answer of ``hook``,
+        naming the plugin that gave it (:func:`~qipai.core.table.culprit`)."""
+        from qipai.core.table import culprit
+
+        raise PluginError(hook, culprit(self.hook, hook, check, **kwargs), problem)
 
     def _check_claim(self, claim: WinClaim) -> None:
         self.parse(list(claim.hand))

@@ -40,10 +40,10 @@ import msgspec
 from pluggy import HookCallError
 
 from qipai.core.cards import check_copies, shuffle
-from qipai.core.checks import checked_relations
+from qipai.core.checks import checked_relations, flip_problem
 from qipai.core.errors import BadCards, BadOption, BadRecord, IllegalAction, PluginError, QipaiError
 from qipai.core.model import (
-    ACTION_TYPES, Action, Chi, Deal, Dealt, Drew, Ended, Event, Flipped, Meld, Melded, Paid, Pass, Payment, Result,
+    ACTION_TYPES, Action, Chi, Deal, Dealt, Drew, Ended, Event, Flip, Flipped, Meld, Melded, Paid, Pass, Payment, Result,
     SeatState, Settlement, TableState, WinClaim, WinEval, Window, net_of, why_total,
 )
 from qipai.core.ruleset import Ruleset
@@ -347,7 +347,7 @@ def _payments_problem(payments: Any, n: int) -> str | None:
     return None
 
 
-def _settlement_problem(settlement: Any, n: int) -> str | None:
+def settlement_answer_problem(settlement: Any, n: int) -> str | None:
     """Why ``settlement`` is not a :class:`Settlement` of valid payments, or None."""
     if not isinstance(settlement, Settlement):
         return f"{settlement!r} is not a Settlement"
@@ -364,6 +364,67 @@ def _actions_problem(acts: Any, seat: int, empty_ok: bool) -> str | None:
         if type(a) not in _ACTION_SET or a.seat != seat:
             return f"{a!r} is not an action of seat {seat}"
     return None
+
+
+def hook_plugins(relay: Any, hook: str) -> str:
+    """The pluggy names of the plugins implementing ``hook`` on ``relay``
+    (a plugin manager's ``hook``), in call order, comma-separated ("?": none)."""
+    try:
+        impls = getattr(relay, hook).get_hookimpls()
+    except AttributeError:
+        return "?"
+    return ", ".join(i.plugin_name for i in reversed(impls)) or "?"
+
+
+def culprit(relay: Any, hook: str, problem: Any, **kwargs: Any) -> str:
+    """Which plugin gave a refused answer of ``hook`` (the failure path
+    only: each plain implementation is asked again in pluggy's order with
+    ``kwargs``; a caller that holds state rolls back whatever that changes).
+    ``problem(answer)`` says whether an answer is refused.  Returns the
+    pluggy name of the first implementation whose answer is refused; when
+    the answers asked again are fine (for a ``firstresult`` hook: the first
+    one), the wrappers changed it, and their names are returned; else every
+    implementer's (:func:`hook_plugins`)."""
+    try:
+        caller = getattr(relay, hook)
+        first = bool(caller.spec.opts.get("firstresult", False))
+        impls = list(reversed(caller.get_hookimpls()))
+        for impl in impls:
+            if impl.hookwrapper or impl.wrapper:
+                continue
+            answer = impl.function(*[kwargs[a] for a in impl.argnames])
+            if answer is not None:
+                if problem(answer):
+                    return impl.plugin_name
+                if first:
+                    break
+        wrappers = [i.plugin_name for i in impls if i.hookwrapper or i.wrapper]
+        if wrappers:
+            return ", ".join(wrappers)
+    except Exception:  # noqa: BLE001 - naming is best effort
+        pass
+    return hook_plugins(relay, hook)
+
+
+def raiser(relay: Any, exc: BaseException) -> tuple[str, str]:
+    """The hook and plugin whose implementation on ``relay`` (a plugin
+    manager's ``hook``) is the innermost one on ``exc``'s traceback, or
+    ``("?", "?")``."""
+    codes: dict[Any, tuple[str, str]] = {}
+    for name in dir(relay):
+        if not name.startswith("qipai_"):
+            continue
+        for impl in getattr(relay, name).get_hookimpls():
+            fn = getattr(impl.function, "__func__", impl.function)
+            code = getattr(fn, "__code__", None)
+            if code is not None:
+                codes.setdefault(code, (name, impl.plugin_name))
+    found = ("?", "?")
+    tb = exc.__traceback__
+    while tb is not None:
+        found = codes.get(tb.tb_frame.f_code, found)
+        tb = tb.tb_next
+    return found
 
 
 class Table:
@@ -743,51 +804,19 @@ class Table:
 
     def _plugins(self, hook: str) -> str:
         """The pluggy names of the plugins implementing ``hook``, in call order."""
-        try:
-            impls = getattr(self.ruleset.hook, hook).get_hookimpls()
-        except AttributeError:
-            return "?"
-        return ", ".join(i.plugin_name for i in reversed(impls)) or "?"
+        return hook_plugins(self.ruleset.hook, hook)
 
     def _culprit(self, hook: str, problem: Any, **kwargs: Any) -> str:
-        """Which plugin gave a refused answer of ``hook`` (the failure path
-        only: each implementation is asked again in pluggy's order; the
-        caller rolls back whatever that changes).  ``problem(answer)`` says
-        why an answer is refused, or None."""
-        try:
-            caller = getattr(self.ruleset.hook, hook)
-            first = bool(caller.spec.opts.get("firstresult", False))
-            for impl in reversed(caller.get_hookimpls()):
-                if impl.hookwrapper or impl.wrapper:
-                    continue
-                answer = impl.function(*[kwargs[a] for a in impl.argnames])
-                if answer is not None and (first or problem(answer)):
-                    return impl.plugin_name
-        except Exception:  # noqa: BLE001 - naming is best effort
-            pass
-        return self._plugins(hook)
+        """Which plugin gave a refused answer of ``hook``
+        (:func:`culprit` of the ruleset's relay)."""
+        return culprit(self.ruleset.hook, hook, problem, **kwargs)
 
     def _refuse(self, hook: str, problem: str, check: Any, **kwargs: Any) -> None:
         raise PluginError(hook, self._culprit(hook, check, **kwargs), problem)
 
     def _raiser(self, exc: BaseException) -> tuple[str, str]:
-        """The hook and plugin whose implementation is the innermost one on
-        ``exc``'s traceback, or ``("?", "?")``."""
-        codes: dict[Any, tuple[str, str]] = {}
-        for name in dir(self.ruleset.hook):
-            if not name.startswith("qipai_"):
-                continue
-            for impl in getattr(self.ruleset.hook, name).get_hookimpls():
-                fn = getattr(impl.function, "__func__", impl.function)
-                code = getattr(fn, "__code__", None)
-                if code is not None:
-                    codes.setdefault(code, (name, impl.plugin_name))
-        found = ("?", "?")
-        tb = exc.__traceback__
-        while tb is not None:
-            found = codes.get(tb.tb_frame.f_code, found)
-            tb = tb.tb_next
-        return found
+        """:func:`raiser` of the ruleset's relay."""
+        return raiser(self.ruleset.hook, exc)
 
     def _checked(self, action: Any) -> Action:
         """Refuse what is not an action of this table's shape (wrong types,
@@ -1031,11 +1060,41 @@ class Table:
                 payments (seats in range, payer ≠ payee, int amounts ≥ 0),
                 naming the plugin that gave it.
         """
-        settlement = self.hook.qipai_settle(end=end, options=self.options)
-        problem = _settlement_problem(settlement, self.n)
+        settlement = self.hook.qipai_settle(end=end, options=self.options,
+                                            bonus_flip=self.bonus_flip)
+        problem = settlement_answer_problem(settlement, self.n)
         if problem:
-            self._refuse("qipai_settle", problem, lambda a: True, end=end, options=self.options)
+            self._refuse("qipai_settle", problem, lambda a: True, end=end, options=self.options,
+                         bonus_flip=self.bonus_flip)
         return settlement
+
+    def bonus_flip(self, holding: Sequence[int], tile: int | None,
+                   stock: Sequence[int]) -> Flip:
+        """``qipai_bonus_flip`` at this table (its options), checked: one
+        winner's bonus flip (桂林 翻醒, zipai 醒).  :meth:`settle` gives it
+        to ``qipai_settle`` as ``bonus_flip``, so a house plugin's flip is
+        the one the hand is paid by.
+
+        Args:
+            holding: every card of the winning hand, melds included (kinds).
+            tile: the winning card, or None.
+            stock: the cards left to flip, head first.
+
+        Returns: the :class:`~qipai.core.model.Flip` (cards used, 醒数).
+
+        Raises:
+            PluginError: the answer is not a Flip of cards of this game with
+                a 醒数 that is an int >= 0; it names the hook and the plugin.
+        """
+        kwargs = {"holding": list(holding), "tile": tile, "stock": list(stock),
+                  "options": self.options}
+        flip = self.hook.qipai_bonus_flip(**kwargs)
+        kinds = self.cards.n_kinds
+        problem = flip_problem(flip, kinds)
+        if problem:
+            self._refuse("qipai_bonus_flip", problem,
+                         lambda a: flip_problem(a, kinds) is not None, **kwargs)
+        return flip
 
     def end_hand(self, end: str, winners: Sequence[int] = (), settlement: Settlement | None = None,
                  from_seat: int | None = None) -> Result:
@@ -1051,7 +1110,7 @@ class Table:
             self._base = None
         st = self.state
         settlement = settlement or Settlement()
-        problem = _settlement_problem(settlement, self.n)
+        problem = settlement_answer_problem(settlement, self.n)
         if problem:
             raise PluginError("qipai_settle", self._plugins("qipai_settle"), problem)
         for w in winners:

@@ -17,7 +17,7 @@ import msgspec
 
 from qipai.core.hookspecs import hookimpl
 from qipai.core.model import (
-    Discarded, Flip, HandEnd, Meld, Melded, Payment, Settlement, Term, why_total,
+    Discarded, Flip, FlipFn, HandEnd, Meld, Melded, Payment, Settlement, Term, why_total,
 )
 from qipai.core.ruleset import Manifest
 from qipai.families.mahjong import scoring_kit
@@ -65,9 +65,10 @@ def qipai_bonus_flip(holding: Sequence[int], tile: int | None, stock: Sequence[i
 
 
 @hookimpl
-def qipai_settle(end: HandEnd, options: GuilinOptions) -> Settlement:
-    """§3.4 and §4: value × multipliers + 醒数 per payer, then 互包."""
-    return scoring.settle(end, options)
+def qipai_settle(end: HandEnd, options: GuilinOptions, bonus_flip: FlipFn) -> Settlement:
+    """§3.4 and §4: value × multipliers + 醒数 per payer, then 互包; the
+    翻醒 through ``bonus_flip`` (the ruleset's ``qipai_bonus_flip``)."""
+    return scoring.settle(end, options, bonus_flip)
 
 
 # ---------------------------------------------------------------- relations, payments

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from qipai.core.errors import BadCards
-from qipai.core.model import Flip, HandEnd, Settlement, Term, bracket, times, why_total
+from qipai.core.model import Flip, FlipFn, HandEnd, Settlement, Term, bracket, times, why_total
 from qipai.families.mahjong.scoring_kit import (
     Ledger,
     check_hand_end,
@@ -125,7 +125,7 @@ def _hubao_pairs(end: HandEnd, options: GuilinOptions) -> set[frozenset[int]]:
 
 
 def normal_amounts(
-    end: HandEnd, options: GuilinOptions | None = None
+    end: HandEnd, options: GuilinOptions | None = None, bonus_flip: FlipFn | None = None
 ) -> tuple[dict[int, dict[int, int]], dict[int, Evaluation], dict[int, Flip]]:
     """The amounts owed with no 互包 (D-GL13's "normal amount"), per winner.
 
@@ -134,7 +134,9 @@ def normal_amounts(
         value × multiplier + 醒数 (子) — the discarder / kong maker alone for
         a discard win, the other three for zimo; the winners' evaluations and
         their flips, keyed by winner seat.  Several winners share the flip
-        tiles (D-GL7): each flips from the head of ``end.stock``.
+        tiles (D-GL7): each flips from the head of ``end.stock``, through
+        ``bonus_flip(holding, tile, stock)`` when given (the ruleset's
+        ``qipai_bonus_flip``, as :func:`settle` says), else :func:`flip`.
 
     Raises:
         BadCards: as :func:`settle`.
@@ -144,7 +146,10 @@ def normal_amounts(
     evs = evaluate_winners(
         end, lambda w: evaluate(w, end.how, end.dealer, end.from_seat, options, end.n_players)
     )
-    flips = {w.seat: flip(patterns.holding(w), end.stock, options) for w in end.winners}
+    if bonus_flip is None:
+        flips = {w.seat: flip(patterns.holding(w), end.stock, options) for w in end.winners}
+    else:
+        flips = {w.seat: bonus_flip(patterns.holding(w), w.tile, end.stock) for w in end.winners}
     whys = normal_why(evs, flips)
     amounts = {seat: {p: why_total(t) for p, t in by.items()} for seat, by in whys.items()}
     return amounts, evs, flips
@@ -160,7 +165,8 @@ def normal_why(evs: dict[int, Evaluation],
     }
 
 
-def settle(end: HandEnd, options: GuilinOptions | None = None) -> Settlement:
+def settle(end: HandEnd, options: GuilinOptions | None = None,
+           bonus_flip: FlipFn | None = None) -> Settlement:
     """Settle the wins of a finished hand (§3.3, §3.4, §4; D-GL4, D-GL7, D-GL10, D-GL13, D-GL14).
 
     Normal amounts (:func:`normal_amounts`): each paying seat owes the
@@ -204,6 +210,9 @@ def settle(end: HandEnd, options: GuilinOptions | None = None) -> Settlement:
             left to flip, head first), ``relations["hubao"]`` (seat pairs),
             ``n_players`` (must be 4).
         options: the variant options.
+        bonus_flip: each winner's 翻醒 (``bonus_flip(holding, tile, stock)
+            -> Flip``): the engine gives the ruleset's ``qipai_bonus_flip``,
+            so a house plugin's flip is the one paid; None: :func:`flip`.
 
     Returns:
         :class:`Settlement`: pairwise payments (子, sums to zero), pattern ids
@@ -219,7 +228,7 @@ def settle(end: HandEnd, options: GuilinOptions | None = None) -> Settlement:
             tiles, a bad hubao pair), or ``n_players`` other than 4.
     """
     options = options or GuilinOptions()
-    amounts, evs, flips = normal_amounts(end, options)
+    amounts, evs, flips = normal_amounts(end, options, bonus_flip)
     normal = normal_why(evs, flips)
     pairs = _hubao_pairs(end, options)
     ledger = Ledger()
@@ -262,10 +271,10 @@ def settle(end: HandEnd, options: GuilinOptions | None = None) -> Settlement:
             if a in winners and b in winners and amounts[a][d] != amounts[b][d]:
                 big, small = (a, b) if amounts[a][d] > amounts[b][d] else (b, a)
                 ledger.add(small, big, hubao(1, "5", normal[big][d]), "hubao")
-    used = max(len(f.flipped) for f in flips.values())
+    longest = max(flips.values(), key=lambda f: len(f.flipped))
     return Settlement(
         payments=ledger.payments(),
         patterns={seat: ev.patterns for seat, ev in sorted(evs.items())},
         xing={seat: f.xing for seat, f in sorted(flips.items())},
-        flipped=tuple(end.stock[:used]),
+        flipped=tuple(longest.flipped),
     )

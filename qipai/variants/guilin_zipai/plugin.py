@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from qipai.core.cards import counts
 from qipai.core.hookspecs import hookimpl
-from qipai.core.model import Flip, HandEnd, Meld, Settlement, WinClaim, WinEval, WinReading
+from qipai.core.model import Flip, FlipFn, HandEnd, Meld, Settlement, WinClaim, WinEval, WinReading
 from qipai.core.ruleset import Manifest
 from qipai.families.zipai import groups
 from qipai.families.zipai.cards import CARDS
@@ -69,6 +69,7 @@ def qipai_bonus_flip(holding: Sequence[int], tile: int | None, stock: Sequence[i
 
 
 @hookimpl
-def qipai_settle(end: HandEnd, options: ZipaiOptions) -> Settlement:
-    """§7: one share = (子 + 中醒数) × 番数 from each loser; 放炮: the discarder pays both."""
-    return scoring.settle(end, options)
+def qipai_settle(end: HandEnd, options: ZipaiOptions, bonus_flip: FlipFn) -> Settlement:
+    """§7: one share = (子 + 中醒数) × 番数 from each loser; 放炮: the discarder
+    pays both.  The 醒 through ``bonus_flip`` (the ruleset's ``qipai_bonus_flip``)."""
+    return scoring.settle(end, options, bonus_flip)

@@ -81,7 +81,7 @@ import msgspec
 from qipai.core.checks import check_win_context
 from qipai.core.errors import BadCards
 from qipai.core.model import (
-    Flip, HandEnd, Meld, Payment, Settlement, Term, WinClaim, WinEval, WinReading, bracket,
+    Flip, FlipFn, HandEnd, Meld, Payment, Settlement, Term, WinClaim, WinEval, WinReading, bracket,
     times, why_total,
 )
 from qipai.families.zipai.cards import BIG, CARDS, N_KINDS
@@ -699,7 +699,8 @@ def share_why(ev: Evaluation, f: Flip, options: ZipaiOptions | None = None) -> t
     return head + tuple(Term("bonus", b, 2, "*", rule="§4") for b in ev.bonuses)
 
 
-def settle(end: HandEnd, options: ZipaiOptions | None = None) -> Settlement:
+def settle(end: HandEnd, options: ZipaiOptions | None = None,
+           bonus_flip: FlipFn | None = None) -> Settlement:
     """Settle a finished hand's win (§4, §6, §7).
 
     The one winner's claim is evaluated (:func:`analyse`), flips for 醒
@@ -716,6 +717,9 @@ def settle(end: HandEnd, options: ZipaiOptions | None = None) -> Settlement:
             zimo), ``winners`` (exactly one :class:`WinClaim`), ``stock``
             (cards left, head first), ``n_players`` (3).
         options: the variant options.
+        bonus_flip: the 醒 (``bonus_flip(holding, tile, stock) -> Flip``):
+            the engine gives the ruleset's ``qipai_bonus_flip``, so a house
+            plugin's flip is the one paid; None: :func:`flip`.
 
     Returns:
         :class:`Settlement`: payments (子, sum to zero), ``patterns`` and
@@ -735,7 +739,10 @@ def settle(end: HandEnd, options: ZipaiOptions | None = None) -> Settlement:
         why = "does not split" if ev.hu is None else f"has {ev.hu} 胡数, below {threshold(options)}"
         raise BadCards(f"seat {claim.seat}'s claim is not a win: it {why}")
     tile = claim.tile
-    f = flip(holding(claim), list(end.stock), tile, options)
+    if bonus_flip is None:
+        f = flip(holding(claim), list(end.stock), tile, options)
+    else:
+        f = bonus_flip(holding(claim), tile, list(end.stock))
     why = share_why(ev, f, options)
     amount = why_total(why)
     winner = claim.seat
