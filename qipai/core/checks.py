@@ -93,3 +93,15 @@ def flip_problem(flip: Any, n_kinds: int) -> str | None:
         return f"answered per-card 醒数 {flip.each!r}, not ints"
     return None
 
+
+def conserves_cards(deal_impl: Any) -> Any:
+    """Mark a ``qipai_deal`` implementation whose answer is, by its
+    construction and its own tests, a deal of exactly the deck it is given,
+    for the dealer asked, in the hand sizes ``qipai_check_deal`` wants (the
+    family flows' deals: slices of the shuffled deck).  A table whose only
+    ``qipai_deal`` is a marked one does not check its answer again; any
+    other deal — a variant's own, a house plugin's over it, a wrapper — is
+    checked when the table is made (:class:`~qipai.core.table.Table`).  An
+    override of a marked method in a subclass is not marked."""
+    deal_impl.qipai_conserves_cards = True
+    return deal_impl

@@ -78,7 +78,9 @@ def qipai_deck(options: Any) -> list[int]:
     Args:
         options: the ruleset's options Struct.
 
-    Returns: list of kinds.  ``firstresult``.
+    Returns: list of kinds.  ``firstresult``.  A table checks the answer
+    (cards of the game, none beyond its copies, not empty) the first time
+    the ruleset deals such a deck; else :class:`~qipai.core.errors.PluginError`.
     """
 
 
@@ -98,13 +100,20 @@ def qipai_deal(deck: list[int], dealer: int, options: Any) -> Deal:
         deck: every card, shuffled (kinds).
         dealer: the dealer's seat.
 
-    Returns: a :class:`~qipai.core.model.Deal`.  ``firstresult``.
+    Returns: a :class:`~qipai.core.model.Deal`.  ``firstresult``.  The
+    table checks it: for ``dealer``, one hand per seat, the hands and wall
+    exactly ``deck`` (each card once), shown cards from the dealer's hand,
+    and ``qipai_check_deal`` content; else
+    :class:`~qipai.core.errors.PluginError` naming the plugin.  The family
+    flows' own deals are marked :func:`~qipai.core.checks.conserves_cards`
+    and not checked again.
     """
 
 
 @hookspec(firstresult=True)
 def qipai_check_deal(deal: Deal, options: Any) -> str | None:
-    """Check an explicit deal given by a host (hand sizes, stock size).
+    """Check an explicit deal given by a host, or a ``qipai_deal`` answer
+    (hand sizes, stock size).
 
     Returns: a one-line description of what is wrong, or None if the deal
     is fine.  ``firstresult``.

@@ -347,6 +347,34 @@ def _payments_problem(payments: Any, n: int) -> str | None:
     return None
 
 
+def _dealt_problem(deal: Any, dealer: int, n: int, deck: list[int]) -> str | None:
+    """Why ``deal`` (a ``qipai_deal`` answer for ``dealer``) is not a
+    :class:`Deal` of ``n`` hands for that dealer whose hands and wall are
+    exactly ``deck`` (sorted) and whose shown cards are the dealer's, or None."""
+    if not isinstance(deal, Deal):
+        return f"answered {deal!r}, not a Deal"
+    if deal.dealer != dealer or type(deal.dealer) is not int:
+        return f"dealt for dealer {deal.dealer!r}, not for the dealer {dealer}"
+    hands = deal.hands
+    try:
+        if len(hands) != n:
+            return f"dealt {len(hands)} hands for {n} seats"
+        cards = list(deal.wall)
+        for h in hands:
+            cards += h
+        cards.sort()
+        same = cards == deck and set(map(type, cards)) == {int}
+        held = list(hands[dealer])
+        for c in deal.shown:
+            held.remove(c)
+    except (TypeError, ValueError):
+        same = False
+    if not same:
+        return (f"the hands, wall and shown cards are not the deck it was given "
+                f"({len(deck)} cards), each card once, the shown ones in the dealer's hand")
+    return None
+
+
 def settlement_answer_problem(settlement: Any, n: int) -> str | None:
     """Why ``settlement`` is not a :class:`Settlement` of valid payments, or None."""
     if not isinstance(settlement, Settlement):
@@ -517,6 +545,7 @@ class Table:
                 else:
                     rng = random.Random(seed)  # reproducible: tests, demos, records
             deck = list(self.hook.qipai_deck(options=self.options))
+            canon = self._checked_deck(deck)
             shuffle(rng, deck)
             if dealer is None:
                 dealer = self.hook.qipai_first_dealer(options=self.options, rng=rng)
@@ -524,6 +553,13 @@ class Table:
                     raise PluginError("qipai_first_dealer", self._plugins("qipai_first_dealer"),
                                       f"first dealer {dealer!r} is not a seat (0..{self.n - 1})")
             deal = self.hook.qipai_deal(deck=deck, dealer=dealer, options=self.options)
+            trusted = only is not None and getattr(only("qipai_deal"), "qipai_conserves_cards",
+                                                   False)
+            problem = None if trusted else self._deal_problem(deal, dealer, canon)
+            if problem:
+                self._refuse("qipai_deal", problem,
+                             lambda a: self._deal_problem(a, dealer, canon) is not None,
+                             deck=deck, dealer=dealer, options=self.options)
         else:
             self.seed = None  # an explicit deal records no seed (replay checks a seed)
             deal = self._check_deal(deal, whole=not self.partial)
@@ -595,6 +631,53 @@ class Table:
         table.hook.qipai_setup_position(table=table, context=dict(context or {}))
         table.give_turn(dealer)
         return table
+
+    def _deal_problem(self, deal: Any, dealer: int, deck: list[int]) -> str | None:
+        """Why ``deal``, a ``qipai_deal`` answer for ``dealer`` from ``deck``
+        (sorted), is refused (:func:`_dealt_problem`, then the variant's
+        ``qipai_check_deal``), or None."""
+        problem = _dealt_problem(deal, dealer, self.n, deck)
+        if problem is None:
+            problem = self.hook.qipai_check_deal(deal=deal, options=self.options)
+        return problem
+
+    def _checked_deck(self, deck: list[Any]) -> list[int]:
+        """``deck`` (a ``qipai_deck`` answer) sorted, once checked
+        (:meth:`_deck_problem`): the check is made when the ruleset first
+        deals a deck of these cards; after it, the sorted deck is compared
+        with the one checked.
+
+        Raises:
+            PluginError: naming ``qipai_deck``, its plugin and what is wrong.
+        """
+        try:
+            canon = sorted(deck)
+        except TypeError:
+            canon = None
+        if canon is not None and canon == self.ruleset.__dict__.get("_checked_deck"):
+            return canon
+        problem = self._deck_problem(deck)
+        if problem:
+            self._refuse("qipai_deck", problem, lambda a: self._deck_problem(list(a)) is not None,
+                         options=self.options)
+        assert canon is not None
+        self.ruleset.__dict__["_checked_deck"] = canon
+        return canon
+
+    def _deck_problem(self, deck: list[Any]) -> str | None:
+        """Why ``deck`` is not a deck of this game's cards with no fifth
+        copy, or None."""
+        if not deck:
+            return "answered an empty deck"
+        kinds = self.cards.n_kinds
+        bad = next((c for c in deck if type(c) is not int or not 0 <= c < kinds), None)
+        if bad is not None:
+            return f"the deck holds {bad!r}, not a card of this game (kinds 0..{kinds - 1})"
+        try:
+            check_copies(deck, self.cards, "the deck")
+        except BadCards as exc:
+            return str(exc)
+        return None
 
     def _check_deal(self, deal: Any, whole: bool = True) -> Deal:
         """``deal`` with every field converted to ints and tuples, checked.

@@ -25,7 +25,7 @@ from typing import Any
 import msgspec
 
 from qipai.core.cards import full_deck
-from qipai.core.checks import deal_size_problem
+from qipai.core.checks import conserves_cards, deal_size_problem
 from qipai.core.hookspecs import hookimpl
 from qipai.core.model import (
     Action, Angang, Chi, Deal, Discard, Discarded, Drew, HandEnd, Hu, Jiagang, Marked, Meld,
@@ -190,6 +190,7 @@ class MahjongFlow:
         return rng.randrange(4)
 
     @hookimpl(trylast=True)
+    @conserves_cards
     def qipai_deal(self, deck: list[int], dealer: int, options: Any) -> Deal:
         """D-M1: seat dealer+k gets w[13k:13k+13], the dealer also w[52];
         the stock is w[53:] (head first, replacements from its end)."""

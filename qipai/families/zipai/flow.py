@@ -41,7 +41,7 @@ from typing import Any
 import msgspec
 
 from qipai.core.cards import full_deck
-from qipai.core.checks import deal_size_problem
+from qipai.core.checks import conserves_cards, deal_size_problem
 from qipai.core.hookspecs import hookimpl
 from qipai.core.model import (
     Action, Chi, Deal, Discard, Discarded, Drew, HandEnd, Hu, Meld, Melded, Pass, Peng,
@@ -196,6 +196,7 @@ class ZipaiFlow:
         return getattr(options, "first_dealer", 0)
 
     @hookimpl(trylast=True)
+    @conserves_cards
     def qipai_deal(self, deck: list[int], dealer: int, options: Any) -> Deal:
         """D-ZP1: seat dealer+k gets c[20k:20k+20], the dealer then c[60] (the
         亮张, shown to all); the stock is c[61:]."""
