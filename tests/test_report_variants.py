@@ -349,3 +349,11 @@ def test_a_terminal_too_narrow_for_one_column_cuts_nothing(tmp_path, width):
                 assert unit in out, (unit, row[0])
     hands = next(ln for ln in out.splitlines() if ln.startswith("│ hands"))
     assert hands.split("│")[2].strip() == "10", hands
+
+
+def test_a_bound_that_rounds_to_zero_prints_without_a_minus():
+    from qipai.sim.report import _num
+
+    assert _num(-0.004, 2, "+") == "+0.00" and _num(-0.004, 2, "") == "0.00"
+    assert _num(-0.0, 1, "") == "0.0" and _num(-0.006, 2, "") == "-0.01"
+    assert _num(0.004, 2, "+") == "+0.00" and _num(1.25, 1, "+") == "+1.2"

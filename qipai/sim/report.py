@@ -599,19 +599,27 @@ def _paired(con: Any, base: dict[str, Any], order: list[str]
 # printing
 
 
+def _num(x: float, digits: int, sign: str) -> str:
+    """``x`` with ``digits`` decimals (``sign`` "+": always signed); a value
+    that rounds to zero prints as 0, never -0."""
+    r = round(x, digits)
+    return f"{(0.0 if r == 0 else r):{sign}.{digits}f}"
+
+
 def _fmt(fig: Figure, value: float | None = None, ci: tuple[float, float] | None = None,
          diff: bool = False) -> str:
     v = fig.value if value is None else value
     lo, hi = fig.ci if ci is None else ci
     if math.isnan(lo) or math.isnan(hi):  # one hand: no interval (mean_ci)
         sign = "+" if diff or fig.key.startswith("net") else ""
-        return f"{v:{sign}.2f} [n/a]"
+        return f"{_num(v, 2, sign)} [n/a]"
     if fig.kind == "rate":
         sign = "+" if diff else ""
         unit = " pp" if diff else " %"
-        return f"{100 * v:{sign}.1f}{unit} [{100 * lo:{sign}.1f}, {100 * hi:{sign}.1f}]"
+        return (f"{_num(100 * v, 1, sign)}{unit} "
+                f"[{_num(100 * lo, 1, sign)}, {_num(100 * hi, 1, sign)}]")
     sign = "+" if diff or fig.key.startswith("net") else ""
-    return f"{v:{sign}.2f} [{lo:{sign}.2f}, {hi:{sign}.2f}]"
+    return f"{_num(v, 2, sign)} [{_num(lo, 2, sign)}, {_num(hi, 2, sign)}]"
 
 
 def _own(key: str) -> bool:
