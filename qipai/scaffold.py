@@ -173,7 +173,9 @@ from collections.abc import Sequence
 
 from qipai.core.errors import BadCards
 from qipai.core.hookspecs import hookimpl
-from qipai.core.model import Flip, HandEnd, Meld, Payment, Settlement, Term, WinClaim, WinEval
+from qipai.core.model import (
+    Flip, FlipFn, HandEnd, Meld, Payment, Settlement, Term, WinClaim, WinEval,
+)
 from qipai.core.ruleset import Manifest
 from qipai.families.mahjong import shapes
 from qipai.families.mahjong.flow import MahjongFlow, MahjongState
@@ -222,9 +224,12 @@ def qipai_bonus_flip(holding: Sequence[int], tile: int | None, stock: Sequence[i
 
 
 @hookimpl
-def qipai_settle(end: HandEnd, options: {CLASS}Options) -> Settlement:
+def qipai_settle(end: HandEnd, options: {CLASS}Options, bonus_flip: FlipFn) -> Settlement:
     """TODO: your settlement.  Placeholder: the stake from the discarder, or
-    from each other seat on a self-draw."""
+    from each other seat on a self-draw.  A bonus flip is
+    ``bonus_flip(holding, w.tile, end.stock)`` (the ruleset's
+    ``qipai_bonus_flip``, a house rule's included): call it, not your own
+    flip function, so that house rules reach the payments."""
     check_hand_end(end, "{NAME}")
     payments, found = [], {}
     for w in end.winners:
@@ -254,7 +259,9 @@ from collections.abc import Sequence
 from qipai.core.cards import counts
 from qipai.core.errors import BadCards
 from qipai.core.hookspecs import hookimpl
-from qipai.core.model import Flip, HandEnd, Meld, Payment, Settlement, Term, WinClaim, WinEval
+from qipai.core.model import (
+    Flip, FlipFn, HandEnd, Meld, Payment, Settlement, Term, WinClaim, WinEval,
+)
 from qipai.core.ruleset import Manifest
 from qipai.families.zipai import groups
 from qipai.families.zipai.cards import CARDS
@@ -303,9 +310,12 @@ def qipai_bonus_flip(holding: Sequence[int], tile: int | None, stock: Sequence[i
 
 
 @hookimpl
-def qipai_settle(end: HandEnd, options: {CLASS}Options) -> Settlement:
+def qipai_settle(end: HandEnd, options: {CLASS}Options, bonus_flip: FlipFn) -> Settlement:
     """TODO: your settlement.  Placeholder: the stake from each other seat;
-    on a discard (放炮) the discarder pays both shares."""
+    on a discard (放炮) the discarder pays both shares.  醒 is
+    ``bonus_flip(holding, w.tile, end.stock)`` (the ruleset's
+    ``qipai_bonus_flip``, a house rule's included): call it, not your own
+    flip function, so that house rules reach the payments."""
     payments, found = [], {}
     for w in end.winners:
         if _hu(w, end.how) is None:

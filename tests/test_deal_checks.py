@@ -178,3 +178,53 @@ def test_only_the_family_flows_own_deal_goes_unchecked():
 
     assert not getattr(OwnDeal.qipai_deal, "qipai_conserves_cards", False)
     assert ZipaiFlow.qipai_deal.qipai_conserves_cards
+
+
+# ------------------------------------------------ found by a review of the above
+
+
+def _lists(deal):
+    return Deal(deal.dealer, tuple(list(h) for h in deal.hands), tuple(deal.wall), deal.shown)
+
+
+def test_a_deal_of_lists_is_refused():
+    # (before: it played, and its record did not replay: a list is not the
+    # tuple the record decodes)
+    rs = load("guilin-mahjong", plugins=[house := Deals(_lists)])
+    with pytest.raises(PluginError, match="not tuples") as e:
+        rs.table(seed=5)
+    assert e.value.plugin == rs.pm.get_name(house)
+
+
+def test_a_deck_of_bools_is_refused_after_a_good_deck_was_checked():
+    # the ruleset remembers the sorted deck it checked; True == 1 and
+    # 1.0 == 1 must not pass as that deck
+    rs = load("guilin-mahjong")
+    rs.table(seed=1)
+    for odd in (True, 1.0):
+        def swap(deck, odd=odd):
+            deck[deck.index(1)] = odd
+            return deck
+
+        rs.pm.register(bad := Decks(swap))
+        with pytest.raises(PluginError, match="not a card of this game"):
+            rs.table(seed=1)
+        rs.pm.unregister(bad)
+
+
+class Raising:
+    @hookimpl(tryfirst=True)
+    def qipai_deal(self, deck, dealer, options):
+        return 1 // 0
+
+
+def test_an_exception_in_a_dealing_hook_is_a_plugin_error():
+    rs = load("guilin-mahjong", plugins=[bad := Raising()])
+    with pytest.raises(PluginError, match="ZeroDivisionError") as e:
+        rs.table(seed=1)
+    assert (e.value.hook, e.value.plugin) == ("qipai_deal", rs.pm.get_name(bad))
+    # a deck too short for the family's deal: its IndexError, named
+    rs = load("guilin-mahjong", plugins=[short := Decks(lambda deck: deck[:40])])
+    with pytest.raises(PluginError, match="IndexError") as e:
+        rs.table(seed=1)
+    assert e.value.hook == "qipai_deal"

@@ -18,6 +18,7 @@ The expected figures come from the rules, not from the code:
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from qipai.bots import play_hand
@@ -231,3 +232,76 @@ def test_qipai_score_names_a_raising_hook_in_one_line(monkeypatch):
     assert res.exit_code != 0 and "Traceback" not in res.output
     assert "broke hook qipai_win_check: raised ZeroDivisionError" in res.output
     assert len(res.output.strip().splitlines()) == 1
+
+
+# ------------------------------------------------ found by a review of the above
+
+
+class FlipAs:
+    """Every flip is ``flip``, whatever the hand."""
+
+    def __init__(self, flip):
+        self.flip = flip
+
+    @hookimpl(tryfirst=True)
+    def qipai_bonus_flip(self, holding, tile, stock, options):
+        return self.flip
+
+
+@pytest.mark.parametrize("flip, why", [
+    (Flip(flipped=(0,), xing=7, each=(3,)), "per-card 醒数 \\(3,\\)"),
+    (Flip(flipped=(0, 1), xing=1, each=(2, -1)), "per-card"),
+    (Flip(flipped=(0,), xing=1, each=(1, 0)), "per-card"),
+    (Flip(flipped=[0], xing=1), "not a tuple"),
+    (Flip(flipped=(), xing=10**30), "not an int from 0 to 9007199254740991"),
+])
+def test_a_flip_the_settlement_cannot_use_is_refused_in_play(flip, why):
+    # (before: a ValueError from the variant's breakdown blamed on the
+    # variant, a list that made the record unreplayable, an amount the
+    # snapshot could not hold)
+    house = FlipAs(flip)
+    rs = load("guilin-mahjong(hubao=false)", plugins=[house])
+    plain = load("guilin-mahjong(hubao=false)")
+    seed = next(s for s in range(400) if play_hand(plain, seed=s).result.end == "hu")
+    with pytest.raises(PluginError, match=why) as e:
+        play_hand(rs, seed=seed)
+    assert (e.value.hook, e.value.plugin) == ("qipai_bonus_flip", rs.pm.get_name(house))
+
+
+def test_a_wrapper_that_spoils_the_settlement_is_the_one_named():
+    from qipai.core.model import Payment
+
+    class Spoils:
+        @hookimpl(hookwrapper=True)
+        def qipai_settle(self, end, options):
+            outcome = yield
+            s = outcome.get_result()
+            outcome.force_result(msgspec.structs.replace(
+                s, payments=s.payments + (Payment(0, 1, 10**30, "house"),)))
+
+    rs = load("guilin-mahjong(hubao=false)", plugins=[w := Spoils()])
+    plain = load("guilin-mahjong(hubao=false)")
+    seed = next(s for s in range(400) if play_hand(plain, seed=s).result.end == "hu")
+    with pytest.raises(PluginError, match="amount 1000000000000000000000000000000") as e:
+        play_hand(rs, seed=seed)
+    assert (e.value.hook, e.value.plugin) == ("qipai_settle", rs.pm.get_name(w))
+
+
+def test_the_conformance_guard_is_not_blamed_as_a_plugin():
+    # The conformance Guard's own failure comes through Ruleset.settle as it
+    # is (before: "plugin 1401… broke hook qipai_settle: raised PropertyFailure").
+    # Payer 4 at a 4-seat table: the ZERO_SUM bug of test_plugin_failures.
+    from qipai.conformance.properties import GUARD, PropertyFailure
+    from qipai.core.model import Payment, Settlement
+
+    class Uneven:
+        @hookimpl(tryfirst=True)
+        def qipai_settle(self, end, options):
+            return Settlement(payments=(Payment(0, 1, 5, "hu"), Payment(4, 1, 5, "hu")),
+                              patterns={1: ("pinghu",)})
+
+    rs = load("guilin-mahjong", plugins=[Uneven(), GUARD])
+    end = HandEnd(dealer=0, how="zimo", from_seat=None, winners=(_zimo(rs),))
+    with pytest.raises(PropertyFailure, match="qipai_settle") as e:
+        rs.settle(end)
+    assert not isinstance(e.value, PluginError)

@@ -45,8 +45,13 @@ from qipai.core.ruleset import Ruleset
 from qipai.core.table import Table
 
 
-class PropertyFailure(AssertionError):
+class PropertyFailure(QipaiError, AssertionError):
     """A generic invariant that does not hold; the message names it.
+
+    A :class:`~qipai.core.errors.QipaiError`, so that the engine passes it
+    through as it is (as it does a variant refusing bad input) when a
+    :class:`Guard` raises it from inside a hook, rather than blaming the
+    Guard as a plugin with a bug.
 
     ``table`` is the finished table when the hand could still be played to
     its end (so the other properties can be checked on it), else None;

@@ -78,19 +78,32 @@ def deal_size_problem(deal: Deal, dealer_size: int, other_size: int, unit: str) 
     return None
 
 
+#: The largest amount (子) a payment or a 醒数 may be: 2**53 - 1, the
+#: largest integer every JSON reader (a browser's included) holds exactly.
+MAX_AMOUNT = 2**53 - 1
+
+
 def flip_problem(flip: Any, n_kinds: int) -> str | None:
     """Why ``flip`` (a ``qipai_bonus_flip`` answer) is not a
-    :class:`~qipai.core.model.Flip` of cards ``0..n_kinds - 1`` with a 醒数
-    that is an int >= 0 and per-card 醒数 that are ints, or None."""
+    :class:`~qipai.core.model.Flip` whose ``flipped`` is a tuple of cards
+    ``0..n_kinds - 1``, whose 醒数 is an int ``0..MAX_AMOUNT``, and whose
+    ``each`` is empty or a tuple of one int >= 0 per flipped card summing
+    to the 醒数, or None."""
     if not isinstance(flip, Flip):
         return f"answered {flip!r}, not a Flip"
-    if type(flip.xing) is not int or flip.xing < 0:
-        return f"answered a 醒数 of {flip.xing!r}, not an int >= 0"
+    if type(flip.xing) is not int or not 0 <= flip.xing <= MAX_AMOUNT:
+        return f"answered a 醒数 of {flip.xing!r}, not an int from 0 to {MAX_AMOUNT}"
+    if type(flip.flipped) is not tuple:
+        return f"answered flipped={flip.flipped!r}, not a tuple of cards"
     for c in flip.flipped:
         if type(c) is not int or not 0 <= c < n_kinds:
             return f"flipped {c!r}, not a card of this game (kinds 0..{n_kinds - 1})"
-    if any(type(x) is not int for x in flip.each):
-        return f"answered per-card 醒数 {flip.each!r}, not ints"
+    each = flip.each
+    if each != ():
+        if (type(each) is not tuple or len(each) != len(flip.flipped)
+                or any(type(x) is not int or x < 0 for x in each) or sum(each) != flip.xing):
+            return (f"answered per-card 醒数 {each!r}, not one int >= 0 per flipped card "
+                    f"({len(flip.flipped)}) adding up to its 醒数 {flip.xing}")
     return None
 
 

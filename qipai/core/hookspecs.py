@@ -347,7 +347,10 @@ def qipai_settle(end: HandEnd, options: Any, bonus_flip: FlipFn) -> Settlement:
             flips through it, not through its own function, so that an
             override is what the hand is paid by (桂林麻将 and 桂林字牌 do;
             广西麻将 has no flip).  An implementation may leave the argument
-            out.
+            out; a caller of the hook itself (``ruleset.hook.qipai_settle``
+            — :meth:`Ruleset.settle <qipai.core.ruleset.Ruleset.settle>` and
+            ``Table.settle`` pass it) must give it, e.g.
+            ``bonus_flip=ruleset.bonus_flip``.
 
     Returns: a :class:`~qipai.core.model.Settlement`.  ``firstresult``.
     """

@@ -372,9 +372,11 @@ class Ruleset:
             raise self._plugin_failed("qipai_settle", exc) from exc
         from qipai.core.table import settlement_answer_problem
 
-        problem = settlement_answer_problem(settlement, self.manifest.players)
+        n = self.manifest.players
+        problem = settlement_answer_problem(settlement, n)
         if problem:
-            self._refuse("qipai_settle", problem, lambda a: True, kwargs)
+            self._refuse("qipai_settle", problem,
+                         lambda a: settlement_answer_problem(a, n) is not None, kwargs)
         return settlement
 
     def _plugin_failed(self, hook: str, exc: Exception) -> PluginError:

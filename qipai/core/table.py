@@ -40,7 +40,7 @@ import msgspec
 from pluggy import HookCallError
 
 from qipai.core.cards import check_copies, shuffle
-from qipai.core.checks import checked_relations, flip_problem
+from qipai.core.checks import MAX_AMOUNT, checked_relations, flip_problem
 from qipai.core.errors import BadCards, BadOption, BadRecord, IllegalAction, PluginError, QipaiError
 from qipai.core.model import (
     ACTION_TYPES, Action, Chi, Deal, Dealt, Drew, Ended, Event, Flip, Flipped, Meld, Melded, Paid, Pass, Payment, Result,
@@ -322,8 +322,8 @@ def _payment_problem(p: Any, n: int) -> str | None:
             return f"{p!r}: {role} {seat!r} is not a seat (0..{n - 1})"
     if p.payer == p.payee:
         return f"{p!r}: the payer pays itself"
-    if type(p.amount) is not int or p.amount < 0:
-        return f"{p!r}: the amount {p.amount!r} is not an int >= 0"
+    if type(p.amount) is not int or not 0 <= p.amount <= MAX_AMOUNT:
+        return f"{p!r}: the amount {p.amount!r} is not an int from 0 to {MAX_AMOUNT}"
     if type(p.reason) is not str:
         return f"{p!r}: the reason {p.reason!r} is not a str"
     if p.why:
@@ -353,9 +353,14 @@ def _dealt_problem(deal: Any, dealer: int, n: int, deck: list[int]) -> str | Non
     exactly ``deck`` (sorted) and whose shown cards are the dealer's, or None."""
     if not isinstance(deal, Deal):
         return f"answered {deal!r}, not a Deal"
-    if deal.dealer != dealer or type(deal.dealer) is not int:
-        return f"dealt for dealer {deal.dealer!r}, not for the dealer {dealer}"
+    if type(deal.dealer) is not int:
+        return f"answered a dealer {deal.dealer!r}, not an int"
+    if deal.dealer != dealer:
+        return f"dealt for dealer {deal.dealer}, not for the dealer {dealer}"
     hands = deal.hands
+    if type(hands) is not tuple or type(deal.wall) is not tuple or type(deal.shown) is not tuple \
+            or any(type(h) is not tuple for h in hands):
+        return "answered a Deal whose hands, wall or shown cards are not tuples"
     try:
         if len(hands) != n:
             return f"dealt {len(hands)} hands for {n} seats"
@@ -534,64 +539,71 @@ class Table:
             if not 0 <= dealer < self.n:
                 raise BadCards(f"dealer {dealer!r} is not a seat (0..{self.n - 1})")
         relations = checked_relations(relations, self.n, ruleset.manifest.relations)
-        dealt_by = None
-        if deal is None:
-            dealt_by = "host" if rng is not None else "seeded" if seed is not None else "os"
-            if rng is not None:
-                self.seed = None  # the seed did not deal: the record keeps none
-            else:
-                if seed is None:
-                    rng = secrets.SystemRandom()  # the OS's CSPRNG: no seed to learn
+        try:  # the hooks that deal and start the hand: a plugin's exception is named
+            dealt_by = None
+            if deal is None:
+                dealt_by = "host" if rng is not None else "seeded" if seed is not None else "os"
+                if rng is not None:
+                    self.seed = None  # the seed did not deal: the record keeps none
                 else:
-                    rng = random.Random(seed)  # reproducible: tests, demos, records
-            deck = list(self.hook.qipai_deck(options=self.options))
-            canon = self._checked_deck(deck)
-            shuffle(rng, deck)
-            if dealer is None:
-                dealer = self.hook.qipai_first_dealer(options=self.options, rng=rng)
-                if type(dealer) is not int or not 0 <= dealer < self.n:
-                    raise PluginError("qipai_first_dealer", self._plugins("qipai_first_dealer"),
-                                      f"first dealer {dealer!r} is not a seat (0..{self.n - 1})")
-            deal = self.hook.qipai_deal(deck=deck, dealer=dealer, options=self.options)
-            trusted = only is not None and getattr(only("qipai_deal"), "qipai_conserves_cards",
-                                                   False)
-            problem = None if trusted else self._deal_problem(deal, dealer, canon)
-            if problem:
-                self._refuse("qipai_deal", problem,
-                             lambda a: self._deal_problem(a, dealer, canon) is not None,
-                             deck=deck, dealer=dealer, options=self.options)
-        else:
-            self.seed = None  # an explicit deal records no seed (replay checks a seed)
-            deal = self._check_deal(deal, whole=not self.partial)
-            if dealer is not None and dealer != deal.dealer:
-                raise BadCards(f"the deal was dealt for dealer {deal.dealer}, not {dealer}")
-            if not _position:
-                problem = self.hook.qipai_check_deal(deal=deal, options=self.options)
+                    if seed is None:
+                        rng = secrets.SystemRandom()  # the OS's CSPRNG: no seed to learn
+                    else:
+                        rng = random.Random(seed)  # reproducible: tests, demos, records
+                deck = list(self.hook.qipai_deck(options=self.options))
+                canon = self._checked_deck(deck)
+                shuffle(rng, deck)
+                if dealer is None:
+                    dealer = self.hook.qipai_first_dealer(options=self.options, rng=rng)
+                    if type(dealer) is not int or not 0 <= dealer < self.n:
+                        raise PluginError(
+                            "qipai_first_dealer", self._plugins("qipai_first_dealer"),
+                            f"first dealer {dealer!r} is not a seat (0..{self.n - 1})")
+                deal = self.hook.qipai_deal(deck=deck, dealer=dealer, options=self.options)
+                trusted = only is not None and getattr(only("qipai_deal"), "qipai_conserves_cards",
+                                                       False)
+                problem = None if trusted else self._deal_problem(deal, dealer, canon)
                 if problem:
-                    raise BadCards(problem)
-        self.state = TableState(
-            variant=ruleset.name,
-            options=ruleset.options_dict(),
-            n_players=self.n,
-            deal=deal,
-            dealer=deal.dealer,
-            seats=[SeatState(hand=sorted(h)) for h in deal.hands],
-            wall=list(deal.wall),
-            pending={},
-            instant=[],
-            events=[],
-            actions=[],
-            relations={k: [list(g) for g in v] for k, v in (relations or {}).items()},
-            start_relations={k: [list(g) for g in v] for k, v in (relations or {}).items()},
-            extra=self.hook.qipai_new_state(options=self.options),
-            ask_all=ask_all,
-            rng=dealt_by,
-        )
-        self.state.events.append(Dealt(deal.dealer, tuple(len(h) for h in deal.hands),
-                                       len(deal.wall), tuple(deal.shown)))
-        if not _position:
-            self.hook.qipai_start(table=self)
-            self._base = (None, 0)  # rebuilt from the deal (see _roll_back)
+                    self._refuse("qipai_deal", problem,
+                                 lambda a: self._deal_problem(a, dealer, canon) is not None,
+                                 deck=deck, dealer=dealer, options=self.options)
+            else:
+                self.seed = None  # an explicit deal records no seed (replay checks a seed)
+                deal = self._check_deal(deal, whole=not self.partial)
+                if dealer is not None and dealer != deal.dealer:
+                    raise BadCards(f"the deal was dealt for dealer {deal.dealer}, not {dealer}")
+                if not _position:
+                    problem = self.hook.qipai_check_deal(deal=deal, options=self.options)
+                    if problem:
+                        raise BadCards(problem)
+            self.state = TableState(
+                variant=ruleset.name,
+                options=ruleset.options_dict(),
+                n_players=self.n,
+                deal=deal,
+                dealer=deal.dealer,
+                seats=[SeatState(hand=sorted(h)) for h in deal.hands],
+                wall=list(deal.wall),
+                pending={},
+                instant=[],
+                events=[],
+                actions=[],
+                relations={k: [list(g) for g in v] for k, v in (relations or {}).items()},
+                start_relations={k: [list(g) for g in v] for k, v in (relations or {}).items()},
+                extra=self.hook.qipai_new_state(options=self.options),
+                ask_all=ask_all,
+                rng=dealt_by,
+            )
+            self.state.events.append(Dealt(deal.dealer, tuple(len(h) for h in deal.hands),
+                                           len(deal.wall), tuple(deal.shown)))
+            if not _position:
+                self.hook.qipai_start(table=self)
+                self._base = (None, 0)  # rebuilt from the deal (see _roll_back)
+        except QipaiError:
+            raise  # the host's bad input (BadCards …) or a PluginError already
+        except Exception as exc:
+            hook, plugin = self._raiser(exc)
+            raise PluginError(hook, plugin, f"{type(exc).__name__}: {exc}") from exc
 
     @classmethod
     def from_position(cls, ruleset: Ruleset, *, dealer: int, hands: Sequence[Sequence[int]],
@@ -654,7 +666,8 @@ class Table:
             canon = sorted(deck)
         except TypeError:
             canon = None
-        if canon is not None and canon == self.ruleset.__dict__.get("_checked_deck"):
+        if canon is not None and canon == self.ruleset.__dict__.get("_checked_deck") \
+                and set(map(type, canon)) == {int}:  # == takes True for 1, 1.0 for 1
             return canon
         problem = self._deck_problem(deck)
         if problem:
@@ -1147,8 +1160,10 @@ class Table:
                                             bonus_flip=self.bonus_flip)
         problem = settlement_answer_problem(settlement, self.n)
         if problem:
-            self._refuse("qipai_settle", problem, lambda a: True, end=end, options=self.options,
-                         bonus_flip=self.bonus_flip)
+            n = self.n
+            self._refuse("qipai_settle", problem,
+                         lambda a: settlement_answer_problem(a, n) is not None,
+                         end=end, options=self.options, bonus_flip=self.bonus_flip)
         return settlement
 
     def bonus_flip(self, holding: Sequence[int], tile: int | None,
