@@ -228,3 +228,11 @@ def test_an_exception_in_a_dealing_hook_is_a_plugin_error():
     with pytest.raises(PluginError, match="IndexError") as e:
         rs.table(seed=1)
     assert e.value.hook == "qipai_deal"
+
+
+@pytest.mark.parametrize("answer", [5, "1m 2m", {"1m": 4}])
+def test_a_deck_that_is_no_list_is_a_plugin_error(answer):
+    rs = load("guilin-mahjong", plugins=[bad := Decks(lambda deck: answer)])
+    with pytest.raises(PluginError, match="not a list of cards") as e:
+        rs.table(seed=1)
+    assert (e.value.hook, e.value.plugin) == ("qipai_deck", rs.pm.get_name(bad))

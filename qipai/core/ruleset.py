@@ -326,8 +326,11 @@ class Ruleset:
         head first.  :meth:`settle` gives it to ``qipai_settle``.
 
         Raises:
-            PluginError: the answer is not a Flip of cards of this game with
-                a 醒数 that is an int >= 0; it names the hook and the plugin.
+            PluginError: the hook raised, or its answer is not a Flip of
+                cards of this game (a tuple) with a 醒数 from 0 to
+                ``MAX_AMOUNT`` and per-card 醒数, if any, adding up to it
+                (:func:`~qipai.core.checks.flip_problem`); it names the hook
+                and the plugin.
         """
         from qipai.core.checks import flip_problem
 
@@ -354,7 +357,7 @@ class Ruleset:
                 not pairs of seats.
             PluginError: a hook raised (anything but a QipaiError), or the
                 answer is not a Settlement of valid payments (seats in
-                range, payer ≠ payee, int amounts ≥ 0), or a bad flip
+                range, payer ≠ payee, int amounts 0..``MAX_AMOUNT``), or a bad flip
                 (:meth:`bonus_flip`); it names the hook and the plugin.
         """
         from qipai.core.checks import checked_relations

@@ -550,8 +550,7 @@ class Table:
                         rng = secrets.SystemRandom()  # the OS's CSPRNG: no seed to learn
                     else:
                         rng = random.Random(seed)  # reproducible: tests, demos, records
-                deck = list(self.hook.qipai_deck(options=self.options))
-                canon = self._checked_deck(deck)
+                deck, canon = self._checked_deck(self.hook.qipai_deck(options=self.options))
                 shuffle(rng, deck)
                 if dealer is None:
                     dealer = self.hook.qipai_first_dealer(options=self.options, rng=rng)
@@ -653,8 +652,8 @@ class Table:
             problem = self.hook.qipai_check_deal(deal=deal, options=self.options)
         return problem
 
-    def _checked_deck(self, deck: list[Any]) -> list[int]:
-        """``deck`` (a ``qipai_deck`` answer) sorted, once checked
+    def _checked_deck(self, answer: Any) -> tuple[list[int], list[int]]:
+        """A ``qipai_deck`` answer as a new list, and sorted, once checked
         (:meth:`_deck_problem`): the check is made when the ruleset first
         deals a deck of these cards; after it, the sorted deck is compared
         with the one checked.
@@ -662,24 +661,25 @@ class Table:
         Raises:
             PluginError: naming ``qipai_deck``, its plugin and what is wrong.
         """
-        try:
-            canon = sorted(deck)
-        except TypeError:
-            canon = None
-        if canon is not None and canon == self.ruleset.__dict__.get("_checked_deck") \
-                and set(map(type, canon)) == {int}:  # == takes True for 1, 1.0 for 1
-            return canon
-        problem = self._deck_problem(deck)
+        deck = list(answer) if isinstance(answer, (list, tuple)) else None
+        if deck is not None and set(map(type, deck)) == {int}:
+            canon = sorted(deck)  # (the types first: == takes True for 1, 1.0 for 1)
+            if canon == self.ruleset.__dict__.get("_checked_deck"):
+                return deck, canon
+        problem = self._deck_problem(answer)
         if problem:
-            self._refuse("qipai_deck", problem, lambda a: self._deck_problem(list(a)) is not None,
+            self._refuse("qipai_deck", problem, lambda a: self._deck_problem(a) is not None,
                          options=self.options)
-        assert canon is not None
+        assert deck is not None
+        canon = sorted(deck)
         self.ruleset.__dict__["_checked_deck"] = canon
-        return canon
+        return deck, canon
 
-    def _deck_problem(self, deck: list[Any]) -> str | None:
-        """Why ``deck`` is not a deck of this game's cards with no fifth
-        copy, or None."""
+    def _deck_problem(self, deck: Any) -> str | None:
+        """Why ``deck`` is not a list (or tuple) of this game's cards, not
+        empty, with no fifth copy, or None."""
+        if not isinstance(deck, (list, tuple)):
+            return f"answered {deck!r}, not a list of cards"
         if not deck:
             return "answered an empty deck"
         kinds = self.cards.n_kinds
@@ -1153,7 +1153,8 @@ class Table:
 
         Raises:
             PluginError: the answer is not a :class:`Settlement` of valid
-                payments (seats in range, payer ≠ payee, int amounts ≥ 0),
+                payments (seats in range, payer ≠ payee, int amounts from 0
+                to ``MAX_AMOUNT``),
                 naming the plugin that gave it.
         """
         settlement = self.hook.qipai_settle(end=end, options=self.options,
@@ -1168,7 +1169,8 @@ class Table:
 
     def bonus_flip(self, holding: Sequence[int], tile: int | None,
                    stock: Sequence[int]) -> Flip:
-        """``qipai_bonus_flip`` at this table (its options), checked: one
+        """``qipai_bonus_flip`` at this table (its options), checked
+        (:func:`~qipai.core.checks.flip_problem`): one
         winner's bonus flip (桂林 翻醒, zipai 醒).  :meth:`settle` gives it
         to ``qipai_settle`` as ``bonus_flip``, so a house plugin's flip is
         the one the hand is paid by.
@@ -1181,8 +1183,9 @@ class Table:
         Returns: the :class:`~qipai.core.model.Flip` (cards used, 醒数).
 
         Raises:
-            PluginError: the answer is not a Flip of cards of this game with
-                a 醒数 that is an int >= 0; it names the hook and the plugin.
+            PluginError: the answer is not a Flip of cards of this game (a
+                tuple) with a 醒数 from 0 to ``MAX_AMOUNT`` and per-card 醒数,
+                if any, adding up to it; it names the hook and the plugin.
         """
         kwargs = {"holding": list(holding), "tile": tile, "stock": list(stock),
                   "options": self.options}
