@@ -53,6 +53,15 @@ class Decks:
         return self.edit(full_deck(TILES))
 
 
+def _refused(house, hook, why, variant="guilin-mahjong"):
+    """Making a seeded table with ``house`` is a PluginError of ``hook``
+    matching ``why`` and naming ``house``."""
+    rs = load(variant, plugins=[house])
+    with pytest.raises(PluginError, match=why) as e:
+        rs.table(seed=5)
+    assert (e.value.hook, e.value.plugin) == (hook, rs.pm.get_name(house))
+
+
 def _hands(deal):
     return [list(h) for h in deal.hands]
 
@@ -91,11 +100,7 @@ def _three_hands(deal):
      "not the deck it was given"),
 ])
 def test_a_bad_deal_is_a_plugin_error_when_the_table_is_made(edit, why):
-    house = Deals(edit)
-    rs = load("guilin-mahjong", plugins=[house])
-    with pytest.raises(PluginError, match=why) as e:
-        rs.table(seed=5)
-    assert (e.value.hook, e.value.plugin) == ("qipai_deal", rs.pm.get_name(house))
+    _refused(Deals(edit), "qipai_deal", why)
 
 
 def test_a_zipai_shown_card_must_be_the_dealers():
@@ -104,10 +109,7 @@ def test_a_zipai_shown_card_must_be_the_dealers():
         card = next(c for c in deal.hands[other] if c not in deal.hands[deal.dealer])
         return msgspec.structs.replace(deal, shown=(card,))
 
-    rs = load("guilin-zipai", plugins=[house := Deals(shown_elsewhere, 21, 20)])
-    with pytest.raises(PluginError, match="shown") as e:
-        rs.table(seed=5)
-    assert (e.value.hook, e.value.plugin) == ("qipai_deal", rs.pm.get_name(house))
+    _refused(Deals(shown_elsewhere, 21, 20), "qipai_deal", "shown", "guilin-zipai")
 
 
 def test_a_wrapper_that_spoils_the_deal_is_the_one_named():
@@ -117,10 +119,7 @@ def test_a_wrapper_that_spoils_the_deal_is_the_one_named():
             outcome = yield
             outcome.force_result(_swap_first_cards(outcome.get_result()))
 
-    rs = load("guilin-mahjong", plugins=[w := Wrapper()])
-    with pytest.raises(PluginError, match="not the deck") as e:
-        rs.table(seed=5)
-    assert e.value.plugin == rs.pm.get_name(w)
+    _refused(Wrapper(), "qipai_deal", "not the deck")
 
 
 def test_a_house_deal_that_is_right_plays():
@@ -140,11 +139,7 @@ def _fifth_copy(deck):
     (lambda deck: [], "empty deck"),
 ])
 def test_a_bad_deck_is_a_plugin_error_when_the_table_is_made(edit, why):
-    house = Decks(edit)
-    rs = load("guilin-mahjong", plugins=[house])
-    with pytest.raises(PluginError, match=why) as e:
-        rs.table(seed=5)
-    assert (e.value.hook, e.value.plugin) == ("qipai_deck", rs.pm.get_name(house))
+    _refused(Decks(edit), "qipai_deck", why)
 
 
 def test_the_check_changes_no_deal_and_a_failed_one_leaves_the_ruleset_as_it_was():
@@ -190,10 +185,7 @@ def _lists(deal):
 def test_a_deal_of_lists_is_refused():
     # (before: it played, and its record did not replay: a list is not the
     # tuple the record decodes)
-    rs = load("guilin-mahjong", plugins=[house := Deals(_lists)])
-    with pytest.raises(PluginError, match="not tuples") as e:
-        rs.table(seed=5)
-    assert e.value.plugin == rs.pm.get_name(house)
+    _refused(Deals(_lists), "qipai_deal", "not tuples")
 
 
 def test_a_deck_of_bools_is_refused_after_a_good_deck_was_checked():
@@ -219,20 +211,15 @@ class Raising:
 
 
 def test_an_exception_in_a_dealing_hook_is_a_plugin_error():
-    rs = load("guilin-mahjong", plugins=[bad := Raising()])
-    with pytest.raises(PluginError, match="ZeroDivisionError") as e:
-        rs.table(seed=1)
-    assert (e.value.hook, e.value.plugin) == ("qipai_deal", rs.pm.get_name(bad))
-    # a deck too short for the family's deal: its IndexError, named
-    rs = load("guilin-mahjong", plugins=[short := Decks(lambda deck: deck[:40])])
+    _refused(Raising(), "qipai_deal", "ZeroDivisionError")
+    # a deck too short for the family's deal: the deal's IndexError, named
+    # as the family flow's (it is the flow's code that raised)
+    rs = load("guilin-mahjong", plugins=[Decks(lambda deck: deck[:40])])
     with pytest.raises(PluginError, match="IndexError") as e:
         rs.table(seed=1)
-    assert e.value.hook == "qipai_deal"
+    assert e.value.hook == "qipai_deal" and "MahjongFlow" in e.value.plugin
 
 
 @pytest.mark.parametrize("answer", [5, "1m 2m", {"1m": 4}])
 def test_a_deck_that_is_no_list_is_a_plugin_error(answer):
-    rs = load("guilin-mahjong", plugins=[bad := Decks(lambda deck: answer)])
-    with pytest.raises(PluginError, match="not a list of cards") as e:
-        rs.table(seed=1)
-    assert (e.value.hook, e.value.plugin) == ("qipai_deck", rs.pm.get_name(bad))
+    _refused(Decks(lambda deck: answer), "qipai_deck", "not a list of cards")

@@ -271,18 +271,9 @@ class Ruleset:
                 and the plugin.
         """
         self._check_claim(claim)
-        kwargs = {"claim": claim, "how": how, "dealer": dealer, "from_seat": from_seat,
-                  "options": self.options}
-        try:
-            ev = self.hook.qipai_win_check(**kwargs)
-        except QipaiError:
-            raise  # the variant refusing bad input (BadCards …), a PluginError
-        except Exception as exc:  # noqa: BLE001 - a plugin's bug: named
-            raise self._plugin_failed("qipai_win_check", exc) from exc
-        if not isinstance(ev, WinEval):
-            self._refuse("qipai_win_check", f"answered {ev!r}, not a WinEval",
-                         lambda a: not isinstance(a, WinEval), kwargs)
-        return ev
+        return self._ask("qipai_win_check", lambda a: None if isinstance(a, WinEval) else
+                         f"answered {a!r}, not a WinEval", claim=claim, how=how, dealer=dealer,
+                         from_seat=from_seat, options=self.options)
 
     def readings(self, claim: WinClaim, how: str, dealer: int,
                  from_seat: int | None = None) -> list[WinReading]:
@@ -294,13 +285,8 @@ class Ruleset:
             PluginError: the hook raised (anything but a QipaiError).
         """
         self._check_claim(claim)
-        try:
-            got = self.hook.qipai_readings(claim=claim, how=how, dealer=dealer,
-                                           from_seat=from_seat, options=self.options)
-        except QipaiError:
-            raise  # the variant refusing bad input (BadCards …), a PluginError
-        except Exception as exc:  # noqa: BLE001 - a plugin's bug: named
-            raise self._plugin_failed("qipai_readings", exc) from exc
+        got = self._ask("qipai_readings", None, claim=claim, how=how, dealer=dealer,
+                        from_seat=from_seat, options=self.options)
         return list(got or [])
 
     def waits(self, hand: Sequence[int], melds: Sequence[Meld] = ()) -> list[int]:
@@ -310,13 +296,8 @@ class Ruleset:
             BadNotation: a card out of range.  BadCards: an impossible hand.
             PluginError: the hook raised (anything but a QipaiError).
         """
-        hand = self.parse(list(hand))
-        try:
-            return self.hook.qipai_waits(hand=hand, melds=list(melds), options=self.options)
-        except QipaiError:
-            raise  # the variant refusing bad input (BadCards …), a PluginError
-        except Exception as exc:  # noqa: BLE001 - a plugin's bug: named
-            raise self._plugin_failed("qipai_waits", exc) from exc
+        return self._ask("qipai_waits", None, hand=self.parse(list(hand)), melds=list(melds),
+                         options=self.options)
 
     def bonus_flip(self, holding: Sequence[int], tile: int | None,
                    stock: Sequence[int]) -> Flip:
@@ -334,20 +315,10 @@ class Ruleset:
         """
         from qipai.core.checks import flip_problem
 
-        kwargs = {"holding": list(holding), "tile": tile, "stock": list(stock),
-                  "options": self.options}
-        try:
-            flip = self.hook.qipai_bonus_flip(**kwargs)
-        except QipaiError:
-            raise  # the variant refusing bad input (BadCards …), a PluginError
-        except Exception as exc:  # noqa: BLE001 - a plugin's bug: named
-            raise self._plugin_failed("qipai_bonus_flip", exc) from exc
         kinds = self.cards.n_kinds
-        problem = flip_problem(flip, kinds)
-        if problem:
-            self._refuse("qipai_bonus_flip", problem,
-                         lambda a: flip_problem(a, kinds) is not None, kwargs)
-        return flip
+        return self._ask("qipai_bonus_flip", lambda a: flip_problem(a, kinds),
+                         holding=list(holding), tile=tile, stock=list(stock),
+                         options=self.options)
 
     def settle(self, end: HandEnd) -> Settlement:
         """Who pays whom for the wins of ``end`` (hook ``qipai_settle``).
@@ -357,8 +328,9 @@ class Ruleset:
                 not pairs of seats.
             PluginError: a hook raised (anything but a QipaiError), or the
                 answer is not a Settlement of valid payments (seats in
-                range, payer ≠ payee, int amounts 0..``MAX_AMOUNT``), or a bad flip
-                (:meth:`bonus_flip`); it names the hook and the plugin.
+                range, payer ≠ payee, int amounts 0..``MAX_AMOUNT``), or a
+                bad flip (:meth:`bonus_flip`); it names the hook and the
+                plugin.
         """
         from qipai.core.checks import checked_relations
 
@@ -366,38 +338,39 @@ class Ruleset:
             self._check_claim(w)
         self.parse(list(end.stock))
         checked_relations(end.relations, self.manifest.players, self.manifest.relations)
-        kwargs = {"end": end, "options": self.options, "bonus_flip": self.bonus_flip}
-        try:
-            settlement = self.hook.qipai_settle(**kwargs)
-        except QipaiError:
-            raise  # the variant refusing bad input (BadCards …), a PluginError
-        except Exception as exc:  # noqa: BLE001 - a plugin's bug: named
-            raise self._plugin_failed("qipai_settle", exc) from exc
         from qipai.core.table import settlement_answer_problem
 
         n = self.manifest.players
-        problem = settlement_answer_problem(settlement, n)
-        if problem:
-            self._refuse("qipai_settle", problem,
-                         lambda a: settlement_answer_problem(a, n) is not None, kwargs)
-        return settlement
+        return self._ask("qipai_settle", lambda a: settlement_answer_problem(a, n),
+                         end=end, options=self.options, bonus_flip=self.bonus_flip)
 
-    def _plugin_failed(self, hook: str, exc: Exception) -> PluginError:
-        """The :class:`PluginError` of an exception a hook raised that is
-        not a :class:`QipaiError` (a bug, not the caller's bad input): it
-        names the hook and the plugin whose implementation raised it."""
-        from qipai.core.table import raiser
+    def _ask(self, hook: str, problem: Any, **kwargs: Any) -> Any:
+        """Hook ``hook``'s answer to ``kwargs``, checked: ``problem(answer)``
+        says why it is refused, or None (``problem`` None: any answer).
 
-        where, plugin = raiser(self.hook, exc)
-        return PluginError(hook if where == "?" else where, plugin,
-                           f"raised {type(exc).__name__}: {exc}")
+        Raises:
+            QipaiError: as the hook raised it (the variant refusing bad
+                input, BadCards …; a PluginError of a hook it called).
+            PluginError: the hook raised anything else (a bug, not the
+                caller's input), naming the hook and the plugin whose
+                implementation raised it; or its answer is refused, naming
+                the plugin that gave it (:func:`~qipai.core.table.culprit`).
+        """
+        from qipai.core.table import culprit, raiser
 
-    def _refuse(self, hook: str, problem: str, check: Any, kwargs: dict[str, Any]) -> None:
-        """Raise the :class:`PluginError` of a refused answer of ``hook``,
-        naming the plugin that gave it (:func:`~qipai.core.table.culprit`)."""
-        from qipai.core.table import culprit
-
-        raise PluginError(hook, culprit(self.hook, hook, check, **kwargs), problem)
+        try:
+            answer = getattr(self.hook, hook)(**kwargs)
+        except QipaiError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a plugin's bug: named
+            where, plugin = raiser(self.hook, exc)
+            raise PluginError(hook if where == "?" else where, plugin,
+                              f"raised {type(exc).__name__}: {exc}") from exc
+        why = problem(answer) if problem is not None else None
+        if why:
+            raise PluginError(hook, culprit(self.hook, hook, lambda a: problem(a) is not None,
+                                            **kwargs), why)
+        return answer
 
     def _check_claim(self, claim: WinClaim) -> None:
         self.parse(list(claim.hand))
