@@ -154,7 +154,7 @@ def score(variant: str, hand: str | Sequence[int], *, tile: str | int | None = N
           from_seat: int | None = None, flags: Iterable[str] = (),
           flip: str | Sequence[int] | None = None,
           relations: Mapping[str, list[list[int]]] | None = None,
-          options: dict[str, Any] | None = None) -> Score:
+          options: dict[str, Any] | None = None, plugins: Sequence[Any] = ()) -> Score:
     """Score one hand of ``variant`` (a name, with options if wanted:
     ``"guilin-mahjong(max_flips=1)"``).
 
@@ -173,6 +173,9 @@ def score(variant: str, hand: str | Sequence[int], *, tile: str | int | None = N
         flip: the stock to flip from, head first; None: no bonus flip.
         relations: standing relations (``{"hubao": [[0, 1]]}``).
         options: more options for the variant.
+        plugins: house-rule plugins layered over the variant (modules or
+            objects with ``@hookimpl`` functions), as ``load`` takes them:
+            a house 翻醒 is the flip the hand is paid by.
 
     Returns:
         A :class:`Score`.
@@ -180,7 +183,7 @@ def score(variant: str, hand: str | Sequence[int], *, tile: str | int | None = N
     Raises:
         As the module doc says.
     """
-    rs = load(variant, options)
+    rs = load(variant, options, plugins=list(plugins))
     return score_ruleset(rs, hand, tile=tile, how=how, melds=melds, seat=seat, dealer=dealer,
                          from_seat=from_seat, flags=flags, flip=flip, relations=relations)
 

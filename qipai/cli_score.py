@@ -51,11 +51,15 @@ def _relations(texts: tuple[str, ...]) -> dict[str, list[list[int]]]:
                    "empty stock.  Without it nothing is flipped.")
 @click.option("--relation", "relations", multiple=True, metavar="NAME=A,B",
               help="A standing relation between two seats (repeatable): hubao=0,1, fenghu=2,1.")
+@click.option("--plugin", "plugins", multiple=True, metavar="MODULE_OR_FILE",
+              help="A house-rule plugin layered over the variant: an importable module "
+                   "or a .py file (repeatable), as qipai play takes it.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object (wins, readings, patterns, hu, payments …).")
 def score(variant: str, hand: str, tile: str | None, how: str, melds: tuple[str, ...],
           seat: int, dealer: int, from_seat: int | None, flags: tuple[str, ...],
-          flip: str | None, relations: tuple[str, ...], as_json: bool) -> None:
+          flip: str | None, relations: tuple[str, ...], plugins: tuple[str, ...],
+          as_json: bool) -> None:
     """Score HAND of VARIANT: does it win, read how, worth what, paid by whom.
 
     HAND is the concealed hand with the winning card, in the variant's
@@ -66,9 +70,11 @@ def score(variant: str, hand: str, tile: str | None, how: str, melds: tuple[str,
     import msgspec
 
     from qipai.calc import score as run
+    from qipai.core.ruleset import load_plugin
 
     got = run(variant, hand, tile=tile, how=how, melds=melds, seat=seat, dealer=dealer,
-              from_seat=from_seat, flags=flags, flip=flip, relations=_relations(relations))
+              from_seat=from_seat, flags=flags, flip=flip, relations=_relations(relations),
+              plugins=[load_plugin(p) for p in plugins])
     if as_json:
         click.echo(msgspec.json.encode(got).decode())
         return

@@ -220,15 +220,18 @@ def test_a_bad_settlement_of_the_scoring_api_is_a_plugin_error():
     assert (e.value.hook, e.value.plugin) == ("qipai_settle", rs.pm.get_name(bad))
 
 
-def test_qipai_score_names_a_raising_hook_in_one_line(monkeypatch):
+def test_qipai_score_names_a_raising_hook_in_one_line(tmp_path):
     from click.testing import CliRunner
 
-    import qipai.calc
     from qipai.cli import cli
 
-    real = qipai.calc.load
-    monkeypatch.setattr(qipai.calc, "load", lambda v, o=None: real(v, o, plugins=[Raises()]))
-    res = CliRunner().invoke(cli, ["score", "guilin-mahjong", "123m456m789m234p55s"])
+    bug = tmp_path / "bug.py"
+    bug.write_text("from qipai.core.hookspecs import hookimpl\n\n"
+                   "@hookimpl(tryfirst=True)\n"
+                   "def qipai_win_check(claim, how, dealer, from_seat, options):\n"
+                   "    return 1 // 0\n")
+    res = CliRunner().invoke(cli, ["score", "guilin-mahjong", "123m456m789m234p55s",
+                                   "--plugin", str(bug)])
     assert res.exit_code != 0 and "Traceback" not in res.output
     assert "broke hook qipai_win_check: raised ZeroDivisionError" in res.output
     assert len(res.output.strip().splitlines()) == 1
@@ -305,3 +308,33 @@ def test_the_conformance_guard_is_not_blamed_as_a_plugin():
     with pytest.raises(PropertyFailure, match="qipai_settle") as e:
         rs.settle(end)
     assert not isinstance(e.value, PluginError)
+
+
+def test_qipai_score_takes_a_house_plugin(tmp_path):
+    # the zimo of test_ruleset_settle_pays_the_house_flip, from the command
+    # line: flip 8p is worth 2 醒 (guilin-mahjong.md §3.3); the house plugin
+    # makes every flip worth 7, so each payer pays 5 more
+    import json
+
+    from click.testing import CliRunner
+
+    from qipai.cli import cli
+
+    house = tmp_path / "seven_xing.py"
+    house.write_text("from qipai.core.hookspecs import hookimpl\n"
+                     "from qipai.core.model import Flip\n\n"
+                     "@hookimpl(tryfirst=True)\n"
+                     "def qipai_bonus_flip(holding, tile, stock, options):\n"
+                     "    return Flip(flipped=tuple(stock[:1]), xing=7)\n")
+    args = ["score", "guilin-mahjong(hubao=false)", "123m456m789m234p5s5s", "--seat", "1",
+            "--flip", "8p 6s 1m", "--json"]
+    plain = json.loads(CliRunner().invoke(cli, args, catch_exceptions=False).output)
+    res = CliRunner().invoke(cli, [*args, "--plugin", str(house)], catch_exceptions=False)
+    got = json.loads(res.output)
+    assert plain["xing"] == 2 and got["xing"] == 7
+    owed = {p["payer"]: p["amount"] for p in plain["payments"]}
+    assert sorted(owed) == [0, 2, 3]
+    assert {p["payer"]: p["amount"] for p in got["payments"]} == {
+        q: v + 5 for q, v in owed.items()}
+    bad = CliRunner().invoke(cli, [*args, "--plugin", str(tmp_path / "nope.py")])
+    assert bad.exit_code != 0 and "nope.py" in bad.output and "Traceback" not in bad.output
