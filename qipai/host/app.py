@@ -1211,8 +1211,9 @@ def ws_protocol(server: Server | None = None) -> type:
     unread); closes a socket :data:`WS_CLOSE_S` after the server's close
     frame if the client has not answered it, and cuts one still not closed
     as long again; and cuts a socket whose client has read nothing for
-    :data:`WRITE_STALL_S` while the server had frames for it (a cut is a
-    reset: what was buffered for the client is dropped)."""
+    :data:`WRITE_STALL_S` while the server had frames for it, or that has
+    not answered a keepalive ping in time (a cut is a reset: what was
+    buffered for the client is dropped)."""
     from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
     class WebSocketProtocol(WebSocketsSansIOProtocol):
@@ -1267,8 +1268,13 @@ def ws_protocol(server: Server | None = None) -> type:
                 self._ending = self.loop.call_later(2 * WS_CLOSE_S, self._cut)
 
         def keepalive_timeout(self) -> None:
+            # a client that has not answered a ping within ws_ping_timeout
+            # reads nothing: cut (reset) now, as a stalled one is — uvicorn's
+            # graceful close would leave what the kernel still holds for it
+            # in FIN-WAIT-1 for as long as its window stays shut
             super().keepalive_timeout()
-            self._end_by()
+            if not self._lost:
+                self._cut()
 
         def handle_close(self, event: Any) -> None:
             super().handle_close(event)

@@ -233,6 +233,39 @@ def test_a_client_that_reads_nothing_is_cut(tmp_path):
         s.stop()
 
 
+@pytest.mark.slow
+def test_a_client_that_answers_no_ping_is_cut(tmp_path):
+    """A spectator that never reads, of a table with little to send (seat 0
+    is a player who never comes, so the bots soon wait for it): no write
+    stall, but its pings go unanswered, and at uvicorn's keepalive timeout
+    (ping every 20 s, 20 s to answer) its socket is reset, as a stalled
+    one is.  Before, it was closed gracefully, and what the kernel held for
+    it stayed (FIN-WAIT-1) for as long as its window was shut; under load
+    this path, not the stall, also ended the test above."""
+    s = start_server(f"sqlite:///{tmp_path / 'q.db'}", tmp_path, "--seed", "3")
+    try:
+        t = s.create(bots=[1, 2, 3])
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", s.port))
+        sock.sendall(f"GET /tables/{t['id']}/ws?token={t['spectator_token']} HTTP/1.1\r\n"
+                     f"Host: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                     f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                     f"Sec-WebSocket-Version: 13\r\n\r\n".encode())
+        assert poll(lambda: health(s)["connections"], lambda n: n == 1) == 1
+        end = time.monotonic() + 40 + 90   # the keepalive's 40 s, and a bound on a hang
+        while health(s)["connections"] != 0 and time.monotonic() < end:
+            time.sleep(1)
+        assert health(s)["connections"] == 0
+        sock.settimeout(PATIENCE)
+        with pytest.raises(ConnectionResetError):   # a reset, not an orderly close
+            while sock.recv(1 << 16):
+                pass
+        sock.close()
+    finally:
+        s.stop()
+
+
 def create_reader(s) -> SyncSeat:
     t = s.create(bots=[0, 1, 2, 3])
     c = SyncSeat(s, t["id"], t["spectator_token"], strict=False)
