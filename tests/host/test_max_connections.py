@@ -208,14 +208,7 @@ def test_a_client_that_reads_nothing_is_cut(tmp_path):
     s = start_server(f"sqlite:///{tmp_path / 'q.db'}", tmp_path, "--seed", "3")
     try:
         t = s.create(bots=[0, 1, 2, 3])
-        sock = socket.socket()
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        sock.connect(("127.0.0.1", s.port))
-        sock.sendall(f"GET /tables/{t['id']}/ws?token={t['spectator_token']} HTTP/1.1\r\n"
-                     f"Host: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                     f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                     f"Sec-WebSocket-Version: 13\r\n\r\n".encode())
-        # (its answer and the frames after it are never read)
+        sock = silent_spectator(s, t)
         reader = create_reader(s)
         assert poll(lambda: health(s)["connections"], lambda n: n == 2) == 2
         end = time.monotonic() + app.WRITE_STALL_S + 90   # a bound on a hang only
@@ -224,11 +217,7 @@ def test_a_client_that_reads_nothing_is_cut(tmp_path):
         assert health(s)["connections"] == 1
         reader.recv()       # still served
         reader.close()
-        sock.settimeout(PATIENCE)
-        with pytest.raises(ConnectionResetError):   # a reset, not an orderly close
-            while sock.recv(1 << 16):
-                pass
-        sock.close()
+        assert_reset(sock)
     finally:
         s.stop()
 
@@ -245,25 +234,38 @@ def test_a_client_that_answers_no_ping_is_cut(tmp_path):
     s = start_server(f"sqlite:///{tmp_path / 'q.db'}", tmp_path, "--seed", "3")
     try:
         t = s.create(bots=[1, 2, 3])
-        sock = socket.socket()
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        sock.connect(("127.0.0.1", s.port))
-        sock.sendall(f"GET /tables/{t['id']}/ws?token={t['spectator_token']} HTTP/1.1\r\n"
-                     f"Host: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                     f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                     f"Sec-WebSocket-Version: 13\r\n\r\n".encode())
+        sock = silent_spectator(s, t)
         assert poll(lambda: health(s)["connections"], lambda n: n == 1) == 1
         end = time.monotonic() + 40 + 90   # the keepalive's 40 s, and a bound on a hang
         while health(s)["connections"] != 0 and time.monotonic() < end:
             time.sleep(1)
         assert health(s)["connections"] == 0
-        sock.settimeout(PATIENCE)
-        with pytest.raises(ConnectionResetError):   # a reset, not an orderly close
-            while sock.recv(1 << 16):
-                pass
-        sock.close()
+        assert_reset(sock)
     finally:
         s.stop()
+
+
+def silent_spectator(s, t: dict) -> socket.socket:
+    """A raw socket upgraded to table ``t``'s WebSocket as a spectator, with
+    a small receive buffer; the caller never reads it (its answer and the
+    frames after it stay unread)."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", s.port))
+    sock.sendall(f"GET /tables/{t['id']}/ws?token={t['spectator_token']} HTTP/1.1\r\n"
+                 f"Host: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                 f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                 f"Sec-WebSocket-Version: 13\r\n\r\n".encode())
+    return sock
+
+
+def assert_reset(sock: socket.socket) -> None:
+    """Reading ``sock`` to its end meets a reset, not an orderly close."""
+    sock.settimeout(PATIENCE)
+    with pytest.raises(ConnectionResetError):
+        while sock.recv(1 << 16):
+            pass
+    sock.close()
 
 
 def create_reader(s) -> SyncSeat:
