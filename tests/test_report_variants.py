@@ -45,7 +45,7 @@ def _row(ruleset: str, variant: str, hand: int, seats: int, how: str | None = No
 
 
 def _write(path, rows: list[dict]) -> str:
-    from qipai.sim.run import FORMAT, schema
+    from qipai.sim.rows import FORMAT, schema
 
     rulesets = list(dict.fromkeys(r["ruleset"] for r in rows))
     meta = {"format": FORMAT, "rulesets": rulesets, "bots": "greedy", "seed": 0, "hands": 10}
