@@ -558,15 +558,16 @@ def test_the_pattern_chart_names_patterns_as_the_table_where_a_font_can(guilin_f
     import matplotlib.pyplot as plt
 
     from qipai.sim import report
+    from qipai.sim.report import page
 
     summary = report.summarize(guilin_file)
-    for fonts in (report.CJK_FONTS, ()):
-        monkeypatch.setattr(report, "CJK_FONTS", fonts)
+    for fonts in (page.CJK_FONTS, ()):
+        monkeypatch.setattr(page, "CJK_FONTS", fonts)
         figs = report.charts(summary, guilin_file)
         ticks = [t.get_text() for t in figs["patterns"].axes[0].get_yticklabels()]
         for fig in figs.values():
             plt.close(fig)
-        if report._cjk_font():
+        if page._cjk_font():
             assert "平胡 pinghu" in ticks
         else:
             assert "pinghu" in ticks and not any(re.search("[\u4e00-\u9fff]", t)
@@ -589,7 +590,8 @@ def test_the_howto_report_table_has_the_labels_report_prints(guilin_file):
     import itertools
     from pathlib import Path
 
-    from qipai.sim.report import _HOW, pattern_names, pattern_text
+    from qipai.sim.report import pattern_names, pattern_text
+    from qipai.sim.report.summary import _HOW
 
     lines = (Path(__file__).parents[1] / "docs" / "howto" / "simulate.md").read_text(
         encoding="utf-8").splitlines()
