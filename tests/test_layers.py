@@ -26,7 +26,6 @@ UNPLACED: set[str] = {
 KNOWN_CIRCLES: list[set[str]] = [
     {"qipai.core.ruleset", "qipai.core.table"},
     {"qipai.cli", "qipai.host.client", "qipai.sim.commands", "qipai.verify"},
-    {"qipai.env", "qipai.env.gym"},
 ]
 
 

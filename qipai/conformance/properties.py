@@ -305,8 +305,9 @@ def view_leak(table: Table, seat: int) -> str | None:
             if real.hidden and real.kind == ev.meld.kind and \
                     len(shown) > len(real.cards) - real.hidden and \
                     sorted(real.cards) == sorted(shown):
+                shown_text = table.ruleset.cards.format(sorted(shown))
                 return (f"view of seat {seat} leaks the face-down cards of seat {ev.seat}'s "
-                        f"{real.kind} {table.ruleset.cards.format(sorted(shown))} in its event stream "
+                        f"{real.kind} {shown_text} in its event stream "
                         f"(event {i} shows {len(shown)} of its cards face up, the meld "
                         f"{len(real.cards) - real.hidden})")
     enc = msgspec.json.encode(v)

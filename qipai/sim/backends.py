@@ -18,7 +18,8 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from qipai.sim import RayUnavailable, require
+from qipai.core.extras import require
+from qipai.sim import RayUnavailable
 from qipai.sim.rows import _ROWS_ENCODER, RulesetSpec, _play_rows, _warm
 
 

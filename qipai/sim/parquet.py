@@ -16,7 +16,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from qipai.sim import BadSimulation, require
+from qipai.core.extras import require
+from qipai.sim import BadSimulation
 from qipai.sim.rows import _ROWS_DECODER, _schema
 
 

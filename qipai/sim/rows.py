@@ -15,8 +15,9 @@ from typing import Any
 import msgspec
 
 from qipai.bots import hand_seed, make_bots, run_to_end
+from qipai.core.extras import require
 from qipai.core.hookspecs import hookimpl
-from qipai.sim import BadSimulation, require
+from qipai.sim import BadSimulation
 
 
 #: Version of the row layout (in the file's metadata).

@@ -49,7 +49,8 @@ from typing import Any
 import msgspec
 
 from qipai.bots import BOT_KINDS
-from qipai.sim import BadSimulation, installed
+from qipai.core.extras import installed
+from qipai.sim import BadSimulation
 from qipai.sim.backends import (
     _run_pool, _run_ray, import_ray, probe_ray_address, ray_target, start_ray,
 )
@@ -61,9 +62,10 @@ from qipai.sim.rows import (
 )
 
 # The simulation's public names, wherever they live (the command imports them from here).
-__all__ = ["COLUMNS", "FORMAT", "PARQUET_MAGIC", "Outcome", "RulesetSpec", "check_writable", "chunks",
-           "file_head", "guided_chunks", "hand_row", "import_ray", "parse_rulesets", "play_chunk",
-           "probe_ray_address", "ray_target", "schema", "simulate", "start_ray", "write_parquet"]
+__all__ = ["COLUMNS", "FORMAT", "PARQUET_MAGIC", "Outcome", "RulesetSpec", "check_writable",
+           "chunks", "file_head", "guided_chunks", "hand_row", "import_ray", "parse_rulesets",
+           "play_chunk", "probe_ray_address", "ray_target", "schema", "simulate", "start_ray",
+           "write_parquet"]
 
 
 def chunks(hands: int, size: int) -> list[tuple[int, int]]:

@@ -74,7 +74,7 @@ from qipai.sim.report.summary import (
     variant_families, variant_ids,
 )
 
-__all__ = ["CJK_FONTS", "LABEL_MIN", "PAGE_MARK", "TITLE", "Z", "Figure", "RulesetSummary", "Summary",
-           "charts", "differences", "is_report_page", "markdown", "mean_ci", "newcombe",
+__all__ = ["CJK_FONTS", "LABEL_MIN", "PAGE_MARK", "TITLE", "Z", "Figure", "RulesetSummary",
+           "Summary", "charts", "differences", "is_report_page", "markdown", "mean_ci", "newcombe",
            "newcombe_paired", "notes", "pattern_names", "pattern_text", "print_report", "summarize",
            "table_rows", "variant_families", "variant_ids", "welch", "wilson", "write_html"]

@@ -17,7 +17,8 @@ import secrets
 import stat
 from typing import Any
 
-from qipai.sim import BadSimulation, require
+from qipai.core.extras import require
+from qipai.sim import BadSimulation
 from qipai.sim.report.render import table_rows
 from qipai.sim.report.stats import wilson
 from qipai.sim.report.summary import (

@@ -1,4 +1,4 @@
-"""The intervals of the report: Wilson's for a rate, Newcombe's for a difference of rates, normal ones for means.
+"""The report's intervals: Wilson's for a rate, Newcombe's for a difference of rates, normal ones.
 
 Every interval is a two-sided 95 % one (:data:`Z`); the report's module
 doc (:mod:`qipai.sim.report`) says which figure gets which.

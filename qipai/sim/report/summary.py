@@ -1,4 +1,4 @@
-"""What a ``qipai simulate`` file says: every figure of the report, per ruleset, and the differences.
+"""What a ``qipai simulate`` file says: every figure of the report per ruleset, the differences.
 
 :func:`summarize` reads the file with DuckDB (:func:`_connect` refuses what
 simulate did not write) into a :class:`Summary`; :func:`differences`
@@ -15,7 +15,8 @@ from typing import Any
 
 import msgspec
 
-from qipai.sim import BadSimulation, require
+from qipai.core.extras import require
+from qipai.sim import BadSimulation
 from qipai.sim.report.stats import mean_ci, newcombe, newcombe_paired, welch, wilson
 
 
