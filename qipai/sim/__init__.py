@@ -1,17 +1,20 @@
 """Research at scale: play many bot hands per ruleset and compare the rulesets.
 
 * :mod:`qipai.sim.run` — ``qipai simulate``: N hands of each ruleset, one
-  Parquet row per hand (:data:`~qipai.sim.run.SCHEMA`), on local worker
-  processes or as Ray tasks; the file's bytes depend only on the rulesets,
-  N, the bots and the seed.
+  Parquet row per hand (:data:`~qipai.sim.rows.COLUMNS`, :mod:`qipai.sim.rows`),
+  on local worker processes or as Ray tasks (:mod:`qipai.sim.backends`),
+  written by :mod:`qipai.sim.parquet`; the file's bytes depend only on the
+  rulesets, N, the bots and the seed.
 * :mod:`qipai.sim.report` — ``qipai report``: rates with Wilson intervals,
   money moved, mean net per seat and differences between rulesets, read
-  with DuckDB; an HTML page with matplotlib charts.
+  with DuckDB; an HTML page with matplotlib charts (the package
+  :mod:`qipai.sim.report`: stats, summary, render, page).
 
 Both need the optional extra ``qipai[sim]`` (pyarrow, DuckDB, matplotlib),
 installed by default by ``uv run`` (the ``sim`` dependency group); Ray is the
-extra ``qipai[ray]``.  This package sits above the core: the core never
-imports it.
+extra ``qipai[ray]`` (:func:`~qipai.core.extras.require` names the extra a
+missing module comes with).  This package sits above the core: the core
+never imports it.
 """
 
 from __future__ import annotations
