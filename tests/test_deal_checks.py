@@ -159,7 +159,7 @@ def test_only_the_family_flows_own_deal_goes_unchecked():
     # (slices of the shuffled deck: conserved by construction, and by the
     # conformance property of every hand); an override in a subclass is
     # not marked, so a variant that deals its own way is checked
-    from qipai.core.table import resolved_hooks
+    from qipai.core.dispatch import resolved_hooks
     from qipai.families.mahjong.flow import MahjongFlow
     from qipai.families.zipai.flow import ZipaiFlow
 

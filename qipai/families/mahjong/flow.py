@@ -24,8 +24,9 @@ from typing import Any
 
 import msgspec
 
+from qipai.core.answers import conserves_cards
 from qipai.core.cards import full_deck
-from qipai.core.checks import conserves_cards, deal_size_problem
+from qipai.core.checks import deal_size_problem
 from qipai.core.hookspecs import hookimpl
 from qipai.core.model import (
     Action, Angang, Chi, Deal, Discard, Discarded, Drew, HandEnd, Hu, Jiagang, Marked, Meld,
