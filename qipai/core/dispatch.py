@@ -130,20 +130,24 @@ def resolved_hooks(ruleset: Any) -> Any:
     """The :class:`ResolvedHooks` of ``ruleset``'s relay, shared by its
     tables while the ruleset's plugins (and pluggy's call monitoring) stay
     as they were; a table made after a change gets a fresh one.  Safe to
-    call from several threads (the pair is built whole, then published)."""
+    call from several threads (the pair is built whole, then published).
+
+    The pair is kept in the ruleset's ``hook_callers``
+    (:class:`~qipai.core.ruleset.Ruleset`); a ruleset without a plugin
+    manager (``pm``) gets a fresh one each time."""
     pm = getattr(ruleset, "pm", None)
     if pm is None:
         return ResolvedHooks(ruleset.hook)
     key = (tuple(pm.list_name_plugin()), _monitoring(pm))
-    known = ruleset.__dict__.get("_resolved_hooks")
+    known = ruleset.hook_callers
     if known is not None and known[0] == key:
         return known[1]
     with _RESOLVE_LOCK:
-        known = ruleset.__dict__.get("_resolved_hooks")
+        known = ruleset.hook_callers
         if known is not None and known[0] == key:
             return known[1]
         hooks = ResolvedHooks(ruleset.hook, pm)
-        ruleset.__dict__["_resolved_hooks"] = (key, hooks)
+        ruleset.hook_callers = (key, hooks)
     return hooks
 
 

@@ -217,6 +217,15 @@ class Ruleset:
         self.name = manifest.name
         self.cards = manifest.cards
         self.options = convert_options(manifest, options or {})
+        #: The hook callers resolved for this ruleset's tables and the key
+        #: (plugins, call monitoring) they were resolved under
+        #: (:func:`qipai.core.dispatch.resolved_hooks`); None before the
+        #: first table.
+        self.hook_callers: tuple[Any, Any] | None = None
+        #: The sorted deck a table of this ruleset last checked (a
+        #: ``qipai_deck`` answer): a deck of the same cards is not checked
+        #: again.  None before the first deal.
+        self.checked_deck: list[int] | None = None
 
     # -- options --------------------------------------------------------------
     def options_dict(self) -> dict[str, Any]:

@@ -277,7 +277,7 @@ class Table:
         deck = list(answer) if isinstance(answer, (list, tuple)) else None
         if deck is not None and set(map(type, deck)) == {int}:
             canon = sorted(deck)  # (the types first: == takes True for 1, 1.0 for 1)
-            if canon == self.ruleset.__dict__.get("_checked_deck"):
+            if canon == self.ruleset.checked_deck:
                 return deck, canon
         problem = deck_problem(answer, self.cards)
         if problem:
@@ -285,7 +285,7 @@ class Table:
                          options=self.options)
         assert deck is not None
         canon = sorted(deck)
-        self.ruleset.__dict__["_checked_deck"] = canon
+        self.ruleset.checked_deck = canon
         return deck, canon
 
     def _check_deal(self, deal: Any, whole: bool = True) -> Deal:
