@@ -304,3 +304,12 @@ def raiser(relay: Any, exc: BaseException) -> tuple[str, str]:
         tb = tb.tb_next
     return found
 
+
+
+def implemented_only_by(relay: Any, hook: str, plugin: Any) -> bool:
+    """Whether ``plugin`` (a registered plugin object) alone implements
+    ``hook`` on ``relay`` (a plugin manager's ``hook``): no variant, house
+    plugin or wrapper answers it beside it.  A family flow asks it before a
+    shortcut that assumes its own answer; the answer holds for the plugins
+    registered now (rulesets register theirs before making tables)."""
+    return [i.plugin for i in getattr(relay, hook).get_hookimpls()] == [plugin]
