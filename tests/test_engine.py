@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qipai.core.errors import (
-    BadCards, BadNotation, BadOption, BadRecord, IllegalAction, UnknownVariant,
+    BadCards, BadNotation, BadOption, BadRecord, IllegalAction, ReplayDiverged, UnknownVariant,
 )
 from qipai.core.model import Chi, Deal, Discard, Peng
-from qipai.core.records import decode_record, record_of, replay_check
+from qipai.core.records import apply_steps, decode_record, record_of, replay_check, replay_steps
 from qipai.core.ruleset import load, parse_spec
 from qipai.core.table import Table
 from qipai.conformance import properties
@@ -207,6 +207,34 @@ def test_record_of_a_refused_action_is_bad():
     obj["actions"][0] = {"type": "discard", "seat": 3, "card": 0}
     with pytest.raises(BadRecord, match="action 0"):
         replay_check(decode_record(msgspec.json.encode(obj)))
+
+
+def test_replay_steps_give_the_dealt_table_then_each_action_with_its_events():
+    rs = load("guilin-mahjong")
+    rec = record_of(properties.play_checked(rs, 2))
+    steps = replay_steps(rec)
+    dealt = next(steps)
+    assert (dealt.index, dealt.action, dealt.first_event) == (-1, None, 0)
+    n = len(dealt.table.events)
+    events = list(dealt.table.events)
+    for i, step in enumerate(steps):
+        assert (step.index, step.action, step.first_event) == (i, rec.actions[i], n)
+        events += step.table.events[n:]
+        n = len(step.table.events)
+    assert i == len(rec.actions) - 1 and events == rec.events
+    assert step.table.result == rec.result
+
+
+def test_apply_steps_names_the_refused_action_after_the_steps_before_it():
+    rs = load("guilin-mahjong")
+    rec = record_of(properties.play_checked(rs, 2))
+    table = Table(rs, deal=rec.deal)
+    actions = [*rec.actions[:3], Discard(3, 0)]
+    seen = []
+    with pytest.raises(ReplayDiverged, match="action 3"):
+        for step in apply_steps(table, actions):
+            seen.append(step.index)
+    assert seen == [0, 1, 2]
 
 
 # ---------------------------------------------------------------- properties
