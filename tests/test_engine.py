@@ -237,6 +237,31 @@ def test_apply_steps_names_the_refused_action_after_the_steps_before_it():
     assert seen == [0, 1, 2]
 
 
+def test_the_read_accessors_are_the_tables_own_state():
+    t = properties.play_checked(load("guilin-mahjong"), 2)
+    st = t.state
+    for name in ("deal", "dealer", "turn", "window", "pending", "actions", "wall", "instant",
+                 "events", "result", "seats", "relations", "extra"):
+        assert getattr(t, name) is getattr(st, name), name
+        with pytest.raises(AttributeError):
+            setattr(t, name, None)
+
+
+def test_set_origin_says_what_dealt_a_table_set_up_from_a_deal():
+    rs = load("guilin-mahjong")
+    dealt = Table(rs, seed=7)
+    t = Table(rs, deal=dealt.deal)
+    assert (t.seed, t.state.rng) == (None, None)
+    t.set_origin(7, "seeded")
+    assert record_of(t).seed == 7 and record_of(t).rng == "seeded"
+    assert record_of(t).deal == record_of(dealt).deal
+    with pytest.raises(BadCards, match="rng"):
+        t.set_origin(None, "dice")
+    with pytest.raises(BadCards, match="seed"):
+        t.set_origin(2**256, "seeded")
+    assert (t.seed, t.state.rng) == (7, "seeded")
+
+
 # ---------------------------------------------------------------- properties
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

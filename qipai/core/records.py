@@ -299,7 +299,7 @@ def apply_steps(table: Any, actions: Iterable[Action]) -> Iterator[Step]:
         except QipaiError as exc:
             raise ReplayDiverged(f"action {i} ({msgspec.json.encode(action).decode()}) "
                                  f"is refused on replay: {exc}") from None
-        yield Step(table, i, table.state.actions[-1], first)
+        yield Step(table, i, table.actions[-1], first)
 
 
 def replay(record: Record, plugins: Any = (), allow_version_mismatch: bool = False,
@@ -332,10 +332,9 @@ def _dealt(record: Record, plugins: Any, allow_version_mismatch: bool, ruleset: 
         table = Table(ruleset, deal=record.deal, seed=record.seed, relations=record.relations,
                       partial=record.partial,
                       ask_all=record.ask_all)
-        # the table keeps the record's seed, so its record is the record;
-        # whether that seed deals this deal is replay_check's question
-        table.seed = record.seed
-        table.state.rng = record.rng  # what dealt the recorded hand, not the replay
+        # the table keeps the record's seed and what dealt the recorded hand
+        # (not the replay), so its record is the record
+        table.set_origin(record.seed, record.rng)
     except QipaiError as exc:
         raise BadRecord(f"record cannot be set up: {exc}") from None
     return table

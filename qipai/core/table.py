@@ -256,6 +256,25 @@ class Table:
         table.give_turn(dealer)
         return table
 
+    def set_origin(self, seed: int | None, rng: str | None) -> None:
+        """Say what dealt this table's deal, as its record will say it:
+        ``seed``, the seed whose shuffle made the deal (None: none), and
+        ``rng``, what dealt it (``"seeded"``, ``"os"``, ``"host"``; None:
+        not said).  For a table set up from a deal dealt before — a host
+        rebuilding a hand from its stored deal, a replay — since a table
+        given a ``deal`` keeps neither.  Whether the seed deals this deal is
+        :func:`~qipai.core.records.seed_problem`'s question.
+
+        Raises:
+            BadCards: the seed is not an integer below 2**256 in size, or
+                ``rng`` is none of those.
+        """
+        seed = _checked_seed(seed)
+        if rng not in _RNG_KINDS:
+            raise BadCards(f"rng must be one of {', '.join(map(repr, _RNG_KINDS))}, not {rng!r}")
+        self.seed = seed
+        self.state.rng = rng
+
     def _deal_problem(self, deal: Any, dealer: int, deck: list[int]) -> str | None:
         """Why ``deal``, a ``qipai_deal`` answer for ``dealer`` from ``deck``
         (sorted), is refused (:func:`~qipai.core.answers.deal_problem`, then the variant's
@@ -329,6 +348,53 @@ class Table:
         return Deal(dealer, hands, wall, shown)
 
     # ------------------------------------------------------------------ queries
+    # Read accessors of the state for hosts, environments and tools: each
+    # gives the table's own object, not a copy (a copy would cost at every
+    # call), so read it and never change it — the table changes through
+    # apply and the primitives below.
+
+    @property
+    def deal(self) -> Deal:
+        """The hand's deal: dealer, hands by seat, stock head first, shown cards."""
+        return self.state.deal
+
+    @property
+    def dealer(self) -> int:
+        """The dealer's seat (庄)."""
+        return self.state.dealer
+
+    @property
+    def turn(self) -> int | None:
+        """The seat holding the turn, or None (a claim window is open, or the hand is over)."""
+        return self.state.turn
+
+    @property
+    def window(self) -> Window | None:
+        """The open claim window (the card in play, its owner and source,
+        and the claims declared so far), or None."""
+        return self.state.window
+
+    @property
+    def pending(self) -> dict[int, list[Action]]:
+        """The pending decisions: seat → its legal actions (see
+        :meth:`to_decide` and :meth:`legal_actions`, which copy)."""
+        return self.state.pending
+
+    @property
+    def actions(self) -> list[Action]:
+        """Every action applied so far, in order (what a record keeps)."""
+        return self.state.actions
+
+    @property
+    def wall(self) -> list[int]:
+        """The stock, head first (:meth:`wall_left` is its size)."""
+        return self.state.wall
+
+    @property
+    def instant(self) -> list[Payment]:
+        """The instant payments made so far (杠钱 …), in order."""
+        return self.state.instant
+
     @property
     def extra(self) -> Any:
         """The variant's own state (``Manifest.state_type``)."""
@@ -341,6 +407,7 @@ class Table:
 
     @property
     def seats(self) -> list[SeatState]:
+        """Each seat's concealed hand, melds and discards, by seat."""
         return self.state.seats
 
     @property
@@ -350,10 +417,12 @@ class Table:
 
     @property
     def result(self) -> Result | None:
+        """How the hand ended, or None while it goes on."""
         return self.state.result
 
     @property
     def events(self) -> list[Event]:
+        """Every event so far, in order (unredacted: :meth:`view` redacts)."""
         return self.state.events
 
     @property
@@ -885,6 +954,8 @@ class Table:
 
 
 _SEED_LIMIT = 2**256
+#: What may deal a hand (``TableState.rng``, ``Record.rng``); None: not said.
+_RNG_KINDS = ("seeded", "os", "host", None)
 
 
 def _index(value: Any, error: type, what: str) -> int:
