@@ -593,7 +593,7 @@ def test_zipai_greedy_decisions_follow_its_estimate(zp):
 def test_fast_shanten_is_shanten(seed, n, extra):
     """The bot's shanten on interned segment tables equals
     shapes.shanten, and its best discard the least shanten over discards."""
-    from qipai.bots import MahjongStrategy, _fast_shanten
+    from qipai.bots.mahjong import MahjongStrategy, _fast_shanten
 
     deck = [k for k in range(34) for _ in range(4)]
     random.Random(seed).shuffle(deck)
