@@ -25,17 +25,6 @@ from qipai.families.mahjong import shapes
 __all__ = ["MahjongStrategy"]
 
 
-def _near(c: Sequence[int], t: int) -> bool:
-    """Whether adding kind ``t`` can join a block of ``c`` (same kind, or a
-    suited tile within two ranks): otherwise it cannot lower the 向听."""
-    if c[t]:
-        return True
-    if t >= 27:
-        return False
-    base = t - t % 9
-    return any(c[k] for k in range(max(base, t - 2), min(base + 9, t + 3)))
-
-
 def _isolation(c: Sequence[int], k: int) -> int:
     """How gladly to let a lone tile go: 2 an isolated honor, 1 an isolated
     terminal, 0 otherwise (a discard tie-break)."""
@@ -49,9 +38,6 @@ def _isolation(c: Sequence[int], k: int) -> int:
     base = k - rank
     lone = all(c[j] == 0 for j in range(max(base, k - 2), min(base + 9, k + 3)) if j != k)
     return 1 if lone else 0
-
-
-_SEGMENTS = ((0, 9, True), (9, 18, True), (18, 27, True), (27, 34, False))
 
 
 def _shanten_of_table(tb: Sequence[int], s: int) -> int:
@@ -76,7 +62,7 @@ def _shanten_of_table(tb: Sequence[int], s: int) -> int:
 # table's shanten for each s is one list look-up.  Per segment key (bytes
 # of its counts) the tables after taking one tile off (:func:`_seg_minus`)
 # and after adding one (:func:`_seg_plus`, only the tiles that could join a
-# block: the ``_near`` filter) are kept too.  The caches are bounded (the
+# block: a tile no block can take cannot lower the shanten) are kept too.  The caches are bounded (the
 # join memo is emptied when it grows past ``_FAST_LIMIT``); the interned
 # tables are few (each is ten numbers in −1..4 reached by real hands).
 
@@ -88,8 +74,6 @@ _SEG_ID: tuple[dict[bytes, int], dict[bytes, int]] = ({}, {})  # [runs][key] →
 _SEG_MINUS: tuple[dict[bytes, Any], dict[bytes, Any]] = ({}, {})
 _SEG_PLUS: tuple[dict[bytes, Any], dict[bytes, Any]] = ({}, {})
 _JOIN: dict[int, int] = {}
-#: (others' table, s, shanten, seven-pairs flag, segment), segment key → 有效牌 there
-_IMPROVE: dict[tuple[int, bytes], tuple[int, ...]] = {}
 _FAST_LIMIT = 1 << 18
 _JK = 1 << 24  # join memo key: a * _JK + b
 
@@ -244,7 +228,8 @@ def _seg_minus(key: bytes, runs: bool) -> dict[int, tuple[int, bytes]]:
 def _seg_plus(key: bytes, runs: bool) -> tuple[tuple[int, int], ...]:
     """``(o, table id)`` for each rank ``o`` of segment ``key`` held fewer
     than 4 times that could join a block (held, or for suits a tile within
-    two ranks held: the ``_near`` filter), with one tile of ``o`` added."""
+    two ranks held; any other cannot lower the shanten), with one tile of
+    ``o`` added."""
     cache = _SEG_PLUS[runs]
     got = cache.get(key)
     if got is None:
@@ -268,23 +253,6 @@ def _j(a: int, b: int) -> int:
     """:func:`_tjoin`, the memo looked up inline first (the hot path)."""
     got = _JOIN.get(a * _JK + b if a <= b else b * _JK + a)
     return got if got is not None else _tjoin(a, b)
-
-
-def _others(ids: Sequence[int]) -> tuple[int, int, int, int]:
-    """For each segment, the join of the other three segments' tables."""
-    a, b, c, d = ids
-    get = _JOIN.get
-    ab = get(a * _JK + b if a <= b else b * _JK + a)
-    if ab is None:
-        ab = _tjoin(a, b)
-    cd = get(c * _JK + d if c <= d else d * _JK + c)
-    if cd is None:
-        cd = _tjoin(c, d)
-    out = []
-    for x, y in ((b, cd), (a, cd), (ab, d), (ab, c)):
-        z = get(x * _JK + y if x <= y else y * _JK + x)
-        out.append(z if z is not None else _tjoin(x, y))
-    return out[0], out[1], out[2], out[3]
 
 
 def _keys(c: Sequence[int]) -> list[bytes]:
@@ -313,7 +281,8 @@ def _pair_joins(ids: Sequence[int]) -> tuple[int, ...]:
 
 
 def _others_of(ids: Sequence[int], pj: Sequence[int]) -> tuple[int, int, int, int]:
-    """:func:`_others` given the pair joins ``pj`` (:func:`_pair_joins`)."""
+    """For each segment, the join of the other three segments' tables,
+    given the pair joins ``pj`` (:func:`_pair_joins`)."""
     a, b, c, d = ids
     return _j(b, pj[5]), _j(a, pj[5]), _j(pj[0], d), _j(pj[0], c)
 
@@ -335,21 +304,6 @@ def _hand_joins(ids: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...],
     if len(_HAND_JOINS) >= _FAST_LIMIT:
         _HAND_JOINS.clear()
     _HAND_JOINS[ids] = got
-    return got
-
-
-def _improve_segment(og: int, key: bytes, g: int, s: int, sh: int, qidui: bool,
-                     mk: tuple[int, bytes]) -> tuple[int, ...]:
-    """The kinds of segment ``g`` (counts ``key``) whose addition lowers the
-    shanten ``sh`` with the other segments' joined table ``og`` and ``s``
-    sets to make (or, ``qidui``, that pair an odd count: 七对 one step
-    closer); memoised in ``_IMPROVE`` under ``mk``."""
-    base = _BASE[g]
-    got = tuple(base + o for o, tid in _seg_plus(key, _RUNS[g])
-                if (qidui and key[o] & 1) or _TAB_SH[_j(og, tid)][s] < sh)
-    if len(_IMPROVE) >= _FAST_LIMIT:
-        _IMPROVE.clear()
-    _IMPROVE[mk] = got
     return got
 
 
@@ -451,7 +405,8 @@ class MahjongStrategy:
         tied = [a for a in discards if after[a.card] == best]
         if len(tied) == 1:
             return tied[0]
-        # Ties: the live 有效牌 after each tied discard (:meth:`_improving`).
+        # Ties: the live 有效牌 after each tied discard — the tiles whose
+        # addition lowers the shanten, counted against the tiles seen.
         # Discarding k (in segment g) changes segment g only: a tile added
         # to another segment h meets the join of g's table after the
         # discard with ``pj[_REST[g][h]]`` (the two segments that are
@@ -523,73 +478,6 @@ class MahjongStrategy:
         tops = [(_isolation(c, a.card), a) for u, a in scored if u == most]
         top = max(i for i, _ in tops)
         return self.rng.choice([a for i, a in tops if i == top])
-
-    def _useful(self, c: list[int], n: int, sh: int, seen: Sequence[int]) -> int:
-        """Live copies of the kinds that lower the shanten ``sh`` of ``c``."""
-        total = 0
-        for t in self._improving(c, n, sh):
-            live = 4 - seen[t]
-            if live > 0:
-                total += live
-        return total
-
-    def _improving(self, c: list[int], n: int, sh: int) -> list[int]:
-        """The kinds ``t`` with ``shanten(c + t) < sh`` (有效牌), ascending."""
-        keys = _keys(c)
-        return self._improving_fast(c, n, sh, keys, [_seg(k, r) for k, r in zip(keys, _RUNS)])
-
-    @staticmethod
-    def _improving_fast(c: list[int], n: int, sh: int, keys: Sequence[bytes],
-                        ids: Sequence[int]) -> list[int]:
-        """:meth:`_improving` given ``c``'s segment keys and table ids.
-
-        The hot loop of the bot.  Adding a tile changes one segment (a suit
-        or the honors): per segment, the other three are joined once and
-        each tile that could join a block costs one join look-up
-        (:func:`_seg_plus`)."""
-        s = 4 - n
-        others = _others(ids)
-        qidui = n == 0 and 6 - min(sum(x >> 1 for x in c) + 1, 7) < sh
-        tag = (s * 8 + sh) * 2 + qidui
-        memo = _IMPROVE
-        out: list[int] = []
-        for g in range(4):
-            mk = (others[g] * 64 + tag) * 4 + g, keys[g]
-            got = memo.get(mk)
-            if got is None:
-                base, og, key = _BASE[g], others[g], keys[g]
-                got = tuple(base + o for o, tid in _seg_plus(key, _RUNS[g])
-                            if (qidui and key[o] & 1) or _TAB_SH[_j(og, tid)][s] < sh)
-                if len(memo) >= _FAST_LIMIT:
-                    memo.clear()
-                memo[mk] = got
-            out += got
-        return out
-
-    def _improving_plain(self, c: list[int], n: int, sh: int) -> list[int]:
-        """:meth:`_improving` on the plain block tables (any counts): the
-        reference the fast search is tested against."""
-        s = 4 - n
-        tabs = [shapes._block_table(tuple(c[a:b]), runs) for a, b, runs in _SEGMENTS]
-        pairs = sum(x >> 1 for x in c)
-        out = []
-        for g, (a, b, runs) in enumerate(_SEGMENTS):
-            others = None
-            for t in range(a, b):
-                if c[t] >= 4 or not _near(c, t):
-                    continue
-                if n == 0 and c[t] & 1 and 6 - min(pairs + 1, 7) < sh:
-                    out.append(t)  # seven pairs one step closer
-                    continue
-                if others is None:
-                    rest = [tabs[j] for j in range(4) if j != g]
-                    others = shapes._join(shapes._join(rest[0], rest[1]), rest[2])
-                c[t] += 1
-                tb = shapes._join(others, shapes._block_table(tuple(c[a:b]), runs))
-                c[t] -= 1
-                if _shanten_of_table(tb, s) < sh:
-                    out.append(t)
-        return out
 
     # -- claims ----------------------------------------------------------------
     def _claim(self, view: SeatView, actions: list[Action]) -> Action:
