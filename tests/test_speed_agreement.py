@@ -256,20 +256,6 @@ def test_shanten_agrees_with_the_reference(corpus14):
         assert shapes.shanten_standard(hand, n) == ref.ref_shanten_standard(hand, n), hand
 
 
-def test_greedy_useful_tiles_agree_with_the_plain_block_tables(corpus14):
-    from qipai.bots import MahjongStrategy
-
-    bot = MahjongStrategy(random.Random(0))
-    rng = random.Random(SEED + 8)
-    for c in corpus14[:1500]:
-        hand = _minus_one(rng, c)
-        for n in (0, 1):
-            if n:
-                hand = _random(rng, 10)
-            sh = shapes.shanten(hand, n)
-            assert bot._improving(hand, n, sh) == bot._improving_plain(hand, n, sh), hand
-
-
 def test_plain_context_never_passes_what_check_context_rejects():
     from qipai.families.mahjong.scoring_kit import check_context
 
