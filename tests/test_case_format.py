@@ -13,9 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from qipai.cli import cli
-from qipai.conformance.cases import check_paths, load_cases
+from qipai.conformance.cases import load_cases
 from qipai.conformance.casespec import CHECKS, CASE_TYPES, case_file_schema
-from qipai.conformance.runner import register_plugin, ruleset_for, run_case, unregister_plugin
+from qipai.conformance.checkers import run_case
+from qipai.conformance.registry import register_plugin, ruleset_for, unregister_plugin
+from qipai.conformance.runner import check_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "reference" / "case-format.md"

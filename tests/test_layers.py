@@ -24,9 +24,7 @@ UNPLACED: set[str] = {
     "qipai.scaffold", "qipai.verify",
 }
 KNOWN_CIRCLES: list[set[str]] = [
-    {"qipai.conformance.cases", "qipai.conformance.properties", "qipai.conformance.runner"},
     {"qipai.cli", "qipai.host.client", "qipai.sim.commands", "qipai.verify"},
-    {"qipai.env", "qipai.env.gym"},
 ]
 
 

@@ -294,7 +294,7 @@ def test_the_conformance_guard_is_not_blamed_as_a_plugin():
     # The conformance Guard's own failure comes through Ruleset.settle as it
     # is (before: "plugin 1401… broke hook qipai_settle: raised PropertyFailure").
     # Payer 4 at a 4-seat table: the ZERO_SUM bug of test_plugin_failures.
-    from qipai.conformance.properties import GUARD, PropertyFailure
+    from qipai.conformance.guard import GUARD, PropertyFailure
     from qipai.core.model import Payment, Settlement
 
     class Uneven:

@@ -45,7 +45,7 @@ def _row(ruleset: str, variant: str, hand: int, seats: int, how: str | None = No
 
 
 def _write(path, rows: list[dict]) -> str:
-    from qipai.sim.run import FORMAT, schema
+    from qipai.sim.rows import FORMAT, schema
 
     rulesets = list(dict.fromkeys(r["ruleset"] for r in rows))
     meta = {"format": FORMAT, "rulesets": rulesets, "bots": "greedy", "seed": 0, "hands": 10}
@@ -251,8 +251,9 @@ def test_the_pattern_chart_keeps_each_game_on_its_own_rows(tmp_path, monkeypatch
     from matplotlib.container import BarContainer
 
     from qipai.sim import report
+    from qipai.sim.report import page
 
-    monkeypatch.setattr(report, "CJK_FONTS", ())  # ids alone: the same on every machine
+    monkeypatch.setattr(page, "CJK_FONTS", ())  # ids alone: the same on every machine
     zipai = [_row("guilin-zipai", "guilin-zipai", i, 3, how="pinghu", patterns=["pinghu"],
                   amount=3, xing=1) for i in range(10)]
     rows = _guilin()
@@ -338,7 +339,8 @@ def test_a_terminal_too_narrow_for_one_column_cuts_nothing(tmp_path, width):
     tables are made as wide as they must be (the terminal wraps the lines)
     and every value and interval is printed whole (before: rich cut them —
     the hands cell "10" showed as "1", "[2.2, 47.1]" lost its end)."""
-    from qipai.sim.report import _units, summarize, table_rows
+    from qipai.sim.report import summarize, table_rows
+    from qipai.sim.report.render import _units
 
     path = _write(tmp_path / "gx.parquet", _guilin() + _guangxi())
     out = _report(path, width=width)
@@ -352,7 +354,7 @@ def test_a_terminal_too_narrow_for_one_column_cuts_nothing(tmp_path, width):
 
 
 def test_a_bound_that_rounds_to_zero_prints_without_a_minus():
-    from qipai.sim.report import _num
+    from qipai.sim.report.render import _num
 
     assert _num(-0.004, 2, "+") == "+0.00" and _num(-0.004, 2, "") == "0.00"
     assert _num(-0.0, 1, "") == "0.0" and _num(-0.006, 2, "") == "-0.01"

@@ -138,12 +138,13 @@ def test_ctrl_c_keeps_the_finished_chunks(tmp_path):
 def test_ctrl_c_before_any_chunk_finished_writes_nothing(where, args, monkeypatch, tmp_path):
     """Ctrl-C before a chunk finished is one line naming the file, exit
     status 130 and no file (it was "Aborted!", status 1, during the warm-up)."""
-    from qipai.sim import run
+    from qipai.sim import backends, run
 
     def interrupt(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(run, where, interrupt)
+    # start_ray is called by the Ray backend, the others by the run itself
+    monkeypatch.setattr(backends if where == "start_ray" else run, where, interrupt)
     if where == "start_ray":  # the CLI imports Ray first: a stand-in will do
         import sys
         import types
@@ -279,7 +280,7 @@ def test_ray_workers_that_do_not_start_are_a_typed_error_not_a_hang(monkeypatch)
     """Workers that crash as they start (as a ``uv run`` driver's did, their
     runtime environment running uv in a copy of the project) are retried by
     Ray forever; qipai gives up after its bound with RayUnavailable."""
-    from qipai.sim import run
+    from qipai.sim import backends as run
 
     # Ray's uv hook would replace the broken interpreter by `uv run …` (as
     # import_ray turns it off, before Ray is imported, or in case it was).
@@ -302,7 +303,7 @@ def test_ray_workers_that_do_not_start_are_a_typed_error_not_a_hang(monkeypatch)
 
 
 def test_a_local_ray_instance_turns_off_rays_uv_hook_unless_set(monkeypatch):
-    from qipai.sim import run
+    from qipai.sim import backends as run
 
     monkeypatch.setattr(run, "require", lambda module, extra: module)
     monkeypatch.delenv(run.RAY_UV_HOOK, raising=False)
@@ -557,15 +558,16 @@ def test_the_pattern_chart_names_patterns_as_the_table_where_a_font_can(guilin_f
     import matplotlib.pyplot as plt
 
     from qipai.sim import report
+    from qipai.sim.report import page
 
     summary = report.summarize(guilin_file)
-    for fonts in (report.CJK_FONTS, ()):
-        monkeypatch.setattr(report, "CJK_FONTS", fonts)
+    for fonts in (page.CJK_FONTS, ()):
+        monkeypatch.setattr(page, "CJK_FONTS", fonts)
         figs = report.charts(summary, guilin_file)
         ticks = [t.get_text() for t in figs["patterns"].axes[0].get_yticklabels()]
         for fig in figs.values():
             plt.close(fig)
-        if report._cjk_font():
+        if page._cjk_font():
             assert "平胡 pinghu" in ticks
         else:
             assert "pinghu" in ticks and not any(re.search("[\u4e00-\u9fff]", t)
@@ -588,7 +590,8 @@ def test_the_howto_report_table_has_the_labels_report_prints(guilin_file):
     import itertools
     from pathlib import Path
 
-    from qipai.sim.report import _HOW, pattern_names, pattern_text
+    from qipai.sim.report import pattern_names, pattern_text
+    from qipai.sim.report.summary import _HOW
 
     lines = (Path(__file__).parents[1] / "docs" / "howto" / "simulate.md").read_text(
         encoding="utf-8").splitlines()

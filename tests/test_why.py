@@ -132,7 +132,8 @@ def test_liability_options_explain_themselves():
 
 
 def test_the_why_property_is_checked_by_conformance():
-    from qipai.conformance.properties import PROPERTY_NAMES, run_properties
+    from qipai.conformance.properties import PROPERTY_NAMES
+    from qipai.conformance.runner import run_properties
 
     assert "why" in PROPERTY_NAMES
     outcomes = {o.id: o for o in run_properties("guilin-zipai", games=3)}
