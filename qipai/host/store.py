@@ -1181,19 +1181,19 @@ class Store:
     def open_tables(self) -> list[dict[str, Any]]:
         with _reading("the open tables"), self.engine.connect() as c:
             rows = c.execute(sa.select(tables).where(tables.c.open == sa.true())
-                             .order_by(tables.c.created, tables.c.id))
-            return [dict(r._mapping) for r in rows]
+                             .order_by(tables.c.created, tables.c.id)).mappings()
+            return [dict(r) for r in rows]
 
     def table(self, table_id: str) -> dict[str, Any] | None:
         with _reading(f"table {table_id}"), self.engine.connect() as c:
-            r = c.execute(sa.select(tables).where(tables.c.id == table_id)).first()
-            return dict(r._mapping) if r is not None else None
+            r = c.execute(sa.select(tables).where(tables.c.id == table_id)).mappings().first()
+            return dict(r) if r is not None else None
 
     def hands_of(self, table_id: str) -> list[dict[str, Any]]:
         with _reading(f"the hands of table {table_id}"), self.engine.connect() as c:
             rows = c.execute(sa.select(hands).where(hands.c.table_id == table_id)
-                             .order_by(hands.c.hand))
-            return [dict(r._mapping) for r in rows]
+                             .order_by(hands.c.hand)).mappings()
+            return [dict(r) for r in rows]
 
     def nets_of(self, table_id: str) -> list[Any]:
         """The stored ``net`` (JSON text) of each finished hand of the
@@ -1210,8 +1210,8 @@ class Store:
                 self.engine.connect() as c:
             rows = c.execute(sa.select(actions).where(actions.c.table_id == table_id,
                                                       actions.c.hand == hand)
-                             .order_by(actions.c.seq))
-            return [dict(r._mapping) for r in rows]
+                             .order_by(actions.c.seq)).mappings()
+            return [dict(r) for r in rows]
 
     def finished_hands(self, limit: int = 50) -> list[dict[str, Any]]:
         """The latest ``limit`` finished hands of every table, newest table
@@ -1223,5 +1223,5 @@ class Store:
                 .join(tables, tables.c.id == hands.c.table_id)
                 .where(hands.c.net.is_not(None))
                 .order_by(tables.c.created.desc(), hands.c.table_id, hands.c.hand.desc())
-                .limit(limit))
-            return [dict(r._mapping) for r in rows]
+                .limit(limit)).mappings()
+            return [dict(r) for r in rows]

@@ -52,5 +52,8 @@ def test_the_attributes_it_reads_are_set_by_the_base_class():
     for name in ("close_timeout", "loop", "conn", "handshake_initiated", "handshake_complete",
                  "close_sent"):
         assert hasattr(base, name), name
+    # its own state shadows none of the base's
+    for name in ("_stalled", "_ending", "_lost"):
+        assert not hasattr(base, name), name
     # the refusal read back from websockets' ServerProtocol
     assert hasattr(base.conn, "handshake_exc") and callable(base.conn.data_to_send)
