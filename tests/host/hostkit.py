@@ -210,10 +210,10 @@ class SyncSeat(_Received):
 
     def send(self, obj: Any, paced: bool | None = None) -> None:
         """Send one frame; ``paced`` (default :attr:`paced`): no faster than the
-        server's per-connection rate (``qipai.host.app.RATE_PER_S``), as a
+        server's per-connection rate (``qipai.server.state.RATE_PER_S``), as a
         well-behaved client — a throttled frame may be dropped without an answer."""
         if self.paced if paced is None else paced:
-            from qipai.host.app import RATE_PER_S
+            from qipai.server.state import RATE_PER_S
 
             wait = self._last_send + 1.25 / RATE_PER_S - time.monotonic()
             if wait > 0:

@@ -374,7 +374,7 @@ def test_a_silently_replaced_writer_connection_commits_nothing(pg_url, monkeypat
     was invalidated: a session without the lock, which meanwhile a second
     server took.  The first server's write is refused before its commit
     (nothing of it lands); the second server's commits."""
-    import qipai.host.store as store_mod
+    import qipai.host.store.lock as store_mod
 
     monkeypatch.setattr(store_mod, "LOCK_WAIT_S", PATIENCE)
     first = Store(pg_url)
@@ -410,7 +410,7 @@ def test_a_second_server_cannot_take_the_database_while_the_writer_holds_the_loc
     """Every session of the first server but its writer's is terminated (its
     readers, its watchdog's): the writer's session still holds the lock, so
     a second server is refused, and the first writes on."""
-    import qipai.host.store as store_mod
+    import qipai.host.store.lock as store_mod
 
     monkeypatch.setattr(store_mod, "LOCK_WAIT_S", 0.3)
     first = Store(pg_url)

@@ -12,7 +12,7 @@ import socket
 import time
 
 from hostkit import start_server
-from qipai.host.app import RepeatsFilter
+from qipai.server.listen import RepeatsFilter
 
 
 def test_garbage_requests_are_logged_once(tmp_path):

@@ -23,7 +23,7 @@ import pytest
 from websockets.exceptions import InvalidStatus
 
 from hostkit import PATIENCE, SyncSeat, refusal, start_server
-from qipai.host import app
+from qipai.server import state, uvicorn_ws
 
 
 def over_the_limit(s, table: str, token: str) -> dict:
@@ -131,14 +131,14 @@ def test_the_protocol_waits_ws_close_s_for_an_answer_to_its_close():
         pass
 
     async def made():
-        return app.ws_protocol()(config=Config(app=asgi), server_state=ServerState(),
-                                 app_state={})
+        return uvicorn_ws.ws_protocol()(config=Config(app=asgi), server_state=ServerState(),
+                                        app_state={})
 
-    assert asyncio.run(made()).close_timeout == app.WS_CLOSE_S < 10
+    assert asyncio.run(made()).close_timeout == uvicorn_ws.WS_CLOSE_S < 10
 
 
 def test_a_limit_above_the_descriptors_is_logged(tmp_path):
-    room = app.descriptor_room()
+    room = state.descriptor_room()
     if room is None:
         pytest.skip("no descriptor limit here")
     s = start_server(f"sqlite:///{tmp_path / 'q.db'}", tmp_path,
@@ -149,14 +149,14 @@ def test_a_limit_above_the_descriptors_is_logged(tmp_path):
 
 
 @pytest.mark.parametrize("soft, expected", [
-    (1024, 1024 - app.FD_RESERVE),            # a common default ulimit -n
+    (1024, 1024 - state.FD_RESERVE),            # a common default ulimit -n
     (260, 16),                                # hardly any: at least 16
-    (1 << 20, app.MAX_CONNECTIONS),           # plenty: the default cap
-    (resource.RLIM_INFINITY, app.MAX_CONNECTIONS),
+    (1 << 20, state.MAX_CONNECTIONS),           # plenty: the default cap
+    (resource.RLIM_INFINITY, state.MAX_CONNECTIONS),
 ])
 def test_the_default_limit_keeps_descriptors_for_the_rest(monkeypatch, soft, expected):
     monkeypatch.setattr(resource, "getrlimit", lambda what: (soft, resource.RLIM_INFINITY))
-    assert app.default_max_connections() == expected
+    assert state.default_max_connections() == expected
 
 
 def test_refusals_are_logged_in_one_line_a_period(tmp_path, capsys):
@@ -165,7 +165,7 @@ def test_refusals_are_logged_in_one_line_a_period(tmp_path, capsys):
     (and the next refusal is logged at once again)."""
     import asyncio
 
-    s = app.Server(f"sqlite:///{tmp_path / 'q.db'}")
+    s = state.Server(f"sqlite:///{tmp_path / 'q.db'}")
     try:
         s.refusals_log_s = 0.05
         s.max_connections, s.connections = 3, 4
@@ -211,7 +211,7 @@ def test_a_client_that_reads_nothing_is_cut(tmp_path):
         sock = silent_spectator(s, t)
         reader = create_reader(s)
         assert poll(lambda: health(s)["connections"], lambda n: n == 2) == 2
-        end = time.monotonic() + app.WRITE_STALL_S + 90   # a bound on a hang only
+        end = time.monotonic() + uvicorn_ws.WRITE_STALL_S + 90   # a bound on a hang only
         while health(s)["connections"] != 1 and time.monotonic() < end:
             reader.recv()   # the reading spectator keeps reading: the table plays on
         assert health(s)["connections"] == 1

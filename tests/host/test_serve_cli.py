@@ -81,7 +81,7 @@ def test_the_listening_socket_holds_the_port_before_uvicorn_starts():
     """listen() listens, not only binds: on Linux another SO_REUSEADDR
     socket could still bind a port only bound, and whichever listened first
     would have it — the check before the banner would then be pointless."""
-    from qipai.host.app import listen
+    from qipai.server.listen import listen
 
     sock = listen("127.0.0.1", 0)
     try:

@@ -45,7 +45,7 @@ def test_a_connection_past_its_queue_bound_is_closed_and_its_frames_dropped():
         async def close(self, code: int) -> None:
             self.closed = code
 
-    from qipai.host.app import _writer
+    from qipai.server.socket import _writer
 
     ws = FakeSocket()
     c = Conn(seat=1)

@@ -16,7 +16,7 @@ import time
 import httpx
 
 from hostkit import HERE, PATIENCE, SyncSeat, start_server
-from qipai.host.app import SPEC_WAITING, SPEC_WORKERS
+from qipai.server.state import SPEC_WAITING, SPEC_WORKERS
 
 
 def test_a_spec_loads_off_the_event_loop(tmp_path, monkeypatch):

@@ -93,7 +93,7 @@ async def writes_by_hand(tmp_path, plugins: tuple[str, ...] = ()):
     each write to be answered by hand (``w.done(None)``: committed;
     ``w.done(exc)``: failed)."""
     from qipai.host import protocol as P
-    from qipai.host.app import Server
+    from qipai.server.state import Server
 
     server = Server(f"sqlite:///{tmp_path}/q.db", seed=SEED, quiet=True, plugins=plugins)
     try:
