@@ -7,9 +7,9 @@ when the limit is reached, in one line however many are refused.  A client
 that does not answer the server's close (a refusal after the upgrade, such
 as ``UnknownTable``) holds its socket, and counts, at most ``WS_CLOSE_S``.
 
-Before, nothing bounded them server-wide (8 a seat and 64 spectators a
-table, and anyone may create tables): 250 spectator connections took every
-file descriptor of a server limited to 256, after which it accepted
+Unbounded server-wide (8 a seat and 64 spectators a table, and anyone may
+create tables), 250 spectator connections would take every file
+descriptor of a server limited to 256, after which it would accept
 nothing — no player, not even ``GET /health`` — while they lasted."""
 
 from __future__ import annotations
@@ -236,9 +236,8 @@ def test_a_client_that_answers_no_ping_is_cut(tmp_path):
     is a player who never comes, so the bots soon wait for it): no write
     stall, but its pings go unanswered, and at uvicorn's keepalive timeout
     (ping every 20 s, 20 s to answer) its socket is reset, as a stalled
-    one is.  Before, it was closed gracefully, and what the kernel held for
-    it stayed (FIN-WAIT-1) for as long as its window was shut; under load
-    this path, not the stall, also ended the test above."""
+    one is: closed gracefully, what the kernel holds for it would stay
+    (FIN-WAIT-1) for as long as its window is shut."""
     s = start_server(f"sqlite:///{tmp_path / 'q.db'}", tmp_path, "--seed", "3")
     try:
         t = s.create(bots=[1, 2, 3])
