@@ -293,8 +293,8 @@ def test_seeded_hands_deal_and_play_as_before():
     assert h.hexdigest() == DIGEST
 
 
-# A zipai seat whose 开招 is mandatory is offered no 吃/Pass (guilin-zipai
-# §3.1): the random bots choose among those actions only.
+# A zipai seat whose 开招 is mandatory is offered no 吃/Pass
+# (guilin-zipai §3.1): the random bots choose among those actions only.
 DIGEST = "814a752a4d7acb7d59d32854c1fade57c76d765fb9eb2f43e2068e844331d865"
 
 
