@@ -85,7 +85,7 @@ def test_same_seed_same_record_other_seed_other_record(rs):
 
 
 def test_play_hand_without_seed_deals_from_the_os(rs):
-    # issue 10: no small seed is picked (and recorded); the record replays
+    # no small seed is picked (and recorded); the record replays
     from qipai.core.records import replay_check
 
     table = play_hand(rs)
@@ -106,7 +106,7 @@ def test_play_hands_passes_the_deal_by_next_dealer(rs):
     for before, after in zip(tables, tables[1:]):
         assert after.state.dealer == before.result.next_dealer
     seeds = [t.seed for t in tables]
-    # issue 10: hand 0 is not dealt from the session seed itself (no record holds it)
+    # hand 0 is not dealt from the session seed itself (no record holds it)
     assert 3 not in seeds and len(set(seeds)) == 6 and all(0 <= s < 2**128 for s in seeds) \
         and max(seeds) >= 2**64  # 128-bit seeds
     assert seeds == [hand_seed(3, i) for i in range(6)]

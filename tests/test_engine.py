@@ -44,8 +44,7 @@ def test_chinese_names():
     ("0m", "bad tile '0m' at position 1 of '0m'"),
     ("18z", "bad tile '8z' at position 2 of '18z'"),
     ("X", "bad tile 'X' at position 1 of 'X'"),
-    # the bad part, not the whole run of tiles (before: "bad tile '11223344556677x'
-    # in '11223344556677x'", "bad tile 'xyz' in '1m2p EE xyz'")
+    # the bad part and its position, not the whole run of tiles
     ("11223344556677x", "bad tile 'x' at position 15 of"),
     ("1m2p EE xyz", "bad tile 'x' at position 9 of"),
     ("12m3", "bad tile '3' at position 4 of '12m3': no suit after the digits"),
@@ -308,7 +307,7 @@ def test_core_imports_no_variant():
                     assert not a.name.startswith(("qipai.variants", "qipai.families")), path
 
 
-# ---------------------------------------------------------------- found by QA
+# ---------------------------------------------------------------- edge cases
 
 def test_no_kong_after_a_peng_only_a_discard():
     # docs/variants/mahjong-common.md "A hand, step by step", step 2: after 碰/吃 the
@@ -439,8 +438,8 @@ def test_the_table_shuffle_is_random_shuffle():
 
 @pytest.mark.parametrize("variant", ["guilin-mahjong", "guangxi-mahjong", "guilin-zipai"])
 def test_card_won_on_is_with_the_winner_in_the_final_state(variant):
-    """Issue 10: after a win on another's card (or a shown draw) the card was
-    in no zone of the final state; it now joins the winner's hand."""
+    """After a win on another's card (or a shown draw) the card joins the
+    winner's hand: every card is in some zone of the final state."""
     import random as _random
 
     from qipai.conformance.properties import cards_in_play, choose, dealt_cards
@@ -462,8 +461,8 @@ def test_card_won_on_is_with_the_winner_in_the_final_state(variant):
 
 @pytest.mark.parametrize("variant", ["guilin-mahjong", "guilin-zipai"])
 def test_a_records_seed_is_checked_against_its_deal(variant):
-    """Issue 10: a stacked deal with ``seed = 42`` written in the record
-    replayed "identical"; the seed now re-deals and a mismatch is reported."""
+    """A stacked deal with ``seed = 42`` written in the record does not
+    replay "identical": the seed re-deals and a mismatch is reported."""
     import random as _random
 
     from qipai.conformance.properties import choose

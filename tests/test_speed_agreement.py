@@ -1,4 +1,4 @@
-"""The fast paths answer exactly what the plain references answer (issue 5).
+"""The fast paths answer exactly what the plain references answer.
 
 Every table-driven or short-cut path is compared with its plain twin on a
 seeded corpus: random hands, complete hands of every 桂林 shape, near

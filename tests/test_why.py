@@ -1,4 +1,4 @@
-"""Payment breakdowns (issue 11): the Term arithmetic, its text, the explain helpers."""
+"""Payment breakdowns: the Term arithmetic, its text, the explain helpers."""
 
 from __future__ import annotations
 
