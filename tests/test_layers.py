@@ -26,7 +26,7 @@ UNPLACED: set[str] = {
 KNOWN_CIRCLES: list[set[str]] = [
     {"qipai.core.ruleset", "qipai.core.table"},
     {"qipai.conformance.cases", "qipai.conformance.properties", "qipai.conformance.runner"},
-    {"qipai.cli", "qipai.host.client", "qipai.sim.commands", "qipai.verify"},
+    {"qipai.cli", "qipai.sim.commands", "qipai.verify"},
     {"qipai.env", "qipai.env.gym"},
 ]
 
