@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from qipai.core.model import Payment, Term, bracket, format_why, times, why_total
-from qipai.explain import payment_rows, payments_json, print_payments
+from qipai.text.payments import payment_rows, payments_json, print_payments
 
 NAMES = {"pengpenghu": "碰碰胡", "zimo": "自摸", "hubao": "互包", "fanxing": "翻醒"}
 

@@ -13,7 +13,7 @@ import pytest
 from qipai.bots import GreedyBot
 from qipai.core.ruleset import load
 from qipai.core.table import Table
-from qipai.host.client import Printer
+from qipai.text.wire import Printer
 
 
 def printer(variant: str) -> Printer:
