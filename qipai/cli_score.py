@@ -157,6 +157,6 @@ def print_score(console: Any, s: Any) -> None:
 
 
 def _print_payments(console: Any, rs: Any, s: Any) -> None:
-    from qipai.explain import print_payments
+    from qipai.text.payments import print_payments
 
     print_payments(console, s.payments, rs.manifest, title="payments")

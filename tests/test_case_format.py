@@ -127,7 +127,7 @@ def test_a_malformed_case_is_reported_with_its_id(tmp_path, body, expected):
      "hubao [3, 8]"),
 ])
 def test_cards_and_seats_the_variant_refuses_are_reported(tmp_path, body, expected):
-    # before, --check-cases called these well-formed; they failed only when run
+    # malformed for --check-cases, not found only when the suite runs them
     f = write(tmp_path, 'variant = "guilin-mahjong"\n' + body)
     (p,), count, _ = check_paths([f], ruleset_for)
     assert count == 1 and p.id == "x"

@@ -24,8 +24,7 @@ UNPLACED: set[str] = {
     "qipai.scaffold", "qipai.verify",
 }
 KNOWN_CIRCLES: list[set[str]] = [
-    {"qipai.core.ruleset", "qipai.core.table"},
-    {"qipai.cli", "qipai.host.client", "qipai.sim.commands", "qipai.verify"},
+    {"qipai.cli", "qipai.sim.commands", "qipai.verify"},
 ]
 
 

@@ -330,7 +330,7 @@ class QipaiEnv(AECEnv):
             raise IllegalAction("call reset() before render()")
         from rich.console import Console
 
-        from qipai.human import action_text, show_table
+        from qipai.text.seat import action_text, show_table
 
         seat = self._seat_of[self.agent_selection]
         view = seat_view(self.table, seat, self._fdk)
