@@ -46,6 +46,119 @@ def _isolation(c: Sequence[int], k: int) -> int:
 _HALF = (0, 0, 1, 1, 2)  # count → pairs in it
 
 
+def _shanten_after_discards(
+    actions: list[Action], c: list[int], n: int, mins: Sequence[Any], others: Sequence[int],
+    orows: Sequence[bytearray], pairs: int,
+) -> tuple[dict[int, int], list[Action], list[Action]]:
+    """Per kind offered as a discard, the shanten of the hand ``c`` (``n``
+    melds) after discarding it; and the discards and the other actions (the
+    kongs among them), each in their order.  ``mins``, ``others`` and
+    ``orows``: each segment's tables less one tile, the join of the other
+    segments and its shanten row; ``pairs``: the pairs held (七对, no melds)."""
+    s = 4 - n
+    discards = []
+    kongs = []
+    after: dict[int, int] = {}
+    for a in actions:  # each kind once
+        if not isinstance(a, Discard):
+            kongs.append(a)
+            continue
+        discards.append(a)
+        k = a.card
+        if k in after:
+            continue
+        g = SEGMENT_OF[k]
+        tid = mins[g][RANK_IN_SEGMENT[k]][0]
+        r = orows[g]
+        sh = (r[tid] or fill_row(r, others[g], tid, s)) - 1
+        if n == 0:
+            q = 6 - min(pairs - (1 - c[k] % 2), 7)
+            if q < sh:
+                sh = q
+        after[k] = sh
+    return after, discards, kongs
+
+
+def _live_useful(
+    view: SeatView, tied: list[Action], best: int, c: list[int], n: int, keys: Sequence[bytes],
+    mins: Sequence[Any], pj: Sequence[int], others: Sequence[int], orows: Sequence[bytearray],
+    pairs: int,
+) -> list[tuple[int, Action]]:
+    """``(live 有效牌, discard)`` for each tied discard (shanten ``best``
+    after it): the live copies, against what the seat has seen, of the tiles
+    whose addition lowers the shanten.  Arguments as
+    :func:`_shanten_after_discards`, with ``keys`` the segments' counts and
+    ``pj`` the joins of each two segments (:func:`~qipai.families.mahjong.shanten.hand_joins`).
+
+    Discarding k (in segment g) changes segment g only: a tile added to
+    another segment h meets the join of g's table after the discard with
+    ``pj[REST_PAIR[g][h]]`` (the two segments that are neither g nor h), one
+    added to g meets ``others[g]``.  The count per (joined others, segment)
+    is kept for the decision: tied discards share most of them."""
+    s = 4 - n
+    srows = SHANTEN_ROWS[s]
+    seen = seen_kinds(view, len(c))
+    lv = [4 - x if x < 4 else 0 for x in seen]
+    lvs = (lv[0:9], lv[9:18], lv[18:27], lv[27:34])
+    pluses: list[Any] = [None, None, None, None]
+    jget = JOIN_MEMO.get
+    cross: dict[int, int] = {}
+    cross_of: dict[int, int] = {}
+    useful_of: dict[int, int] = {}
+    scored = []
+    for a in tied:
+        k = a.card
+        useful = useful_of.get(k)
+        if useful is None:
+            g = SEGMENT_OF[k]
+            tid, key = mins[g][RANK_IN_SEGMENT[k]]
+            qd = n == 0 and 6 - min((pairs if c[k] & 1 else pairs - 1) + 1, 7) < best
+            plus = SEGMENT_PLUS[g < 3].get(key)
+            if plus is None:
+                plus = segment_plus(key, g < 3)
+            useful = _segment_useful(plus, orows[g], others[g], s, best, lvs[g], key, qd)
+            gk = (tid * 4 + g) * 2 + qd
+            cs = cross_of.get(gk)
+            if cs is None:
+                cs = 0
+                for h in range(4):
+                    if h == g:
+                        continue
+                    q = pj[REST_PAIR[g][h]]
+                    x = jget(q * JOIN_KEY + tid if q <= tid else tid * JOIN_KEY + q)
+                    o = x if x is not None else join(q, tid)
+                    ck = (o * 4 + h) * 2 + qd
+                    u = cross.get(ck)
+                    if u is None:
+                        plus = pluses[h]
+                        if plus is None:
+                            plus = pluses[h] = segment_plus(keys[h], SEGMENT_RUNS[h])
+                        r = srows[o] or shanten_row(s, o)
+                        u = cross[ck] = _segment_useful(plus, r, o, s, best, lvs[h], keys[h], qd)
+                    cs += u
+                cross_of[gk] = cs
+            useful += cs
+            useful_of[k] = useful
+        scored.append((useful, a))
+    return scored
+
+
+def _segment_useful(plus: Sequence[tuple[int, int]], r: bytearray, o: int, s: int, best: int,
+                    lv: Sequence[int], key: bytes, qd: bool) -> int:
+    """Live copies of the tiles of one segment (``plus``: its tiles that
+    could join a block, with the segment's table after each) that lower the
+    shanten below ``best`` against the other segments' join ``o`` (its row
+    ``r``: 1 + the shanten), or, ``qd``, that pair an odd count (七对 one
+    step closer).  ``lv``: the live copies of the segment's kinds; ``key``:
+    its counts."""
+    u = 0
+    for x, p in plus:
+        v = r[p]
+        if (v <= best and (v or fill_row(r, o, p, s) <= best)) or (qd and key[x] & 1):
+            u += lv[x]
+    return u
+
+
 class MahjongStrategy:
     """Greedy mahjong play on 向听 (shanten), generic over mahjong variants.
 
@@ -87,36 +200,16 @@ class MahjongStrategy:
         n = len(view.melds[view.seat])
         s = 4 - n
         keys = (bytes(c[0:9]), bytes(c[9:18]), bytes(c[18:27]), bytes(c[27:34]))
-        ids = (segment_table(keys[0], True), segment_table(keys[1], True), segment_table(keys[2], True),
-               segment_table(keys[3], False), s)
+        ids = (segment_table(keys[0], True), segment_table(keys[1], True),
+               segment_table(keys[2], True), segment_table(keys[3], False), s)
         got = HAND_JOINS.get(ids)
         if got is None:
             got = hand_joins(ids)
         pj, others, orows = got
         mins = (segment_minus(keys[0], True), segment_minus(keys[1], True),
                 segment_minus(keys[2], True), segment_minus(keys[3], False))
-        srows = SHANTEN_ROWS[s]
         pairs = sum(map(_HALF.__getitem__, c)) if n == 0 else 0
-        discards = []
-        kongs = []  # the other actions, in order (the kongs are among them)
-        after: dict[int, int] = {}
-        for a in actions:  # each kind once: the shanten after discarding it
-            if not isinstance(a, Discard):
-                kongs.append(a)
-                continue
-            discards.append(a)
-            k = a.card
-            if k in after:
-                continue
-            g = SEGMENT_OF[k]
-            tid = mins[g][RANK_IN_SEGMENT[k]][0]
-            r = orows[g]
-            sh = (r[tid] or fill_row(r, others[g], tid, s)) - 1
-            if n == 0:
-                q = 6 - min(pairs - (1 - c[k] % 2), 7)
-                if q < sh:
-                    sh = q
-            after[k] = sh
+        after, discards, kongs = _shanten_after_discards(actions, c, n, mins, others, orows, pairs)
         best = min(after.values())
         for a in kongs:
             if isinstance(a, Angang):
@@ -130,74 +223,7 @@ class MahjongStrategy:
         tied = [a for a in discards if after[a.card] == best]
         if len(tied) == 1:
             return tied[0]
-        # Ties: the live 有效牌 after each tied discard — the tiles whose
-        # addition lowers the shanten, counted against the tiles seen.
-        # Discarding k (in segment g) changes segment g only: a tile added
-        # to another segment h meets the join of g's table after the
-        # discard with ``pj[REST_PAIR[g][h]]`` (the two segments that are
-        # neither g nor h), one added to g meets ``others[g]``.  A tile
-        # improves when its row entry (1 + shanten) is at most ``best``, or
-        # (七对 one step closer, ``qd``) when it pairs an odd count.  The
-        # live count per (joined others, segment) is kept for the decision.
-        seen = seen_kinds(view, len(c))
-        lv = [4 - x if x < 4 else 0 for x in seen]
-        lvs = (lv[0:9], lv[9:18], lv[18:27], lv[27:34])
-        pluses = [None, None, None, None]
-        splus = SEGMENT_PLUS
-        jget = JOIN_MEMO.get
-        cross: dict[int, int] = {}
-        cross_of: dict[int, int] = {}
-        useful_of: dict[int, int] = {}
-        scored = []
-        for a in tied:
-            k = a.card
-            useful = useful_of.get(k)
-            if useful is None:
-                g = SEGMENT_OF[k]
-                tid, key = mins[g][RANK_IN_SEGMENT[k]]
-                qd = n == 0 and 6 - min((pairs if c[k] & 1 else pairs - 1) + 1, 7) < best
-                # tiles added to g itself
-                o = others[g]
-                r = orows[g]
-                lvg = lvs[g]
-                useful = 0
-                plus = splus[g < 3].get(key)
-                if plus is None:
-                    plus = segment_plus(key, g < 3)
-                for x, p in plus:
-                    v = r[p]
-                    if (v <= best and (v or fill_row(r, o, p, s) <= best)) or (qd and key[x] & 1):
-                        useful += lvg[x]
-                gk = (tid * 4 + g) * 2 + qd
-                cs = cross_of.get(gk)
-                if cs is None:
-                    cs = 0
-                    for h in range(4):
-                        if h == g:
-                            continue
-                        q = pj[REST_PAIR[g][h]]
-                        x = jget(q * JOIN_KEY + tid if q <= tid else tid * JOIN_KEY + q)
-                        o = x if x is not None else join(q, tid)
-                        ck = (o * 4 + h) * 2 + qd
-                        u = cross.get(ck)
-                        if u is None:
-                            plus = pluses[h]
-                            if plus is None:
-                                plus = pluses[h] = segment_plus(keys[h], SEGMENT_RUNS[h])
-                            r = srows[o] or shanten_row(s, o)
-                            lvh = lvs[h]
-                            kh = keys[h]
-                            u = 0
-                            for x, p in plus:
-                                v = r[p]
-                                if (v <= best and (v or fill_row(r, o, p, s) <= best)) or (qd and kh[x] & 1):
-                                    u += lvh[x]
-                            cross[ck] = u
-                        cs += u
-                    cross_of[gk] = cs
-                useful += cs
-                useful_of[k] = useful
-            scored.append((useful, a))
+        scored = _live_useful(view, tied, best, c, n, keys, mins, pj, others, orows, pairs)
         # the best (useful, isolation): isolation only among the most useful
         most = max(u for u, _ in scored)
         tops = [(_isolation(c, a.card), a) for u, a in scored if u == most]
@@ -244,8 +270,8 @@ class MahjongStrategy:
         """The least shanten ``(c − k, n)`` over the kinds ``k`` held (99 if none)."""
         keys = segment_keys(c)
         s = 4 - n
-        ids = (segment_table(keys[0], True), segment_table(keys[1], True), segment_table(keys[2], True),
-               segment_table(keys[3], False), s)
+        ids = (segment_table(keys[0], True), segment_table(keys[1], True),
+               segment_table(keys[2], True), segment_table(keys[3], False), s)
         got = HAND_JOINS.get(ids)
         if got is None:
             got = hand_joins(ids)
