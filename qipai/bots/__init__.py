@@ -16,7 +16,7 @@ so a seed fixes a whole hand (the shuffle and every decision).
   win when one is offered, unless told not to).
 * :class:`GreedyBot` plays toward a win: per family, a strategy reads the
   hand and picks the action that keeps it closest to ready.  Mahjong uses
-  向听 (:func:`qipai.families.mahjong.shapes.shanten`); zipai
+  向听 (:func:`qipai.families.mahjong.shanten.shanten`); zipai
   (:class:`ZipaiStrategy`) counts the cards still missing from a split into
   groups and the 胡数 that split would reach (:mod:`qipai.families.zipai.groups`).
 

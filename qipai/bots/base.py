@@ -43,14 +43,14 @@ class Bot(Protocol):
 
     * ``sit(ruleset, seat)`` — called once when the bot takes a seat, before
       its first ``act``: the rules of the table (public: every player knows
-      the house rules) and its seat.  :class:`GreedyBot` needs it (its
+      the house rules) and its seat.  :class:`~qipai.bots.GreedyBot` needs it (its
       strategy follows the ruleset's family and options).
     * ``blind = True`` (a class attribute) — the bot decides on ``legal``
       alone; a host may pass ``view=None`` and save building the view
       (:class:`RandomBot`).
 
     The same bot object serves the server (:mod:`qipai.host` bot seats), the
-    simulator (:mod:`qipai.sim`, through :func:`run_to_end`) and an
+    simulator (:mod:`qipai.sim`, through :func:`~qipai.bots.run_to_end`) and an
     environment.  ``choose(table, seat)`` on the bots here is a shortcut for
     :func:`decide` ``(bot, table, seat)``, kept for tests and scripts.
     """

@@ -22,8 +22,8 @@ class GreedyBot:
     """Plays toward a win with the strategy of the ruleset's family.
 
     It must learn the rules before it acts: ``GreedyBot(rng, ruleset)``, or
-    :meth:`sit` (which :func:`run_to_end`, :func:`seat_bots` and the server
-    call).  Families without a strategy play as :class:`RandomBot`.
+    :meth:`sit` (which :func:`~qipai.bots.run_to_end`, :func:`~qipai.bots.seat_bots` and the server
+    call).  Families without a strategy play as :class:`~qipai.bots.RandomBot`.
 
     Args:
         rng: the bot's RNG, for ties (default: a fresh unseeded one).
@@ -66,7 +66,7 @@ class GreedyBot:
         return self._strategy.act(view, legal)
 
     def choose(self, table: Any, seat: int) -> Action:
-        """:func:`decide` ``(self, table, seat)``, seated at ``table``'s
+        """:func:`~qipai.bots.decide` ``(self, table, seat)``, seated at ``table``'s
         ruleset first (a shortcut for tests and scripts)."""
         self.sit(table.ruleset, seat)
         return decide(self, table, seat)

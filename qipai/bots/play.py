@@ -35,7 +35,7 @@ def make_bots(bots: str | Sequence[str | Bot], n: int, seed: int | None,
             name or bot object per seat.
         n: seats at the table.
         seed: seeds each named bot's RNG (seat by seat); None: unseeded.
-        ruleset: if given, every bot is seated at it (:func:`seat_bots`),
+        ruleset: if given, every bot is seated at it (:func:`~qipai.bots.seat_bots`),
             ready to ``act``; else :func:`run_to_end` seats them.
 
     Raises:
@@ -76,7 +76,7 @@ def hand_seed(seed: int, index: int) -> int:
 def run_to_end(table: Any, bots: Sequence[Bot], max_steps: int = MAX_STEPS) -> int:
     """Let ``bots`` (one per seat) decide until the hand is over.
 
-    Each bot is seated first (:func:`seat_bots`), then asked
+    Each bot is seated first (:func:`~qipai.bots.seat_bots`), then asked
     ``act(view, legal)`` for its seat's decisions (the view without its
     event stream; None for a ``blind`` bot), the lowest pending seat first.
 

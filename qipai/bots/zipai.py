@@ -168,6 +168,14 @@ def _zipai_frontier(s: int) -> tuple[tuple[int, float], ...]:
             for key, v in child:
                 if v > get(key, -1.0):
                     out[key] = v
+    r = _undominated(out)
+    _ZIPAI_MEMO[s] = r
+    return r
+
+
+def _undominated(out: dict[int, float]) -> tuple[tuple[int, float], ...]:
+    """The entries ``(key, 胡数)`` of ``out`` that no other dominates (at
+    least as many groups, groups + partials, pair and 胡数), most 胡数 first."""
     keep: list[tuple[int, int, int]] = []
     front: list[tuple[int, float]] = []
     for key, v in sorted(out.items(), key=_HU, reverse=True):
@@ -178,9 +186,7 @@ def _zipai_frontier(s: int) -> tuple[tuple[int, float], ...]:
         else:
             keep.append((a, ab, e))
             front.append((key, v))
-    r = tuple(front)
-    _ZIPAI_MEMO[s] = r
-    return r
+    return tuple(front)
 
 
 def _zipai_threshold(options: Any) -> int:
