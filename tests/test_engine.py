@@ -247,6 +247,15 @@ def test_the_read_accessors_are_the_tables_own_state():
             setattr(t, name, None)
 
 
+def test_a_view_without_events_or_instant_payments_is_the_view_with_them_emptied():
+    t = properties.play_checked(load("guilin-mahjong"), 1)  # a hand with instant payments
+    full = t.view(1)
+    assert full.instant and full.events
+    assert t.view(1, events=False) == msgspec.structs.replace(full, events=())
+    assert t.view(1, events=False, instant=False) == msgspec.structs.replace(
+        full, events=(), instant=())
+
+
 def test_set_origin_says_what_dealt_a_table_set_up_from_a_deal():
     rs = load("guilin-mahjong")
     dealt = Table(rs, seed=7)
