@@ -4,7 +4,8 @@ Every view of a table is built here, and every redaction with it: another
 seat's concealed cards, the cards of its face-down melds and its unshown
 draws never leave in a view or an event stream (docs: concepts/views).
 :func:`seat_view` is :meth:`Table.view <qipai.core.table.Table.view>`;
-:func:`public_view` is what a spectator sees.
+:func:`public_view` is what a spectator sees; :func:`seen_events` is the
+event stream as one of them sees it.
 """
 
 from __future__ import annotations
@@ -122,6 +123,15 @@ def public_view(table: Table) -> SeatView:
     return _view(table, SPECTATOR, True, True)
 
 
+def seen_events(table: Table, viewer: int, first: int = 0) -> tuple[Event, ...]:
+    """The events of ``table`` from index ``first`` on as ``viewer`` (a
+    seat, or :data:`SPECTATOR`) may see them (:func:`redact`): a view's
+    event stream, or what a host sends a connection as the hand goes on."""
+    fdk = table.face_down_kinds
+    events = table.state.events
+    return tuple([redact(e, viewer, fdk) for e in (events[first:] if first else events)])
+
+
 def _view(table: Table, seat: int, events: bool, instant: bool) -> SeatView:
     st = table.state
     w = st.window
@@ -140,6 +150,6 @@ def _view(table: Table, seat: int, events: bool, instant: bool) -> SeatView:
         window=(w.card, w.owner, w.source) if w is not None else None,
         legal=tuple(st.pending.get(seat, ())),
         instant=tuple(st.instant) if instant else (),
-        events=tuple([redact(e, seat, fdk) for e in st.events]) if events else (),
+        events=seen_events(table, seat) if events else (),
         result=st.result,
     )
