@@ -223,3 +223,13 @@ def test_an_exception_in_a_dealing_hook_is_a_plugin_error():
 @pytest.mark.parametrize("answer", [5, "1m 2m", {"1m": 4}])
 def test_a_deck_that_is_no_list_is_a_plugin_error(answer):
     _refused(Decks(lambda deck: answer), "qipai_deck", "not a list of cards")
+
+
+def test_the_answer_checks_moved_from_checks_are_still_read_there_with_a_warning():
+    from qipai.core import answers, checks
+
+    for name in ("conserves_cards", "flip_problem", "MAX_AMOUNT"):
+        with pytest.warns(DeprecationWarning, match=f"qipai.core.answers.{name}"):
+            assert getattr(checks, name) is getattr(answers, name)
+    with pytest.raises(AttributeError):
+        checks.no_such_name  # noqa: B018

@@ -18,6 +18,7 @@ from qipai.core.model import Chi, Deal, Discard, Peng
 from qipai.core.records import apply_steps, decode_record, record_of, replay_check, replay_steps
 from qipai.core.ruleset import load, parse_spec
 from qipai.core.table import Table
+from qipai.core.views import SPECTATOR, public_view, seen_events
 from qipai.conformance import properties
 from qipai.families.mahjong.tiles import TILES
 
@@ -244,6 +245,17 @@ def test_the_read_accessors_are_the_tables_own_state():
         assert getattr(t, name) is getattr(st, name), name
         with pytest.raises(AttributeError):
             setattr(t, name, None)
+
+
+def test_a_view_without_events_or_instant_payments_is_the_view_with_them_emptied():
+    t = properties.play_checked(load("guilin-mahjong"), 1)  # a hand with instant payments
+    full = t.view(1)
+    assert full.instant and full.events
+    assert t.view(1, events=False) == msgspec.structs.replace(full, events=())
+    assert t.view(1, events=False, instant=False) == msgspec.structs.replace(
+        full, events=(), instant=())
+    assert seen_events(t, 1) == full.events and seen_events(t, 1, 3) == full.events[3:]
+    assert seen_events(t, SPECTATOR) == public_view(t).events != full.events
 
 
 def test_set_origin_says_what_dealt_a_table_set_up_from_a_deal():

@@ -20,8 +20,9 @@ from qipai.core.errors import BadRecord, VersionMismatch
 from qipai.core.model import Deal
 from qipai.core.records import FORMAT_VERSION, decode_record, record_of, replay, replay_check
 from qipai.core.ruleset import load
+from qipai.core.snapshot import SNAPSHOT_MAGIC
 from qipai.core.stamps import qipai_version
-from qipai.core.table import SNAPSHOT_MAGIC, Table
+from qipai.core.table import Table
 
 ROOT = pathlib.Path(__file__).parent.parent
 SALT = bytes(range(32))

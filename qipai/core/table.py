@@ -153,59 +153,12 @@ class Table:
                 raise BadCards(f"dealer {dealer!r} is not a seat (0..{self.n - 1})")
         relations = checked_relations(relations, self.n, ruleset.manifest.relations)
         try:  # the hooks that deal and start the hand: a plugin's exception is named
-            dealt_by = None
             if deal is None:
-                dealt_by = "host" if rng is not None else "seeded" if seed is not None else "os"
-                if rng is not None:
-                    self.seed = None  # the seed did not deal: the record keeps none
-                else:
-                    if seed is None:
-                        rng = secrets.SystemRandom()  # the OS's CSPRNG: no seed to learn
-                    else:
-                        rng = random.Random(seed)  # reproducible: tests, demos, records
-                deck, canon = self._checked_deck(self.hook.qipai_deck(options=self.options))
-                shuffle(rng, deck)
-                if dealer is None:
-                    dealer = self.hook.qipai_first_dealer(options=self.options, rng=rng)
-                    if type(dealer) is not int or not 0 <= dealer < self.n:
-                        raise PluginError(
-                            "qipai_first_dealer", self._plugins("qipai_first_dealer"),
-                            f"first dealer {dealer!r} is not a seat (0..{self.n - 1})")
-                deal = self.hook.qipai_deal(deck=deck, dealer=dealer, options=self.options)
-                trusted = only is not None and getattr(only("qipai_deal"), "qipai_conserves_cards",
-                                                       False)
-                problem = None if trusted else self._deal_problem(deal, dealer, canon)
-                if problem:
-                    self._refuse("qipai_deal", problem,
-                                 lambda a: self._deal_problem(a, dealer, canon) is not None,
-                                 deck=deck, dealer=dealer, options=self.options)
+                deal, dealt_by = self._shuffled_deal(seed, rng, dealer)
             else:
                 self.seed = None  # an explicit deal records no seed (replay checks a seed)
-                deal = self._check_deal(deal, whole=not self.partial)
-                if dealer is not None and dealer != deal.dealer:
-                    raise BadCards(f"the deal was dealt for dealer {deal.dealer}, not {dealer}")
-                if not _position:
-                    problem = self.hook.qipai_check_deal(deal=deal, options=self.options)
-                    if problem:
-                        raise BadCards(problem)
-            self.state = TableState(
-                variant=ruleset.name,
-                options=ruleset.options_dict(),
-                n_players=self.n,
-                deal=deal,
-                dealer=deal.dealer,
-                seats=[SeatState(hand=sorted(h)) for h in deal.hands],
-                wall=list(deal.wall),
-                pending={},
-                instant=[],
-                events=[],
-                actions=[],
-                relations={k: [list(g) for g in v] for k, v in (relations or {}).items()},
-                start_relations={k: [list(g) for g in v] for k, v in (relations or {}).items()},
-                extra=self.hook.qipai_new_state(options=self.options),
-                ask_all=ask_all,
-                rng=dealt_by,
-            )
+                deal, dealt_by = self._given_deal(deal, dealer, _position), None
+            self.state = self._new_state(deal, relations, ask_all, dealt_by)
             self.state.events.append(Dealt(deal.dealer, tuple(len(h) for h in deal.hands),
                                            len(deal.wall), tuple(deal.shown)))
             if not _position:
@@ -216,6 +169,71 @@ class Table:
         except Exception as exc:
             hook, plugin = self._raiser(exc)
             raise PluginError(hook, plugin, f"{type(exc).__name__}: {exc}") from exc
+
+    def _shuffled_deal(self, seed: int | None, rng: random.Random | None,
+                       dealer: int | None) -> tuple[Deal, str]:
+        """The deck shuffled and dealt (``qipai_deck``, ``qipai_first_dealer``
+        when no ``dealer`` is given, ``qipai_deal``, each answer checked),
+        and what dealt it: ``"host"`` (``rng``), ``"seeded"`` or ``"os"``."""
+        dealt_by = "host" if rng is not None else "seeded" if seed is not None else "os"
+        if rng is not None:
+            self.seed = None  # the seed did not deal: the record keeps none
+        else:
+            if seed is None:
+                rng = secrets.SystemRandom()  # the OS's CSPRNG: no seed to learn
+            else:
+                rng = random.Random(seed)  # reproducible: tests, demos, records
+        deck, canon = self._checked_deck(self.hook.qipai_deck(options=self.options))
+        shuffle(rng, deck)
+        if dealer is None:
+            dealer = self.hook.qipai_first_dealer(options=self.options, rng=rng)
+            if type(dealer) is not int or not 0 <= dealer < self.n:
+                raise PluginError(
+                    "qipai_first_dealer", self._plugins("qipai_first_dealer"),
+                    f"first dealer {dealer!r} is not a seat (0..{self.n - 1})")
+        deal = self.hook.qipai_deal(deck=deck, dealer=dealer, options=self.options)
+        only = getattr(self.hook, "only", None)  # ResolvedHooks has it; pluggy's relay not
+        trusted = only is not None and getattr(only("qipai_deal"), "qipai_conserves_cards", False)
+        problem = None if trusted else self._deal_problem(deal, dealer, canon)
+        if problem:
+            self._refuse("qipai_deal", problem,
+                         lambda a: self._deal_problem(a, dealer, canon) is not None,
+                         deck=deck, dealer=dealer, options=self.options)
+        return deal, dealt_by
+
+    def _given_deal(self, deal: Any, dealer: int | None, position: bool) -> Deal:
+        """An explicit ``deal`` checked (:meth:`_check_deal`; for ``dealer``
+        if given; and by ``qipai_check_deal`` unless a ``position``)."""
+        deal = self._check_deal(deal, whole=not self.partial)
+        if dealer is not None and dealer != deal.dealer:
+            raise BadCards(f"the deal was dealt for dealer {deal.dealer}, not {dealer}")
+        if not position:
+            problem = self.hook.qipai_check_deal(deal=deal, options=self.options)
+            if problem:
+                raise BadCards(problem)
+        return deal
+
+    def _new_state(self, deal: Deal, relations: dict[str, list[list[int]]], ask_all: bool,
+                   dealt_by: str | None) -> TableState:
+        """The state of a hand just dealt: nobody to decide yet."""
+        return TableState(
+            variant=self.ruleset.name,
+            options=self.ruleset.options_dict(),
+            n_players=self.n,
+            deal=deal,
+            dealer=deal.dealer,
+            seats=[SeatState(hand=sorted(h)) for h in deal.hands],
+            wall=list(deal.wall),
+            pending={},
+            instant=[],
+            events=[],
+            actions=[],
+            relations={k: [list(g) for g in v] for k, v in (relations or {}).items()},
+            start_relations={k: [list(g) for g in v] for k, v in (relations or {}).items()},
+            extra=self.hook.qipai_new_state(options=self.options),
+            ask_all=ask_all,
+            rng=dealt_by,
+        )
 
     @classmethod
     def from_position(cls, ruleset: Ruleset, *, dealer: int, hands: Sequence[Sequence[int]],

@@ -4,7 +4,8 @@ Every view of a table is built here, and every redaction with it: another
 seat's concealed cards, the cards of its face-down melds and its unshown
 draws never leave in a view or an event stream (docs: concepts/views).
 :func:`seat_view` is :meth:`Table.view <qipai.core.table.Table.view>`;
-:func:`public_view` is what a spectator sees.
+:func:`public_view` is what a spectator sees; :func:`seen_events` is the
+event stream as one of them sees it.
 """
 
 from __future__ import annotations
@@ -95,30 +96,43 @@ def redact(event: Event, viewer: int, face_down_kinds: dict[str, str] | None = N
     return event
 
 
-def seat_view(table: Table, seat: int, *, events: bool = True) -> SeatView:
+def seat_view(table: Table, seat: int, *, events: bool = True,
+              instant: bool = True) -> SeatView:
     """What ``seat`` may see: its own hand, others' sizes, visible melds,
     discards, the stock size, its legal actions and its event stream.
 
     ``events=False`` leaves the event stream out (``events`` is ``()``):
     the state alone, which is what a bot decides on
     (:mod:`qipai.bots`), without redacting the whole stream each turn.
+    ``instant=False`` leaves the instant payments out too (``instant`` is
+    ``()``): a view whose cost does not grow with the hand (an
+    environment's observation).
 
     Raises:
         IllegalAction: ``seat`` is not a seat of the table.
     """
     if type(seat) is not int or not 0 <= seat < table.n:
         raise IllegalAction(f"seat {seat!r} is not a seat at this table (0..{table.n - 1})")
-    return _view(table, seat, events)
+    return _view(table, seat, events, instant)
 
 
 def public_view(table: Table) -> SeatView:
     """What a spectator may see (seat :data:`SPECTATOR`): no concealed
     hand, no legal action, every seat's hidden meld cards and unshown draws
     redacted."""
-    return _view(table, SPECTATOR, True)
+    return _view(table, SPECTATOR, True, True)
 
 
-def _view(table: Table, seat: int, events: bool) -> SeatView:
+def seen_events(table: Table, viewer: int, first: int = 0) -> tuple[Event, ...]:
+    """The events of ``table`` from index ``first`` on as ``viewer`` (a
+    seat, or :data:`SPECTATOR`) may see them (:func:`redact`): a view's
+    event stream, or what a host sends a connection as the hand goes on."""
+    fdk = table.face_down_kinds
+    events = table.state.events
+    return tuple([redact(e, viewer, fdk) for e in (events[first:] if first else events)])
+
+
+def _view(table: Table, seat: int, events: bool, instant: bool) -> SeatView:
     st = table.state
     w = st.window
     fdk = table.face_down_kinds
@@ -135,7 +149,7 @@ def _view(table: Table, seat: int, events: bool) -> SeatView:
         stock=len(st.wall),
         window=(w.card, w.owner, w.source) if w is not None else None,
         legal=tuple(st.pending.get(seat, ())),
-        instant=tuple(st.instant),
-        events=tuple([redact(e, seat, fdk) for e in st.events]) if events else (),
+        instant=tuple(st.instant) if instant else (),
+        events=seen_events(table, seat) if events else (),
         result=st.result,
     )
