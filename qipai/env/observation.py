@@ -250,8 +250,8 @@ class Encoder:
 
     def encode(self, seat: int) -> np.ndarray:
         """The observation of ``seat`` now (a new array)."""
-        st = self.table.state
-        seats = st.seats
+        table = self.table
+        seats = table.seats
         buf = self._buf[seat]
         hand = seats[seat].hand
         if hand != self._hand[seat]:
@@ -278,16 +278,16 @@ class Encoder:
                 disc_len[r] = len(d)
             buf[hs] = len(s.hand)
         base = self._base
-        stock = len(st.wall)
+        stock = len(table.wall)
         buf[self._stock_cell] = stock if stock < 255 else 255
         n = self._n
-        buf[base] = (st.dealer - seat) % n
-        turn = st.turn
+        buf[base] = (table.dealer - seat) % n
+        turn = table.turn
         buf[base + 1] = 0 if turn is None else (turn - seat) % n + 1
         cell = self._window_cell[seat]
         if cell >= 0:
             buf[cell] = 0
-        w = st.window
+        w = table.window
         if w is not None:
             cell = self._window_cell[seat] = self._window_row + w.card
             buf[cell] = 1
