@@ -280,7 +280,7 @@ def test_incremental_encoder_is_the_views_encoding(variant, seed):
             view = table.view(seat)
             assert seat_view(table, seat, fdk) == \
                 view.__class__(**{**{f: getattr(view, f) for f in view.__struct_fields__},
-                                  "events": (), "instant": ()})
+                                  "events": ()})
             want = encode(view, layout)
             assert want.shape == layout.shape and want.dtype == np.uint8
             assert np.array_equal(enc.encode(seat), want)

@@ -88,11 +88,10 @@ def run_to_end(table: Any, bots: Sequence[Bot], max_steps: int = MAX_STEPS) -> i
     """
     seat_bots(table.ruleset, bots)
     steps = 0
-    state = table.state  # read directly: this loop runs a few hundred times a hand
     view = table.view
     acts = [(b.act, getattr(b, "blind", False)) for b in bots]
-    while state.result is None:
-        pending = state.pending
+    while table.result is None:
+        pending = table.pending
         if not pending:
             raise RuntimeError("the hand is not over but no seat has a decision")
         seat = min(pending)  # table.to_decide()[0]

@@ -290,8 +290,8 @@ def check_claim(rs: Ruleset, g: dict, e: dict) -> None:
         start = len(table.events)
         table.open_window(card, owner, source)
     declared = {d["seat"]: (d["action"], d.get("cards", "")) for d in g.get("declared", ())}
-    window = table.state.window
-    while window is not None and table.state.window is window and table.to_decide():
+    window = table.window
+    while window is not None and table.window is window and table.to_decide():
         seat = table.to_decide()[0]
         verb, chi_cards = declared.get(seat, ("pass", ""))
         table.apply(_claim_action(rs, table, seat, verb, chi_cards))
@@ -383,7 +383,7 @@ def play_scenario(rs: Ruleset, g: dict) -> Table:
                 def happened() -> bool:
                     return any(isinstance(ev, Melded) and ev.seat == seat and ev.meld.kind == verb
                                for ev in table.events[mark:])
-                while not happened() and table.state.window is not None and not table.over:
+                while not happened() and table.window is not None and not table.over:
                     _pass_all(table)
                 if not happened():
                     raise Refused(i, f"no {verb} by seat {seat} happened here")
@@ -396,31 +396,31 @@ def play_scenario(rs: Ruleset, g: dict) -> Table:
                 # zipai shows a drawn card and offers it: the zimo is made at
                 # the seat's first own shown draw it may win on (earlier
                 # windows pass); else on its own turn (mahjong, D-ZP4)
-                while (w := table.state.window) is not None and not table.over:
+                while (w := table.window) is not None and not table.over:
                     if w.source == "draw" and w.owner == seat and \
                             any(isinstance(a, Zimo) for a in table.legal_actions(seat)):
                         break
                     _pass_all(table)
                 if table.over:
                     raise Refused(i, "the hand is over")
-                if table.state.window is not None:
+                if table.window is not None:
                     mark = len(table.events)
                     table.apply(Zimo(seat))
                     continue
             if verb in TURN_VERBS:
-                while table.state.window is not None and not table.over:
+                while table.window is not None and not table.over:
                     _pass_all(table)
-                if table.over or table.state.turn != seat or seat not in table.to_decide():
-                    raise Refused(i, f"the table waits for seat {table.state.turn}, not seat {seat}")
+                if table.over or table.turn != seat or seat not in table.to_decide():
+                    raise Refused(i, f"the table waits for seat {table.turn}, not seat {seat}")
                 mark = len(table.events)
                 table.apply(_turn_action(rs, seat, verb, rest))
             elif verb in CLAIM_VERBS:
-                w = table.state.window
+                w = table.window
                 if w is None:
-                    raise Refused(i, f"no card is open to claims (seat {table.state.turn} to act)")
+                    raise Refused(i, f"no card is open to claims (seat {table.turn} to act)")
                 if seat in w.declared:  # names a later window: close this one first
                     _pass_all(table)
-                    w = table.state.window
+                    w = table.window
                     if w is None:
                         raise Refused(i, "no later card is open to claims")
                 if seat not in table.to_decide():
@@ -433,7 +433,7 @@ def play_scenario(rs: Ruleset, g: dict) -> Table:
             if isinstance(exc, Refused):
                 raise
             raise Refused(i, str(exc)) from None
-    while not table.over and table.state.window is not None:
+    while not table.over and table.window is not None:
         _pass_all(table)
     return table
 

@@ -55,20 +55,20 @@ def choose(table: Table, seat: int, rng: random.Random) -> Action:
 
 
 def dealt_cards(table: Table) -> Counter:
-    d = table.state.deal
+    d = table.deal
     return Counter(c for h in d.hands for c in h) + Counter(d.wall)
 
 
 def cards_in_play(table: Table) -> Counter:
-    st = table.state
-    c: Counter = Counter(st.wall)
-    for s in st.seats:
+    c: Counter = Counter(table.wall)
+    for s in table.seats:
         c.update(s.hand)
         c.update(s.discards)
         for m in s.melds:
             c.update(m.cards)
-    if st.window is not None:
-        c[st.window.card] += 1
+    w = table.window
+    if w is not None:
+        c[w.card] += 1
     return c
 
 
@@ -88,13 +88,14 @@ def hidden_shuffled(table: Table, seat: int, rng: random.Random) -> Table:
     view-leak property, and the bots' and environment's no-peek tests."""
     other = Table.restore(table.ruleset, table.snapshot())
     hidden = [c for s, st in enumerate(other.seats) if s != seat for c in st.hand]
-    hidden += other.state.wall
+    hidden += other.wall
     rng.shuffle(hidden)
     it = iter(hidden)
     for s, st in enumerate(other.seats):
         if s != seat:
             st.hand = sorted(next(it) for _ in st.hand)
-    other.state.wall = [next(it) for _ in other.state.wall]
+    # the copy is made to be changed: its hands and stock are rewritten in place
+    other.wall[:] = [next(it) for _ in other.wall]
     return other
 
 
@@ -245,10 +246,10 @@ def check_ask_all(rs: Ruleset, seed: int) -> None:
     for _ in range(2000):
         if table.over:
             return
-        w = table.state.window
+        w = table.window
         if w is not None and w is not seen:
             seen = w
-            asked = set(table.state.pending) | set(w.declared)
+            asked = set(table.pending) | set(w.declared)
             want = {s for s in range(table.n) if s != w.owner or w.source in sources}
             if asked != want:
                 raise PropertyFailure(

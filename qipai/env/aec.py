@@ -203,16 +203,18 @@ class QipaiEnv(AECEnv):
                 self.terminations[agent], self.truncations[agent], self.infos[agent])
 
     def _select(self) -> None:
-        st = self.table.state
-        if st.result is not None:
-            net = st.result.net
+        table = self.table
+        result = table.result
+        if result is not None:
+            net = result.net
             for a in self.agents:
                 self.rewards[a] = net[self._seat_of[a]]
                 self.terminations[a] = True
             return
-        if not st.pending:
+        pending = table.pending
+        if not pending:
             raise RuntimeError("the hand is not over but no seat has a decision")
-        self.agent_selection = self.possible_agents[min(st.pending)]
+        self.agent_selection = self.possible_agents[min(pending)]
 
     # ------------------------------------------------------------- observing
     def _seat(self, agent: Any, doing: str) -> int:
@@ -227,19 +229,19 @@ class QipaiEnv(AECEnv):
 
     def _observed(self, seat: int) -> tuple[dict[str, np.ndarray], dict[int, Any]]:
         """The seat's observation and its legal actions by index, cached per step."""
-        st = self.table.state
-        step = len(st.actions)
+        table = self.table
+        step = len(table.actions)
         got = self._cache.get(seat)
         if got is not None and got[0] == step:
             return got[1], got[2]
         codec = self.codec
-        w = st.window
+        w = table.window
         card = w.card if w is not None else None
         mask = bytearray(codec.n)
         by_index: dict[int, Any] = {}
         index = codec.index
         kinds = self._kinds
-        for a in st.pending.get(seat, ()):
+        for a in table.pending.get(seat, ()):
             # a discard's index is its kind; anything else, or a card that is
             # not a kind (a plugin's), goes to the codec (NotEncodable names it)
             i = a.card if type(a) is Discard and a.card in kinds else index(a, card)
@@ -311,7 +313,7 @@ class QipaiEnv(AECEnv):
         self._cumulative_rewards[agent] = 0
         self.table.apply(chosen)
         self._select()
-        if self.table.state.result is not None:  # rewards are 0 before the end
+        if self.table.result is not None:  # rewards are 0 before the end
             self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()

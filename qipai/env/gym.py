@@ -122,12 +122,11 @@ class SeatEnv(gymnasium.Env):
         """Let the bots decide until the agent's seat is to act or the hand ends."""
         aec = self.aec
         table = aec.table
-        st = table.state
-        while st.result is None and aec.agent_selection != self.agent:
+        while table.result is None and aec.agent_selection != self.agent:
             seat = aec._seat_of[aec.agent_selection]
             table.apply(decide(self.bots[seat], table, seat))  # act(view, legal)
             aec._select()
-        if st.result is not None:
+        if table.result is not None:
             aec._accumulate_rewards()
 
     def reset(self, *, seed: int | None = None,
@@ -170,7 +169,7 @@ class SeatEnv(gymnasium.Env):
             self.bots = make_bots(self.bot_spec, self.aec.n, hand, ruleset=self.aec.ruleset)
             self._lost = False
             self._advance()
-            result = self.aec.table.state.result
+            result = self.aec.table.result
             if result is None:
                 if self.render_mode == "human":
                     self.render()
@@ -220,12 +219,12 @@ class SeatEnv(gymnasium.Env):
             return self._copy(aec.observe(self.agent)), self.illegal_reward, True, False, {
                 "illegal": True}
         self._advance()
-        st = aec.table.state
         obs = self._copy(aec.observe(self.agent))
         if self.render_mode == "human":
             self.render()
-        if st.result is not None:
-            return obs, float(st.result.net[self.seat]), True, False, {}
+        result = aec.table.result
+        if result is not None:
+            return obs, float(result.net[self.seat]), True, False, {}
         return obs, 0.0, False, False, {}
 
     def render(self) -> str | None:
