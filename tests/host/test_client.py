@@ -70,7 +70,7 @@ def _connect_to(handler, hands: int | None = None) -> str:
 
     from websockets.sync.server import serve
 
-    from qipai.host import client
+    from qipai.cli import connect as client
 
     with serve(handler, "127.0.0.1", 0) as server:
         port = server.socket.getsockname()[1]
@@ -86,7 +86,7 @@ def test_a_throttled_act_is_sent_again(monkeypatch):
     """An act the server dropped unread (Throttled, naming its seq) is sent
     again (before: the client printed the error and waited, and the seat's
     timeout played its default action instead)."""
-    from qipai.host import client
+    from qipai.cli import connect as client
 
     monkeypatch.setattr(client, "RESEND_S", 0.0)
     got: list[dict] = []
@@ -162,7 +162,7 @@ def test_a_decide_with_no_legal_action_is_one_line(tmp_path):
     import pytest
     from websockets.sync.server import serve
 
-    from qipai.host.client import BadServerMessage, auto_choice
+    from qipai.cli.connect import BadServerMessage, auto_choice
 
     with pytest.raises(BadServerMessage, match="no legal action"):
         auto_choice([])

@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["Quit", "play_human"]
+import click
+
+__all__ = ["Quit", "play_as_human", "play_human"]
 
 
 class Quit(Exception):
@@ -125,3 +127,25 @@ def play_human(ruleset: Any, seat: int, *, seed: int | None = None, hands: int =
         dealer = table.result.next_dealer
     return done
 
+
+def play_as_human(rs: Any, seat: int, *, seed: int | None, hands: int, bots: str,
+                  as_json: bool) -> None:
+    """Run :func:`play_human` on the terminal; the end of input or
+    ``q`` ends the session with a message (exit status 0).
+
+    Raises:
+        BadOption: ``--json`` with ``--human``, or a seat not at the table.
+    """
+    from rich.console import Console
+
+    from qipai.core.errors import BadOption
+
+    if as_json:
+        raise BadOption("--human plays in the terminal; it has no --json output")
+    console = Console(highlight=False)
+    try:
+        play_human(rs, seat, seed=seed, hands=hands, bots=bots, console=console)
+    except Quit as q:
+        console.print(f"\n{q.why}: the hand is left unfinished. Goodbye.", markup=False)
+        return
+    click.echo("Goodbye.")

@@ -1,7 +1,7 @@
 """``qipai score``: the hand calculator on the command line (:mod:`qipai.calc`).
 
-Registered in :mod:`qipai.cli`; heavy modules are imported inside the
-command so that ``qipai --help`` stays fast.
+Heavy modules are imported inside the command so that ``qipai --help``
+stays fast.
 """
 
 from __future__ import annotations
