@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["LANGUAGES", "label", "meld_label", "how_label", "end_label", "vocabulary"]
+__all__ = ["LANGUAGES", "end_label", "how_label", "label", "meld_label", "role_label",
+           "vocabulary"]
 
 #: The languages :func:`vocabulary` knows.
 LANGUAGES = ("zh", "en")
@@ -35,7 +36,7 @@ LANGUAGES = ("zh", "en")
 #: (mahjong-common.md, guilin-mahjong.md; a variant may name it otherwise
 #: in its ``Manifest.names``, as guangxi-mahjong's 补杠).
 MELDS = {
-    "zh": {"chi": "吃", "peng": "碰", "minggang": "明杠", "jiagang": "加杠", "angang": "暗杠",
+    "zh": {"chi": "吃", "peng": "碰", "minggang": "明杠", "jiagang": "蓄杠", "angang": "暗杠",
            "sao": "扫", "guosao": "过扫", "saochuan": "扫穿", "kaizhao": "开招"},
     "en": {"chi": "chow", "peng": "pung", "minggang": "exposed kong",
            "jiagang": "added kong", "angang": "concealed kong", "sao": "sao",
@@ -117,6 +118,11 @@ def meld_label(kind: str) -> str:
 def how_label(how: str) -> str:
     """A way of winning as ``"自摸 zimo"``."""
     return label(WAYS, how)
+
+
+def role_label(role: str) -> str:
+    """A seat's part in a hand as ``"庄 dealer"``: the Chinese word and the English one."""
+    return f"{ROLES['zh'][role]} {ROLES['en'][role]}"
 
 
 def end_label(end: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from qipai.text import end_label, how_label, meld_label
+from qipai.text import MELDS, ROLES, WAYS, end_label, how_label, meld_label, role_label
 from qipai.text.payments import no_card_win, print_payments
 
 __all__ = ["card_text", "hand_text", "log_lines", "meld_text", "print_hand", "print_total"]
@@ -57,7 +57,7 @@ def log_lines(table: Any) -> list[str]:
     unit = "tiles" if table.ruleset.manifest.family == "mahjong" else "cards"
     lines = [f"deal — dealer seat {deal.dealer}, {len(deal.wall)} {unit} in the stock"]
     for seat, hand in enumerate(deal.hands):
-        mark = " 庄" if seat == deal.dealer else "  "
+        mark = f" {ROLES['zh']['dealer']}" if seat == deal.dealer else "  "
         lines.append(f"  seat {seat}{mark} {hand_text(cards, hand)}")
     i = 0
     while i < len(events):
@@ -82,8 +82,8 @@ def log_lines(table: Any) -> list[str]:
         elif isinstance(e, m.Paid):
             lines.append(f"    paid at once: {_payments(e.payments)}")
         elif isinstance(e, m.Marked) and e.what == "jiagang":
-            lines.append(f"seat {e.seats[0]}: adds {card_text(cards, e.card)} to a peng (蓄杠) — "
-                         f"open to 抢杠")
+            lines.append(f"seat {e.seats[0]}: adds {card_text(cards, e.card)} to a peng "
+                         f"({MELDS['zh']['jiagang']}) — open to {WAYS['zh']['qianggang']}")
         elif isinstance(e, m.Marked):
             about = f" on {card_text(cards, e.card)}" if e.card is not None else ""
             seats = f" — seats {', '.join(map(str, e.seats))}" if e.seats else ""
@@ -147,9 +147,9 @@ def print_hand(console: Any, table: Any, index: int) -> None:
     for col in ("seat", "role", "instant", "win", "net"):
         grid.add_column(col, justify="right" if col not in ("seat", "role") else "left")
     for seat in range(table.n):
-        role = " ".join(x for x, on in (("庄 dealer", seat == table.state.dealer),
-                                         ("胡 winner", seat in r.winners),
-                                         ("炮 dealt in", seat in from_seats)) if on)
+        role = " ".join(role_label(x) for x, on in (("dealer", seat == table.state.dealer),
+                                                     ("winner", seat in r.winners),
+                                                     ("dealt_in", seat in from_seats)) if on)
         grid.add_row(str(seat), role, f"{instant[seat]:+d}", f"{settle[seat]:+d}",
                      f"[bold]{r.net[seat]:+d}[/bold]")
     console.print(grid)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from qipai.core import model as m
+from qipai.text import ACTIONS, ENDS, ROLES, label
 from qipai.text.payments import no_card_win, print_payments
 
 __all__ = ["action_text", "card_text", "cards_text", "event_text", "print_events",
@@ -47,21 +48,17 @@ def action_text(cards: Any, action: m.Action, window: tuple[int, int, str] | Non
         return f"discard {card_text(cards, action.card)}"
     if isinstance(action, m.Chi):
         groups = [action.cards, *action.extra]
-        return "吃 chi " + " + ".join(cards.format(g) for g in groups)
-    if isinstance(action, m.Peng):
-        return f"碰 peng{on}"
-    if isinstance(action, m.Minggang):
-        return f"明杠 minggang{on}"
-    if isinstance(action, m.Angang):
-        return f"暗杠 angang {card_text(cards, action.card)}"
-    if isinstance(action, m.Jiagang):
-        return f"加杠 jiagang {card_text(cards, action.card)}"
+        return f"{label(ACTIONS, 'chi')} " + " + ".join(cards.format(g) for g in groups)
+    if isinstance(action, (m.Peng, m.Minggang)):
+        return f"{label(ACTIONS, type(action).__struct_config__.tag)}{on}"
+    if isinstance(action, (m.Angang, m.Jiagang)):
+        return f"{label(ACTIONS, type(action).__struct_config__.tag)} {card_text(cards, action.card)}"
     if isinstance(action, m.Hu):
-        return f"胡 hu — win on{on or ' the card in play'}"
+        return f"{label(ACTIONS, 'hu')} — win on{on or ' the card in play'}"
     if isinstance(action, m.Zimo):
-        return "自摸 zimo — win on your own draw"
+        return f"{label(ACTIONS, 'zimo')} — {ACTIONS['en']['zimo']}"
     if isinstance(action, m.Pass):
-        return f"过 pass{' (let' + on + ' go)' if on else ''}"
+        return f"{label(ACTIONS, 'pass')}{' (let' + on + ' go)' if on else ''}"
     return repr(action)
 
 
@@ -115,7 +112,7 @@ def show_table(console: Any, view: Any, cards: Any, n_players: int) -> None:
     grid.add_column("melds", overflow="fold")
     grid.add_column("discards", overflow="fold")
     for s in range(n_players):
-        name = ("you" if s == me else f"seat {s}") + (" 庄" if s == view.dealer else "")
+        name = ("you" if s == me else f"seat {s}") + (f" {ROLES['zh']['dealer']}" if s == view.dealer else "")
         melds = "; ".join(f"{mv.kind} {cards_text(cards, mv.cards)}" for mv in view.melds[s])
         discards = " ".join(cards.token(k) for k in view.discards[s])
         grid.add_row(name, str(view.hand_sizes[s]), melds or "—", discards or "—")
@@ -140,7 +137,7 @@ def show_result(console: Any, view: Any, cards: Any, manifest: Any) -> None:
             console.print(f"[bold]{_seat(w, me)} won[/bold] · patterns {pats}{xing}",
                           highlight=False)
     else:
-        console.print("[bold]荒庄 huangzhuang[/bold]: the stock ran out, nobody won",
+        console.print(f"[bold]{label(ENDS, 'huangzhuang')}[/bold]: the stock ran out, nobody won",
                       highlight=False)
     if r.flipped:
         console.print(f"flipped: {cards_text(cards, r.flipped)}", markup=False)

@@ -80,7 +80,7 @@ class Printer:
         if t == "marked":
             if e["what"] == "jiagang" and e.get("seats"):
                 return (f"seat {e['seats'][0]} adds {self.card(e.get('card'))} to a peng "
-                        f"(蓄杠 xugang) — open to 抢杠 qianggang")
+                        f"({meld_label('jiagang')}) — open to {how_label('qianggang')}")
             about = f" on {self.card(e['card'])}" if e.get("card") is not None else ""
             seats = f" — seats {', '.join(map(str, e['seats']))}" if e.get("seats") else ""
             return f"notice: {e['what']}{seats}{about}"

@@ -34,7 +34,7 @@ def test_a_flip_is_printed_as_fanxing_with_its_cards_and_xing():
 def test_marks_wins_and_ends_are_named():
     p = printer("guilin-mahjong")
     assert p.event({"type": "marked", "what": "jiagang", "seats": [1], "card": 0}).startswith(
-        "seat 1 adds 1m(一万) to a peng (蓄杠 xugang)")
+        "seat 1 adds 1m(一万) to a peng (蓄杠 jiagang)")
     assert p.event({"type": "won", "seat": 0, "how": "zimo", "card": 0, "from_seat": None,
                     "patterns": ["qingyise"]}) == "seat 0 wins: 自摸 zimo on 1m(一万) — qingyise"
     assert p.event({"type": "ended", "end": "huangzhuang", "winners": [], "net": [0, 0, 0, 0],
