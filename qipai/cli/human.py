@@ -92,6 +92,7 @@ def play_human(ruleset: Any, seat: int, *, seed: int | None = None, hands: int =
     console = console or Console(highlight=False)
     read = read or (lambda prompt: console.input(prompt))
     cards = ruleset.cards
+    names = ruleset.manifest.names
     done: list[Any] = []
     dealer = None
     for i in range(hands):
@@ -109,12 +110,13 @@ def play_human(ruleset: Any, seat: int, *, seed: int | None = None, hands: int =
                 seen = print_events(console, view, cards, seen)
                 legal = list(view.legal)
                 if len(legal) == 1:
-                    console.print(f"only move: {action_text(cards, legal[0], view.window)}",
+                    console.print(f"only move: {action_text(cards, legal[0], view.window, names)}",
                                   markup=False)
                     table.apply(legal[0])
                     continue
                 show_table(console, view, cards, n)
-                k = choose(console, [action_text(cards, a, view.window) for a in legal], read)
+                offered = [action_text(cards, a, view.window, names) for a in legal]
+                k = choose(console, offered, read)
                 table.apply(legal[k])
         except Quit as q:
             q.tables = done  # type: ignore[attr-defined]

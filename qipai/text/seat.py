@@ -9,7 +9,7 @@ them.  Cards read as ``5p 五筒``; names come from :mod:`qipai.text`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from qipai.core import model as m
@@ -41,24 +41,27 @@ def _seat(seat: int, me: int) -> str:
     return "you" if seat == me else f"seat {seat}"
 
 
-def action_text(cards: Any, action: m.Action, window: tuple[int, int, str] | None) -> str:
-    """One legal action in words (``discard 5p 五筒``, ``碰 peng 5p 五筒`` …)."""
+def action_text(cards: Any, action: m.Action, window: tuple[int, int, str] | None,
+                names: Mapping[str, str] | None = None) -> str:
+    """One legal action in words (``discard 5p 五筒``, ``碰 peng 5p 五筒`` …);
+    ``names``: the variant's (``Manifest.names``), first."""
     on = f" {card_text(cards, window[0])}" if window is not None else ""
     if isinstance(action, m.Discard):
         return f"discard {card_text(cards, action.card)}"
     if isinstance(action, m.Chi):
         groups = [action.cards, *action.extra]
-        return f"{label(ACTIONS, 'chi')} " + " + ".join(cards.format(g) for g in groups)
+        return f"{label(ACTIONS, 'chi', names)} " + " + ".join(cards.format(g) for g in groups)
+    kind = type(action).__struct_config__.tag
     if isinstance(action, (m.Peng, m.Minggang)):
-        return f"{label(ACTIONS, type(action).__struct_config__.tag)}{on}"
+        return f"{label(ACTIONS, kind, names)}{on}"
     if isinstance(action, (m.Angang, m.Jiagang)):
-        return f"{label(ACTIONS, type(action).__struct_config__.tag)} {card_text(cards, action.card)}"
+        return f"{label(ACTIONS, kind, names)} {card_text(cards, action.card)}"
     if isinstance(action, m.Hu):
-        return f"{label(ACTIONS, 'hu')} — win on{on or ' the card in play'}"
+        return f"{label(ACTIONS, 'hu', names)} — win on{on or ' the card in play'}"
     if isinstance(action, m.Zimo):
-        return f"{label(ACTIONS, 'zimo')} — {ACTIONS['en']['zimo']}"
+        return f"{label(ACTIONS, 'zimo', names)} — {ACTIONS['en']['zimo']}"
     if isinstance(action, m.Pass):
-        return f"{label(ACTIONS, 'pass')}{' (let' + on + ' go)' if on else ''}"
+        return f"{label(ACTIONS, 'pass', names)}{' (let' + on + ' go)' if on else ''}"
     return repr(action)
 
 
@@ -112,7 +115,8 @@ def show_table(console: Any, view: Any, cards: Any, n_players: int) -> None:
     grid.add_column("melds", overflow="fold")
     grid.add_column("discards", overflow="fold")
     for s in range(n_players):
-        name = ("you" if s == me else f"seat {s}") + (f" {ROLES['zh']['dealer']}" if s == view.dealer else "")
+        mark = f" {ROLES['zh']['dealer']}" if s == view.dealer else ""
+        name = ("you" if s == me else f"seat {s}") + mark
         melds = "; ".join(f"{mv.kind} {cards_text(cards, mv.cards)}" for mv in view.melds[s])
         discards = " ".join(cards.token(k) for k in view.discards[s])
         grid.add_row(name, str(view.hand_sizes[s]), melds or "—", discards or "—")
