@@ -11,6 +11,7 @@ draw their words from here:
   (``qipai play --human``) and the environments' ``render`` show it;
 * :mod:`qipai.text.wire` — the game server's messages, as ``qipai connect``
   prints them;
+* :mod:`qipai.text.score` — a hand scored by ``qipai score``;
 * :mod:`qipai.text.payments` — payments with their breakdown.
 
 A variant's own names of its ids (``Manifest.names``: patterns, payment
