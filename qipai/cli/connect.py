@@ -103,18 +103,7 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                     for e in m["events"]:
                         p.line("   " + p.event(e))
                 elif t == "decide":
-                    legal = m["legal"]
-                    if not isinstance(legal, list) or not legal:
-                        raise BadServerMessage(f"the server sent a decide (hand "
-                                               f"{m.get('hand')}, seq {m.get('seq')}) {_NO_LEGAL}")
-                    if auto:
-                        choice = auto_choice(legal)
-                    else:
-                        for i, a in enumerate(legal):
-                            p.line(f"   [{i}] {p.action(a)}")
-                        choice = _ask(legal, inp, p)
-                    last = (m["seq"], json.dumps({"type": "act", "hand": m["hand"],
-                                                  "seq": m["seq"], "action": choice}))
+                    last = (m["seq"], _answer(m, auto, inp, p))
                     send(last[1])
                 elif t == "hand_ended":
                     p.line(f"== hand {m['hand'] + 1} over · totals {m['totals']}")
@@ -140,6 +129,25 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                     if m["code"] in ("BadToken", "UnknownTable"):
                         return 2
     return 0
+
+
+def _answer(m: dict[str, Any], auto: bool, inp: TextIO, p: Any) -> str:
+    """The ``act`` frame answering the ``decide`` message ``m``: chosen by
+    :func:`auto_choice`, or asked for.
+
+    Raises:
+        BadServerMessage: ``m`` offers no legal action."""
+    legal = m["legal"]
+    if not isinstance(legal, list) or not legal:
+        raise BadServerMessage(f"the server sent a decide (hand "
+                               f"{m.get('hand')}, seq {m.get('seq')}) {_NO_LEGAL}")
+    if auto:
+        choice = auto_choice(legal)
+    else:
+        for i, a in enumerate(legal):
+            p.line(f"   [{i}] {p.action(a)}")
+        choice = _ask(legal, inp, p)
+    return json.dumps({"type": "act", "hand": m["hand"], "seq": m["seq"], "action": choice})
 
 
 def _ask(legal: list[dict[str, Any]], inp: TextIO, p: Any) -> dict[str, Any]:
