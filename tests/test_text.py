@@ -61,3 +61,11 @@ def test_a_variant_that_names_a_kong_otherwise_is_shown_its_word():
     lines = log_lines(table)
     assert any("补杠 jiagang" in line for line in lines)
     assert not any("蓄杠" in line or "加杠" in line for line in lines)
+
+
+def test_the_old_name_of_the_payments_module_still_imports_with_a_warning():
+    import qipai.text.payments as payments
+
+    with pytest.warns(DeprecationWarning, match="qipai.text.payments"):
+        from qipai.explain import print_payments
+    assert print_payments is payments.print_payments
