@@ -217,7 +217,7 @@ def test_cli_reference_lists_every_command():
 def test_schema_descriptions_are_plain_text(args):
     """``qipai schema``'s descriptions are the structs' docstrings read as
     plain text: no Sphinx role (``:class:`Term```) or double backquote is
-    left for a reader of the JSON — before, they were printed as written."""
+    left for a reader of the JSON."""
     res = CliRunner().invoke(cli, args, catch_exceptions=False)
     assert res.exit_code == 0
     descriptions = re.findall(r'"description": ("(?:[^"\\]|\\.)*")', res.stdout)

@@ -16,8 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from qipai.cli import cli
-from qipai.conformance.properties import run_properties
-from qipai.conformance.runner import collect, register_plugin, run_case, unregister_plugin
+from qipai.conformance.checkers import run_case
+from qipai.conformance.registry import collect, register_plugin, unregister_plugin
+from qipai.conformance.runner import run_properties
 from qipai.core.ruleset import Ruleset, available, load
 from qipai.cli.new_variant import ScaffoldError, files, module_name, write_skeleton
 

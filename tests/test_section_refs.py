@@ -1,5 +1,5 @@
 """Every section number the repository cites resolves on a docs page a reader
-of a clone can open (issue 11).
+of a clone can open.
 
 The variant pages (docs/variants/*.md) number their headings ("## 3.
 Settlement of a win", "### 3.2 Multipliers …").  What a ``§N`` / ``§N.M``

@@ -1,4 +1,4 @@
-"""Issue 10, "Leaks": bot/CLI sessions' seeds and the record's ``rng``."""
+"""Bot/CLI sessions' seeds and the record's ``rng``: nothing about a hand leaks through them."""
 
 from __future__ import annotations
 

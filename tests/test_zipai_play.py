@@ -314,10 +314,10 @@ def _kaizhao_seat(table):
 
 
 def test_a_mandatory_kaizhao_seat_is_offered_only_what_it_may_do(rs):
-    """Issue 10: a seat whose 开招 is mandatory was offered 吃 and Pass (its
-    answer then ignored) on another's card matching its 坎 and on its own
-    draw of the 4th card of its 碰.  Now it is offered only a win (with Pass,
-    meaning the 开招) or nothing, and a 吃 from it is refused."""
+    """A seat whose 开招 is mandatory, on another's card matching its 坎 and
+    on its own draw of the 4th card of its 碰, is offered only a win (with
+    Pass, meaning the 开招) or nothing — no 吃 or Pass whose answer would be
+    ignored — and a 吃 from it is refused."""
     import random
 
     from qipai.conformance.properties import choose

@@ -30,8 +30,8 @@ def conformance(variant: str | None, cases: tuple[str, ...], check: tuple[str, .
         if variant is not None or cases:
             fail(f"--check-cases only validates files (one PATH per --check-cases); "
                  f"drop {variant or '--cases'!r}, or run it separately")
-        from qipai.conformance.cases import check_paths
-        from qipai.conformance.runner import ruleset_for
+        from qipai.conformance.registry import ruleset_for
+        from qipai.conformance.runner import check_paths
 
         problems, count, notes = check_paths(list(check), ruleset_for)
         for note in notes:

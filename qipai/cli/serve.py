@@ -1,4 +1,4 @@
-"""``qipai serve``: host tables (the game server of :mod:`qipai.host`)."""
+"""``qipai serve``: host tables (the game server, :mod:`qipai.server` over :mod:`qipai.host`)."""
 
 from __future__ import annotations
 
@@ -80,7 +80,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     restored from the database when the server starts again.
     """
     try:
-        from qipai.host.app import Server, listen, run
+        from qipai.server.listen import listen, run
+        from qipai.server.state import Server
     except ModuleNotFoundError as exc:
         fail(f"qipai serve needs the 'serve' extra (missing module {exc.name!r}): "
              f"pip install 'qipai[serve]'")

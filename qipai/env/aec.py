@@ -14,6 +14,7 @@ from pettingzoo import AECEnv
 from qipai.core.errors import BadCards, BadOption, IllegalAction
 from qipai.env.actions import codec_for
 from qipai.core.model import Discard
+from qipai.core.ruleset import Ruleset, load_cached
 from qipai.env.observation import Encoder, layout_for, seat_view
 
 __all__ = ["QipaiEnv"]
@@ -30,6 +31,12 @@ def integer(value: Any) -> int | None:
         return operator.index(value)
     except TypeError:
         return None
+
+
+def ruleset_of(spec: Any) -> Ruleset:
+    """``spec`` itself when it is a loaded ruleset, else the ruleset that
+    :func:`~qipai.core.ruleset.load_cached` loads from it."""
+    return spec if isinstance(spec, Ruleset) else load_cached(spec)
 
 
 class QipaiEnv(AECEnv):

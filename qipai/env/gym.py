@@ -11,7 +11,7 @@ import numpy as np
 
 from qipai.bots import decide, make_bots
 from qipai.core.errors import BadOption, IllegalAction
-from qipai.env.aec import integer
+from qipai.env.aec import QipaiEnv, integer, ruleset_of
 
 __all__ = ["SeatEnv"]
 
@@ -65,13 +65,11 @@ class SeatEnv(gymnasium.Env):
                  bots: str | Sequence[Any] = "random", illegal: str = "raise",
                  illegal_reward: float = -1.0, render_mode: str | None = None,
                  ask_all: bool = False) -> None:
-        from qipai.env import make
-
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise BadOption(f"render_mode {render_mode!r} is not one of None, 'human', 'ansi'")
         # the AEC renders as text only when asked (its "human" mode would print every step)
-        self.aec = make(spec, render_mode=None if render_mode is None else "ansi",
-                        ask_all=ask_all)
+        self.aec = QipaiEnv(ruleset_of(spec), render_mode=None if render_mode is None else "ansi",
+                            ask_all=ask_all)
         n = self.aec.n
         if integer(seat) is None:
             raise BadOption(f"seat must be an int, not {seat!r}")

@@ -69,7 +69,7 @@ from qipai.core.fair import commitment, committed, new_salt
 
 #: What a client is told once the server lock is lost.  The reason (the
 #: database's own words, which may name its host and user) goes to the
-#: server's log only (:meth:`~qipai.host.app.Server.lock_lost`).
+#: server's log only (:meth:`~qipai.server.state.Server.lock_lost`).
 LOCK_LOST = ("the server lost its database lock (the server's log says why): another server "
              "may take the database, so this one takes no action and writes nothing any "
              "more; restart it")

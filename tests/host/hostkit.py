@@ -181,15 +181,17 @@ class _Received:
 
 class SyncSeat(_Received):
     """One seat's (or the spectator's) connection, synchronous
-    (``websockets.sync``); ``token`` None sends no token at all."""
+    (``websockets.sync``); ``token`` None sends no token at all; ``options``
+    go to ``websockets.sync.client.connect`` (``ping_interval``, ``max_queue``…)."""
 
     def __init__(self, served: Served, table: str, token: str | None,
-                 strict: bool | None = None) -> None:
+                 strict: bool | None = None, **options: Any) -> None:
         from websockets.sync.client import connect
 
         q = f"?token={token}" if token is not None else ""
-        self.ws = connect(served.ws(f"/tables/{table}/ws{q}"), max_size=None,
-                          open_timeout=PATIENCE, compression=None, legacy=True)
+        self.ws = connect(served.ws(f"/tables/{table}/ws{q}"), **{
+            "max_size": None, "open_timeout": PATIENCE, "compression": None,
+            "legacy": True, **options})
         self._setup(strict)
         self._last_send = 0.0
 
@@ -210,10 +212,10 @@ class SyncSeat(_Received):
 
     def send(self, obj: Any, paced: bool | None = None) -> None:
         """Send one frame; ``paced`` (default :attr:`paced`): no faster than the
-        server's per-connection rate (``qipai.host.app.RATE_PER_S``), as a
+        server's per-connection rate (``qipai.server.state.RATE_PER_S``), as a
         well-behaved client — a throttled frame may be dropped without an answer."""
         if self.paced if paced is None else paced:
-            from qipai.host.app import RATE_PER_S
+            from qipai.server.state import RATE_PER_S
 
             wait = self._last_send + 1.25 / RATE_PER_S - time.monotonic()
             if wait > 0:

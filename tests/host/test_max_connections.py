@@ -7,9 +7,9 @@ when the limit is reached, in one line however many are refused.  A client
 that does not answer the server's close (a refusal after the upgrade, such
 as ``UnknownTable``) holds its socket, and counts, at most ``WS_CLOSE_S``.
 
-Before, nothing bounded them server-wide (8 a seat and 64 spectators a
-table, and anyone may create tables): 250 spectator connections took every
-file descriptor of a server limited to 256, after which it accepted
+Unbounded server-wide (8 a seat and 64 spectators a table, and anyone may
+create tables), 250 spectator connections would take every file
+descriptor of a server limited to 256, after which it would accept
 nothing — no player, not even ``GET /health`` — while they lasted."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pytest
 from websockets.exceptions import InvalidStatus
 
 from hostkit import PATIENCE, SyncSeat, refusal, start_server
-from qipai.host import app
+from qipai.server import state, uvicorn_ws
 
 
 def over_the_limit(s, table: str, token: str) -> dict:
@@ -131,14 +131,14 @@ def test_the_protocol_waits_ws_close_s_for_an_answer_to_its_close():
         pass
 
     async def made():
-        return app.ws_protocol()(config=Config(app=asgi), server_state=ServerState(),
-                                 app_state={})
+        return uvicorn_ws.ws_protocol()(config=Config(app=asgi), server_state=ServerState(),
+                                        app_state={})
 
-    assert asyncio.run(made()).close_timeout == app.WS_CLOSE_S < 10
+    assert asyncio.run(made()).close_timeout == uvicorn_ws.WS_CLOSE_S < 10
 
 
 def test_a_limit_above_the_descriptors_is_logged(tmp_path):
-    room = app.descriptor_room()
+    room = state.descriptor_room()
     if room is None:
         pytest.skip("no descriptor limit here")
     s = start_server(f"sqlite:///{tmp_path / 'q.db'}", tmp_path,
@@ -149,14 +149,14 @@ def test_a_limit_above_the_descriptors_is_logged(tmp_path):
 
 
 @pytest.mark.parametrize("soft, expected", [
-    (1024, 1024 - app.FD_RESERVE),            # a common default ulimit -n
+    (1024, 1024 - state.FD_RESERVE),            # a common default ulimit -n
     (260, 16),                                # hardly any: at least 16
-    (1 << 20, app.MAX_CONNECTIONS),           # plenty: the default cap
-    (resource.RLIM_INFINITY, app.MAX_CONNECTIONS),
+    (1 << 20, state.MAX_CONNECTIONS),           # plenty: the default cap
+    (resource.RLIM_INFINITY, state.MAX_CONNECTIONS),
 ])
 def test_the_default_limit_keeps_descriptors_for_the_rest(monkeypatch, soft, expected):
     monkeypatch.setattr(resource, "getrlimit", lambda what: (soft, resource.RLIM_INFINITY))
-    assert app.default_max_connections() == expected
+    assert state.default_max_connections() == expected
 
 
 def test_refusals_are_logged_in_one_line_a_period(tmp_path, capsys):
@@ -165,7 +165,7 @@ def test_refusals_are_logged_in_one_line_a_period(tmp_path, capsys):
     (and the next refusal is logged at once again)."""
     import asyncio
 
-    s = app.Server(f"sqlite:///{tmp_path / 'q.db'}")
+    s = state.Server(f"sqlite:///{tmp_path / 'q.db'}")
     try:
         s.refusals_log_s = 0.05
         s.max_connections, s.connections = 3, 4
@@ -202,20 +202,28 @@ def test_refusals_are_logged_in_one_line_a_period(tmp_path, capsys):
 @pytest.mark.slow
 def test_a_client_that_reads_nothing_is_cut(tmp_path):
     """A spectator of an all-bot table that never reads: once what the
-    server has for it stays unread WRITE_STALL_S, its socket is reset (its
-    slot and the kernel's buffers freed); before, it stayed for ever, even
-    past its table's close.  A player who reads is untouched meanwhile."""
+    server has for it stays unread WRITE_STALL_S (or its keepalive ping goes
+    unanswered), its socket is reset, its slot and the kernel's buffers
+    freed.  A spectator who reads is untouched meanwhile, and still served.
+
+    The reader reads by construction, whatever the test thread's pace: its
+    client takes every frame off the socket as it comes (no queue bound)
+    and answers the server's pings from its own thread; it sends no
+    keepalive pings of its own, whose 20 s answer a loaded machine could
+    miss.  The test waits on the server's count of connections, bounded
+    only against a hang."""
     s = start_server(f"sqlite:///{tmp_path / 'q.db'}", tmp_path, "--seed", "3")
     try:
         t = s.create(bots=[0, 1, 2, 3])
         sock = silent_spectator(s, t)
         reader = create_reader(s)
         assert poll(lambda: health(s)["connections"], lambda n: n == 2) == 2
-        end = time.monotonic() + app.WRITE_STALL_S + 90   # a bound on a hang only
+        end = time.monotonic() + uvicorn_ws.WRITE_STALL_S + 90   # a bound on a hang only
         while health(s)["connections"] != 1 and time.monotonic() < end:
-            reader.recv()   # the reading spectator keeps reading: the table plays on
+            time.sleep(0.5)
         assert health(s)["connections"] == 1
-        reader.recv()       # still served
+        reader.send({"type": "ping"})   # the reader is still served
+        assert reader.until("pong")["type"] == "pong"
         reader.close()
         assert_reset(sock)
     finally:
@@ -228,9 +236,8 @@ def test_a_client_that_answers_no_ping_is_cut(tmp_path):
     is a player who never comes, so the bots soon wait for it): no write
     stall, but its pings go unanswered, and at uvicorn's keepalive timeout
     (ping every 20 s, 20 s to answer) its socket is reset, as a stalled
-    one is.  Before, it was closed gracefully, and what the kernel held for
-    it stayed (FIN-WAIT-1) for as long as its window was shut; under load
-    this path, not the stall, also ended the test above."""
+    one is: closed gracefully, what the kernel holds for it would stay
+    (FIN-WAIT-1) for as long as its window is shut."""
     s = start_server(f"sqlite:///{tmp_path / 'q.db'}", tmp_path, "--seed", "3")
     try:
         t = s.create(bots=[1, 2, 3])
@@ -269,7 +276,10 @@ def assert_reset(sock: socket.socket) -> None:
 
 
 def create_reader(s) -> SyncSeat:
+    """A spectator of a new all-bot table whose client reads every frame as
+    it comes (``max_queue=None``) and sends no keepalive pings."""
     t = s.create(bots=[0, 1, 2, 3])
-    c = SyncSeat(s, t["id"], t["spectator_token"], strict=False)
+    c = SyncSeat(s, t["id"], t["spectator_token"], strict=False,
+                 ping_interval=None, max_queue=None)
     c.until("welcome")
     return c

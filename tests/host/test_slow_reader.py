@@ -1,7 +1,7 @@
 """A client that does not read, and one seat opening many connections, do
-not grow the server's memory without end (found by a hostile review: 50
-connections of one seat sending resyncs they never read took the server
-from 110 to 590 MB in 40 s)."""
+not grow the server's memory without end (unbounded, 50 connections of
+one seat sending resyncs they never read would take the server from 110
+to 590 MB in 40 s)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_a_connection_past_its_queue_bound_is_closed_and_its_frames_dropped():
         async def close(self, code: int) -> None:
             self.closed = code
 
-    from qipai.host.app import _writer
+    from qipai.server.socket import _writer
 
     ws = FakeSocket()
     c = Conn(seat=1)

@@ -1,0 +1,120 @@
+"""The store's reads: each blocks; from the event loop, through
+:meth:`Reads.read` (worker threads, capped)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+
+from qipai.host.offload import Crowded, Stopped
+from qipai.host.store.errors import ReadsBusy, StoreError, StoreStopped, said
+from qipai.host.store.schema import actions, hands, tables
+
+_T = TypeVar("_T")
+
+#: PostgreSQL reads (a closed table, a table's records, the latest hands,
+#: a table's hand re-read after a failed write) that run at once, each in a
+#: worker thread off the event loop (:class:`~qipai.host.offload.Offload`),
+#: so that a read waiting for the database (a table locked by another
+#: session, a hung backend) holds up no table, no connection and no ``GET
+#: /health``; up to :data:`READ_WAITING` more wait their turn, and a
+#: request's read beyond that is refused :class:`ReadsBusy` (the count is
+#: exact: a read counts until its thread is done with it, even once its
+#: request is gone).  The same for an SQLite file: a WAL read waits for no
+#: writer, not even another process's ``BEGIN EXCLUSIVE``, but a lock of an
+#: odd kind (another connection in ``locking_mode=EXCLUSIVE``, a recovery of
+#: the WAL) would make it wait for sqlite3's busy timeout (5 s); an
+#: in-memory SQLite database (one per thread) is read in the loop.
+READERS = 4
+READ_WAITING = 32
+
+
+@contextmanager
+def _reading(what: str) -> Iterator[None]:
+    """A database error of a read, as a :class:`StoreError` naming ``what``."""
+    try:
+        yield
+    except sa.exc.SQLAlchemyError as exc:
+        raise StoreError(f"the database did not answer the read of {what}: {said(exc)}"
+                         ) from None
+
+
+
+class Reads:
+    """(A part of :class:`~qipai.host.store.Store`.)  Each read raises
+    :class:`~qipai.host.store.errors.StoreError` when the database fails
+    it.  They block: from the event loop, call them through :meth:`read`."""
+
+    async def read(self, fn: Callable[..., _T], *args: Any, capped: bool = True) -> _T:
+        """``fn(*args)`` — one of this store's reads — from the event loop
+        without blocking it: in a worker thread (:data:`READERS` at once,
+        counted in :meth:`waiting`) — on PostgreSQL and on an SQLite file;
+        an in-memory SQLite database is read in the loop.  ``capped=False``:
+        never refused :class:`ReadsBusy` (a read the server needs, such as a
+        hand re-read after a failed write).
+
+        Raises:
+            ReadsBusy: :data:`READERS` reads run and :data:`READ_WAITING`
+                wait already.
+            StoreStopped: the store is closed (the server stops).
+            StoreError: the database failed the read."""
+        if self.dialect != "postgresql" and not self._offloop:
+            return fn(*args)
+        try:
+            return await self._reads.run(fn, *args, what="a read", capped=capped)
+        except Stopped:
+            raise StoreStopped("the server is stopping: the read was not made") from None
+        except Crowded:
+            raise ReadsBusy(f"{READERS} reads run and {READ_WAITING} wait for the database "
+                            f"already: it is slow or not answering; try again shortly") from None
+
+    def open_tables(self) -> list[dict[str, Any]]:
+        with _reading("the open tables"), self.engine.connect() as c:
+            rows = c.execute(sa.select(tables).where(tables.c.open == sa.true())
+                             .order_by(tables.c.created, tables.c.id)).mappings()
+            return [dict(r) for r in rows]
+
+    def table(self, table_id: str) -> dict[str, Any] | None:
+        with _reading(f"table {table_id}"), self.engine.connect() as c:
+            r = c.execute(sa.select(tables).where(tables.c.id == table_id)).mappings().first()
+            return dict(r) if r is not None else None
+
+    def hands_of(self, table_id: str) -> list[dict[str, Any]]:
+        with _reading(f"the hands of table {table_id}"), self.engine.connect() as c:
+            rows = c.execute(sa.select(hands).where(hands.c.table_id == table_id)
+                             .order_by(hands.c.hand)).mappings()
+            return [dict(r) for r in rows]
+
+    def nets_of(self, table_id: str) -> list[Any]:
+        """The stored ``net`` (JSON text) of each finished hand of the
+        table, in hand order — not the records (``GET /tables/{id}`` of a
+        table the server does not hold adds them up)."""
+        with _reading(f"the hands of table {table_id}"), self.engine.connect() as c:
+            rows = c.execute(sa.select(hands.c.net).where(hands.c.table_id == table_id,
+                                                          hands.c.net.is_not(None))
+                             .order_by(hands.c.hand))
+            return [r[0] for r in rows]
+
+    def actions_of(self, table_id: str, hand: int) -> list[dict[str, Any]]:
+        with _reading(f"the actions of table {table_id} hand {hand}"), \
+                self.engine.connect() as c:
+            rows = c.execute(sa.select(actions).where(actions.c.table_id == table_id,
+                                                      actions.c.hand == hand)
+                             .order_by(actions.c.seq)).mappings()
+            return [dict(r) for r in rows]
+
+    def finished_hands(self, limit: int = 50) -> list[dict[str, Any]]:
+        """The latest ``limit`` finished hands of every table, newest table
+        first: ``table_id``, ``hand``, ``spec``, ``variant``, ``net`` (JSON)."""
+        with _reading("the latest finished hands"), self.engine.connect() as c:
+            rows = c.execute(
+                sa.select(hands.c.table_id, hands.c.hand, hands.c.net, tables.c.spec,
+                          tables.c.variant)
+                .join(tables, tables.c.id == hands.c.table_id)
+                .where(hands.c.net.is_not(None))
+                .order_by(tables.c.created.desc(), hands.c.table_id, hands.c.hand.desc())
+                .limit(limit)).mappings()
+            return [dict(r) for r in rows]

@@ -1,0 +1,122 @@
+"""The server's database schema: one SQLAlchemy Core schema for SQLite and PostgreSQL.
+
+Three tables:
+
+* ``qipai_tables`` — one row per hosted table: the ruleset spec, the
+  house plugins, the qipai and variant versions, the RNG kind (and the
+  server seed of a seeded table), the bot seats, the SHA-256 hashes of the
+  seat, spectator and admin tokens (never the tokens), open or closed.
+* ``qipai_hands`` — one row per hand: its deal (JSON), the commitment and
+  the secret salt, the seed of a seeded hand; once over, its record (JSON,
+  deal and salt revealed) and its net per seat.
+* ``qipai_actions`` — every accepted action: ``(table_id, hand, seq)`` is
+  the primary key, so an action can never be stored twice; ``timeout``
+  says the server played it for a seat that did not answer in time.
+
+A change is handed to the writer (:mod:`qipai.host.store.writer`) as a
+:class:`Write`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+tables = sa.Table(
+    "qipai_tables", metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("spec", sa.Text, nullable=False),
+    sa.Column("variant", sa.String(100), nullable=False),
+    sa.Column("options", sa.Text, nullable=False),          # JSON object
+    sa.Column("plugins", sa.Text, nullable=False),          # JSON list of plugin specs
+    sa.Column("stamp", sa.Text, nullable=False),            # JSON qipai.core.stamps.Stamp
+    sa.Column("qipai_version", sa.String(50), nullable=False),
+    sa.Column("variant_version", sa.String(50), nullable=False),
+    sa.Column("rng", sa.String(10), nullable=False),        # "os" | "seeded"
+    sa.Column("seed", sa.Text),                             # the server seed (decimal), seeded only
+    sa.Column("bots", sa.Text, nullable=False),             # JSON list of seats
+    sa.Column("tokens", sa.Text, nullable=False),           # JSON {seat: sha256 hex}
+    sa.Column("spectator_hash", sa.String(64), nullable=False),
+    sa.Column("admin_hash", sa.String(64), nullable=False),
+    sa.Column("open", sa.Boolean, nullable=False, default=True),
+    sa.Column("created", sa.Float, nullable=False),
+)
+
+hands = sa.Table(
+    "qipai_hands", metadata,
+    sa.Column("table_id", sa.String(32), sa.ForeignKey("qipai_tables.id"), primary_key=True),
+    sa.Column("hand", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("deal", sa.Text, nullable=False),             # JSON Deal
+    sa.Column("seed", sa.Text),                             # the hand's seed (decimal), seeded only
+    sa.Column("commitment", sa.String(64), nullable=False),
+    sa.Column("salt", sa.String(128), nullable=False),
+    sa.Column("record", sa.Text),                           # JSON Record once over
+    sa.Column("net", sa.Text),                              # JSON list once over
+)
+
+actions = sa.Table(
+    "qipai_actions", metadata,
+    sa.Column("table_id", sa.String(32), primary_key=True),
+    sa.Column("hand", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("action", sa.Text, nullable=False),           # JSON Action
+    sa.Column("timeout", sa.Boolean, nullable=False, default=False),
+    sa.ForeignKeyConstraint(["table_id", "hand"], ["qipai_hands.table_id", "qipai_hands.hand"]),
+)
+
+
+# The hot path's statements, built once: a statement with bound parameters
+# keeps one cache key, so SQLAlchemy compiles it once, not per action.
+_INSERT_ACTION = actions.insert()
+_INSERT_HAND = hands.insert()
+_UPDATE_HAND = (hands.update()
+                .where(hands.c.table_id == sa.bindparam("k_table"),
+                       hands.c.hand == sa.bindparam("k_hand")))
+_CLOSE_TABLE = (tables.update().where(tables.c.id == sa.bindparam("k_table"))
+                .values(open=False))
+_encode = msgspec.json.Encoder().encode
+
+#: Operations a :class:`Write` may hold: (kind, parameters).
+_STATEMENTS = {"action": _INSERT_ACTION, "finish_hand": _UPDATE_HAND, "hand": _INSERT_HAND,
+               "close": _CLOSE_TABLE, "table": tables.insert()}
+
+
+@dataclass(eq=False)
+class Write:
+    """One change of one table, committed as a unit (with others in a batch).
+
+    Attributes:
+        key: the table id (a failed batch is retried per key).
+        ops: ``(kind, params)`` in order: ``"action"`` (a ``qipai_actions``
+            row), ``"finish_hand"`` (``record``, ``net``, ``k_table``,
+            ``k_hand``), ``"hand"`` (a ``qipai_hands`` row), ``"close"``
+            (``k_table``).
+        done: called in the event loop once committed (``None``) or failed
+            (the exception); not called for a cancelled write.
+    """
+
+    key: str
+    ops: list[tuple[str, dict[str, Any]]]
+    done: Callable[[BaseException | None], None]
+    cancelled: bool = field(default=False)
+
+
+def action_params(table_id: str, hand: int, seq: int, action: Any,
+                  timeout: bool) -> dict[str, Any]:
+    """The ``qipai_actions`` row of one action (``action`` a msgspec Struct)."""
+    return dict(table_id=table_id, hand=hand, seq=seq, action=_encode(action).decode(),
+                timeout=timeout)
+
+
+
+def token_hash(token: str) -> str:
+    """The SHA-256 hex digest of a token (what the database keeps)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+

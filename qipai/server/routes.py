@@ -1,0 +1,431 @@
+"""The HTTP routes of ``qipai serve`` (docs/reference/protocol.md): health,
+variants, tables, records, replays and the page; each answers a refusal as a
+typed JSON error (:class:`~qipai.host.protocol.HttpError`)."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.websockets import WebSocket
+
+from qipai.core.errors import QipaiError
+from qipai.host import protocol as P
+from qipai.host.game import LOCK_LOST, HostedTable
+from qipai.host.offload import Crowded, Stopped
+from qipai.host.replay import replay_steps, shown
+from qipai.host.store import LockLost, ReadsBusy, StoreError, StoreStopped, token_hash
+from qipai.server.state import (
+    REPLAY_WAITING, REPLAY_WORKERS, SPEC_WAITING, SPEC_WORKERS, Server, TooManyTables,
+)
+
+#: What a table id may be in a path: the server makes 12 hex digits; any
+#: other id is answered ``UnknownTable`` without asking the database.
+_TABLE_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
+
+
+_ENC = msgspec.json.Encoder()
+
+
+def _json(obj: Any, status: int = 200) -> Response:
+    return Response(_ENC.encode(obj), status_code=status, media_type="application/json")
+
+
+def _error(code: str, message: str, status: int) -> Response:
+    return _json(P.HttpError(error=code, message=message), status)
+
+
+def _server(request: Request | WebSocket) -> Server:
+    return request.app.state.server
+
+
+async def health(request: Request) -> Response:
+    s = _server(request)
+    counts = {"tables": len(s.tables), "refused": len(s.refused), "connections": s.connections,
+              "db": s.store.dialect}
+    lost = s.store.lost
+    if lost is not None:
+        return _json({"status": "lock-lost", **counts, "message": LOCK_LOST}, 503)
+    halted = sorted(t.id for t in s.tables.values() if t.halted is not None)
+    if halted:   # a hand not read back after a failed write, or an internal error
+        shown_ids = ", ".join(halted[:5]) + (f" and {len(halted) - 5} more" if len(halted) > 5
+                                             else "")
+        why = sorted({"after a failed write the hand could not be read back from the database"
+                      if s.tables[i].halted[0] != "InternalError" else  # type: ignore[index]
+                      "an internal error (of the server or a plugin) stopped it"
+                      for i in halted})
+        return _json({"status": "halted", **counts, "halted": len(halted),
+                      "message": f"{len(halted)} table(s) take no action until the server is "
+                                 f"restarted ({shown_ids}): {'; '.join(why)} (the server's log "
+                                 f"says why); restart the server once the cause is fixed"}, 503)
+    stall = s.note_stall()
+    if stall is not None:
+        waited, what = stall
+        return _json({"status": "stalled", **counts,
+                      "message": f"{what} has waited {waited:.0f} s for the database (more than "
+                                 f"--stall-seconds {s.stall_s:g}): while a write waits nothing "
+                                 f"commits and no act is acknowledged"}, 503)
+    return _json({"status": "ok", **counts})
+
+
+def _lost(s: Server) -> Response | None:
+    """The typed 503 answer of a write once the server lock is lost
+    (:data:`~qipai.host.game.LOCK_LOST`: the reason is in the log)."""
+    return None if s.store.lost is None else _error("LockLost", LOCK_LOST, 503)
+
+
+def _unread(s: Server, exc: StoreError) -> Response:
+    """The typed 503 answer of a read the database failed (``Unavailable``:
+    the database's own words, which may name its host and user, go to the
+    server's log, not to the client) or that too many reads wait before
+    (``Busy``, :class:`ReadsBusy`)."""
+    if isinstance(exc, ReadsBusy):
+        return _error("Busy", str(exc), 503)
+    if isinstance(exc, StoreStopped):
+        return _error("Unavailable", str(exc), 503)
+    s.log(f"a read failed: {exc}")
+    return _error("Unavailable", "the database did not answer the read (the server's log "
+                                 "says why); try again shortly", 503)
+
+
+def _table_id(request: Request | WebSocket) -> str | None:
+    """The path's table id if it can be one (:data:`_TABLE_ID`), else None."""
+    tid = request.path_params["id"]
+    return tid if _TABLE_ID.fullmatch(tid) else None
+
+
+def _no_table(request: Request | WebSocket) -> Response:
+    return _error("UnknownTable", f"no table {shown(request.path_params['id'])}", 404)
+
+
+def _refused(s: Server, tid: str) -> Response | None:
+    """The typed 409 answer for a table this server refused to restore."""
+    exc = s.refused.get(tid)
+    if exc is None:
+        return None
+    return _error(type(exc).__name__, f"table {tid} is not served: {exc}", 409)
+
+
+def _no_spec_load(exc: Crowded | Stopped) -> Response:
+    """503 for a ruleset load not taken (:meth:`Server.ruleset_async`): too
+    many waiting (``Busy``), or the server stopping (``Unavailable``)."""
+    if isinstance(exc, Crowded):
+        return _error("Busy", f"{SPEC_WORKERS} ruleset load runs and {SPEC_WAITING} wait "
+                              f"already: try again shortly", 503)
+    return _error("Unavailable", str(exc), 503)
+
+
+async def variants(request: Request) -> Response:
+    from qipai.core.ruleset import available
+
+    s = _server(request)
+    out = []
+    for name in sorted(available()):
+        try:
+            rs = await s.ruleset_async(name, house=False)
+        except (Crowded, Stopped) as exc:
+            return _no_spec_load(exc)
+        except Exception:  # noqa: BLE001 - a broken plugin does not hide the others
+            continue
+        m = rs.manifest
+        out.append({"name": name, "title": m.title, "family": m.family, "players": m.players,
+                    "version": m.version, "options": rs.options_dict()})
+    return _json(out)
+
+
+async def variant(request: Request) -> Response:
+    name = request.path_params["name"]
+    if len(name) > 64 or not name.isprintable():
+        return _error("UnknownVariant", f"no variant {shown(name)}", 404)
+    try:
+        rs = await _server(request).ruleset_async(name, house=False)
+    except (Crowded, Stopped) as exc:
+        return _no_spec_load(exc)
+    except QipaiError as exc:
+        return _error(type(exc).__name__, str(exc), 404)
+    m = rs.manifest
+    cards = m.cards
+    glyph = getattr(cards, "glyph", None)
+    table = [{"kind": k, "notation": cards.token(k), "chinese": cards.chinese(k),
+              "glyph": glyph(k) if glyph else None} for k in range(cards.n_kinds)]
+    return _json({"name": rs.name, "title": m.title, "family": m.family, "players": m.players,
+                  "version": m.version, "options": rs.options_dict(),
+                  "options_schema": msgspec.json.schema(m.options_type),
+                  "names": dict(m.names),
+                  "cards": {"system": cards.name, "copies": cards.copies, "kinds": table}})
+
+
+async def _body(request: Request, cap: int | None = None) -> bytes | Response:
+    cap = cap or _server(request).max_body_bytes
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > cap:
+            return _error("TooLarge", f"a request body is at most {cap} bytes", 413)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def create_table(request: Request) -> Response:
+    body = await _body(request)
+    if isinstance(body, Response):
+        return body
+    if not body.strip():
+        return _error("BadMessage", 'the body is empty: a table request is a JSON object, '
+                                    '{"variant": "guilin-mahjong", "bots": [1, 2, 3]} '
+                                    '({} for the defaults)', 400)
+    try:
+        spec = msgspec.json.decode(body, type=P.CreateTable)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return _error("BadMessage", f"not a table request: {exc}", 400)
+    lost = _lost(_server(request))
+    if lost is not None:
+        return lost
+    s = _server(request)
+    try:
+        _, created = await s.create(spec)
+    except LockLost:
+        return _error("LockLost", LOCK_LOST, 503)
+    except TooManyTables as exc:
+        return _error("TooManyTables", str(exc), 503)
+    except (Crowded, Stopped) as exc:
+        return _no_spec_load(exc)
+    except StoreError as exc:
+        s.log(f"a new table was not written: {exc}")   # the database's words: log only
+        return _error("Unavailable", "the database did not take the table (the server's log "
+                                     "says why); try again shortly", 503)
+    except QipaiError as exc:
+        return _error(type(exc).__name__, str(exc), 400)
+    return _json(created, 201)
+
+
+async def list_tables(request: Request) -> Response:
+    """The tables this server plays: open and not halted (a halted table's
+    hand in memory may not be the database's; ``GET /tables/{id}`` reads it)."""
+    return _json([t.info() for t in _server(request).tables.values()
+                  if t.open and t.halted is None])
+
+
+def _table(request: Request) -> HostedTable | None:
+    return _server(request).tables.get(request.path_params["id"])
+
+
+async def get_table(request: Request) -> Response:
+    s = _server(request)
+    t = _table(request)
+    if t is not None and t.halted is None:
+        return _json(t.info())
+    refused = _refused(s, request.path_params["id"])
+    if refused is not None:
+        return refused
+    stored = await _stored(s, request)
+    if isinstance(stored, Response):
+        return stored
+    row, done, totals = stored
+    out = {"id": row["id"], "spec": row["spec"], "variant": row["variant"],
+           "players": len(totals), "bots": msgspec.json.decode(row["bots"]),
+           "rng": row["rng"], "open": bool(row["open"]), "hands_done": done, "totals": totals}
+    if t is not None and t.halted is not None:
+        # halted: what the database holds, not the hand in memory (it may hold
+        # actions the database does not), and why it is not played
+        out["halted"], out["message"] = t.halted
+    return _json(out)
+
+
+async def _stored(s: Server, request: Request
+                  ) -> Response | tuple[dict[str, Any], int, list[int]]:
+    """The path's table as the database holds it: ``(row, hands done,
+    totals)`` — the totals one per seat (0 each before a hand is done) —
+    or the error answer (``UnknownTable``, or the read failed)."""
+    tid = _table_id(request)
+    if tid is None:
+        return _no_table(request)
+    try:
+        row = await s.store.read(s.store.table, tid)
+        if row is None:
+            return _no_table(request)
+        nets = await s.store.read(s.store.nets_of, row["id"])
+    except StoreError as exc:
+        return _unread(s, exc)
+    # every seat is a bot's or has a token (POST /tables)
+    seats = len(msgspec.json.decode(row["bots"])) + len(msgspec.json.decode(row["tokens"]))
+    totals = [0] * seats
+    for net in nets:
+        totals = [a + b for a, b in zip(totals, msgspec.json.decode(net))]
+    return row, len(nets), totals
+
+
+async def records(request: Request) -> Response:
+    s = _server(request)
+    tid = _table_id(request)
+    if tid is None:
+        return _no_table(request)
+    try:
+        if await s.store.read(s.store.table, tid) is None:
+            return _no_table(request)
+        stored = await s.store.read(s.store.hands_of, tid)
+    except StoreError as exc:
+        return _unread(s, exc)
+    hands, total = [], None
+    for h in stored:
+        if h["net"] is None:  # unfinished (or abandoned at close): not a finished hand
+            continue
+        rec = msgspec.json.decode(h["record"])
+        net = msgspec.json.decode(h["net"])
+        total = net if total is None else [a + b for a, b in zip(total, net)]
+        hands.append({"hand": h["hand"], "record": rec})
+    return _json({"table": tid, "hands": hands, "total": total})
+
+
+async def finished(request: Request) -> Response:
+    """``GET /records``: the latest finished hands (``?limit=N``, at most 500)."""
+    limit = _whole(request.query_params.get("limit", "50"))
+    if limit is None:
+        return _error("BadMessage", f"limit must be a whole number written in ASCII digits, "
+                                    f"not {shown(request.query_params['limit'])}", 400)
+    limit = max(1, min(500, limit))
+    s = _server(request)
+    store = s.store
+    try:
+        rows = await store.read(store.finished_hands, limit)
+    except StoreError as exc:
+        return _unread(s, exc)
+    return _json([{"table": r["table_id"], "hand": r["hand"], "spec": r["spec"],
+                   "variant": r["variant"], "net": msgspec.json.decode(r["net"])} for r in rows])
+
+
+_WHOLE = re.compile(r"0|[1-9][0-9]{0,17}")
+
+
+def _whole(text: str) -> int | None:
+    """``text`` as a whole number if it is one written in ASCII digits,
+    without sign, spaces, underscores or leading zeros (``int()`` also
+    reads ``"٣"``, ``" 3"``, ``"+3"`` and ``"1_0"``), else None."""
+    return int(text) if _WHOLE.fullmatch(text) else None
+
+
+def _replay_json(server: Server, data: bytes, table: str | None, hand: int | None) -> bytes:
+    """The replay's JSON answer (run in a worker thread)."""
+    return msgspec.json.encode(replay_steps(data, plugins=server.plugins, table=table, hand=hand,
+                                            max_bytes=server.max_replay_bytes))
+
+
+async def _replayed(server: Server, data: bytes, table: str | None = None,
+                    hand: int | None = None) -> Response:
+    """Replay ``data`` in a worker thread (:data:`REPLAY_WORKERS` at once,
+    :data:`REPLAY_WAITING` more queued, the next answered 503 ``Busy``), so
+    that a large record does not stall the event loop and every table."""
+    try:
+        body = await server.replays.run(_replay_json, server, data, table, hand, what="a replay")
+    except Crowded:
+        return _error("Busy", f"{REPLAY_WORKERS} replay runs and {REPLAY_WAITING} wait "
+                              f"already: try again shortly", 503)
+    except QipaiError as exc:
+        return _error(type(exc).__name__, str(exc), 400)
+    return Response(body, media_type="application/json")
+
+
+async def replay_stored(request: Request) -> Response:
+    """``GET /tables/{id}/records/{hand}/replay``: a stored finished hand,
+    step by step (an unfinished hand is 404, its cards never served)."""
+    s = _server(request)
+    tid = _table_id(request)
+    if tid is None:
+        return _no_table(request)
+    try:
+        if await s.store.read(s.store.table, tid) is None:
+            return _no_table(request)
+    except StoreError as exc:
+        return _unread(s, exc)
+    hand = _whole(request.path_params["hand"])
+    if hand is None:
+        return _error("UnknownHand", f"a hand is a whole number written in ASCII digits "
+                                     f"(0, 1, …), not {shown(request.path_params['hand'])}", 404)
+    try:
+        stored = await s.store.read(s.store.hands_of, tid)
+    except StoreError as exc:
+        return _unread(s, exc)
+    for h in stored:
+        if h["hand"] == hand and h["net"] is not None:
+            return await _replayed(s, h["record"].encode(), tid, hand)
+    return _error("UnknownHand", f"table {tid} has no finished hand {hand}", 404)
+
+
+async def replay_posted(request: Request) -> Response:
+    """``POST /replay``: a record in the body (at most ``--max-replay-bytes``)."""
+    s = _server(request)
+    body = await _body(request, s.max_replay_bytes)
+    if isinstance(body, Response):
+        return body
+    return await _replayed(s, body)
+
+
+#: The page's files (index.html, page.css, page.js), served under /static.
+STATIC = Path(__file__).with_name("static")
+
+
+async def page(request: Request) -> Response:
+    """``GET /``: the browser page."""
+    return Response((STATIC / "index.html").read_bytes(), media_type="text/html; charset=utf-8")
+
+
+async def close_table(request: Request) -> Response:
+    """``POST /tables/{id}/close``; a table closed already (by this server
+    or an earlier one: it is no longer held) answers as its close did, so
+    a client that lost the first answer may ask again."""
+    s = _server(request)
+    t = _table(request)
+    refused = _refused(s, request.path_params["id"])
+    if refused is not None:
+        return refused
+    auth = request.headers.get("authorization", "")
+    token = auth[7:] if auth.lower().startswith("bearer ") else ""
+    if t is None:
+        stored = await _stored(s, request)
+        if isinstance(stored, Response):
+            return stored
+        row, _, totals = stored
+        if not _admin(token, row["admin_hash"]):
+            return _bad_admin()
+        if row["open"]:   # open in the database yet not served: not this server's
+            return _error("UnknownTable", f"no open table {shown(row['id'])} is served here",
+                          404)
+        return _json({"id": row["id"], "open": False, "totals": totals})
+    if not _admin(token, t.admin_hash):
+        return _bad_admin()
+    lost = _lost(s)
+    if lost is not None:
+        return lost
+    if t.halted is not None and t.halted[0] == "InternalError":   # not worth retrying
+        return _error("InternalError", t.halted[1], 503)
+    try:
+        await t.close()
+    except LockLost as exc:
+        return _error("LockLost", str(exc), 503)
+    except StoreError as exc:   # its message names no database detail (logged)
+        return _error("Unavailable", str(exc), 503)
+    return _json({"id": t.id, "open": False, "totals": t.totals})
+
+
+def _admin(token: str, admin_hash: str) -> bool:
+    """Whether ``token`` is the table's admin token (compared in constant time)."""
+    return bool(token) and secrets.compare_digest(token_hash(token), admin_hash)
+
+
+def _bad_admin() -> Response:
+    return _error("BadToken", "closing a table needs its admin token "
+                              "(Authorization: Bearer ADMIN)", 403)
+
+
+async def not_found(request: Request, exc: Exception) -> Response:
+    """An unknown path (``/static/../app.py`` too) or method: a typed JSON
+    error, like every other refusal, not Starlette's plain text."""
+    status = getattr(exc, "status_code", 404)
+    if status == 405:
+        return _error("BadMethod", f"{request.method} is not served at {request.url.path}", 405)
+    return _error("NotFound", f"nothing is served at {request.url.path}", 404)
