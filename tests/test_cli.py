@@ -400,3 +400,19 @@ def test_replay_of_an_unfinished_record_says_so(run, tmp_path):
 def test_a_record_without_format_is_named(run):
     res = run("replay", "-", input='{"variant": "guilin-mahjong"}')
     one_line_error(res, "no format", '"format": 2')
+
+
+def test_the_command_modules_load_only_when_used():
+    # qipai.cli is a lazy group: importing it (every console-script start)
+    # reads no command module and no engine; a command's module is read
+    # when it runs or its help is shown.
+    code = ("import sys, qipai.cli; print(' '.join(sorted(m for m in sys.modules "
+            "if m.startswith('qipai'))))")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert got.stdout.split() == ["qipai", "qipai.cli", "qipai.cli.common", "qipai.core",
+                                  "qipai.core.errors"]
+    code = ("import sys; from qipai.cli import main; sys.argv = ['qipai', 'schema', '--help']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(' '.join(m for m in sys.modules if m.startswith('qipai.cli.')))")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert got.stdout.split()[-2:] == ["qipai.cli.common", "qipai.cli.schema"]

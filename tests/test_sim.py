@@ -868,7 +868,7 @@ def test_sigterm_during_a_ray_run_keeps_the_finished_chunks(tmp_path):
 
     if importlib.util.find_spec("ray") is None:
         pytest.skip("ray (extra qipai[ray]) not installed")
-    from qipai.sim.commands import _Stop
+    from qipai.cli.simulate import _Stop
 
     stop = _Stop()
     before = signal.signal(signal.SIGTERM, stop)

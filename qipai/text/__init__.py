@@ -11,11 +11,14 @@ draw their words from here:
   (``qipai play --human``) and the environments' ``render`` show it;
 * :mod:`qipai.text.wire` — the game server's messages, as ``qipai connect``
   prints them;
+* :mod:`qipai.text.score` — a hand scored by ``qipai score``;
 * :mod:`qipai.text.payments` — payments with their breakdown.
 
-A variant's own names of its breakdown ids (``Manifest.names``: patterns,
-payment reasons) come first where a payment is explained; this vocabulary
-holds the words every variant of a family shares.  :func:`vocabulary`
+A variant's own names of its ids (``Manifest.names``: patterns, payment
+reasons, and the kongs its rules name otherwise, as guangxi-mahjong's 补杠)
+come first wherever an id is shown, as on the page; this vocabulary holds
+the words every variant of a family shares, the rules' first term where
+they list several (mahjong-common.md: 点杠/明杠, 蓄杠/补杠/加杠).  :func:`vocabulary`
 gives it as JSON-ready data, for a page that renders the same words.
 
 Importing this module imports nothing else of qipai, so the command line
@@ -24,18 +27,21 @@ stays fast.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["LANGUAGES", "label", "meld_label", "how_label", "end_label", "vocabulary"]
+__all__ = ["LANGUAGES", "end_label", "how_label", "label", "meld_label", "role_label",
+           "vocabulary", "word"]
 
 #: The languages :func:`vocabulary` knows.
 LANGUAGES = ("zh", "en")
 
-#: Meld kinds (mahjong and zipai).  ``jiagang`` is the rules' 蓄杠
-#: (mahjong-common.md, guilin-mahjong.md; a variant may name it otherwise
-#: in its ``Manifest.names``, as guangxi-mahjong's 补杠).
+#: Meld kinds (mahjong and zipai).  The kongs are the rules' 点杠, 蓄杠 and
+#: 暗杠 (mahjong-common.md), the words of the families' payment reasons
+#: (``families.mahjong.scoring_kit.NAMES``); a variant may name them
+#: otherwise in its ``Manifest.names`` (guangxi-mahjong: 补杠).
 MELDS = {
-    "zh": {"chi": "吃", "peng": "碰", "minggang": "明杠", "jiagang": "加杠", "angang": "暗杠",
+    "zh": {"chi": "吃", "peng": "碰", "minggang": "点杠", "jiagang": "蓄杠", "angang": "暗杠",
            "sao": "扫", "guosao": "过扫", "saochuan": "扫穿", "kaizhao": "开招"},
     "en": {"chi": "chow", "peng": "pung", "minggang": "exposed kong",
            "jiagang": "added kong", "angang": "concealed kong", "sao": "sao",
@@ -102,21 +108,34 @@ def vocabulary(lang: str = "zh") -> dict[str, Any]:
     return out
 
 
-def label(section: dict[str, dict[str, str]], pid: str) -> str:
-    """``"碰 peng"``: the Chinese word of ``pid`` and the id itself, as the
-    command line prints names; ``pid`` alone if the section lacks it."""
-    zh = section["zh"].get(pid)
+def word(section: dict[str, dict[str, str]], pid: str,
+         names: Mapping[str, str] | None = None) -> str | None:
+    """The Chinese word of ``pid``: the variant's (``names``, its
+    ``Manifest.names``) if it has one, else the section's; None if neither."""
+    return (names or {}).get(pid) or section["zh"].get(pid)
+
+
+def label(section: dict[str, dict[str, str]], pid: str,
+          names: Mapping[str, str] | None = None) -> str:
+    """``"碰 peng"``: the Chinese word of ``pid`` (:func:`word`) and the id
+    itself, as the command line prints names; ``pid`` alone if it has no word."""
+    zh = word(section, pid, names)
     return f"{zh} {pid}" if zh else pid
 
 
-def meld_label(kind: str) -> str:
-    """A meld kind as ``"碰 peng"``."""
-    return label(MELDS, kind)
+def meld_label(kind: str, names: Mapping[str, str] | None = None) -> str:
+    """A meld kind as ``"碰 peng"`` (``names``: the variant's, first)."""
+    return label(MELDS, kind, names)
 
 
-def how_label(how: str) -> str:
-    """A way of winning as ``"自摸 zimo"``."""
-    return label(WAYS, how)
+def how_label(how: str, names: Mapping[str, str] | None = None) -> str:
+    """A way of winning as ``"自摸 zimo"`` (``names``: the variant's, first)."""
+    return label(WAYS, how, names)
+
+
+def role_label(role: str) -> str:
+    """A seat's part in a hand as ``"庄 dealer"``: the Chinese word and the English one."""
+    return f"{ROLES['zh'][role]} {ROLES['en'][role]}"
 
 
 def end_label(end: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from qipai.text import end_label, how_label, meld_label
+from qipai.text import MELDS, ROLES, WAYS, end_label, how_label, meld_label, role_label, word
 from qipai.text.payments import no_card_win, print_payments
 
 __all__ = ["card_text", "hand_text", "log_lines", "meld_text", "print_hand", "print_total"]
@@ -34,8 +34,9 @@ def hand_text(cards: Any, kinds: Any) -> str:
     return text
 
 
-def meld_text(cards: Any, meld: Any) -> str:
-    name = meld_label(meld.kind)
+def meld_text(cards: Any, meld: Any, names: Any = None) -> str:
+    """A meld as ``碰 peng 555p from seat 2`` (``names``: the variant's, first)."""
+    name = meld_label(meld.kind, names)
     src = f" from seat {meld.from_seat}" if meld.from_seat is not None else ""
     return f"{name} {cards.format(meld.cards)}{src}"
 
@@ -51,13 +52,14 @@ def log_lines(table: Any) -> list[str]:
     from qipai.core import model as m
 
     cards = table.cards
+    names = table.ruleset.manifest.names
     deal = table.state.deal
     events = table.events
     # The deal comes from the dealt order: the engine emits no ``Dealt`` event.
     unit = "tiles" if table.ruleset.manifest.family == "mahjong" else "cards"
     lines = [f"deal — dealer seat {deal.dealer}, {len(deal.wall)} {unit} in the stock"]
     for seat, hand in enumerate(deal.hands):
-        mark = " 庄" if seat == deal.dealer else "  "
+        mark = f" {ROLES['zh']['dealer']}" if seat == deal.dealer else "  "
         lines.append(f"  seat {seat}{mark} {hand_text(cards, hand)}")
     i = 0
     while i < len(events):
@@ -78,12 +80,13 @@ def log_lines(table: Any) -> list[str]:
         elif isinstance(e, m.Melded):
             claimed = f" on {card_text(cards, e.meld.claimed)}" if e.meld.claimed is not None \
                 and e.meld.kind != "jiagang" else ""
-            lines.append(f"seat {e.seat}: {meld_text(cards, e.meld)}{claimed}")
+            lines.append(f"seat {e.seat}: {meld_text(cards, e.meld, names)}{claimed}")
         elif isinstance(e, m.Paid):
             lines.append(f"    paid at once: {_payments(e.payments)}")
         elif isinstance(e, m.Marked) and e.what == "jiagang":
-            lines.append(f"seat {e.seats[0]}: adds {card_text(cards, e.card)} to a peng (蓄杠) — "
-                         f"open to 抢杠")
+            kong, rob = word(MELDS, "jiagang", names), word(WAYS, "qianggang", names)
+            lines.append(f"seat {e.seats[0]}: adds {card_text(cards, e.card)} to a peng "
+                         f"({kong}) — open to {rob}")
         elif isinstance(e, m.Marked):
             about = f" on {card_text(cards, e.card)}" if e.card is not None else ""
             seats = f" — seats {', '.join(map(str, e.seats))}" if e.seats else ""
@@ -95,7 +98,7 @@ def log_lines(table: Any) -> list[str]:
                 played = any(isinstance(x, (m.Drew, m.Discarded)) for x in events[:i])
                 lines.append(f"seat {e.seat} wins {no_card_win(not played)}{src}{pats}")
             else:
-                lines.append(f"seat {e.seat} wins: {how_label(e.how)} on "
+                lines.append(f"seat {e.seat} wins: {how_label(e.how, names)} on "
                              f"{card_text(cards, e.card)}{src}{pats}")
         elif isinstance(e, m.Flipped):
             xing = ", ".join(f"seat {s}: {x}" for s, x in sorted(e.xing.items()))
@@ -133,7 +136,8 @@ def print_hand(console: Any, table: Any, index: int) -> None:
         last = card_text(cards, won.card if won else None)
         console.print(f"hand {hand_text(cards, concealed)} + {last}", markup=False)
         for meld in s.melds:
-            console.print(f"    meld {meld_text(cards, meld)}", markup=False)
+            console.print(f"    meld {meld_text(cards, meld, table.ruleset.manifest.names)}",
+                          markup=False)
         pats = r.patterns.get(seat, ())
         xing = f" · 醒 {r.xing[seat]}" if seat in r.xing else ""
         console.print(f"    patterns: {', '.join(pats) or '—'}{xing}", markup=False)
@@ -147,9 +151,9 @@ def print_hand(console: Any, table: Any, index: int) -> None:
     for col in ("seat", "role", "instant", "win", "net"):
         grid.add_column(col, justify="right" if col not in ("seat", "role") else "left")
     for seat in range(table.n):
-        role = " ".join(x for x, on in (("庄 dealer", seat == table.state.dealer),
-                                         ("胡 winner", seat in r.winners),
-                                         ("炮 dealt in", seat in from_seats)) if on)
+        role = " ".join(role_label(x) for x, on in (("dealer", seat == table.state.dealer),
+                                                     ("winner", seat in r.winners),
+                                                     ("dealt_in", seat in from_seats)) if on)
         grid.add_row(str(seat), role, f"{instant[seat]:+d}", f"{settle[seat]:+d}",
                      f"[bold]{r.net[seat]:+d}[/bold]")
     console.print(grid)

@@ -9,10 +9,11 @@ them.  Cards read as ``5p 五筒``; names come from :mod:`qipai.text`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from qipai.core import model as m
+from qipai.text import ACTIONS, ENDS, ROLES, label
 from qipai.text.payments import no_card_win, print_payments
 
 __all__ = ["action_text", "card_text", "cards_text", "event_text", "print_events",
@@ -40,28 +41,27 @@ def _seat(seat: int, me: int) -> str:
     return "you" if seat == me else f"seat {seat}"
 
 
-def action_text(cards: Any, action: m.Action, window: tuple[int, int, str] | None) -> str:
-    """One legal action in words (``discard 5p 五筒``, ``碰 peng 5p 五筒`` …)."""
+def action_text(cards: Any, action: m.Action, window: tuple[int, int, str] | None,
+                names: Mapping[str, str] | None = None) -> str:
+    """One legal action in words (``discard 5p 五筒``, ``碰 peng 5p 五筒`` …);
+    ``names``: the variant's (``Manifest.names``), first."""
     on = f" {card_text(cards, window[0])}" if window is not None else ""
     if isinstance(action, m.Discard):
         return f"discard {card_text(cards, action.card)}"
     if isinstance(action, m.Chi):
         groups = [action.cards, *action.extra]
-        return "吃 chi " + " + ".join(cards.format(g) for g in groups)
-    if isinstance(action, m.Peng):
-        return f"碰 peng{on}"
-    if isinstance(action, m.Minggang):
-        return f"明杠 minggang{on}"
-    if isinstance(action, m.Angang):
-        return f"暗杠 angang {card_text(cards, action.card)}"
-    if isinstance(action, m.Jiagang):
-        return f"加杠 jiagang {card_text(cards, action.card)}"
+        return f"{label(ACTIONS, 'chi', names)} " + " + ".join(cards.format(g) for g in groups)
+    kind = type(action).__struct_config__.tag
+    if isinstance(action, (m.Peng, m.Minggang)):
+        return f"{label(ACTIONS, kind, names)}{on}"
+    if isinstance(action, (m.Angang, m.Jiagang)):
+        return f"{label(ACTIONS, kind, names)} {card_text(cards, action.card)}"
     if isinstance(action, m.Hu):
-        return f"胡 hu — win on{on or ' the card in play'}"
+        return f"{label(ACTIONS, 'hu', names)} — win on{on or ' the card in play'}"
     if isinstance(action, m.Zimo):
-        return "自摸 zimo — win on your own draw"
+        return f"{label(ACTIONS, 'zimo', names)} — {ACTIONS['en']['zimo']}"
     if isinstance(action, m.Pass):
-        return f"过 pass{' (let' + on + ' go)' if on else ''}"
+        return f"{label(ACTIONS, 'pass', names)}{' (let' + on + ' go)' if on else ''}"
     return repr(action)
 
 
@@ -115,7 +115,8 @@ def show_table(console: Any, view: Any, cards: Any, n_players: int) -> None:
     grid.add_column("melds", overflow="fold")
     grid.add_column("discards", overflow="fold")
     for s in range(n_players):
-        name = ("you" if s == me else f"seat {s}") + (" 庄" if s == view.dealer else "")
+        mark = f" {ROLES['zh']['dealer']}" if s == view.dealer else ""
+        name = ("you" if s == me else f"seat {s}") + mark
         melds = "; ".join(f"{mv.kind} {cards_text(cards, mv.cards)}" for mv in view.melds[s])
         discards = " ".join(cards.token(k) for k in view.discards[s])
         grid.add_row(name, str(view.hand_sizes[s]), melds or "—", discards or "—")
@@ -140,7 +141,7 @@ def show_result(console: Any, view: Any, cards: Any, manifest: Any) -> None:
             console.print(f"[bold]{_seat(w, me)} won[/bold] · patterns {pats}{xing}",
                           highlight=False)
     else:
-        console.print("[bold]荒庄 huangzhuang[/bold]: the stock ran out, nobody won",
+        console.print(f"[bold]{label(ENDS, 'huangzhuang')}[/bold]: the stock ran out, nobody won",
                       highlight=False)
     if r.flipped:
         console.print(f"flipped: {cards_text(cards, r.flipped)}", markup=False)

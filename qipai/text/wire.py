@@ -23,6 +23,7 @@ class Printer:
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.cards: Any = None
+        self.names: dict[str, str] = {}  # the variant's (Manifest.names), first
         self.played = False  # a card was drawn or discarded since the deal
 
     def line(self, text: str) -> None:
@@ -64,13 +65,13 @@ class Printer:
         if t == "melded":
             m = e["meld"]
             src = f" from seat {m['from_seat']}" if m.get("from_seat") is not None else ""
-            return f"{who} {meld_label(m['kind'])} {self.hand(m['cards'])}{src}"
+            return f"{who} {meld_label(m['kind'], self.names)} {self.hand(m['cards'])}{src}"
         if t == "won":
             src = f" from seat {e['from_seat']}" if e.get("from_seat") is not None else ""
             pats = f" — {', '.join(e['patterns'])}" if e.get("patterns") else ""
             if e.get("card") is None:  # 三笼五坎 …: won on the cards as they are
                 return f"{who} wins {no_card_win(not self.played)}{src}{pats}"
-            return (f"{who} wins: {how_label(e['how'])} on "
+            return (f"{who} wins: {how_label(e['how'], self.names)} on "
                     f"{self.card(e['card'])}{src}{pats}")
         if t == "flipped":
             xing = ", ".join(f"seat {s}: {x}" for s, x in
@@ -80,7 +81,8 @@ class Printer:
         if t == "marked":
             if e["what"] == "jiagang" and e.get("seats"):
                 return (f"seat {e['seats'][0]} adds {self.card(e.get('card'))} to a peng "
-                        f"(蓄杠 xugang) — open to 抢杠 qianggang")
+                        f"({meld_label('jiagang', self.names)}) — open to "
+                        f"{how_label('qianggang', self.names)}")
             about = f" on {self.card(e['card'])}" if e.get("card") is not None else ""
             seats = f" — seats {', '.join(map(str, e['seats']))}" if e.get("seats") else ""
             return f"notice: {e['what']}{seats}{about}"
@@ -97,9 +99,10 @@ class Printer:
         from qipai.core.ruleset import load
 
         try:
-            self.cards = load(m["spec"]).cards
+            manifest = load(m["spec"]).manifest
+            self.cards, self.names = manifest.cards, dict(manifest.names)
         except Exception:  # noqa: BLE001 - a variant this machine lacks: kinds as numbers
-            self.cards = None
+            self.cards, self.names = None, {}
         v = m["view"]
         self.played = False  # a hand's first view: its events follow
         seat = "spectator" if m["seat"] is None else f"seat {m['seat']}"

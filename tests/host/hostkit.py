@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 import websockets
 
-from qipai.host.client import auto_choice
+from qipai.cli.connect import auto_choice
 from qipai.host.protocol import messages
 
 #: How long a test waits for a server or a message before it fails (not a

@@ -34,7 +34,7 @@ def test_a_flip_is_printed_as_fanxing_with_its_cards_and_xing():
 def test_marks_wins_and_ends_are_named():
     p = printer("guilin-mahjong")
     assert p.event({"type": "marked", "what": "jiagang", "seats": [1], "card": 0}).startswith(
-        "seat 1 adds 1m(一万) to a peng (蓄杠 xugang)")
+        "seat 1 adds 1m(一万) to a peng (蓄杠 jiagang)")
     assert p.event({"type": "won", "seat": 0, "how": "zimo", "card": 0, "from_seat": None,
                     "patterns": ["qingyise"]}) == "seat 0 wins: 自摸 zimo on 1m(一万) — qingyise"
     assert p.event({"type": "ended", "end": "huangzhuang", "winners": [], "net": [0, 0, 0, 0],
@@ -70,7 +70,7 @@ def _connect_to(handler, hands: int | None = None) -> str:
 
     from websockets.sync.server import serve
 
-    from qipai.host import client
+    from qipai.cli import connect as client
 
     with serve(handler, "127.0.0.1", 0) as server:
         port = server.socket.getsockname()[1]
@@ -86,7 +86,7 @@ def test_a_throttled_act_is_sent_again(monkeypatch):
     """An act the server dropped unread (Throttled, naming its seq) is sent
     again, rather than waiting until the seat's timeout plays its default
     action instead."""
-    from qipai.host import client
+    from qipai.cli import connect as client
 
     monkeypatch.setattr(client, "RESEND_S", 0.0)
     got: list[dict] = []
@@ -162,7 +162,7 @@ def test_a_decide_with_no_legal_action_is_one_line(tmp_path):
     import pytest
     from websockets.sync.server import serve
 
-    from qipai.host.client import BadServerMessage, auto_choice
+    from qipai.cli.connect import BadServerMessage, auto_choice
 
     with pytest.raises(BadServerMessage, match="no legal action"):
         auto_choice([])

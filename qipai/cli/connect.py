@@ -11,12 +11,17 @@ for demos and checks.  It speaks only the protocol
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from typing import Any, TextIO
 
+import click
+
+from qipai.cli.common import fail
 from qipai.core.errors import QipaiError
-from qipai.text.wire import Printer
+
+__all__ = ["BadServerMessage", "auto_choice", "connect", "run"]
 
 
 class BadServerMessage(QipaiError):
@@ -70,6 +75,7 @@ def run(url: str, auto: bool = False, hands: int | None = None,
     from websockets.sync.client import connect
 
     from qipai.host.protocol import messages
+    from qipai.text.wire import Printer
 
     p = Printer(out)
     done = 0
@@ -97,18 +103,7 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                     for e in m["events"]:
                         p.line("   " + p.event(e))
                 elif t == "decide":
-                    legal = m["legal"]
-                    if not isinstance(legal, list) or not legal:
-                        raise BadServerMessage(f"the server sent a decide (hand "
-                                               f"{m.get('hand')}, seq {m.get('seq')}) {_NO_LEGAL}")
-                    if auto:
-                        choice = auto_choice(legal)
-                    else:
-                        for i, a in enumerate(legal):
-                            p.line(f"   [{i}] {p.action(a)}")
-                        choice = _ask(legal, inp, p)
-                    last = (m["seq"], json.dumps({"type": "act", "hand": m["hand"],
-                                                  "seq": m["seq"], "action": choice}))
+                    last = (m["seq"], _answer(m, auto, inp, p))
                     send(last[1])
                 elif t == "hand_ended":
                     p.line(f"== hand {m['hand'] + 1} over · totals {m['totals']}")
@@ -136,7 +131,26 @@ def run(url: str, auto: bool = False, hands: int | None = None,
     return 0
 
 
-def _ask(legal: list[dict[str, Any]], inp: TextIO, p: Printer) -> dict[str, Any]:
+def _answer(m: dict[str, Any], auto: bool, inp: TextIO, p: Any) -> str:
+    """The ``act`` frame answering the ``decide`` message ``m``: chosen by
+    :func:`auto_choice`, or asked for.
+
+    Raises:
+        BadServerMessage: ``m`` offers no legal action."""
+    legal = m["legal"]
+    if not isinstance(legal, list) or not legal:
+        raise BadServerMessage(f"the server sent a decide (hand "
+                               f"{m.get('hand')}, seq {m.get('seq')}) {_NO_LEGAL}")
+    if auto:
+        choice = auto_choice(legal)
+    else:
+        for i, a in enumerate(legal):
+            p.line(f"   [{i}] {p.action(a)}")
+        choice = _ask(legal, inp, p)
+    return json.dumps({"type": "act", "hand": m["hand"], "seq": m["seq"], "action": choice})
+
+
+def _ask(legal: list[dict[str, Any]], inp: TextIO, p: Any) -> dict[str, Any]:
     while True:
         print("   choose> ", end="", file=p.out, flush=True)
         text = inp.readline()
@@ -150,4 +164,61 @@ def _ask(legal: list[dict[str, Any]], inp: TextIO, p: Printer) -> dict[str, Any]
         p.line(f"   a number 0..{len(legal) - 1}")
 
 
-__all__ = ["run", "auto_choice", "BadServerMessage"]
+@click.command()
+@click.argument("url")
+@click.option("--auto", is_flag=True, help="Play by itself (win, pass claims, discard the "
+                                           "highest card) instead of asking.")
+@click.option("--hands", type=click.IntRange(min=1), default=None,
+              help="Leave after this many hands (default: until the table closes).")
+def connect(url: str, auto: bool, hands: int | None) -> None:
+    """Play a seat of a `qipai serve` table in this terminal.
+
+    URL is ws://HOST:PORT/tables/ID/ws?token=TOKEN (a seat's token, or the
+    spectator's to watch).
+    """
+    try:
+        import websockets  # noqa: F401
+    except ModuleNotFoundError as exc:
+        fail(f"qipai connect needs the 'serve' extra (missing module {exc.name!r}): "
+             f"pip install 'qipai[serve]'")
+    if not url.startswith(("ws://", "wss://")):   # the page's http:// address, say
+        fail(f"{url} is not a seat's WebSocket address: give "
+             f"ws://HOST:PORT/tables/ID/ws?token=TOKEN (wss:// over TLS)")
+    # the seat's token is not echoed (a terminal's output is pasted, logged)
+    shown = re.sub(r"(?<=[?&]token=)[^&#]*", "…", url)
+
+    def hidden(text: str) -> str:
+        return text.replace(url, shown)
+
+    try:
+        code = run(url, auto=auto, hands=hands)
+    except (OSError, ValueError) as exc:
+        fail(hidden(str(exc)) if url in str(exc) else f"cannot connect to {shown}: {exc}")
+    except Exception as exc:  # websockets' own errors (refused handshake, closed)
+        said = _refusal_said(exc)
+        if said:   # the server refused the upgrade in its own words (TooManyConnections)
+            fail(f"{shown}: {said}")
+        if type(exc).__module__.startswith("websockets"):
+            # some name the URL themselves (InvalidURI): not twice
+            fail(hidden(str(exc)) if url in str(exc) else f"{shown}: {exc}")
+        raise
+    sys.exit(code)
+
+
+def _refusal_said(exc: BaseException) -> str | None:
+    """``"CODE: message"`` of a WebSocket upgrade the server answered with
+    its JSON error (``{"error", "message"}``, e.g. 503 TooManyConnections),
+    else None."""
+    body = getattr(getattr(exc, "response", None), "body", None)
+    if not isinstance(body, (bytes, bytearray)):
+        return None
+    import msgspec
+
+    try:
+        got = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return None
+    if not (isinstance(got, dict) and isinstance(got.get("error"), str)
+            and isinstance(got.get("message"), str)):
+        return None
+    return f"{got['error']}: {' '.join(got['message'].split())}"

@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["Quit", "play_human"]
+import click
+
+__all__ = ["Quit", "play_as_human", "play_human"]
 
 
 class Quit(Exception):
@@ -90,6 +92,7 @@ def play_human(ruleset: Any, seat: int, *, seed: int | None = None, hands: int =
     console = console or Console(highlight=False)
     read = read or (lambda prompt: console.input(prompt))
     cards = ruleset.cards
+    names = ruleset.manifest.names
     done: list[Any] = []
     dealer = None
     for i in range(hands):
@@ -107,12 +110,13 @@ def play_human(ruleset: Any, seat: int, *, seed: int | None = None, hands: int =
                 seen = print_events(console, view, cards, seen)
                 legal = list(view.legal)
                 if len(legal) == 1:
-                    console.print(f"only move: {action_text(cards, legal[0], view.window)}",
+                    console.print(f"only move: {action_text(cards, legal[0], view.window, names)}",
                                   markup=False)
                     table.apply(legal[0])
                     continue
                 show_table(console, view, cards, n)
-                k = choose(console, [action_text(cards, a, view.window) for a in legal], read)
+                offered = [action_text(cards, a, view.window, names) for a in legal]
+                k = choose(console, offered, read)
                 table.apply(legal[k])
         except Quit as q:
             q.tables = done  # type: ignore[attr-defined]
@@ -125,3 +129,25 @@ def play_human(ruleset: Any, seat: int, *, seed: int | None = None, hands: int =
         dealer = table.result.next_dealer
     return done
 
+
+def play_as_human(rs: Any, seat: int, *, seed: int | None, hands: int, bots: str,
+                  as_json: bool) -> None:
+    """Run :func:`play_human` on the terminal; the end of input or
+    ``q`` ends the session with a message (exit status 0).
+
+    Raises:
+        BadOption: ``--json`` with ``--human``, or a seat not at the table.
+    """
+    from rich.console import Console
+
+    from qipai.core.errors import BadOption
+
+    if as_json:
+        raise BadOption("--human plays in the terminal; it has no --json output")
+    console = Console(highlight=False)
+    try:
+        play_human(rs, seat, seed=seed, hands=hands, bots=bots, console=console)
+    except Quit as q:
+        console.print(f"\n{q.why}: the hand is left unfinished. Goodbye.", markup=False)
+        return
+    click.echo("Goodbye.")

@@ -1,4 +1,7 @@
-"""The body of ``qipai verify RECORD``: every check of
+"""``qipai replay FILE`` and ``qipai verify RECORD``: records read back and checked.
+
+``replay`` replays each hand against its events and settlement and shows
+its payments. ``verify`` makes every check of
 :func:`qipai.core.fair.checks`, one line each; for a ``qipai play --json``
 output also each hand's ``summary`` (its dealer, end, winners and net
 against its record), the session checks (how the hands fit together, below)
@@ -55,16 +58,262 @@ each hand's commitment against the one shown at its deal.
 
 from __future__ import annotations
 
+import contextlib
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 import click
+
+from qipai.cli.common import EXIT_DIFFERS, fail, load_plugin
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--plugin", "plugins", multiple=True, metavar="MODULE_OR_FILE",
+              help="The house-rule plugins the record was played with (repeatable).")
+@click.option("--allow-version-mismatch", is_flag=True,
+              help="Replay a record made under another qipai version (the variant version, "
+                   "ruleset and plugins must still match).")
+def replay(file: str, plugins: tuple[str, ...], allow_version_mismatch: bool) -> None:
+    """Replay FILE and check it reproduces its events and settlement.
+
+    FILE is a JSON record, a `qipai play --json` output (every hand is
+    checked) or - for stdin.  Exit 0 if identical, 1 at the first
+    difference, 2 if FILE cannot be read as records or was made under
+    other versions or plugins.
+    """
+    import msgspec
+
+    from qipai.core.stamps import unstamped_note
+
+    data = sys.stdin.buffer.read() if file == "-" else _read(file)
+    with _naming(file):
+        hands, total = _records_in(data)
+    note = unstamped_note(msgspec.structs.asdict(hands[0][2]))
+    if note:
+        click.echo(f"warning: {note}", err=True)
+    loaded = [load_plugin(p) for p in plugins]
+    with _naming(file):
+        ok, message = _check_replays(hands, total, plugins=loaded,
+                                     allow_version_mismatch=allow_version_mismatch)
+    if not ok:
+        click.echo(f"replay differs: {message}")
+        sys.exit(EXIT_DIFFERS)
+    click.echo(f"replay identical: {message}")
+    with _naming(file):
+        _explain_replays(hands, loaded, allow_version_mismatch)
+
+
+def _explain_replays(hands: list[tuple[str, dict[str, Any], Any]], plugins: Any,
+                     allow_version_mismatch: bool = False) -> None:
+    """Under the verdict, each replayed hand's payments with their breakdown
+    (a format-1 record has none: the replay's are shown)."""
+    from rich.console import Console
+
+    from qipai.core.records import replay as replay_record
+    from qipai.text.payments import print_payments
+
+    console = Console(highlight=False)
+    for label, _summary, rec in hands:
+        table = replay_record(rec, plugins=plugins,
+                              allow_version_mismatch=allow_version_mismatch)
+        r = table.result
+        if r is None:
+            continue
+        print_payments(console, r.payments, table.ruleset.manifest,
+                       title=f"{label}: {r.end}, winners {list(r.winners) or '—'}")
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+@contextlib.contextmanager
+def _naming(path: str) -> Iterator[None]:
+    """What is wrong with the records read from ``path`` (``-``: stdin) is
+    one error line naming it, as ``qipai report`` names its file:
+    ``error: FILE: not a JSON record: …`` — a record that is not one, of a
+    variant, options or version this qipai cannot replay.  (A plugin that
+    cannot be loaded is not the file's fault: said without it.)"""
+    from qipai.core.errors import BadOption, BadRecord, UnknownVariant
+
+    try:
+        yield
+    except (BadRecord, UnknownVariant, BadOption) as exc:
+        fail(f"{'stdin' if path == '-' else path}: {exc}")
+
+
+@click.command()
+@click.argument("record", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--plugin", "plugins", multiple=True, metavar="MODULE_OR_FILE",
+              help="The house-rule plugins the record was played with (repeatable).")
+@click.option("--allow-version-mismatch", is_flag=True,
+              help="Verify a record made under another qipai version.")
+def verify(record: str, plugins: tuple[str, ...], allow_version_mismatch: bool) -> None:
+    """Verify a hosted hand's RECORD: its commitment, its replay, its sums.
+
+    Checks that the SHA-256 of the deal and the revealed salt is the
+    commitment published at the deal, that the actions replay to the
+    recorded events and result under this qipai, that the result sums to
+    zero, and what dealt it.  For a file of hands (a `qipai play --json`
+    output, a server's records) also the session: one ruleset (the
+    header's), each hand's seed at its place, each dealer the previous
+    hand's next dealer, no hand twice.  One line per check; exit 0 if all
+    pass, 1 if one fails, 2 if RECORD (a file or - for stdin) cannot be
+    read or its header is malformed.
+    """
+    data = sys.stdin.buffer.read() if record == "-" else _read(record)
+    loaded = [load_plugin(p) for p in plugins]
+    with _naming(record):
+        code = run_verify(data, loaded, allow_version_mismatch)
+    sys.exit(code)
+
+
+# --------------------------------------------------------------------------
+# replay helpers
+
+
+def _records_in(data: bytes) -> tuple[list[tuple[str, dict[str, Any], Any]], Any]:
+    """The hands in ``data`` and the claimed total: one record, or every
+    hand of a ``play --json`` output.  Each hand is (label, summary,
+    record), the summary being the output's own dealer/end/winners/net.
+
+    Raises:
+        BadRecord: not JSON, or not records.
+    """
+    return _hands_of(_json_of(data))
+
+
+def _json_of(data: bytes) -> Any:
+    """``data`` decoded as JSON (for :func:`_hands_of`).
+
+    Raises:
+        BadRecord: not JSON.
+    """
+    import msgspec
+
+    from qipai.core.errors import BadRecord
+
+    try:
+        return msgspec.json.decode(data)
+    except msgspec.DecodeError as exc:
+        raise BadRecord(f"not a JSON record: {exc}") from None
+    except RecursionError:  # msgspec's decoder recurses into nested arrays and objects
+        raise BadRecord("not a record: nested too deeply to decode") from None
+
+
+def _hands_of(obj: Any) -> tuple[list[tuple[str, dict[str, Any], Any]], Any]:
+    """:func:`_records_in` of JSON already decoded.
+
+    Raises:
+        BadRecord: not records.
+    """
+    from qipai.core.errors import BadRecord
+    from qipai.core.records import decode_record
+
+    if isinstance(obj, dict) and "hands" in obj:
+        hands = obj["hands"]
+        if not isinstance(hands, list) or not hands:
+            raise BadRecord("a play output needs a non-empty list of hands")
+        out = []
+        for i, hand in enumerate(hands, 1):
+            if not isinstance(hand, dict) or "record" not in hand:
+                raise BadRecord(f"hand {i} has no record")
+            if not isinstance(hand["record"], dict):
+                raise BadRecord(f"hand {i}: a record is a JSON object, not "
+                                f"{_json_kind(hand['record'])}")
+            try:
+                out.append((f"hand {i}", hand, decode_record(hand["record"])))
+            except BadRecord as exc:
+                raise BadRecord(f"hand {i}: {exc}") from None
+        return out, obj.get("total")
+    if not isinstance(obj, dict):
+        raise BadRecord(f"a record is a JSON object, not {_json_kind(obj)}")
+    return [("record", {}, decode_record(obj))], None
+
+
+def _json_kind(value: Any) -> str:
+    """What a decoded JSON value is, in JSON's words: ``an array``, …"""
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "null" if value is None else "an object"
+
+
+def _check_replays(hands: list[tuple[str, dict[str, Any], Any]],
+                   claimed_total: Any = None, plugins: Any = (),
+                   allow_version_mismatch: bool = False) -> tuple[bool, str]:
+    """Replay each record; (True, summary) or (False, the first difference),
+    checking also the hands' summaries and ``claimed_total`` if given.
+
+    Raises:
+        QipaiError: a record's variant or options cannot be loaded (bad input).
+    """
+    from qipai.core.errors import ReplayDiverged
+    from qipai.core.records import replay_check
+    from qipai.core.ruleset import load_cached
+
+    n_actions = 0
+    total: list[int] | None = None
+    for label, summary, rec in hands:
+        load_cached(rec.variant, rec.options)  # unknown variant / options: bad input, not a difference
+        try:
+            diff = replay_check(rec, plugins=plugins,
+                                allow_version_mismatch=allow_version_mismatch)
+        except ReplayDiverged as exc:
+            return False, f"{label}: {exc}"
+        if diff is not None:
+            return False, f"{label}: {diff}"
+        diff = _summary_diff(summary, rec)
+        if diff is not None:
+            return False, f"{label}: {diff}"
+        if rec.result is not None:
+            net = list(rec.result.net)
+            total = net if total is None else [a + b for a, b in zip(total, net)]
+        n_actions += len(rec.actions)
+    if claimed_total is not None and claimed_total != total:
+        return False, f"total {claimed_total} is not the sum of the hands' net {total}"
+    rec = hands[0][2]
+    what = f"{len(hands)} hand{'s' if len(hands) != 1 else ''} of {rec.variant}"
+    open_hands = [label for label, _, r in hands if r.result is None]
+    if not open_hands:
+        return True, f"{what}, {n_actions} actions; events and settlement match"
+    if len(open_hands) == len(hands):
+        return True, (f"{what}, {n_actions} actions; events match; unfinished (no result): "
+                      f"no settlement to compare")
+    return True, (f"{what}, {n_actions} actions; events match, and the settlement of each "
+                  f"finished hand; unfinished (no result): {', '.join(open_hands)}")
+
+
+def _summary_diff(summary: dict[str, Any], rec: Any) -> str | None:
+    """A ``play --json`` hand's own dealer/end/winners/net against its record."""
+    result = rec.result
+    fields = [("dealer", rec.deal.dealer)]
+    if result is not None:
+        fields += [("end", result.end), ("winners", list(result.winners)),
+                   ("net", list(result.net))]
+    for key, want in fields:
+        if key in summary and summary[key] != want:
+            return f"{key} is {summary[key]!r} but the record's result has {want!r}"
+    return None
+
+
+# --------------------------------------------------------------------------
+# verify: the session checks
+
 
 #: The keys of a session file's header: a ``qipai play --json`` output's
 #: ``variant``, ``options``, ``seed`` and ``bots``; a server's ``table``.
 HEADER_KEYS = ("variant", "options", "seed", "bots", "table")
 
 
-def run(data: bytes, plugins: Any = (), allow_version_mismatch: bool = False) -> int:
+def run_verify(data: bytes, plugins: Any = (), allow_version_mismatch: bool = False) -> int:
     """Verify every record in ``data`` (one record, or each hand of a
     ``qipai play --json`` output), and how the hands fit together
     (:func:`session_checks`); print the checks; return the exit status.
@@ -73,7 +322,6 @@ def run(data: bytes, plugins: Any = (), allow_version_mismatch: bool = False) ->
         BadRecord: ``data`` is not records, or its header is malformed.
         UnknownVariant, BadOption: a record's variant or options cannot be loaded.
     """
-    from qipai.cli import _hands_of, _json_of, _summary_diff
     from qipai.core.fair import checks
     from qipai.core.ruleset import load_cached
 
@@ -156,7 +404,7 @@ def session_checks(header: dict[str, Any], hands: list[tuple[str, dict[str, Any]
     (more than one hand, a header seed, or indexed hands) and ``session:
     repeats`` (more than one hand), each a :class:`~qipai.core.fair.Check`.
 
-    ``header``: :func:`session_header`; ``hands``: as ``qipai.cli._records_in``
+    ``header``: :func:`session_header`; ``hands``: as :func:`_records_in`
     (label, the file's own entry for the hand, record), in the file's order.
     ``plugins``: the house-rule plugins (they may draw the first dealer).
     """
