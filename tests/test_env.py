@@ -182,6 +182,27 @@ def test_render_shows_the_seats_view_only():
     assert make("guilin-zipai").render() is None  # no render mode
 
 
+def test_render_names_the_actions_with_the_variants_words():
+    """guangxi-mahjong calls a 蓄杠 补杠 (its ``Manifest.names``): the
+    rendered legal actions say so, as the command line does."""
+    env = make("guangxi-mahjong", render_mode="ansi")
+    rng = random.Random(0)
+    for seed in range(40):
+        env.reset(seed=seed)
+        while env.agents:
+            agent = env.agent_selection
+            mask = env.observe(agent)["action_mask"]
+            legal = [int(i) for i in np.flatnonzero(mask)]
+            kinds = {env.codec.labels[i].split()[0]: i for i in legal}
+            if "jiagang" in kinds:
+                text = env.render()
+                assert "补杠 jiagang" in text and "蓄杠" not in text, text
+                return
+            pick = kinds.get("peng", rng.choice(legal))
+            env.step(None if env.terminations[agent] or env.truncations[agent] else pick)
+    pytest.fail("no 补杠 offered in 40 seeded hands")
+
+
 def test_render_human_prints(capsys):
     env = make("guilin-zipai", render_mode="human")
     env.reset(seed=2)

@@ -29,8 +29,9 @@ search and strategy), :mod:`qipai.bots.greedy` (the greedy bot) and
 from qipai.bots.base import Bot, RandomBot, decide, seat_bots
 from qipai.bots.greedy import GreedyBot
 from qipai.bots.mahjong import MahjongStrategy
-from qipai.bots.play import BOT_KINDS, hand_seed, make_bots, play_hand, play_hands, run_to_end
+from qipai.bots.play import BOT_KINDS, make_bots, play_hand, play_hands, run_to_end
 from qipai.bots.zipai import ZipaiStrategy, zipai_splits
+from qipai.core.sessions import hand_seed  # the seeds play_hands deals from, where users found it
 
 __all__ = [
     "Bot",

@@ -1,20 +1,20 @@
 """Playing whole hands with bots: one bot per seat by name
 (:func:`make_bots`), a hand played to its end (:func:`run_to_end`,
-:func:`play_hand`), hands one after another at one table (:func:`play_hands`)
-and the seed of each hand of a session (:func:`hand_seed`)."""
+:func:`play_hand`), and hands one after another at one table
+(:func:`play_hands`), each seeded from its place in the session
+(:func:`qipai.core.sessions.hand_seed`)."""
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from qipai.bots.base import Bot, RandomBot, seat_bots
 from qipai.bots.greedy import GreedyBot
+from qipai.core.sessions import hand_seed
 
-__all__ = ["BOT_KINDS", "MAX_STEPS", "hand_seed", "make_bots", "play_hand", "play_hands",
-           "run_to_end"]
+__all__ = ["BOT_KINDS", "MAX_STEPS", "make_bots", "play_hand", "play_hands", "run_to_end"]
 
 #: A hand that takes more decisions than this is an engine bug, not a long hand.
 MAX_STEPS = 5000
@@ -56,21 +56,6 @@ def make_bots(bots: str | Sequence[str | Bot], n: int, seed: int | None,
     if ruleset is not None:
         seat_bots(ruleset, out)
     return out
-
-
-def hand_seed(seed: int, index: int) -> int:
-    """The 128-bit seed of hand ``index`` (0-based) in a session seeded ``seed``.
-
-    A BLAKE2b hash of the session seed and the index (issue 10, Leaks): the
-    hands' seeds are independent of one another — knowing hand 0's seed
-    (written in its record) does not give hand 1's — and the session seed
-    itself is written in no record.  (A session seed that is small can be
-    guessed from a record: seeded play is for tests and demos; an unseeded
-    session deals from the OS's CSPRNG.)
-    """
-    data = f"{int(seed)}:{int(index)}".encode()
-    digest = hashlib.blake2b(data, digest_size=16, person=b"qipai-hand").digest()
-    return int.from_bytes(digest, "big")
 
 
 def run_to_end(table: Any, bots: Sequence[Bot], max_steps: int = MAX_STEPS) -> int:
@@ -129,8 +114,8 @@ def play_hands(ruleset: Any, hands: int = 1, *, seed: int | None = None,
 
     Each hand's dealer is the previous hand's ``result.next_dealer`` (the
     first: ``dealer``, or the variant's first dealer); hand ``i`` is seeded
-    with :func:`hand_seed` ``(seed, i)``; with ``seed`` None every hand is
-    dealt from the OS's CSPRNG.
+    with :func:`~qipai.core.sessions.hand_seed` ``(seed, i)``; with ``seed``
+    None every hand is dealt from the OS's CSPRNG.
     """
     for i in range(hands):
         table = play_hand(ruleset, seed=None if seed is None else hand_seed(seed, i),

@@ -64,7 +64,7 @@ def play_human(ruleset: Any, seat: int, *, seed: int | None = None, hands: int =
     Args:
         ruleset: a loaded ruleset.
         seat: the person's seat (0 … players − 1).
-        seed: seeds the deals and the bots (hand i: ``bots.hand_seed(seed, i)``);
+        seed: seeds the deals and the bots (hand i: ``hand_seed(seed, i)``);
             None deals from the OS's CSPRNG.
         bots: who plays the other seats (``greedy`` or ``random``).
         console: a rich ``Console`` (default: a new one).
@@ -82,8 +82,9 @@ def play_human(ruleset: Any, seat: int, *, seed: int | None = None, hands: int =
     from rich.console import Console
     from rich.rule import Rule
 
-    from qipai.bots import hand_seed, make_bots
+    from qipai.bots import make_bots
     from qipai.core.errors import BadOption
+    from qipai.core.sessions import hand_seed
     from qipai.text.seat import action_text, print_events, show_result, show_table
 
     n = ruleset.manifest.players

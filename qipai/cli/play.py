@@ -83,7 +83,7 @@ def _print_json(rs: Any, seed: int | None, bots: str, tables: list[Any],
         r = t.result
         total = [a + b for a, b in zip(total, r.net)]
         out_hands.append({
-            "dealer": t.state.dealer, "end": r.end, "winners": list(r.winners),
+            "dealer": t.dealer, "end": r.end, "winners": list(r.winners),
             "net": list(r.net), "record": msgspec.to_builtins(
                 committed(record_of(t), new_salt()) if commit else record_of(t)),
         })

@@ -345,9 +345,10 @@ class QipaiEnv(AECEnv):
                           markup=False)
         else:
             legal = self._observed(seat)[1]
+            names = self.ruleset.manifest.names   # a variant's own words first (补杠)
             for i in sorted(legal):
-                console.print(f"  {i:3d}  {action_text(self.ruleset.cards, legal[i], view.window)}",
-                              markup=False)
+                said = action_text(self.ruleset.cards, legal[i], view.window, names)
+                console.print(f"  {i:3d}  {said}", markup=False)
         text = out.getvalue()
         if self.render_mode == "human":
             print(text, end="")

@@ -2,8 +2,8 @@
 
 :data:`COLUMNS` and :func:`schema` are the file's layout (:data:`FORMAT`
 its version); :func:`hand_row` plays hand ``i`` of a ruleset from
-:func:`qipai.bots.hand_seed` ``(S, i)`` and returns its row; a worker's
-task (:func:`_play_rows`) plays a range of hand indices under every
+:func:`qipai.core.sessions.hand_seed` ``(S, i)`` and returns its row; a
+worker's task (:func:`_play_rows`) plays a range of hand indices under every
 ruleset, and sends its rows as MessagePack (:data:`_ROWS_ENCODER`).
 """
 
@@ -14,9 +14,10 @@ from typing import Any
 
 import msgspec
 
-from qipai.bots import hand_seed, make_bots, run_to_end
+from qipai.bots import make_bots, run_to_end
 from qipai.core.extras import require
 from qipai.core.hookspecs import hookimpl
+from qipai.core.sessions import hand_seed
 from qipai.sim import BadSimulation
 
 

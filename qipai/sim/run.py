@@ -2,7 +2,7 @@
 
 What a hand is
     Hand ``i`` (0-based) of every ruleset is dealt and played from the seed
-    :func:`qipai.bots.hand_seed` ``(S, i)`` (a BLAKE2b hash of the
+    :func:`qipai.core.sessions.hand_seed` ``(S, i)`` (a BLAKE2b hash of the
     simulation seed ``S`` and ``i``): the shuffle and the bots' RNGs come from
     it, exactly as :func:`qipai.bots.play_hand` plays it.  Hands are
     independent: the dealer is **not** passed on by the variant's rules

@@ -53,7 +53,7 @@ def log_lines(table: Any) -> list[str]:
 
     cards = table.cards
     names = table.ruleset.manifest.names
-    deal = table.state.deal
+    deal = table.deal
     events = table.events
     # The deal comes from the dealt order: the engine emits no ``Dealt`` event.
     unit = "tiles" if table.ruleset.manifest.family == "mahjong" else "cards"
@@ -122,7 +122,7 @@ def print_hand(console: Any, table: Any, index: int) -> None:
     cards = table.cards
     r = table.result
     dealt = f"seed {table.seed}" if table.seed is not None else "rng os"
-    console.print(Rule(f"hand {index} · dealer seat {table.state.dealer} · {dealt}"))
+    console.print(Rule(f"hand {index} · dealer seat {table.dealer} · {dealt}"))
     for line in log_lines(table):
         console.print(line, markup=False)
     wins = {e.seat: e for e in table.events if isinstance(e, Won)}
@@ -151,7 +151,7 @@ def print_hand(console: Any, table: Any, index: int) -> None:
     for col in ("seat", "role", "instant", "win", "net"):
         grid.add_column(col, justify="right" if col not in ("seat", "role") else "left")
     for seat in range(table.n):
-        role = " ".join(role_label(x) for x, on in (("dealer", seat == table.state.dealer),
+        role = " ".join(role_label(x) for x, on in (("dealer", seat == table.dealer),
                                                      ("winner", seat in r.winners),
                                                      ("dealt_in", seat in from_seats)) if on)
         grid.add_row(str(seat), role, f"{instant[seat]:+d}", f"{settle[seat]:+d}",
@@ -177,7 +177,7 @@ def print_total(console: Any, tables: list[Any]) -> None:
         grid.add_column(f"seat {seat}", justify="right", footer=f"{total[seat]:+d}")
     for i, t in enumerate(tables, 1):
         r = t.result
-        grid.add_row(str(i), str(t.state.dealer), r.end,
+        grid.add_row(str(i), str(t.dealer), r.end,
                      ", ".join(map(str, r.winners)) or "—", *(f"{x:+d}" for x in r.net))
     console.print(grid)
 
