@@ -14,8 +14,10 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from qipai.host import protocol as P
 from qipai.host import trace
-from qipai.host.game import MAX_CONNS_PER_SEAT, MAX_SPECTATORS, Conn, Refused
+from qipai.host.errors import Refused
+from qipai.host.outbox import Conn
 from qipai.host.replay import shown
+from qipai.host.seats import MAX_CONNS_PER_SEAT, MAX_SPECTATORS
 from qipai.host.store import token_hash
 
 if TYPE_CHECKING:

@@ -17,7 +17,9 @@ import msgspec
 
 from qipai.core.errors import QipaiError
 from qipai.host import protocol as P
-from qipai.host.game import UNREADABLE, DamagedTable, HostedTable
+from qipai.host.errors import DamagedTable
+from qipai.host.journal import UNREADABLE
+from qipai.host.match import HostedTable
 from qipai.host.offload import Offload
 from qipai.host.replay import MAX_REPLAY_BYTES
 from qipai.host.store import LockLost, Store, StoreError, said, token_hash
