@@ -35,8 +35,8 @@ if TYPE_CHECKING:
 WS_CLOSE_S = 2.0
 #: Seconds a WebSocket may read nothing of what the server has for it (its
 #: write buffer over the high-water mark all the while) before it is cut.
-#: Before, such a client held its socket, its slot and megabytes of the
-#: kernel's buffers for ever — even past its table's close, its pings
+#: Uncut, such a client would hold its socket, its slot and megabytes of
+#: the kernel's buffers for ever — even past its table's close, its pings
 #: unanswered.
 WRITE_STALL_S = 30.0
 

@@ -29,9 +29,9 @@ table.  Meanwhile the loop serves every table, connection and ``GET
 loop: the next batch, and a new table's write, go to the thread behind it
 (writes commit in the order submitted; the writer's connection is used by
 one thread at a time).  No act is acknowledged until its batch commits;
-none is refused because of the lock.  Before, the commit waited in the
-loop for sqlite3's 5 s busy timeout — every table and ``/health`` frozen,
-no stall seen — and then failed the batch.  A request's read of an SQLite
+none is refused because of the lock.  (A commit waiting in the loop for
+sqlite3's 5 s busy timeout would freeze every table and ``/health``, no
+stall seen, and then fail the batch.)  A request's read of an SQLite
 file runs in a reader thread, as PostgreSQL's (a WAL read waits for no
 writer; an odd lock could make it wait).  An in-memory database (one per
 thread, which nobody else can lock) does everything in the loop.
