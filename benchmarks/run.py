@@ -55,6 +55,7 @@ from qipai.core.errors import QipaiError
 from qipai.core.model import WinClaim
 from qipai.core.ruleset import load
 from qipai.families.mahjong import shapes
+from qipai.families.mahjong.shanten import shanten
 from qipai.families.zipai import groups as zipai_groups
 
 VARIANT = "guilin-mahjong"
@@ -266,7 +267,7 @@ def measure(seed: int, n: int, bot_hands: int, repeat: int) -> dict[str, Any]:
         "guilin qipai_win_check (rs.win_check, 14)": per_call_us(guilin_win, claims, repeat),
         "shapes.waits (13)": per_call_us(shapes.waits, counts13, repeat),
         "guilin qipai_waits (rs.waits, 13)": per_call_us(rs.waits, hands13, repeat),
-        "shapes.shanten (13)": per_call_us(shapes.shanten, counts13, repeat),
+        "shapes.shanten (13)": per_call_us(shanten, counts13, repeat),
     }
 
     zs = load(ZIPAI_VARIANT)
@@ -507,7 +508,7 @@ def summary(seed: int, n: int, repeat: int, bots: dict[str, Any],
                         "ratio_counts": ratio(ours_c, theirs2)}
     our_waits, mj_waits = paired_us(shapes.waits, counts13,
                                     mahjong_waits(agari) if agari else None, counts13, repeat)
-    our_shanten, mj_shanten = paired_us(shapes.shanten, counts13,
+    our_shanten, mj_shanten = paired_us(shanten, counts13,
                                         Shanten().calculate_shanten if Shanten else None,
                                         counts13, repeat)
     zcounts = [(counts(hand, 20), card) for hand, card in zipai_corpus(seed, n)]
@@ -548,7 +549,7 @@ win check: patterns.is_win_shape_bytes — 桂林 shape decision (standard, 七�
   'from a count list' = the public patterns.is_win_shape, which also builds the bytes and checks
   the input.  Anchor: mahjong Agari().is_agari on the same count vectors.
 waits: shapes.waits (standard shape) of the 13-tile hands; anchor: 34 is_agari calls.
-shanten: shapes.shanten (standard and 七对); anchor: Shanten().calculate_shanten (all shapes).
+shanten: shanten.shanten (standard and 七对); anchor: Shanten().calculate_shanten (all shapes).
 hands/s: full 桂林麻将 hands (deal to settlement) with random bots; RLCard mahjong and
   riichienv single-hand games with random agents; medians of interleaved rounds (--rounds),
   the ratio the median of the rounds' ratios (each round's engines saw the same load).

@@ -13,6 +13,7 @@ from qipai.bots import (
     GreedyBot, RandomBot, ZipaiStrategy, decide, hand_seed, make_bots, play_hand, play_hands,
     run_to_end, zipai_splits,
 )
+from qipai.bots.base import seen_kinds
 from qipai.conformance.properties import hidden_shuffled
 from qipai.core.cards import counts
 from qipai.core.model import (
@@ -21,7 +22,7 @@ from qipai.core.model import (
 from qipai.core.records import record_of, replay_check
 from qipai.core.ruleset import load
 from qipai.core.table import Table
-from qipai.families.mahjong.shapes import shanten
+from qipai.families.mahjong.shanten import counts_shanten, shanten
 from qipai.families.mahjong.tiles import TILES
 from qipai.families.zipai import groups as zipai_groups
 from qipai.families.zipai.cards import CARDS
@@ -84,7 +85,7 @@ def test_same_seed_same_record_other_seed_other_record(rs):
 
 
 def test_play_hand_without_seed_deals_from_the_os(rs):
-    # issue 10: no small seed is picked (and recorded); the record replays
+    # no small seed is picked (and recorded); the record replays
     from qipai.core.records import replay_check
 
     table = play_hand(rs)
@@ -105,7 +106,7 @@ def test_play_hands_passes_the_deal_by_next_dealer(rs):
     for before, after in zip(tables, tables[1:]):
         assert after.state.dealer == before.result.next_dealer
     seeds = [t.seed for t in tables]
-    # issue 10: hand 0 is not dealt from the session seed itself (no record holds it)
+    # hand 0 is not dealt from the session seed itself (no record holds it)
     assert 3 not in seeds and len(set(seeds)) == 6 and all(0 <= s < 2**128 for s in seeds) \
         and max(seeds) >= 2**64  # 128-bit seeds
     assert seeds == [hand_seed(3, i) for i in range(6)]
@@ -187,28 +188,6 @@ def test_greedy_angang_when_it_keeps_the_shanten(rs):
     assert GreedyBot(random.Random(0)).choose(table, 0) == Angang(0, m1)
 
 
-def test_useful_tiles_match_a_plain_shanten_count():
-    """The bot's fast 有效牌 search (segment tables) against shanten itself."""
-    from qipai.bots import MahjongStrategy
-
-    strategy = MahjongStrategy(random.Random(0))
-    rng = random.Random(5)
-    deck = [k for k in range(34) for _ in range(4)]
-    for _ in range(400):
-        rng.shuffle(deck)
-        n = rng.choice([0, 0, 1, 2, 3])
-        c = counts(deck[:13 - 3 * n], 34)
-        sh = shanten(c, n)
-        want = []
-        for t in range(34):
-            if c[t] < 4:
-                c[t] += 1
-                if shanten(c, n) < sh:
-                    want.append(t)
-                c[t] -= 1
-        assert sorted(strategy._improving(c, n, sh)) == want, (c, n)
-
-
 def test_greedy_falls_back_to_random_for_other_families():
     class Manifest:
         family = "dominoes"  # no strategy for this family
@@ -287,11 +266,27 @@ def _claim_shanten(c, n, card, action):
     return _best_after_discard(c, n + 1)
 
 
+def _live_useful(c, n, k, best, seen):
+    """Live copies (4 less those ``seen``) of the kinds that, added to ``c``
+    less one ``k``, bring its shanten below ``best`` (有效牌)."""
+    after = list(c)
+    after[k] -= 1
+    total = 0
+    for t in range(34):
+        if after[t] < 4:
+            after[t] += 1
+            if shanten(after, n) < best:
+                total += max(4 - seen[t], 0)
+            after[t] -= 1
+    return total
+
+
 def test_greedy_decisions_follow_the_shanten_rules(rs):
     """Over real hands, every greedy decision is checked against an
-    independent count: discards keep the least shanten, claims and kongs
-    never raise it, passes only when every claim would."""
-    claims_seen = passes_seen = 0
+    independent count: discards keep the least shanten and, among the
+    discards that do, the most live useful tiles; claims and kongs never
+    raise it, passes only when every claim would."""
+    claims_seen = passes_seen = ties_seen = 0
     for seed in range(25):
         table = rs.table(seed=seed)
         bots = make_bots("greedy", 4, seed)
@@ -309,6 +304,18 @@ def test_greedy_decisions_follow_the_shanten_rules(rs):
                 after = list(c)
                 after[act.card] -= 1
                 assert shanten(after, n) == best, (seed, act)
+                tied = set()
+                for a in legal:
+                    if isinstance(a, Discard):
+                        after = list(c)
+                        after[a.card] -= 1
+                        if shanten(after, n) == best:
+                            tied.add(a.card)
+                if len(tied) > 1:
+                    seen = seen_kinds(table.view(seat), 34)
+                    useful = {k: _live_useful(c, n, k, best, seen) for k in tied}
+                    assert useful[act.card] == max(useful.values()), (seed, act, useful)
+                    ties_seen += len(set(useful.values())) > 1
                 for a in legal:  # a kong that keeps the shanten would have been made
                     if isinstance(a, Angang):
                         after = list(c)
@@ -337,7 +344,7 @@ def test_greedy_decisions_follow_the_shanten_rules(rs):
                     claims_seen += 1
                     assert _claim_shanten(c, n, card, act) <= now, (seed, act)
             table.apply(act)
-    assert claims_seen and passes_seen  # both branches were exercised
+    assert claims_seen and passes_seen and ties_seen  # every branch was exercised
 
 
 # -------------------------------------------------------------------- zipai (桂林字牌)
@@ -591,13 +598,13 @@ def test_zipai_greedy_decisions_follow_its_estimate(zp):
 @given(seed=st.integers(0, 10**9), n=st.sampled_from([0, 0, 1, 2, 3, 4]),
        extra=st.integers(1, 2))
 def test_fast_shanten_is_shanten(seed, n, extra):
-    """The bot's shanten on interned segment tables equals
-    shapes.shanten, and its best discard the least shanten over discards."""
-    from qipai.bots import MahjongStrategy, _fast_shanten
+    """The shanten the bot asks (unchecked, on the interned segment tables)
+    equals shanten, and its best discard the least shanten over discards."""
+    from qipai.bots.mahjong import MahjongStrategy
 
     deck = [k for k in range(34) for _ in range(4)]
     random.Random(seed).shuffle(deck)
     c = counts(deck[:3 * (4 - n) + extra], 34)
-    assert _fast_shanten(c, n) == shanten(c, n)
+    assert counts_shanten(c, n) == shanten(c, n)
     if extra == 2:
         assert MahjongStrategy._best_discard(c, n) == _best_after_discard(c, n)

@@ -188,7 +188,7 @@ def test_zipai_groups_are_named_as_the_rules_name_them() -> None:
     assert sorted(paid["groups"]) == sorted([
         "bi x1 x2 x3 (3)", "bi x2 x7 x10 (3)", "bi x5 d5 d5 (0)", "bi x6 x6 d6 (0)",
         "bi d2 d7 d10 (6)", "dui d9 d9 (0)", "saochuan x4 x4 x4 x4 (9)"])
-    from qipai.explain import payment_rows
+    from qipai.text.payments import payment_rows
 
     s = score("guilin-zipai", args[2], melds=[args[4]], seat=1, flip="")
     (row, _) = payment_rows(s.payments, load("guilin-zipai").manifest)

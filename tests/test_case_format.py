@@ -13,9 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from qipai.cli import cli
-from qipai.conformance.cases import check_paths, load_cases
+from qipai.conformance.cases import load_cases
 from qipai.conformance.casespec import CHECKS, CASE_TYPES, case_file_schema
-from qipai.conformance.runner import register_plugin, ruleset_for, run_case, unregister_plugin
+from qipai.conformance.checkers import run_case
+from qipai.conformance.registry import register_plugin, ruleset_for, unregister_plugin
+from qipai.conformance.runner import check_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "reference" / "case-format.md"
@@ -125,7 +127,7 @@ def test_a_malformed_case_is_reported_with_its_id(tmp_path, body, expected):
      "hubao [3, 8]"),
 ])
 def test_cards_and_seats_the_variant_refuses_are_reported(tmp_path, body, expected):
-    # before, --check-cases called these well-formed; they failed only when run
+    # malformed for --check-cases, not found only when the suite runs them
     f = write(tmp_path, 'variant = "guilin-mahjong"\n' + body)
     (p,), count, _ = check_paths([f], ruleset_for)
     assert count == 1 and p.id == "x"

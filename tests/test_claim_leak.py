@@ -1,4 +1,4 @@
-"""Issue 10, "Leaks": whether another seat can claim a card must not show.
+"""Whether another seat can claim a card must not show.
 
 On an ``ask_all`` table (docs: concepts/turn-protocol, "Asking all seats
 alike") a seat's view and the text of every refusal it gets read the same
@@ -208,9 +208,9 @@ def test_a_guosao_shows_to_the_other_seats_as_a_hidden_meld_of_three():
 def test_every_window_asks_the_same_seats_whatever_their_cards(variant):
     """The ``ask_all`` conformance property on 30 hands of each variant: in
     桂林字牌 the drawer may 吃 or 胡 the card he turns up
-    (guilin-zipai.md §3.1), so he is asked in every draw window — before,
-    he was asked only when he could claim, and the count of decisions (each ``decide``'s ``seq``) told the
-    other seats so."""
+    (guilin-zipai.md §3.1), so he is asked in every draw window — were he
+    asked only when he could claim, the count of decisions (each
+    ``decide``'s ``seq``) would tell the other seats so."""
     from qipai.conformance.properties import check_ask_all
 
     for seed in range(30):

@@ -91,7 +91,7 @@ def test_play_with_options_and_random_bots(run):
 
 
 def test_play_without_seed_deals_from_the_os(run):
-    """Issue 10: an unseeded session deals every hand from the OS's CSPRNG
+    """An unseeded session deals every hand from the OS's CSPRNG
     (no seed to guess, none recorded); each record says so and replays."""
     from qipai.core.records import decode_record, replay_check
 
@@ -132,7 +132,7 @@ def test_replay_play_output(run, three_hands, tmp_path):
     res = run("replay", str(f))
     assert res.exit_code == 0, res.output
     assert res.stdout.startswith("replay identical: 3 hands")
-    # one verdict line, then each hand's payments with their breakdown (issue 11)
+    # one verdict line, then each hand's payments with their breakdown
     lines = res.stdout.strip().splitlines()
     assert sum(line.startswith("replay ") for line in lines) == 1
     assert [line.split(":")[0] for line in lines if line.startswith("hand ")] == [
@@ -207,7 +207,7 @@ def test_replay_legal_but_different_action(run, three_hands, tmp_path):
     ("{not json", "not a JSON record: JSON is malformed"),
     ('{"format": 99, "variant": "guilin-mahjong"}', "format"),
     ('{"format": 1, "variant": "guilin-mahjong"}', "deal"),
-    # before: "expected JSON text or a dict, not list" (the library's words)
+    # in qipai's words, not the JSON library's ("expected JSON text or a dict")
     ("[1, 2, 3]", "a record is a JSON object, not an array"),
     ('"text"', "a record is a JSON object, not a string"),
     ('{"hands": [{"record": [1]}]}', "hand 1: a record is a JSON object, not an array"),
@@ -216,8 +216,7 @@ def test_replay_legal_but_different_action(run, three_hands, tmp_path):
 ])
 @pytest.mark.parametrize("cmd", ["replay", "verify"])
 def test_replay_malformed_file(run, tmp_path, content, word, cmd):
-    """The error names the file, as qipai report's do (before: "error: not
-    a JSON record: …", no file named)."""
+    """The error names the file, as qipai report's do."""
     f = tmp_path / "bad.json"
     f.write_text(content)
     res = run(cmd, str(f))
@@ -326,14 +325,14 @@ def test_play_shows_the_winning_tile_once_after_the_concealed_hand():
     assert "seat 1 wins hand 4467p 123s " in res.output and "+ 8p(八筒)" in res.output
 
 
-# ------------------------------------------------- found by a hostile review
+# ------------------------------------------------- hostile input
 
 
 def test_deeply_nested_input_is_one_line(run, tmp_path):
     """JSON nested 100,000 deep (bare, or inside a play output's wrapper)
     for replay and verify, and TOML nested 5,000 deep for the conformance
-    case options: one error line, status 2 (before: a RecursionError
-    traceback and status 1, the 'differs' status)."""
+    case options: one error line, status 2 (not a RecursionError
+    traceback, nor status 1, which means 'differs')."""
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000 + "]" * 100_000)
     wrapped = tmp_path / "wrapped.json"
@@ -376,8 +375,8 @@ def test_an_empty_or_relative_plugin_name_is_one_line(run, tmp_path, three_hands
 
 
 def test_replay_of_an_unfinished_record_says_so(run, tmp_path):
-    """A record with no result replays; the verdict no longer claims a
-    settlement that is not there."""
+    """A record with no result replays; the verdict claims no settlement
+    that is not there."""
     from qipai.bots import make_bots
     from qipai.core.records import record_of
     from qipai.core.ruleset import load
@@ -401,3 +400,19 @@ def test_replay_of_an_unfinished_record_says_so(run, tmp_path):
 def test_a_record_without_format_is_named(run):
     res = run("replay", "-", input='{"variant": "guilin-mahjong"}')
     one_line_error(res, "no format", '"format": 2')
+
+
+def test_the_command_modules_load_only_when_used():
+    # qipai.cli is a lazy group: importing it (every console-script start)
+    # reads no command module and no engine; a command's module is read
+    # when it runs or its help is shown.
+    code = ("import sys, qipai.cli; print(' '.join(sorted(m for m in sys.modules "
+            "if m.startswith('qipai'))))")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert got.stdout.split() == ["qipai", "qipai.cli", "qipai.cli.common", "qipai.core",
+                                  "qipai.core.errors"]
+    code = ("import sys; from qipai.cli import main; sys.argv = ['qipai', 'schema', '--help']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(' '.join(m for m in sys.modules if m.startswith('qipai.cli.')))")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert got.stdout.split()[-2:] == ["qipai.cli.common", "qipai.cli.schema"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from qipai.conformance.runner import Outcome, collect, run_case
+from qipai.conformance.checkers import Outcome, run_case
+from qipai.conformance.registry import collect
 from qipai.conformance.cases import load_cases
 from qipai.core.errors import BadCase
 from qipai.core.ruleset import available
@@ -70,14 +71,14 @@ def test_the_replay_property_of_a_plugin_object_is_the_record_replay():
 
     import qipai.variants.guilin_zipai.plugin as zp
     from qipai.bots import GreedyBot
-    from qipai.conformance import properties, runner
+    from qipai.conformance import properties, registry
     from qipai.core.table import Table
 
     assert not hasattr(properties, "replay_problem")
-    name = runner.register_plugin(zp)
+    name = registry.register_plugin(zp)
     try:
-        assert runner.is_local(name)
-        rs = runner.load_variant(name)
+        assert registry.is_local(name)
+        rs = registry.load_variant(name)
         t = Table(rs, seed=0, ask_all=True)
         bots = [GreedyBot(random.Random(s)) for s in range(3)]
         while not t.over:
@@ -88,26 +89,25 @@ def test_the_replay_property_of_a_plugin_object_is_the_record_replay():
         with pytest.raises(properties.PropertyFailure, match="replay differs"):
             properties.check_replay(t)
     finally:
-        runner.unregister_plugin(name)
+        registry.unregister_plugin(name)
 
 
 def test_a_variant_that_raises_fails_its_case_and_the_run_goes_on(tmp_path, monkeypatch):
     """A variant's code raising something unforeseen (ZeroDivisionError in a
     hook) fails that case with the error named, and the other cases still
-    run (before: a traceback ended the whole `qipai conformance` run, exit 1
-    as for failed cases)."""
+    run: no traceback ends the whole `qipai conformance` run."""
     import io
 
-    from qipai.conformance import runner
+    from qipai.conformance import checkers, runner
 
-    real = runner.CHECKERS["deck"]
+    real = checkers.CHECKERS["deck"]
 
     def deck(rs, given, expect):
         if expect.get("size") == 1:
             raise ZeroDivisionError("oops in a hook")
         return real(rs, given, expect)
 
-    monkeypatch.setitem(runner.CHECKERS, "deck", deck)
+    monkeypatch.setitem(checkers.CHECKERS, "deck", deck)
     f = tmp_path / "x.toml"
     f.write_text('variant = "guilin-mahjong"\n'
                  '[[cases]]\nid = "qa/raises"\nsource = "s"\ncheck = "deck"\n'
@@ -130,8 +130,7 @@ def test_a_variant_that_raises_fails_its_case_and_the_run_goes_on(tmp_path, monk
 def test_a_case_reusing_a_shipped_id_fails_alone(tmp_path):
     """A QA case file reusing an id of the variant's own cases: that case
     fails, naming both files, and the run goes on — as a malformed case
-    does (before: 'case id … appears twice' ended the whole run, exit 2,
-    nothing run)."""
+    does, instead of ending the whole run with nothing run."""
     shipped, _ = collect("guilin-mahjong")[0]
     f = tmp_path / "qa.toml"
     f.write_text('variant = "guilin-mahjong"\n'

@@ -3,8 +3,8 @@
 copy, a deal of that very deck — each card once, in ``n`` hands for the
 dealer it was asked for — that the variant's own ``qipai_check_deal``
 accepts.  Anything else is a :class:`PluginError` naming the hook and the
-plugin when the table is made, not a wrong hand played on (before, a deal
-holding seven 3m played to the end and failed at settlement, blamed on
+plugin when the table is made, not a wrong hand played on (a deal holding
+seven 3m would play to the end and fail at settlement, blamed on
 ``qipai_settle``).
 """
 
@@ -159,7 +159,7 @@ def test_only_the_family_flows_own_deal_goes_unchecked():
     # (slices of the shuffled deck: conserved by construction, and by the
     # conformance property of every hand); an override in a subclass is
     # not marked, so a variant that deals its own way is checked
-    from qipai.core.table import resolved_hooks
+    from qipai.core.dispatch import resolved_hooks
     from qipai.families.mahjong.flow import MahjongFlow
     from qipai.families.zipai.flow import ZipaiFlow
 
@@ -175,7 +175,7 @@ def test_only_the_family_flows_own_deal_goes_unchecked():
     assert ZipaiFlow.qipai_deal.qipai_conserves_cards
 
 
-# ------------------------------------------------ found by a review of the above
+# ------------------------------------------------ deals of the wrong types
 
 
 def _lists(deal):
@@ -183,7 +183,7 @@ def _lists(deal):
 
 
 def test_a_deal_of_lists_is_refused():
-    # (before: it played, and its record did not replay: a list is not the
+    # refused, not played: its record would not replay (a list is not the
     # tuple the record decodes)
     _refused(Deals(_lists), "qipai_deal", "not tuples")
 
@@ -223,3 +223,13 @@ def test_an_exception_in_a_dealing_hook_is_a_plugin_error():
 @pytest.mark.parametrize("answer", [5, "1m 2m", {"1m": 4}])
 def test_a_deck_that_is_no_list_is_a_plugin_error(answer):
     _refused(Decks(lambda deck: answer), "qipai_deck", "not a list of cards")
+
+
+def test_the_answer_checks_moved_from_checks_are_still_read_there_with_a_warning():
+    from qipai.core import answers, checks
+
+    for name in ("conserves_cards", "flip_problem", "MAX_AMOUNT"):
+        with pytest.warns(DeprecationWarning, match=f"qipai.core.answers.{name}"):
+            assert getattr(checks, name) is getattr(answers, name)
+    with pytest.raises(AttributeError):
+        checks.no_such_name  # noqa: B018

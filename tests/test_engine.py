@@ -12,12 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qipai.core.errors import (
-    BadCards, BadNotation, BadOption, BadRecord, IllegalAction, UnknownVariant,
+    BadCards, BadNotation, BadOption, BadRecord, IllegalAction, ReplayDiverged, UnknownVariant,
 )
 from qipai.core.model import Chi, Deal, Discard, Peng
-from qipai.core.records import decode_record, record_of, replay_check
+from qipai.core.records import apply_steps, decode_record, record_of, replay_check, replay_steps
 from qipai.core.ruleset import load, parse_spec
 from qipai.core.table import Table
+from qipai.core.views import SPECTATOR, public_view, seen_events
 from qipai.conformance import properties
 from qipai.families.mahjong.tiles import TILES
 
@@ -44,8 +45,7 @@ def test_chinese_names():
     ("0m", "bad tile '0m' at position 1 of '0m'"),
     ("18z", "bad tile '8z' at position 2 of '18z'"),
     ("X", "bad tile 'X' at position 1 of 'X'"),
-    # the bad part, not the whole run of tiles (before: "bad tile '11223344556677x'
-    # in '11223344556677x'", "bad tile 'xyz' in '1m2p EE xyz'")
+    # the bad part and its position, not the whole run of tiles
     ("11223344556677x", "bad tile 'x' at position 15 of"),
     ("1m2p EE xyz", "bad tile 'x' at position 9 of"),
     ("12m3", "bad tile '3' at position 4 of '12m3': no suit after the digits"),
@@ -209,6 +209,70 @@ def test_record_of_a_refused_action_is_bad():
         replay_check(decode_record(msgspec.json.encode(obj)))
 
 
+def test_replay_steps_give_the_dealt_table_then_each_action_with_its_events():
+    rs = load("guilin-mahjong")
+    rec = record_of(properties.play_checked(rs, 2))
+    steps = replay_steps(rec)
+    dealt = next(steps)
+    assert (dealt.index, dealt.action, dealt.first_event) == (-1, None, 0)
+    n = len(dealt.table.events)
+    events = list(dealt.table.events)
+    for i, step in enumerate(steps):
+        assert (step.index, step.action, step.first_event) == (i, rec.actions[i], n)
+        events += step.table.events[n:]
+        n = len(step.table.events)
+    assert i == len(rec.actions) - 1 and events == rec.events
+    assert step.table.result == rec.result
+
+
+def test_apply_steps_names_the_refused_action_after_the_steps_before_it():
+    rs = load("guilin-mahjong")
+    rec = record_of(properties.play_checked(rs, 2))
+    table = Table(rs, deal=rec.deal)
+    actions = [*rec.actions[:3], Discard(3, 0)]
+    seen = []
+    with pytest.raises(ReplayDiverged, match="action 3"):
+        for step in apply_steps(table, actions):
+            seen.append(step.index)
+    assert seen == [0, 1, 2]
+
+
+def test_the_read_accessors_are_the_tables_own_state():
+    t = properties.play_checked(load("guilin-mahjong"), 2)
+    st = t.state
+    for name in ("deal", "dealer", "turn", "window", "pending", "actions", "wall", "instant",
+                 "events", "result", "seats", "relations", "extra"):
+        assert getattr(t, name) is getattr(st, name), name
+        with pytest.raises(AttributeError):
+            setattr(t, name, None)
+
+
+def test_a_view_without_events_or_instant_payments_is_the_view_with_them_emptied():
+    t = properties.play_checked(load("guilin-mahjong"), 1)  # a hand with instant payments
+    full = t.view(1)
+    assert full.instant and full.events
+    assert t.view(1, events=False) == msgspec.structs.replace(full, events=())
+    assert t.view(1, events=False, instant=False) == msgspec.structs.replace(
+        full, events=(), instant=())
+    assert seen_events(t, 1) == full.events and seen_events(t, 1, 3) == full.events[3:]
+    assert seen_events(t, SPECTATOR) == public_view(t).events != full.events
+
+
+def test_set_origin_says_what_dealt_a_table_set_up_from_a_deal():
+    rs = load("guilin-mahjong")
+    dealt = Table(rs, seed=7)
+    t = Table(rs, deal=dealt.deal)
+    assert (t.seed, t.state.rng) == (None, None)
+    t.set_origin(7, "seeded")
+    assert record_of(t).seed == 7 and record_of(t).rng == "seeded"
+    assert record_of(t).deal == record_of(dealt).deal
+    with pytest.raises(BadCards, match="rng"):
+        t.set_origin(None, "dice")
+    with pytest.raises(BadCards, match="seed"):
+        t.set_origin(2**256, "seeded")
+    assert (t.seed, t.state.rng) == (7, "seeded")
+
+
 # ---------------------------------------------------------------- properties
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -255,7 +319,7 @@ def test_core_imports_no_variant():
                     assert not a.name.startswith(("qipai.variants", "qipai.families")), path
 
 
-# ---------------------------------------------------------------- found by QA
+# ---------------------------------------------------------------- edge cases
 
 def test_no_kong_after_a_peng_only_a_discard():
     # docs/variants/mahjong-common.md "A hand, step by step", step 2: after 碰/吃 the
@@ -386,8 +450,8 @@ def test_the_table_shuffle_is_random_shuffle():
 
 @pytest.mark.parametrize("variant", ["guilin-mahjong", "guangxi-mahjong", "guilin-zipai"])
 def test_card_won_on_is_with_the_winner_in_the_final_state(variant):
-    """Issue 10: after a win on another's card (or a shown draw) the card was
-    in no zone of the final state; it now joins the winner's hand."""
+    """After a win on another's card (or a shown draw) the card joins the
+    winner's hand: every card is in some zone of the final state."""
     import random as _random
 
     from qipai.conformance.properties import cards_in_play, choose, dealt_cards
@@ -409,8 +473,8 @@ def test_card_won_on_is_with_the_winner_in_the_final_state(variant):
 
 @pytest.mark.parametrize("variant", ["guilin-mahjong", "guilin-zipai"])
 def test_a_records_seed_is_checked_against_its_deal(variant):
-    """Issue 10: a stacked deal with ``seed = 42`` written in the record
-    replayed "identical"; the seed now re-deals and a mismatch is reported."""
+    """A stacked deal with ``seed = 42`` written in the record does not
+    replay "identical": the seed re-deals and a mismatch is reported."""
     import random as _random
 
     from qipai.conformance.properties import choose

@@ -1,5 +1,5 @@
 """qipai.env: the PettingZoo AEC environment, its action codecs and
-observations, the Gymnasium one-seat wrapper (issue 14)."""
+observations, the Gymnasium one-seat wrapper."""
 
 from __future__ import annotations
 
@@ -182,6 +182,27 @@ def test_render_shows_the_seats_view_only():
     assert make("guilin-zipai").render() is None  # no render mode
 
 
+def test_render_names_the_actions_with_the_variants_words():
+    """guangxi-mahjong calls a 蓄杠 补杠 (its ``Manifest.names``): the
+    rendered legal actions say so, as the command line does."""
+    env = make("guangxi-mahjong", render_mode="ansi")
+    rng = random.Random(0)
+    for seed in range(40):
+        env.reset(seed=seed)
+        while env.agents:
+            agent = env.agent_selection
+            mask = env.observe(agent)["action_mask"]
+            legal = [int(i) for i in np.flatnonzero(mask)]
+            kinds = {env.codec.labels[i].split()[0]: i for i in legal}
+            if "jiagang" in kinds:
+                text = env.render()
+                assert "补杠 jiagang" in text and "蓄杠" not in text, text
+                return
+            pick = kinds.get("peng", rng.choice(legal))
+            env.step(None if env.terminations[agent] or env.truncations[agent] else pick)
+    pytest.fail("no 补杠 offered in 40 seeded hands")
+
+
 def test_render_human_prints(capsys):
     env = make("guilin-zipai", render_mode="human")
     env.reset(seed=2)
@@ -280,7 +301,7 @@ def test_incremental_encoder_is_the_views_encoding(variant, seed):
             view = table.view(seat)
             assert seat_view(table, seat, fdk) == \
                 view.__class__(**{**{f: getattr(view, f) for f in view.__struct_fields__},
-                                  "events": (), "instant": ()})
+                                  "events": ()})
             want = encode(view, layout)
             assert want.shape == layout.shape and want.dtype == np.uint8
             assert np.array_equal(enc.encode(seat), want)
@@ -391,10 +412,9 @@ def test_seat_env_bad_input():
 def test_seat_env_bad_input_is_typed_and_numpy_ints_are_ints():
     """A bot that is neither a name nor has ``act``, an ``illegal_reward``
     that is no finite number, a seed below 0 or not an int: BadOption
-    naming it (before: AttributeError from the bots at reset, a bare
-    ValueError, Gymnasium's own error).  numpy's ints are ints for the
-    seat, the seed and the dealer (before: 'seat np.int64(1) is not a
-    seat … (0..3)')."""
+    naming it (not an AttributeError from the bots at reset, a bare
+    ValueError or Gymnasium's own error).  numpy's ints are ints for the
+    seat, the seed and the dealer."""
     with pytest.raises(BadOption, match="bot of seat 1 .* not 1"):
         make_seat_env("guilin-mahjong", bots=[None, 1, 2, 3])
     from qipai.bots import RandomBot
@@ -403,7 +423,7 @@ def test_seat_env_bad_input_is_typed_and_numpy_ints_are_ints():
         make_seat_env("guilin-mahjong", bots=[None, RandomBot, RandomBot, RandomBot])
     with pytest.raises(BadOption, match="bots must be a bot name or one per seat"):
         make_seat_env("guilin-mahjong", bots=b"greedy")
-    # the agent's own entry is ignored, whatever it is (before: a name there was checked)
+    # the agent's own entry is ignored, whatever it is (not checked as a bot name)
     for own in ("clever", 7):
         make_seat_env("guilin-mahjong", seat=1, bots=["random", own, "greedy", "random"]).reset(
             seed=1)
@@ -426,7 +446,7 @@ def test_seat_env_bad_input_is_typed_and_numpy_ints_are_ints():
 
 def test_seat_env_human_mode_prints_on_reset_and_step(capsys):
     """``render_mode="human"`` prints the seat's view after ``reset`` and
-    every ``step``, as Gymnasium's environments do (before: never)."""
+    every ``step``, as Gymnasium's environments do."""
     env = make_seat_env("guilin-mahjong", render_mode="human")
     env.reset(seed=2)
     assert "your hand" in capsys.readouterr().out
@@ -503,8 +523,8 @@ def test_a_plugins_unencodable_discard_is_named_not_masked(bad):
 def test_a_refused_reset_changes_nothing():
     """``reset`` with a dealer that is not a seat (or a bool seed) is
     refused and the environment is as it was: the same hand and hand seed,
-    and the next ``reset()`` deals what it would have dealt (before: the
-    RNG had moved, and ``hand_seed`` no longer was the table's)."""
+    and the next ``reset()`` deals what it would have dealt (the RNG has
+    not moved, and ``hand_seed`` is still the table's)."""
     a, b = make("guilin-mahjong"), make("guilin-mahjong")
     a.reset(seed=5)
     b.reset(seed=5)
@@ -532,8 +552,8 @@ def test_a_refused_reset_changes_nothing():
 def test_misuse_around_the_hand_is_typed():
     """``last()`` before reset and after every agent stepped out, an
     action other than None for a terminated agent, a bool as an action
-    and ``render()`` before reset: IllegalAction naming it (before: an
-    AttributeError, a KeyError, PettingZoo's ValueError, action 1, None)."""
+    and ``render()`` before reset: IllegalAction naming it (not an
+    AttributeError, a KeyError, PettingZoo's ValueError, action 1 or None)."""
     env = make("guilin-mahjong", render_mode="ansi")
     with pytest.raises(IllegalAction, match=r"reset\(\) before last\(\)"):
         env.last()
@@ -567,8 +587,8 @@ def test_seat_env_reset_never_returns_a_hand_that_is_over(seat, seed, net):
     seat has a decision (seat 2: 放炮必胡 wins it for that seat unasked).
     reset deals the next hand — one the agent acts in — and gives the
     skipped hand's net in ``info["skipped_rewards"]``: the first hand played
-    out here by the same bots with the same seeds (before: reset returned
-    the finished hand with an all-zero mask, and the next step raised)."""
+    out here by the same bots with the same seeds (reset never returns a
+    finished hand with an all-zero mask, on which the next step would raise)."""
     import gymnasium
 
     from qipai.bots import decide, make_bots

@@ -1,4 +1,4 @@
-"""Fair shuffle (issue 12): commitment, verify, version stamps and refusal."""
+"""Fair shuffle: commitment, verify, version stamps and refusal."""
 
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ from qipai.core.errors import BadRecord, VersionMismatch
 from qipai.core.model import Deal
 from qipai.core.records import FORMAT_VERSION, decode_record, record_of, replay, replay_check
 from qipai.core.ruleset import load
+from qipai.core.snapshot import SNAPSHOT_MAGIC
 from qipai.core.stamps import qipai_version
-from qipai.core.table import SNAPSHOT_MAGIC, Table
+from qipai.core.table import Table
 
 ROOT = pathlib.Path(__file__).parent.parent
 SALT = bytes(range(32))
@@ -430,8 +431,8 @@ def test_cli_verify_fails_a_play_output_whose_summary_or_total_is_not_its_record
 def test_a_partial_deal_is_never_verified(tmp_path):
     """A committed hand of a partial deal — 58 of the 136 tiles, as a test
     or a position is dealt — replays and its commitment holds, but it is
-    not a hand dealt from the deck: the deck check fails (before: every
-    check ok, "verified")."""
+    not a hand dealt from the deck: the deck check fails, and it is never
+    called "verified"."""
     from qipai.bots import make_bots, run_to_end
     from qipai.core.model import Deal
     from qipai.core.table import Table

@@ -1,7 +1,6 @@
 """Bad input at every public boundary: a QipaiError (naming what was
-wrong) or a valid result, and a table refused an action is unchanged
-(issue 10, "Raw exceptions escape the QipaiError contract" and
-"Impossible deals are accepted")."""
+wrong) or a valid result, never a raw exception; an impossible deal is
+refused; and a table refused an action is unchanged."""
 
 from __future__ import annotations
 

@@ -801,7 +801,7 @@ def test_settle_sums_to_zero(data):
             assert net[c.seat] == e.total()
 
 
-# ----------------------------------------------------------------- why (issue 11)
+# ----------------------------------------------------------------- why
 
 
 def test_why_names_fenghu_effect_2_and_menqing():

@@ -691,7 +691,7 @@ def test_settle_sums_to_zero(case):
         assert net[w] > 0 or len(winners) > 1
 
 
-# ----------------------------------------------------------------- why (issue 11)
+# ----------------------------------------------------------------- why
 
 
 def test_why_of_the_seed_example_140():

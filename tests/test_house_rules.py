@@ -1,4 +1,4 @@
-"""House rules as a plugin over a base variant (issue: options first, plugins second)."""
+"""House rules as a plugin over a base variant (options first, plugins second)."""
 
 from __future__ import annotations
 

@@ -13,13 +13,11 @@ from hypothesis import strategies as st
 from qipai.core.cards import counts
 from qipai.core.errors import BadCards
 from qipai.families.mahjong import reference as ref
+from qipai.families.mahjong.shanten import shanten, shanten_qidui, shanten_standard
 from qipai.families.mahjong.shapes import (
     is_qidui,
     is_standard,
     qidui_quads,
-    shanten,
-    shanten_qidui,
-    shanten_standard,
     standard_decompositions,
     waits,
 )
@@ -177,6 +175,17 @@ def test_shanten_examples() -> None:
     assert shanten(c, n_melds=2) == 0
     assert shanten_standard(C("EE"), n_melds=4) == -1
     assert shanten_standard(C("E"), n_melds=4) == 0
+
+
+def test_shanten_is_still_reached_through_shapes_with_a_warning() -> None:
+    from qipai.families.mahjong import shapes
+
+    for name, moved in (("shanten", shanten), ("shanten_standard", shanten_standard),
+                        ("shanten_qidui", shanten_qidui)):
+        with pytest.warns(DeprecationWarning, match="qipai.families.mahjong.shanten"):
+            assert getattr(shapes, name) is moved
+    with pytest.raises(AttributeError):
+        shapes.no_such_function  # noqa: B018
 
 
 def test_bad_input_raises() -> None:

@@ -1,5 +1,5 @@
 """The conformance plugin fails, naming what broke, on deliberately broken
-variants (issue 6): a settlement that does not sum to zero, a deck with a
+variants: a settlement that does not sum to zero, a deck with a
 fifth copy, a view that leaks a hidden tile, a replay that diverges.
 
 Each broken variant is the tutorial's 推倒胡 (docs/examples/qipai-tuidaohu)
@@ -172,7 +172,7 @@ def test_an_unknown_plugin_module_is_a_usage_error(pytester):
 
 def test_a_plugin_with_a_misspelt_hook_is_a_usage_error_naming_it(pytester):
     """A variant module with a misspelt hook (``qipai_setle``): a usage
-    error naming the option, the module and the hook (before: pluggy's
+    error naming the option, the module and the hook (not pluggy's
     PluginValidationError as an INTERNALERROR traceback)."""
     result = run(pytester, "misspelt", BASE + '''
 

@@ -2,7 +2,7 @@
 it — a misspelt hook, a plugin given twice, an installed variant whose
 import fails, two packages registering one name — never pluggy's or the
 import's traceback; and the flow a variant builds on is named in errors by
-its class, not by a number (found by a review of the variant author's path)."""
+its class, not by a number."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Plugin output is checked at the engine boundary, and ``apply`` is
-transactional (issue 10: "Plugin output is trusted", "apply is not
-transactional", "Private internals of dependencies").
+transactional: a bad answer is refused naming the plugin, and leaves the
+table as it was.
 
 Each house plugin here answers a hook badly only while ``armed``: the hand
 is played with bots up to a turn, the plugin is armed, the next ``apply``
@@ -190,7 +190,7 @@ def test_a_hook_raising_mid_apply_leaves_the_table_as_before(variant):
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_a_win_check_that_is_no_wineval_is_refused(variant):
     """``qipai_win_check`` answering ``True``: a PluginError naming the hook
-    and the plugin (before: AttributeError from inside the family's flow)."""
+    and the plugin, not an AttributeError from inside the family's flow."""
     # armed before the deal: its answer cannot depend on the table's state
     # (the hook is given none), so it is bad from the start, as a plugin with
     # this bug would be
@@ -280,9 +280,9 @@ def test_no_private_internals_of_pluggy_or_random():
 
 
 def test_seeded_hands_deal_and_play_as_before():
-    """``rng.shuffle``/``rng.choice`` replaced the inlined loops: the same
-    seeds deal the same hands and the random bots choose the same actions
-    (digest of 15 seeded hands per variant before the change)."""
+    """Through ``rng.shuffle``/``rng.choice`` the same seeds deal the same
+    hands and the random bots choose the same actions (a digest of 15
+    seeded hands per variant, pinned)."""
     h = hashlib.sha256()
     for variant in VARIANTS:
         rs = load(variant)
@@ -293,9 +293,8 @@ def test_seeded_hands_deal_and_play_as_before():
     assert h.hexdigest() == DIGEST
 
 
-# Re-taken once when a zipai seat whose 开招 is mandatory stopped being
-# offered 吃/Pass (issue 10, guilin-zipai §3.1): the random bots then choose among fewer
-# actions there; with the old zipai flow the old digest 0e179664… still holds.
+# A zipai seat whose 开招 is mandatory is offered no 吃/Pass
+# (guilin-zipai §3.1): the random bots choose among those actions only.
 DIGEST = "814a752a4d7acb7d59d32854c1fade57c76d765fb9eb2f43e2068e844331d865"
 
 

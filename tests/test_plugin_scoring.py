@@ -3,8 +3,8 @@ plugin's bug.
 
 A house plugin's ``qipai_bonus_flip`` is the flip a hand is paid by, in
 play as through ``Ruleset.settle`` (README: "a ``tryfirst`` implementation
-overrides a ``firstresult`` hook"; before, 桂林麻将 and 桂林字牌 settled
-with their own flip and the override reached only ``Ruleset.bonus_flip``).
+overrides a ``firstresult`` hook"): 桂林麻将 and 桂林字牌 settle with the
+override's flip, not their own.
 
 The expected figures come from the rules, not from the code:
 
@@ -237,7 +237,7 @@ def test_qipai_score_names_a_raising_hook_in_one_line(tmp_path):
     assert len(res.output.strip().splitlines()) == 1
 
 
-# ------------------------------------------------ found by a review of the above
+# ------------------------------------------------ flips the settlement cannot use
 
 
 class FlipAs:
@@ -259,9 +259,9 @@ class FlipAs:
     (Flip(flipped=(), xing=10**30), "not an int from 0 to 9007199254740991"),
 ])
 def test_a_flip_the_settlement_cannot_use_is_refused_in_play(flip, why):
-    # (before: a ValueError from the variant's breakdown blamed on the
-    # variant, a list that made the record unreplayable, an amount the
-    # snapshot could not hold)
+    # refused as the plugin's fault: not a ValueError from the variant's
+    # breakdown blamed on the variant, a list that makes the record
+    # unreplayable, or an amount the snapshot cannot hold
     house = FlipAs(flip)
     rs = load("guilin-mahjong(hubao=false)", plugins=[house])
     plain = load("guilin-mahjong(hubao=false)")
@@ -292,9 +292,9 @@ def test_a_wrapper_that_spoils_the_settlement_is_the_one_named():
 
 def test_the_conformance_guard_is_not_blamed_as_a_plugin():
     # The conformance Guard's own failure comes through Ruleset.settle as it
-    # is (before: "plugin 1401… broke hook qipai_settle: raised PropertyFailure").
+    # is, not as "plugin 1401… broke hook qipai_settle: raised PropertyFailure".
     # Payer 4 at a 4-seat table: the ZERO_SUM bug of test_plugin_failures.
-    from qipai.conformance.properties import GUARD, PropertyFailure
+    from qipai.conformance.guard import GUARD, PropertyFailure
     from qipai.core.model import Payment, Settlement
 
     class Uneven:

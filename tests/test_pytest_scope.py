@@ -30,7 +30,7 @@ def collected(out: str) -> list[str]:
 def conformance_items(variant: str) -> list[str]:
     """The ids the plugin adds for ``variant``: one per case, one per property."""
     from qipai.conformance.properties import PROPERTY_NAMES
-    from qipai.conformance.runner import collect
+    from qipai.conformance.registry import collect
 
     return ([f"::{case.id}" for case, _ in collect(variant, [])]
             + [f"::property/{p}" for p in PROPERTY_NAMES])

@@ -45,7 +45,7 @@ def _row(ruleset: str, variant: str, hand: int, seats: int, how: str | None = No
 
 
 def _write(path, rows: list[dict]) -> str:
-    from qipai.sim.run import FORMAT, schema
+    from qipai.sim.rows import FORMAT, schema
 
     rulesets = list(dict.fromkeys(r["ruleset"] for r in rows))
     meta = {"format": FORMAT, "rulesets": rulesets, "bots": "greedy", "seed": 0, "hands": 10}
@@ -137,7 +137,7 @@ def test_across_variants_a_pattern_of_one_variant_gets_no_difference(tmp_path):
     path = _write(tmp_path / "gx.parquet", _guilin() + _guangxi())
     cells = _cells(path)
     # each variant's own pattern: no figure of the other, no difference
-    # (before: 七对 −12.5 pp and 七小对 +11.1 pp, each against a "0")
+    # (a difference against a "0" the other variant cannot show is meaningless)
     assert cells[QIDUI] == ["12.5 % [2.2, 47.1]", "—", "—"]
     assert cells[QIXIAODUI] == ["—", "11.1 % [2.0, 43.5]", "—"]
     assert cells["醒 xing of a win (mean)"][1:] == ["—", "—"]  # 广西 has no 醒
@@ -174,8 +174,8 @@ def test_across_variants_a_pattern_of_one_variant_gets_no_difference(tmp_path):
 def test_across_variants_what_the_other_could_have_but_never_showed_is_0_percent(tmp_path):
     """桂林 shows 清一色 qingyise (hand 1) and a 抢杠 win (hand 2); 广西 shows
     neither, but names 清一色 among its patterns and wins by the family's
-    ways: 0 of its 9 wins and 9 hands won, differenced (before: ``—``, as
-    if 广西 could not score them).  七对 stays 桂林's own (广西 names no
+    ways: 0 of its 9 wins and 9 hands won, differenced (not ``—``: 广西
+    can score them).  七对 stays 桂林's own (广西 names no
     ``qidui``: its seven pairs is 七小对 ``qixiaodui``)."""
     rows = _guilin()
     rows[1] = _row("guilin-mahjong", "guilin-mahjong", 1, 4, how="zimo",
@@ -205,8 +205,7 @@ def test_across_families_no_way_of_winning_or_pattern_is_compared(tmp_path):
                   patterns=["pinghu"], amount=3, xing=1) for i in range(10)]
     path = _write(tmp_path / "gz.parquet", _guilin() + zipai)
     cells = _cells(path)
-    # one id, two things: a row per game, the game after the label (before:
-    # one row holding both)
+    # one id, two things: a row per game, the game after the label
     assert cells["pattern 平胡 pinghu (of wins; mahjong)"] == ["87.5 % [52.9, 97.8]", "—", "—"]
     assert cells["pattern 平胡 pinghu (of wins; zipai)"] == ["—", "100.0 % [70.1, 100.0]", "—"]
     assert cells["win by 自摸 zimo (of hands won; mahjong)"] == ["25.0 % [7.1, 59.1]", "—", "—"]
@@ -244,15 +243,15 @@ def test_guilin_and_guangxi_mahjong_deal_the_same_cards_from_a_seed():
 def test_the_pattern_chart_keeps_each_game_on_its_own_rows(tmp_path, monkeypatch):
     """Across families the chart draws 字牌's 平胡 (a way of winning) on a row
     of its own, not beside mahjong's 平胡 (a plain hand), the family after
-    each name; a pattern the table shows ``0.0 %`` is a bar of 0 (before:
-    one ``pinghu`` row for both games, and no bar at all)."""
+    each name; a pattern the table shows ``0.0 %`` is a bar of 0."""
     pytest.importorskip("matplotlib", reason="matplotlib (extra qipai[sim]) not installed")
     import matplotlib.pyplot as plt
     from matplotlib.container import BarContainer
 
     from qipai.sim import report
+    from qipai.sim.report import page
 
-    monkeypatch.setattr(report, "CJK_FONTS", ())  # ids alone: the same on every machine
+    monkeypatch.setattr(page, "CJK_FONTS", ())  # ids alone: the same on every machine
     zipai = [_row("guilin-zipai", "guilin-zipai", i, 3, how="pinghu", patterns=["pinghu"],
                   amount=3, xing=1) for i in range(10)]
     rows = _guilin()
@@ -279,8 +278,8 @@ def test_the_pattern_chart_keeps_each_game_on_its_own_rows(tmp_path, monkeypatch
 
 def test_the_payments_chart_counts_every_hand(tmp_path):
     """The largest hand (194 子 moved; bins of 194 // 60 + 1 = 4) is in the
-    last bar: each ruleset's bars sum to all of its hands (before: the last
-    edge was 192 and the 194 hand was left out of the chart)."""
+    last bar: each ruleset's bars sum to all of its hands (the last edge
+    is not 192, which would leave the 194 hand out of the chart)."""
     pytest.importorskip("matplotlib", reason="matplotlib (extra qipai[sim]) not installed")
     import matplotlib.pyplot as plt
 
@@ -303,10 +302,10 @@ def test_the_payments_chart_counts_every_hand(tmp_path):
 
 def test_a_3_seat_game_first_then_two_mahjong_rulesets(tmp_path):
     """字牌 first, then two rulesets of 桂林麻将: one note for the mahjong
-    variant (before: the same note twice, once a ruleset); the fourth
-    seat's rows sit with the other seats' (before: at the bottom, after 醒);
-    every panel of the net chart has its legend (before: only the first,
-    the 3-seat one, so the mahjong panels' seat 3 had none)."""
+    variant, not one a ruleset; the fourth seat's rows sit with the other
+    seats', not at the bottom after 醒; every panel of the net chart has its
+    legend, the mahjong panels' seat 3 included (not only the first, 3-seat
+    panel)."""
     pytest.importorskip("matplotlib", reason="matplotlib (extra qipai[sim]) not installed")
     import matplotlib.pyplot as plt
 
@@ -336,9 +335,10 @@ def test_a_3_seat_game_first_then_two_mahjong_rulesets(tmp_path):
 def test_a_terminal_too_narrow_for_one_column_cuts_nothing(tmp_path, width):
     """Under about 32 columns not even the labels and one column fit: the
     tables are made as wide as they must be (the terminal wraps the lines)
-    and every value and interval is printed whole (before: rich cut them —
-    the hands cell "10" showed as "1", "[2.2, 47.1]" lost its end)."""
-    from qipai.sim.report import _units, summarize, table_rows
+    and every value and interval is printed whole (rich does not cut them:
+    the hands cell "10" is not shown as "1", nor "[2.2, 47.1]" without its end)."""
+    from qipai.sim.report import summarize, table_rows
+    from qipai.sim.report.render import _units
 
     path = _write(tmp_path / "gx.parquet", _guilin() + _guangxi())
     out = _report(path, width=width)
@@ -352,7 +352,7 @@ def test_a_terminal_too_narrow_for_one_column_cuts_nothing(tmp_path, width):
 
 
 def test_a_bound_that_rounds_to_zero_prints_without_a_minus():
-    from qipai.sim.report import _num
+    from qipai.sim.report.render import _num
 
     assert _num(-0.004, 2, "+") == "+0.00" and _num(-0.004, 2, "") == "0.00"
     assert _num(-0.0, 1, "") == "0.0" and _num(-0.006, 2, "") == "-0.01"

@@ -16,10 +16,11 @@ import pytest
 from click.testing import CliRunner
 
 from qipai.cli import cli
-from qipai.conformance.properties import run_properties
-from qipai.conformance.runner import collect, register_plugin, run_case, unregister_plugin
+from qipai.conformance.checkers import run_case
+from qipai.conformance.registry import collect, register_plugin, unregister_plugin
+from qipai.conformance.runner import run_properties
 from qipai.core.ruleset import Ruleset, available, load
-from qipai.scaffold import ScaffoldError, files, module_name, new_variant
+from qipai.cli.new_variant import ScaffoldError, files, module_name, write_skeleton
 
 
 @pytest.fixture
@@ -28,7 +29,7 @@ def installed(tmp_path, monkeypatch):
     made = []
 
     def make(name: str, family: str = "mahjong"):
-        root = new_variant(name, family, tmp_path)
+        root = write_skeleton(name, family, tmp_path)
         text = tomllib.loads((root / "pyproject.toml").read_text())
         (ep_name, target), = text["project"]["entry-points"]["qipai.variants"].items()
         dist = root / f"{module_name(name)}-0.1.0.dist-info"
@@ -48,7 +49,7 @@ def installed(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("family", ["mahjong", "zipai"])
 def test_the_skeleton_has_its_files_and_entry_point(tmp_path, family):
-    root = new_variant("demo", family, tmp_path)
+    root = write_skeleton("demo", family, tmp_path)
     assert root == tmp_path / "qipai-demo"
     for rel in ("pyproject.toml", "README.md", "qipai_demo/__init__.py", "qipai_demo/options.py",
                 "qipai_demo/plugin.py", "qipai_demo/cases/deck.toml",
@@ -113,5 +114,5 @@ def test_the_name_of_an_installed_variant_is_refused(tmp_path):
     replace it silently (the registry keeps one entry point a name): it is
     refused, and nothing is written."""
     with pytest.raises(ScaffoldError, match="'guilin-mahjong' is installed already"):
-        new_variant("guilin-mahjong", directory=tmp_path)
+        write_skeleton("guilin-mahjong", directory=tmp_path)
     assert list(tmp_path.iterdir()) == []

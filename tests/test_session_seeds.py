@@ -1,4 +1,4 @@
-"""Issue 10, "Leaks": bot/CLI sessions' seeds and the record's ``rng``."""
+"""Bot/CLI sessions' seeds and the record's ``rng``: nothing about a hand leaks through them."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ import random
 
 import msgspec
 
-from qipai.bots import hand_seed, play_hands
+import qipai.bots
+from qipai.bots import play_hands
 from qipai.core.records import decode_record, record_of, replay_check
 from qipai.core.ruleset import load
+from qipai.core.sessions import hand_seed
 
 
 def test_hand_seeds_are_128_bit_hashes_not_the_session_seed():
@@ -17,6 +19,7 @@ def test_hand_seeds_are_128_bit_hashes_not_the_session_seed():
     assert all(0 <= s < 2**128 for s in seeds) and max(seeds) >= 2**64
     # the old derivation: hand 0 was the session seed, hand i a 48-bit value
     assert seeds[1] != random.Random("qipai-hand:42:1").getrandbits(48)
+    assert qipai.bots.hand_seed is hand_seed  # where the bots' users import it from
 
 
 def test_seeded_session_records_say_seeded_and_hold_no_session_seed():

@@ -138,12 +138,13 @@ def test_ctrl_c_keeps_the_finished_chunks(tmp_path):
 def test_ctrl_c_before_any_chunk_finished_writes_nothing(where, args, monkeypatch, tmp_path):
     """Ctrl-C before a chunk finished is one line naming the file, exit
     status 130 and no file (it was "Aborted!", status 1, during the warm-up)."""
-    from qipai.sim import run
+    from qipai.sim import backends, run
 
     def interrupt(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(run, where, interrupt)
+    # start_ray is called by the Ray backend, the others by the run itself
+    monkeypatch.setattr(backends if where == "start_ray" else run, where, interrupt)
     if where == "start_ray":  # the CLI imports Ray first: a stand-in will do
         import sys
         import types
@@ -279,7 +280,7 @@ def test_ray_workers_that_do_not_start_are_a_typed_error_not_a_hang(monkeypatch)
     """Workers that crash as they start (as a ``uv run`` driver's did, their
     runtime environment running uv in a copy of the project) are retried by
     Ray forever; qipai gives up after its bound with RayUnavailable."""
-    from qipai.sim import run
+    from qipai.sim import backends as run
 
     # Ray's uv hook would replace the broken interpreter by `uv run …` (as
     # import_ray turns it off, before Ray is imported, or in case it was).
@@ -302,7 +303,7 @@ def test_ray_workers_that_do_not_start_are_a_typed_error_not_a_hang(monkeypatch)
 
 
 def test_a_local_ray_instance_turns_off_rays_uv_hook_unless_set(monkeypatch):
-    from qipai.sim import run
+    from qipai.sim import backends as run
 
     monkeypatch.setattr(run, "require", lambda module, extra: module)
     monkeypatch.delenv(run.RAY_UV_HOOK, raising=False)
@@ -557,15 +558,16 @@ def test_the_pattern_chart_names_patterns_as_the_table_where_a_font_can(guilin_f
     import matplotlib.pyplot as plt
 
     from qipai.sim import report
+    from qipai.sim.report import page
 
     summary = report.summarize(guilin_file)
-    for fonts in (report.CJK_FONTS, ()):
-        monkeypatch.setattr(report, "CJK_FONTS", fonts)
+    for fonts in (page.CJK_FONTS, ()):
+        monkeypatch.setattr(page, "CJK_FONTS", fonts)
         figs = report.charts(summary, guilin_file)
         ticks = [t.get_text() for t in figs["patterns"].axes[0].get_yticklabels()]
         for fig in figs.values():
             plt.close(fig)
-        if report._cjk_font():
+        if page._cjk_font():
             assert "平胡 pinghu" in ticks
         else:
             assert "pinghu" in ticks and not any(re.search("[\u4e00-\u9fff]", t)
@@ -588,7 +590,8 @@ def test_the_howto_report_table_has_the_labels_report_prints(guilin_file):
     import itertools
     from pathlib import Path
 
-    from qipai.sim.report import _HOW, pattern_names, pattern_text
+    from qipai.sim.report import pattern_names, pattern_text
+    from qipai.sim.report.summary import _HOW
 
     lines = (Path(__file__).parents[1] / "docs" / "howto" / "simulate.md").read_text(
         encoding="utf-8").splitlines()
@@ -643,7 +646,7 @@ def test_simulate_bad_input_is_one_line(args, words, tmp_path):
 
 def test_report_bad_files_are_one_line(tmp_path):
     one_line_error(invoke("report", str(tmp_path / "none.parquet")), "no such file")
-    one_line_error(invoke("report", ""), "no file given")  # before: ": no such file"
+    one_line_error(invoke("report", ""), "no file given")  # not ": no such file"
     junk = tmp_path / "junk.parquet"
     junk.write_text("not parquet")
     one_line_error(invoke("report", str(junk)), "not a Parquet file")
@@ -709,8 +712,8 @@ def test_an_out_that_is_not_parquet_is_not_replaced(tmp_path, guilin_file):
     one_line_error(invoke("simulate", "guilin-mahjong", "-n", "2", "--out", str(notes)),
                    "will not replace", "README.md", "not a Parquet file")
     assert notes.read_text() == "# my notes\n"
-    # another tool's Parquet file (no qipai.simulate metadata) is refused too
-    # (before: any file starting with PAR1 was replaced)
+    # another tool's Parquet file (no qipai.simulate metadata) is refused too:
+    # starting with PAR1 is not enough to be replaced
     import pyarrow as pa
 
     foreign = tmp_path / "foreign.parquet"
@@ -819,7 +822,7 @@ def test_a_ray_address_where_nothing_answers_is_one_line_at_once(monkeypatch, tm
                             f"127.0.0.1:{port} (")
         assert "--ray took" not in res.stderr
     # RAY_ADDRESS is the address of --ray= and --ray=auto, as Ray's own rule
-    # has it (before: not probed, and '--ray=' said 'a local instance')
+    # has it (it is probed, and '--ray=' does not say 'a local instance')
     monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
     for flag in ("--ray=", "--ray=auto"):
         res = invoke("simulate", "guilin-mahjong", "-n", "2", flag, "--out", str(out))
@@ -858,14 +861,14 @@ def test_sigterm_while_ray_starts_is_a_stop_before_any_chunk(monkeypatch, tmp_pa
 @pytest.mark.slow
 def test_sigterm_during_a_ray_run_keeps_the_finished_chunks(tmp_path):
     """SIGTERM (``kill PID`` of a background run) during a --ray run stops it
-    and keeps the finished chunks, as without Ray (before: Ray's own SIGTERM
-    handler, installed by ray.init over simulate's, exited at once: status
-    15, no file)."""
+    and keeps the finished chunks, as without Ray (Ray's own SIGTERM
+    handler, which ray.init installs over simulate's, would exit at once:
+    status 15, no file)."""
     import signal
 
     if importlib.util.find_spec("ray") is None:
         pytest.skip("ray (extra qipai[ray]) not installed")
-    from qipai.sim.commands import _Stop
+    from qipai.cli.simulate import _Stop
 
     stop = _Stop()
     before = signal.signal(signal.SIGTERM, stop)
@@ -944,7 +947,7 @@ def test_a_second_stop_does_not_cut_the_write_of_the_finished_chunks(monkeypatch
     ``timeout``: once directly, once forwarded by ``uv run``).  The first
     stops the run after one chunk; a second one arriving while the finished
     chunk is written is ignored: the file holds that chunk, the last line
-    says so, status 130 (before: the write was cut short, "not written").
+    says so, status 130 (the write is not cut short, "not written").
     The handlers the command replaced are put back afterwards."""
     import signal
 
@@ -1010,14 +1013,14 @@ def test_report_html_onto_the_results_file_is_refused(guilin_file, tmp_path):
         assert res.stdout == ""
     assert copy.read_bytes() == before
     # another Parquet file — another run's results — is not written over
-    # either (before: it became the HTML page)
+    # either
     other = tmp_path / "other.parquet"
     shutil.copy(guilin_file, other)
     res = invoke("report", str(copy), "--html", str(other))
     one_line_error(res, "will not write the page over", "other.parquet", "Parquet file")
     assert res.stdout == "" and other.read_bytes() == before
-    # nor any other file but a page an earlier report wrote (before: a
-    # README.md given by mistake became the page)
+    # nor any other file but a page an earlier report wrote (a README.md
+    # given by mistake stays as it is)
     for name in ("README.md", "index.html"):
         notes = tmp_path / name
         notes.write_text("# my notes\n")
@@ -1038,7 +1041,7 @@ def test_report_html_onto_the_results_file_is_refused(guilin_file, tmp_path):
     assert invoke("report", str(copy), "--html", str(empty)).exit_code == 0
     assert empty.read_text(encoding="utf-8").startswith("<!doctype html>")
     # the page is written through a temporary file of its own: a file the
-    # user keeps as PAGE.part is not touched (before: replaced, then gone)
+    # user keeps as PAGE.part is not touched
     (tmp_path / "page.html.part").write_text("mine")
     assert invoke("report", str(copy), "--html", str(page)).exit_code == 0
     assert (tmp_path / "page.html.part").read_text() == "mine"
@@ -1061,8 +1064,8 @@ def test_report_of_rows_simulate_never_writes_is_one_line(guilin_file, tmp_path)
     """Rows of the right schema but not as simulate writes them — a hand
     with a net of 2 seats in a 4-seat ruleset, a winner or dealer that is
     no seat — and metadata whose rulesets are not a list of strings are
-    one line naming what is wrong (before: a TypeError from deep inside,
-    or a ruleset silently left out)."""
+    one line naming what is wrong (not a TypeError from deep inside, nor a
+    ruleset silently left out)."""
     import json
 
     rows = pq.read_table(guilin_file)
@@ -1088,10 +1091,9 @@ def test_report_of_rows_simulate_never_writes_is_one_line(guilin_file, tmp_path)
 def test_report_of_hand_edited_rows_names_what_is_wrong(guilin_file, tmp_path):
     """Nets that do not sum to 0, a ruleset the metadata does not list, a
     metadata ``hands`` that is no number of hands: one line saying so
-    (before: reported as if simulate had written them — an extra column for
-    the unlisted ruleset, '-5 hands asked').  A winner that is no seat is
-    named as such (before: 'net of 4 seats (its ruleset's hands have up to
-    4), dealer 0, winners [7]')."""
+    (not reported as if simulate had written them — an extra column for the
+    unlisted ruleset, '-5 hands asked').  A winner that is no seat is named
+    as such."""
     import json
 
     rows = pq.read_table(guilin_file)
@@ -1114,7 +1116,7 @@ def test_report_of_hand_edited_rows_names_what_is_wrong(guilin_file, tmp_path):
         pq.write_table(rows.replace_schema_metadata(
             {"qipai.simulate": json.dumps({**meta, "hands": bad})}), path)
         one_line_error(invoke("report", str(path)), "metadata's hands is", "not a number of hands")
-    del meta["hands"]  # absent: as bad (before: 'None hands asked per ruleset')
+    del meta["hands"]  # absent: as bad (not 'None hands asked per ruleset')
     pq.write_table(rows.replace_schema_metadata({"qipai.simulate": json.dumps(meta)}), path)
     one_line_error(invoke("report", str(path)), "metadata's hands is None")
     meta = json.loads(rows.schema.metadata[b"qipai.simulate"])
@@ -1129,7 +1131,7 @@ def test_report_of_hand_edited_rows_names_what_is_wrong(guilin_file, tmp_path):
 def test_report_says_when_two_rulesets_are_not_paired(guilin_file, tmp_path):
     """A file where one ruleset lacks a hand the other has (edited by
     hand): the report says its differences are not paired on the hands
-    (before: the intervals silently widened, ±0.3 to ±3.8 pp)."""
+    (rather than silently widening the intervals, ±0.3 to ±3.8 pp)."""
     import pyarrow.compute as pc
 
     rows = pq.read_table(guilin_file)
@@ -1148,7 +1150,7 @@ def test_report_says_when_two_rulesets_are_not_paired(guilin_file, tmp_path):
 def test_report_says_when_another_variant_is_not_paired(tmp_path):
     """The note holds for another variant of the same seats too (guangxi
     pairs with guilin when both hold the same hands): a hand dropped from
-    one of them is said (before: silently unpaired)."""
+    one of them is said, not silently unpaired."""
     import pyarrow.compute as pc
 
     out = str(tmp_path / "gg.parquet")
@@ -1168,9 +1170,9 @@ def test_report_says_when_another_variant_is_not_paired(tmp_path):
 def test_report_of_null_cells_or_a_hand_twice_is_one_line(guilin_file, tmp_path):
     """A null ``end`` or a null inside ``net``, and a file joined from two
     runs (each hand index twice, of two seeds), are refused naming the hand
-    (before: the nulls were read as nothing, and the joined file was
-    reported — its paired means joined every hand with both of the other
-    ruleset's hands of that index)."""
+    (the nulls are not read as nothing, and the joined file is not reported:
+    its paired means would join every hand with both of the other ruleset's
+    hands of that index)."""
     rows = pq.read_table(guilin_file)
     ends = rows.column("end").to_pylist()
     ends[3] = None
@@ -1191,7 +1193,7 @@ def test_report_of_null_cells_or_a_hand_twice_is_one_line(guilin_file, tmp_path)
 
 def test_report_of_damaged_pages_is_one_line(guilin_file, tmp_path):
     """A file whose footer reads but whose data pages are damaged: one
-    line (before: DuckDB's InvalidInputException and a traceback)."""
+    line (not DuckDB's InvalidInputException and a traceback)."""
     data = bytearray(open(guilin_file, "rb").read())
     for i in range(200, min(2200, len(data) - 2000)):
         data[i] ^= 0x5A
@@ -1205,9 +1207,9 @@ def test_report_of_damaged_pages_is_one_line(guilin_file, tmp_path):
 
 def test_report_across_seat_counts_and_of_one_hand(tmp_path):
     """A 4-seat and a 3-seat ruleset: seat 3 exists in one only, so it has
-    no difference (before: as if the 3-seat ruleset's seat 3 had won 0
-    hands).  One hand: a mean has no interval, shown n/a (before: a
-    zero-width "95 % interval")."""
+    no difference (not as if the 3-seat ruleset's seat 3 had won 0 hands).
+    One hand: a mean has no interval, shown n/a (not a zero-width "95 %
+    interval")."""
     from qipai.sim.report import differences, summarize
 
     out = str(tmp_path / "x.parquet")
@@ -1236,7 +1238,7 @@ def test_report_across_seat_counts_and_of_one_hand(tmp_path):
 def test_amounts_past_the_files_integers_are_one_line(tmp_path):
     """An option the variant accepts (追牌 of 3,000,000,000 子 a seat) makes
     hand 197 (seed 0) move more than the file's 32-bit columns hold: one
-    line naming the hand and its net, exit 2, no file (before: pyarrow's
+    line naming the hand and its net, exit 2, no file (not pyarrow's
     ArrowInvalid and a traceback after the hands were played)."""
     out = tmp_path / "ovf.parquet"
     res = invoke("simulate", "guilin-mahjong(zhuipai_amount=3000000000)", "-n", "200",

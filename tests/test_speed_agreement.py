@@ -1,4 +1,4 @@
-"""The fast paths answer exactly what the plain references answer (issue 5).
+"""The fast paths answer exactly what the plain references answer.
 
 Every table-driven or short-cut path is compared with its plain twin on a
 seeded corpus: random hands, complete hands of every 桂林 shape, near
@@ -19,6 +19,7 @@ from qipai.core.errors import BadCards
 from qipai.core.model import Meld, WinClaim
 from qipai.core.ruleset import load
 from qipai.families.mahjong import reference as ref
+from qipai.families.mahjong import shanten as shanten_mod
 from qipai.families.mahjong import shapes
 from qipai.families.mahjong.hand_checks import valid_bytes
 from qipai.families.mahjong.scoring_kit import check_counts
@@ -248,26 +249,12 @@ def test_shanten_agrees_with_the_reference(corpus14):
     rng = random.Random(SEED + 7)
     for c in corpus14[:1500]:
         hand = _minus_one(rng, c)
-        assert shapes.shanten_standard(hand) == ref.ref_shanten_standard(hand), hand
-        assert shapes.shanten_standard(c) == ref.ref_shanten_standard(c), c
+        assert shanten_mod.shanten_standard(hand) == ref.ref_shanten_standard(hand), hand
+        assert shanten_mod.shanten_standard(c) == ref.ref_shanten_standard(c), c
     for _ in range(300):  # with melds: fewer concealed tiles
         n = rng.randrange(1, 5)
         hand = _random(rng, 3 * (4 - n) + rng.choice((1, 2)))
-        assert shapes.shanten_standard(hand, n) == ref.ref_shanten_standard(hand, n), hand
-
-
-def test_greedy_useful_tiles_agree_with_the_plain_block_tables(corpus14):
-    from qipai.bots import MahjongStrategy
-
-    bot = MahjongStrategy(random.Random(0))
-    rng = random.Random(SEED + 8)
-    for c in corpus14[:1500]:
-        hand = _minus_one(rng, c)
-        for n in (0, 1):
-            if n:
-                hand = _random(rng, 10)
-            sh = shapes.shanten(hand, n)
-            assert bot._improving(hand, n, sh) == bot._improving_plain(hand, n, sh), hand
+        assert shanten_mod.shanten_standard(hand, n) == ref.ref_shanten_standard(hand, n), hand
 
 
 def test_plain_context_never_passes_what_check_context_rejects():
@@ -352,7 +339,7 @@ def test_wide_int_buffers_take_the_plain_path(corpus14):
         wide = array("q", c)
         assert shapes.is_standard(wide) == ref.ref_is_standard(c)
         assert shapes.is_qidui(wide) == ref.ref_is_qidui(c)
-        assert shapes.shanten(wide) == shapes.shanten(c)
+        assert shanten_mod.shanten(wide) == shanten_mod.shanten(c)
         assert guilin.is_win_shape(wide) == guilin.is_win_shape(c)
         assert guangxi.is_win_shape(wide) == guangxi.is_win_shape(c)
         assert valid_bytes(wide, ()) is None

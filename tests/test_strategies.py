@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 
 import qipai.conformance as qc
 from qipai.conformance import strategies as qst
-from qipai.conformance.properties import check_conservation
-from qipai.conformance.runner import view_leak
+from qipai.conformance.properties import check_conservation, view_leak
 from qipai.core.ruleset import load
 from qipai.families.mahjong import shapes
 from qipai.families.mahjong.scoring_kit import check_meld, holding

@@ -2,8 +2,7 @@
 
 A host runs tables in threads.  Every table the engine builds on first use
 (``suit_tables``, the zipai chunks, memos) must look complete to a thread
-that arrives while another is still building it (issue 10, "Lazy lookup
-tables race across threads").  Each check runs in a fresh interpreter, so the
+that arrives while another is still building it.  Each check runs in a fresh interpreter, so the
 tables are cold, with a tiny switch interval so threads interleave inside
 the builds.
 """
@@ -117,7 +116,7 @@ def test_threaded_cold_play_equals_serial_play():
 
 def test_replay_loads_each_ruleset_once(monkeypatch):
     """``replay`` reuses the ruleset of an earlier record with the same
-    variant and options (issue 10, "Smaller": it reloaded it per record)."""
+    variant and options instead of loading it again per record."""
     from qipai.bots import play_hand
     from qipai.core import ruleset as ruleset_mod
     from qipai.core.records import record_of, replay

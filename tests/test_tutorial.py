@@ -65,7 +65,7 @@ def test_the_page_gives_the_number_of_checks_conformance_prints(monkeypatch):
     count the command prints: the package's cases and every property (it
     said 28 after two properties were added)."""
     from qipai.conformance.properties import PROPERTY_NAMES
-    from qipai.conformance.runner import collect, register_plugin, unregister_plugin
+    from qipai.conformance.registry import collect, register_plugin, unregister_plugin
 
     monkeypatch.syspath_prepend(str(PACKAGE))
     import qipai_tuidaohu.plugin as plugin

@@ -1,4 +1,4 @@
-"""Payment breakdowns (issue 11): the Term arithmetic, its text, the explain helpers."""
+"""Payment breakdowns: the Term arithmetic, its text, the explain helpers."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from qipai.core.model import Payment, Term, bracket, format_why, times, why_total
-from qipai.explain import payment_rows, payments_json, print_payments
+from qipai.text.payments import payment_rows, payments_json, print_payments
 
 NAMES = {"pengpenghu": "碰碰胡", "zimo": "自摸", "hubao": "互包", "fanxing": "翻醒"}
 
@@ -67,11 +67,11 @@ def test_payment_round_trip_and_rows():
 
 
 def test_table_refuses_a_why_that_does_not_total():
-    from qipai.core.table import _payment_problem
+    from qipai.core.answers import payment_problem
 
     bad = Payment(1, 0, 5, "hu", (Term("pattern", "pinghu", 4),))
-    assert "totals 4" in _payment_problem(bad, 4)
-    assert _payment_problem(Payment(1, 0, 4, "hu", (Term("pattern", "pinghu", 4),)), 4) is None
+    assert "totals 4" in payment_problem(bad, 4)
+    assert payment_problem(Payment(1, 0, 4, "hu", (Term("pattern", "pinghu", 4),)), 4) is None
 
 
 # ----------------------------------------------------------------- every hand explains itself
@@ -132,7 +132,8 @@ def test_liability_options_explain_themselves():
 
 
 def test_the_why_property_is_checked_by_conformance():
-    from qipai.conformance.properties import PROPERTY_NAMES, run_properties
+    from qipai.conformance.properties import PROPERTY_NAMES
+    from qipai.conformance.runner import run_properties
 
     assert "why" in PROPERTY_NAMES
     outcomes = {o.id: o for o in run_properties("guilin-zipai", games=3)}

@@ -3,15 +3,14 @@
 D-ZP20: a seat whose hand a mandatory 扫 emptied plays on (D-ZP18), and
 when the fourth copy then comes to it — a 开招 on another's card, or a 扫穿
 on its own draw, its first of the hand, so a discard is due — it has
-nothing to discard and is one card more over.  Before, the next card any
-seat could be asked to win on was checked against a holding two cards
-over, outside the sizes the win check allowed, and the check raised: the
-hand could not go on (3 hands in 20,000 of random self-play, found by a
-rules review).  The seat may still win with a card that makes another of
+nothing to discard and is one card more over.  The next card any seat
+could be asked to win on is then checked against a holding two cards over,
+a size the win check must allow (3 hands in 20,000 of random self-play
+reach it).  The seat may still win with a card that makes another of
 its melds a four (D-ZP9).
 
 D-ZP21: with ``two_saochuan = "extra_card"`` the extra stock cards go in
-turn order from the dealer (before: seat 0 first).
+turn order from the dealer, not from seat 0.
 """
 
 from __future__ import annotations

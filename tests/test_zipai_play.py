@@ -314,10 +314,10 @@ def _kaizhao_seat(table):
 
 
 def test_a_mandatory_kaizhao_seat_is_offered_only_what_it_may_do(rs):
-    """Issue 10: a seat whose 开招 is mandatory was offered 吃 and Pass (its
-    answer then ignored) on another's card matching its 坎 and on its own
-    draw of the 4th card of its 碰.  Now it is offered only a win (with Pass,
-    meaning the 开招) or nothing, and a 吃 from it is refused."""
+    """A seat whose 开招 is mandatory, on another's card matching its 坎 and
+    on its own draw of the 4th card of its 碰, is offered only a win (with
+    Pass, meaning the 开招) or nothing — no 吃 or Pass whose answer would be
+    ignored — and a 吃 from it is refused."""
     import random
 
     from qipai.conformance.properties import choose
@@ -357,17 +357,17 @@ def test_a_sanlong_wukan_win_reads_as_a_win_on_the_deal_with_no_winning_card(rs)
     import msgspec
     from zipai_deals import sanlong_wukan_deal
 
-    from qipai.cli import _log_lines
     from qipai.core.model import Won
-    from qipai.host.client import Printer
-    from qipai.human import event_text
+    from qipai.text.log import log_lines
+    from qipai.text.seat import event_text
+    from qipai.text.wire import Printer
 
     deal = sanlong_wukan_deal()
     table = rs.table(deal=deal)
     (won,) = [e for e in table.events if isinstance(e, Won)]
     assert won.card is None and won.patterns == ("sanlong_wukan",)
     want = "seat 2 wins on the deal, with the cards dealt (no winning card) — sanlong_wukan"
-    lines = _log_lines(table)
+    lines = log_lines(table)
     assert want in lines
     assert not any("?" in line or "自摸" in line for line in lines)
     assert event_text(rs.cards, won, 0, at_deal=True) == want.replace("wins", "won")

@@ -681,7 +681,7 @@ def test_settle_sums_to_zero(hu, seat, dealer, how, off, scale, bonus, mode, max
             assert n[p] == -one
 
 
-# ----------------------------------------------------------------- why (issue 11)
+# ----------------------------------------------------------------- why
 
 
 def test_why_of_dihu_fangpao_is_the_computation():

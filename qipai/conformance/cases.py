@@ -7,7 +7,7 @@ Struct of its check kind (:mod:`qipai.conformance.casespec`): an unknown
 check kind, a missing, unknown or misspelt key, or a value of the wrong type
 makes the case *malformed*.  A malformed case is still loaded — it fails,
 with the reason, when run — so that one bad case does not hide the others;
-:func:`check_paths` (``qipai conformance --check-cases``) lists them all.
+:func:`qipai.conformance.runner.check_paths` (``qipai conformance --check-cases``) lists them all.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from typing import Any
 import msgspec
 
 from qipai.conformance.casespec import CASE_TYPES, CHECKS, AnyCase
-from qipai.core.errors import BadCards, BadCase, BadNotation, BadOption, QipaiError, UnknownVariant
+from qipai.core.errors import BadCase, QipaiError
 
-__all__ = ["CHECKS", "Case", "CaseFile", "Problem", "cards_refused", "case_paths", "check_paths",
-           "load_cases", "notation_problems", "read_file"]
+__all__ = ["CHECKS", "Case", "CaseFile", "Problem", "case_paths", "load_cases", "notation_problems",
+           "read_file"]
 
 
 class Case(msgspec.Struct, frozen=True):
@@ -283,89 +283,3 @@ def notation_problems(rs: Any, case: Case) -> list[str]:
                 if p:
                     out.append(p)
     return out
-
-
-# ------------------------------------------------------------------ checking files
-
-
-def check_paths(paths: list[str | Path], load_variant: Any = None
-                ) -> tuple[list[Problem], int, list[str]]:
-    """Validate every case file at ``paths`` (files or folders): the
-    malformed cases, how many cases were read, and notes.
-
-    A case is malformed when its check kind is unknown, a key is missing,
-    unknown or of the wrong type, its id repeats an id of the same variant,
-    its options are refused by the variant, or a card text, action or meld
-    text is not in the variant's notation, or the variant refuses its cards
-    or seats (:func:`cards_refused`: a seat out of range, a fifth copy).
-    Options, notation, cards and seats are checked
-    when ``load_variant(name, options)`` gives the variant's ruleset; for a
-    variant it does not know (:class:`UnknownVariant`) only the structure is
-    checked, and a note says so.
-
-    Raises:
-        BadCase: a path that is neither a case file nor a folder, or a
-            folder without case files.
-    """
-    problems: list[Problem] = []
-    notes: list[str] = []
-    count = 0
-    seen: dict[tuple[str, str], str] = {}
-    unknown: set[str] = set()
-    for path in paths:
-        files = case_paths(path)
-        if not files:
-            raise BadCase(f"no case files (*.toml) in {path}")
-        for f in files:
-            try:
-                cf = read_file(f)
-            except BadCase as exc:
-                problems.append(Problem(str(f), "", str(exc).removeprefix(f"{f}: ")))
-                continue
-            for case in cf.cases:
-                count += 1
-                key = (cf.variant, case.id)
-                if key in seen:  # a malformed first copy holds its id too
-                    problems.append(Problem(str(f), case.id,
-                                            f"duplicate id (first in {seen[key]})"))
-                    continue
-                seen[key] = str(f)
-                if case.problem:
-                    problems.append(Problem(str(f), case.id, case.problem))
-                    continue
-                rs = None
-                if load_variant is not None and cf.variant not in unknown:
-                    try:
-                        rs = load_variant(cf.variant, {**cf.options, **case.options})
-                    except UnknownVariant:
-                        unknown.add(cf.variant)
-                        notes.append(f"variant {cf.variant!r} is not registered here: the "
-                                     f"notation and options of its cases were not checked")
-                    except BadOption as exc:
-                        problems.append(Problem(str(f), case.id, f"options: {exc}"))
-                        continue
-                found = notation_problems(rs, case)
-                if not found and rs is not None:
-                    refused = cards_refused(rs, case)
-                    found = [refused] if refused else []
-                for msg in found:
-                    problems.append(Problem(str(f), case.id, msg))
-    return problems, count, notes
-
-
-def cards_refused(rs: Any, case: Case) -> str:
-    """Why the variant refuses the cards or seats of ``case`` (a well-formed
-    case whose notation reads), or ``""``: the case is checked against
-    ``rs`` as the runner checks it, and only the variant's refusal of its
-    input (:class:`~qipai.core.errors.BadCards`, ``BadNotation``) is kept —
-    a seat out of range, a fifth copy of a card, a relation that is not two
-    seats.  A case that merely fails its expectation is well-formed."""
-    from qipai.conformance.runner import CHECKERS
-
-    try:
-        CHECKERS[case.check](rs, case.given, case.expect)
-    except (BadCards, BadNotation) as exc:
-        return f"the variant refuses it: {exc}"
-    except Exception:  # noqa: BLE001, S110 - a failing case, or a variant's error: reported when run
-        pass
-    return ""

@@ -29,39 +29,20 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Generator, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 import msgspec
 
 from qipai.core.cards import check_copies
 from qipai.core.errors import BadCards, IllegalAction, QipaiError
-from qipai.core.hookspecs import hookimpl
 from qipai.core.model import (
-    Action, Discard, Hu, Pass, Payment, Settlement, Zimo, format_why, why_total,
+    Action, Discard, Drew, Hu, Melded, Pass, Payment, Zimo, format_why, why_total,
 )
 from qipai.core.records import decode_record, record_of, replay_check
 from qipai.core.ruleset import Ruleset
 from qipai.core.table import Table
-
-
-class PropertyFailure(QipaiError, AssertionError):
-    """A generic invariant that does not hold; the message names it.
-
-    A :class:`~qipai.core.errors.QipaiError`, so that the engine passes it
-    through as it is (as it does a variant refusing bad input) when a
-    :class:`Guard` raises it from inside a hook, rather than blaming the
-    Guard as a plugin with a bug.
-
-    ``table`` is the finished table when the hand could still be played to
-    its end (so the other properties can be checked on it), else None;
-    ``prop`` the property it breaks when not the one being checked (a
-    :class:`Guard` finding a settlement that does not sum to zero in play)."""
-
-    def __init__(self, message: str, table: Table | None = None, prop: str = "") -> None:
-        super().__init__(message)
-        self.table = table
-        self.prop = prop
+from qipai.conformance.guard import PropertyFailure, settlement_problem
+from qipai.conformance.registry import is_local
 
 
 def choose(table: Table, seat: int, rng: random.Random) -> Action:
@@ -74,20 +55,20 @@ def choose(table: Table, seat: int, rng: random.Random) -> Action:
 
 
 def dealt_cards(table: Table) -> Counter:
-    d = table.state.deal
+    d = table.deal
     return Counter(c for h in d.hands for c in h) + Counter(d.wall)
 
 
 def cards_in_play(table: Table) -> Counter:
-    st = table.state
-    c: Counter = Counter(st.wall)
-    for s in st.seats:
+    c: Counter = Counter(table.wall)
+    for s in table.seats:
         c.update(s.hand)
         c.update(s.discards)
         for m in s.melds:
             c.update(m.cards)
-    if st.window is not None:
-        c[st.window.card] += 1
+    w = table.window
+    if w is not None:
+        c[w.card] += 1
     return c
 
 
@@ -107,19 +88,18 @@ def hidden_shuffled(table: Table, seat: int, rng: random.Random) -> Table:
     view-leak property, and the bots' and environment's no-peek tests."""
     other = Table.restore(table.ruleset, table.snapshot())
     hidden = [c for s, st in enumerate(other.seats) if s != seat for c in st.hand]
-    hidden += other.state.wall
+    hidden += other.wall
     rng.shuffle(hidden)
     it = iter(hidden)
     for s, st in enumerate(other.seats):
         if s != seat:
             st.hand = sorted(next(it) for _ in st.hand)
-    other.state.wall = [next(it) for _ in other.state.wall]
+    # the copy is made to be changed: its hands and stock are rewritten in place
+    other.wall[:] = [next(it) for _ in other.wall]
     return other
 
 
 def check_views(table: Table, rng: random.Random) -> None:
-    from qipai.conformance.runner import view_leak
-
     for seat in range(table.n):
         leak = view_leak(table, seat)
         if leak:
@@ -197,45 +177,6 @@ def play_checked(rs: Ruleset, seed: int, max_steps: int = 2000) -> Table:
     return table
 
 
-def settlement_problem(payments: Sequence[Payment], n_players: int) -> str | None:
-    """Why ``payments`` do not sum to zero over the table's seats, or None.
-
-    Transfers between seats always sum to zero; money leaves the table only
-    through a payment that names a seat the table does not have (a payer
-    or payee outside ``0 .. n_players-1``), which this names.
-    """
-    net = [0] * n_players
-    off: list[str] = []
-    for p in payments:
-        for role, seat, sign in (("payer", p.payer, -1), ("payee", p.payee, 1)):
-            if type(seat) is int and 0 <= seat < n_players:
-                net[seat] += sign * p.amount
-            else:
-                off.append(f"{p.payer}->{p.payee} {p.amount} ({p.reason or 'no reason'}): "
-                           f"{role} {seat!r} is not a seat")
-    if sum(net) == 0 and not off:
-        return None
-    return (f"settlement does not sum to zero over the {n_players} seats: net {net}"
-            + (f"; {'; '.join(off)}" if off else ""))
-
-
-class Guard:
-    """A conformance-only plugin the runner layers over the variant it checks:
-    it checks hook answers as the variant returns them, so a bug is named at
-    its hook instead of surfacing later as a crash in the engine."""
-
-    @hookimpl(wrapper=True)
-    def qipai_settle(self, end: Any, options: Any) -> Generator[None, Settlement, Settlement]:
-        settlement = yield
-        problem = settlement_problem(settlement.payments, end.n_players)
-        if problem:
-            raise PropertyFailure(f"qipai_settle: {problem}", prop="zero_sum")
-        return settlement
-
-
-GUARD = Guard()
-
-
 def check_zero_sum(table: Table) -> None:
     r = table.result
     problem = settlement_problem(r.payments, table.n)
@@ -282,8 +223,6 @@ def check_deck(rs: Ruleset) -> None:
 
 
 def check_replay(table: Table) -> None:
-    from qipai.conformance.runner import is_local
-
     rec = decode_record(msgspec.json.encode(record_of(table)))
     try:
         if is_local(rec.variant):  # a plugin object: no registry name to load it by
@@ -307,10 +246,10 @@ def check_ask_all(rs: Ruleset, seed: int) -> None:
     for _ in range(2000):
         if table.over:
             return
-        w = table.state.window
+        w = table.window
         if w is not None and w is not seen:
             seen = w
-            asked = set(table.state.pending) | set(w.declared)
+            asked = set(table.pending) | set(w.declared)
             want = {s for s in range(table.n) if s != w.owner or w.source in sources}
             if asked != want:
                 raise PropertyFailure(
@@ -334,52 +273,45 @@ ASK_ALL = "ask_all"
 PROPERTY_NAMES = ("deck", PLAY, *PROPERTIES, ASK_ALL)
 
 
-def run_properties(variant: str, games: int = 20, seed: int = 0,
-                   options: dict[str, Any] | None = None) -> list[Any]:
-    """Check the deck, then play ``games`` seeded random hands and check every
-    property; one :class:`~qipai.conformance.runner.Outcome` per property
-    (named ``property/<name>``, :data:`PROPERTY_NAMES`).  A hand that raises
-    (a variant bug) fails the play property with the seed and the error."""
-    from qipai.conformance.runner import Outcome, load_variant
-
-    rs = load_variant(variant, options or {})
-    failures: dict[str, str] = {}
-    try:
-        check_deck(rs)
-    except PropertyFailure as exc:
-        failures["deck"] = str(exc)
-    finished = 0
-    for g in range(games):
-        s = seed + g
-        try:
-            table = play_checked(rs, s)
-        except PropertyFailure as exc:
-            failures.setdefault(exc.prop or PLAY, f"seed {s}: {exc}")
-            if exc.table is None:
-                continue
-            table = exc.table
-        except Exception as exc:  # noqa: BLE001 - a variant's bug, reported with its seed
-            failures.setdefault(PLAY, f"seed {s}: the hand raised {type(exc).__name__}: {exc}")
+def view_leak(table: Table, seat: int) -> str | None:
+    """A description of anything in ``seat``'s view it may not see, or None."""
+    v = table.view(seat)
+    for ev in v.events:
+        if isinstance(ev, Drew) and ev.seat != seat and not ev.shown and ev.card is not None:
+            return f"view of seat {seat} shows seat {ev.seat}'s drawn card"
+        if isinstance(ev, Melded) and ev.seat != seat and ev.meld.hidden and \
+                any(c is not None for c in ev.meld.cards[: ev.meld.hidden]):
+            return f"view of seat {seat} shows a face-down card of seat {ev.seat}"
+    for s, ms in enumerate(v.melds):
+        if s == seat:
             continue
-        finished += 1
-        for name, check in PROPERTIES.items():
-            if name in failures:
-                continue
-            try:
-                check(table)
-            except PropertyFailure as exc:
-                failures[name] = f"seed {s}: {exc}"
-            except Exception as exc:  # noqa: BLE001
-                failures[name] = f"seed {s}: {type(exc).__name__}: {exc}"
-        if ASK_ALL not in failures:
-            try:
-                check_ask_all(rs, s)
-            except PropertyFailure as exc:
-                failures[ASK_ALL] = f"seed {s}: {exc}"
-            except Exception as exc:  # noqa: BLE001
-                failures[ASK_ALL] = f"seed {s}: {type(exc).__name__}: {exc}"
-    if games and not finished:
-        for name in (*PROPERTIES, ASK_ALL):
-            failures.setdefault(name, f"not checked: none of the {games} hands finished")
-    return [Outcome(f"property/{n}", n not in failures, failures.get(n, ""),
-                    "docs/howto/conformance.md; generic invariants") for n in PROPERTY_NAMES]
+        for real, mv in zip(table.seats[s].melds, ms):
+            if sum(1 for c in mv.cards if c is None) < real.hidden:
+                return f"view of seat {seat} shows a face-down meld card of seat {s}"
+    masked = dict(table.ruleset.manifest.face_down_kinds)
+    for ev in v.events:  # a wholly face-down meld shows no kind it masks (过扫)
+        if isinstance(ev, Melded) and ev.seat != seat and ev.meld.hidden >= len(ev.meld.cards) \
+                and ev.meld.kind in masked:
+            return (f"view of seat {seat} shows the kind of seat {ev.seat}'s face-down "
+                    f"{ev.meld.kind}")
+    for s, ms in enumerate(v.melds):
+        if s != seat and any(m.kind in masked and all(c is None for c in m.cards) for m in ms):
+            return f"view of seat {seat} shows the kind of a face-down meld of seat {s}"
+    for i, ev in enumerate(v.events):
+        # a meld that lies face down must be face down in its event too
+        if not isinstance(ev, Melded) or ev.seat == seat:
+            continue
+        shown = [c for c in ev.meld.cards if c is not None]
+        for real in table.seats[ev.seat].melds:
+            if real.hidden and real.kind == ev.meld.kind and \
+                    len(shown) > len(real.cards) - real.hidden and \
+                    sorted(real.cards) == sorted(shown):
+                shown_text = table.ruleset.cards.format(sorted(shown))
+                return (f"view of seat {seat} leaks the face-down cards of seat {ev.seat}'s "
+                        f"{real.kind} {shown_text} in its event stream "
+                        f"(event {i} shows {len(shown)} of its cards face up, the meld "
+                        f"{len(real.cards) - real.hidden})")
+    enc = msgspec.json.encode(v)
+    if b'"wall"' in enc:
+        return f"view of seat {seat} holds the wall"
+    return None

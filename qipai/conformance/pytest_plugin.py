@@ -43,7 +43,7 @@ class CaseItem(pytest.Item):
         self.variant, self.case, self.options = variant, case, options
 
     def runtest(self) -> None:
-        from qipai.conformance.runner import run_case
+        from qipai.conformance.checkers import run_case
 
         out = run_case(self.variant, self.case, self.options)
         if not out.passed:
@@ -87,7 +87,7 @@ def pytest_unconfigure(config: Any) -> None:
     several in a process, as under ``pytester``)."""
     name = config.stash.get(_REGISTERED, None)
     if name is not None:
-        from qipai.conformance.runner import unregister_plugin
+        from qipai.conformance.registry import unregister_plugin
 
         unregister_plugin(name)
         for key in [k for k in _OUTCOMES if k[0] == name]:
@@ -99,8 +99,8 @@ _OUTCOMES: dict[tuple[str, int, int], list[Any]] = {}
 
 def _property_outcomes(variant: str, games: int) -> list[Any]:
     """The property checks run once per session and variant, shared by the items."""
-    from qipai.conformance.properties import run_properties
-    from qipai.conformance.runner import _LOCAL
+    from qipai.conformance.registry import _LOCAL
+    from qipai.conformance.runner import run_properties
 
     key = (variant, games, id(_LOCAL.get(variant)))
     if key not in _OUTCOMES:
@@ -135,7 +135,7 @@ def pytest_collection_modifyitems(session: Any, config: Any, items: list) -> Non
     if not variant and not plugin:
         return
     from qipai.conformance.properties import PROPERTY_NAMES
-    from qipai.conformance.runner import (
+    from qipai.conformance.registry import (
         check_variant_name, collect, load_variant, register_plugin,
     )
     from qipai.core.errors import QipaiError

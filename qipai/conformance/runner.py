@@ -1,712 +1,28 @@
-"""The conformance runner: every check kind of the case format, public API only.
+"""The conformance runner: a variant's cases and the generic properties, run and reported.
 
-The format is docs/reference/case-format.md (:mod:`qipai.conformance.casespec`).
-
-:func:`run_case` checks one case against a registered variant and returns an
-:class:`Outcome`; :func:`main` runs a variant's own cases, any extra case
-files and the generic property checks, prints each failure (case id, source,
-expected, actual) and a closing line ``N passed, M failed``.
+:func:`main` (``qipai conformance``) runs a variant's own cases
+(:func:`~qipai.conformance.registry.collect`), any extra case files and
+the generic property checks (:func:`run_properties`), prints each failure
+(case id, source, expected, actual) and a closing line ``N passed, M
+failed``; :func:`check_paths` (``qipai conformance --check-cases``) lists
+every malformed case of some case files.  Each case is checked by
+:func:`~qipai.conformance.checkers.run_case`.
 """
 
 from __future__ import annotations
 
-import re
-from collections import Counter
-from collections.abc import Callable, Iterable
-from functools import lru_cache
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from qipai.core.errors import IllegalAction, QipaiError
-from qipai.core.model import (
-    Angang, Chi, Deal, Discard, Drew, HandEnd, Hu, Jiagang, Meld, Melded, Minggang, Pass, Peng,
-    WinClaim, Won, Zimo, net_of,
+from qipai.core.errors import BadCase, BadOption, UnknownVariant
+from qipai.conformance.cases import Problem, case_paths, notation_problems, read_file
+from qipai.conformance.checkers import Outcome, cards_refused, run_case
+from qipai.conformance.guard import PropertyFailure
+from qipai.conformance.properties import (
+    ASK_ALL, PLAY, PROPERTIES, PROPERTY_NAMES, check_ask_all, check_deck, play_checked,
 )
-from qipai.core.ruleset import Ruleset, available, load, load_entry_point
-from qipai.core.table import Table
-from qipai.conformance.cases import Case, load_cases
-from qipai.conformance.properties import PropertyFailure, settlement_problem
-
-KONG_KINDS = ("minggang", "jiagang", "angang")
-# kong fees, and their refunds (reason "<kind>_refund", e.g. 广西 暗杠 fees at 荒庄)
-KONG_FEE_REASONS = KONG_KINDS + tuple(f"{k}_refund" for k in KONG_KINDS)
-
-
-class Outcome(msgspec.Struct, frozen=True):
-    """The result of one check: ``passed``, and on failure what differed."""
-
-    id: str
-    passed: bool
-    message: str = ""
-    source: str = ""
-
-
-class Mismatch(Exception):
-    """An expectation that does not hold (key, expected, actual)."""
-
-
-#: Variants given as plugin objects (:func:`register_plugin`), by name; they
-#: are found before the entry points of the same name.
-_LOCAL: dict[str, Any] = {}
-
-
-def register_plugin(plugin: Any) -> str:
-    """Make a variant plugin that is not installed as an entry point (a module
-    or object with hook implementations and a manifest) known to the runner
-    under its manifest's name, and return that name.
-
-    This is how ``pytest --qipai-plugin MODULE[:OBJECT]`` checks a plugin
-    before it is packaged; a name already registered (even as an entry
-    point) now means this plugin for the runner.
-
-    Raises:
-        UnknownVariant: the plugin has no ``qipai_manifest``.
-    """
-    name = Ruleset(plugin).name
-    _LOCAL[name] = plugin
-    _ruleset.cache_clear()
-    return name
-
-
-def unregister_plugin(name: str) -> None:
-    """Forget a plugin given to :func:`register_plugin` (no error if unknown)."""
-    _LOCAL.pop(name, None)
-    _ruleset.cache_clear()
-
-
-def load_variant(variant: str, options: dict[str, Any] | None = None) -> Ruleset:
-    """The ruleset of ``variant``: a plugin given to :func:`register_plugin`,
-    else the registered entry point (:func:`qipai.core.ruleset.load`), with
-    the runner's :class:`~qipai.conformance.properties.Guard` layered over it."""
-    from qipai.conformance.properties import GUARD
-
-    if variant in _LOCAL:
-        return Ruleset(_LOCAL[variant], options or {}, plugins=[GUARD])
-    return load(variant, options or {}, plugins=[GUARD])
-
-
-def check_variant_name(variant: str) -> None:
-    """Refuse a ruleset string where a variant's name is needed.
-
-    The variant's own cases are found by its registered name, and each
-    case sets its own options; under ``"guilin-mahjong(hubao=false)"`` (or
-    ``" guilin-mahjong "``) they would silently be skipped and only the
-    property checks run.
-
-    Raises:
-        UnknownVariant: ``variant`` is neither a registered name nor a
-            plugin given to :func:`register_plugin`.
-    """
-    if is_local(variant) or variant in available():
-        return
-    from qipai.core.errors import UnknownVariant
-
-    raise UnknownVariant(f"conformance runs a variant by its registered name "
-                         f"({', '.join(sorted(available()))}), not {variant!r}: each case "
-                         f"sets its own options (options = {{…}} in its file)")
-
-
-def is_local(variant: str) -> bool:
-    """True when ``variant`` was given as a plugin object, not an entry point."""
-    return variant in _LOCAL
-
-
-def variant_case_dir(variant: str) -> Path | None:
-    """The variant's own ``cases/`` folder: the plugin's ``QIPAI_CASES`` or
-    ``cases/`` beside its module."""
-    if variant in _LOCAL:
-        plugin = _LOCAL[variant]
-    else:
-        eps = available()
-        if variant not in eps:
-            return None
-        plugin = load_entry_point(variant, eps[variant])
-    explicit = getattr(plugin, "QIPAI_CASES", None)
-    if explicit:
-        return Path(explicit)
-    f = getattr(plugin, "__file__", None)
-    if f and (Path(f).parent / "cases").is_dir():
-        return Path(f).parent / "cases"
-    return None
-
-
-@lru_cache(maxsize=64)
-def _ruleset(variant: str, options_json: bytes) -> Ruleset:
-    return load_variant(variant, msgspec.json.decode(options_json))
-
-
-def ruleset_for(variant: str, options: dict[str, Any]) -> Ruleset:
-    """A loaded ruleset (cached per options)."""
-    return _ruleset(variant, msgspec.json.encode(options, order="sorted"))
-
-
-# ------------------------------------------------------------------ parsing helpers
-
-
-def cards(rs: Ruleset, text: Any) -> list[int]:
-    if text is None:
-        return []
-    return rs.parse(text)
-
-
-def meld(rs: Ruleset, m: dict[str, Any]) -> Meld:
-    """A meld from ``{kind, tiles, from}``; a kong given as one tile is four."""
-    kind = m["kind"]
-    tiles = cards(rs, m.get("tiles", m.get("cards")))
-    if kind in KONG_KINDS + ("saochuan", "kaizhao") and len(tiles) == 1:
-        tiles = tiles * 4
-    elif kind in ("peng", "sao", "guosao") and len(tiles) == 1:
-        tiles = tiles * 3
-    src = m.get("from")
-    hidden = 0
-    return Meld(kind=kind, cards=tuple(tiles), from_seat=src,
-                claimed=tiles[0] if src is not None and kind != "chi" else None, hidden=hidden)
-
-
-def melds(rs: Ruleset, ms: Iterable[dict[str, Any]] | None) -> tuple[Meld, ...]:
-    return tuple(meld(rs, m) for m in (ms or ()))
-
-
-def win_claim(rs: Ruleset, g: dict[str, Any], top: dict[str, Any] | None = None) -> WinClaim:
-    top = top or {}
-    tile = g.get("tile")
-    chain = g.get("kong_chain", top.get("kong_chain"))
-    return WinClaim(
-        seat=g.get("seat", top.get("seat", 0)),
-        hand=tuple(cards(rs, g.get("hand"))),
-        melds=melds(rs, g.get("melds")),
-        tile=cards(rs, tile)[0] if tile else None,
-        flags=tuple(g.get("flags", ())),
-        kong_chain=melds(rs, chain),
-    )
-
-
-def expect_eq(key: str, expected: Any, actual: Any) -> None:
-    if expected != actual:
-        raise Mismatch(f"{key}: expected {expected!r}, got {actual!r}")
-
-
-def kinds_text(rs: Ruleset, kinds: Iterable[int]) -> str:
-    return rs.cards.format(sorted(kinds))
-
-
-def multiset(rs: Ruleset, text: Any) -> Counter:
-    return Counter(cards(rs, text))
-
-
-# ------------------------------------------------------------------ checks
-
-
-def check_deck(rs: Ruleset, g: dict, e: dict) -> None:
-    deck = rs.deck()
-    c = Counter(deck)
-    if "size" in e:
-        expect_eq("size", e["size"], len(deck))
-    if "kinds" in e:
-        expect_eq("kinds", e["kinds"], len(c))
-    if "copies" in e:
-        expect_eq("copies", e["copies"], sorted(set(c.values())) if len(set(c.values())) > 1
-                  else next(iter(c.values())))
-
-
-def check_deal(rs: Ruleset, g: dict, e: dict) -> None:
-    dealer = g.get("dealer", 0)
-    if "deck" in g:
-        deck = cards(rs, g["deck"])
-        expect_eq("deck size", len(rs.deck()), len(deck))
-        if Counter(deck) != Counter(rs.deck()):
-            raise Mismatch("given deck is not a full deck of this variant")
-    else:
-        import random
-        deck = rs.deck()
-        random.Random(0).shuffle(deck)
-    deal = rs.hook.qipai_deal(deck=list(deck), dealer=dealer, options=rs.options)
-    if "hand_sizes" in e:
-        expect_eq("hand_sizes", list(e["hand_sizes"]), [len(h) for h in deal.hands])
-    if "stock" in e:
-        expect_eq("stock", e["stock"], len(deal.wall))
-    if "hands" in e:
-        for seat, (want, got) in enumerate(zip(e["hands"], deal.hands)):
-            if multiset(rs, want) != Counter(got):
-                raise Mismatch(f"hands[{seat}]: expected {kinds_text(rs, cards(rs, want))}, "
-                               f"got {kinds_text(rs, got)}")
-
-
-def check_win(rs: Ruleset, g: dict, e: dict) -> None:
-    claim = win_claim(rs, g)
-    ev = rs.win_check(claim, g.get("how", "zimo"), g.get("dealer", 0), g.get("from"))
-    if "wins" in e:
-        expect_eq("wins", e["wins"], ev.wins)
-    if "patterns" in e:
-        expect_eq("patterns", sorted(e["patterns"]), sorted(ev.patterns))
-    if "hu" in e:
-        expect_eq("hu", e["hu"], ev.hu)
-
-
-def check_waits(rs: Ruleset, g: dict, e: dict) -> None:
-    got = rs.waits(cards(rs, g.get("hand")), melds(rs, g.get("melds")))
-    if "tiles" in e:
-        want = sorted(set(cards(rs, e["tiles"])))
-        if want != sorted(got):
-            raise Mismatch(f"tiles: expected {kinds_text(rs, want)}, got {kinds_text(rs, got)}")
-
-
-def check_flip(rs: Ruleset, g: dict, e: dict) -> None:
-    tile = g.get("tile")
-    f = rs.bonus_flip(cards(rs, g.get("holding")), cards(rs, tile)[0] if tile else None,
-                      cards(rs, g.get("stock")))
-    if "flipped" in e:
-        want = cards(rs, e["flipped"])
-        if want != list(f.flipped):
-            raise Mismatch(f"flipped: expected {rs.cards.format_seq(want) if hasattr(rs.cards, 'format_seq') else want}, "
-                           f"got {[rs.cards.token(c) for c in f.flipped]}")
-    if "xing" in e:
-        expect_eq("xing", e["xing"], f.xing)
-
-
-def _relations(g: dict) -> dict[str, list[list[int]]]:
-    rel = dict(g.get("relations") or {})
-    for key in ("hubao", "fenghu"):
-        if key in g:
-            rel[key] = [list(x) for x in g[key]]
-    return rel
-
-
-def pairwise_of(payments: Iterable[Any]) -> Counter:
-    tot: Counter = Counter()
-    for p in payments:
-        if p.amount:
-            tot[(p.payer, p.payee)] += p.amount
-    return +tot
-
-
-def check_pairwise(want: list[dict], payments: Iterable[Any]) -> None:
-    w: Counter = Counter()
-    for p in want:
-        w[(p["from"], p["to"])] += p["amount"]
-    got = pairwise_of(payments)
-    if +w != got:
-        fmt = lambda c: sorted(f"{a}->{b}: {v}" for (a, b), v in c.items())  # noqa: E731
-        raise Mismatch(f"pairwise: expected {fmt(+w)}, got {fmt(got)}")
-
-
-def check_by_seat(key: str, want: dict, got: dict, normal: Callable[[Any], Any]) -> None:
-    for seat, value in want.items():
-        actual = got.get(int(seat))
-        if normal(value) != (normal(actual) if actual is not None else None):
-            raise Mismatch(f"{key}[{seat}]: expected {value!r}, got {actual!r}")
-
-
-def _sorted(v: Any) -> Any:
-    return sorted(v) if isinstance(v, (list, tuple)) else v
-
-
-def check_settle(rs: Ruleset, g: dict, e: dict) -> None:
-    n = rs.manifest.players
-    end = HandEnd(dealer=g.get("dealer", 0), how=g.get("how", "zimo"), from_seat=g.get("from"),
-                  winners=tuple(win_claim(rs, w, g) for w in g.get("winners", ())),
-                  stock=tuple(cards(rs, g.get("stock") or [])), relations=_relations(g),
-                  n_players=n)
-    s = rs.settle(end)
-    problem = settlement_problem(s.payments, n)
-    if problem:
-        raise Mismatch(problem)
-    net = net_of(s.payments, n)
-    if "net" in e:
-        expect_eq("net", list(e["net"]), net)
-    if "pairwise" in e:
-        check_pairwise(e["pairwise"], s.payments)
-    if "patterns" in e:
-        check_by_seat("patterns", e["patterns"], dict(s.patterns), _sorted)
-    if "xing" in e:
-        check_by_seat("xing", e["xing"], dict(s.xing), lambda x: x)
-
-
-def action_id(a: Any) -> str:
-    return type(a).__struct_config__.tag
-
-
-def chi_text(rs: Ruleset, a: Chi) -> str:
-    text = "chi " + " ".join(rs.cards.token(c) for c in a.cards)
-    for grp in a.extra:
-        text += " + " + " ".join(rs.cards.token(c) for c in grp)
-    return text
-
-
-def _chi_key(rs: Ruleset, text: str) -> tuple:
-    body = text.strip()
-    if body.startswith("chi"):
-        body = body[3:]
-    groups = [tuple(sorted(cards(rs, part))) for part in body.split("+")]
-    return (groups[0], tuple(sorted(groups[1:])))
-
-
-def check_claim(rs: Ruleset, g: dict, e: dict) -> None:
-    n = rs.manifest.players
-    hands = [cards(rs, h) for h in g["hands"]]
-    ms = [list(melds(rs, m)) for m in (g.get("melds") or [[] for _ in range(n)])]
-    discards = [cards(rs, d) for d in (g.get("discards") or [[] for _ in range(n)])]
-    card = cards(rs, g["card"])[0]
-    owner = g["from"]
-    source = g.get("source", "discard")
-    used = Counter(c for h in hands for c in h) + Counter(c for s in ms for m in s for c in m.cards) \
-        + Counter(c for d in discards for c in d) + Counter([card])
-    rest = list((Counter(rs.deck()) - used).elements())
-    if "wall_left" in g:
-        rest = rest[: max(0, g["wall_left"] - (1 if source == "draw" else 0))]
-    wall = [card] + rest if source == "draw" else rest
-    passed = [{"seat": p["seat"], "card": cards(rs, p["card"])[0], "action": p.get("action", "")}
-              for p in g.get("passed", ())]
-    table = Table.from_position(rs, dealer=g.get("dealer", 0), hands=hands, wall=wall,
-                                melds=ms, discards=discards, relations=_relations(g),
-                                context={"passed": passed} if passed else None)
-    offered = {seat: table.claim_options(seat, card, owner, source) for seat in range(n)}
-    start = len(table.events)
-    if source == "draw":
-        table.draw(owner)
-        if not any(isinstance(ev, Drew) and ev.shown for ev in table.events[start:]):
-            # a mandatory move took the drawn card before anyone saw it
-            offered = {seat: [a for a in table.legal_actions(seat) if isinstance(a, Zimo)]
-                       if seat == owner else [] for seat in range(n)}
-    if "legal" in e:
-        for seat, want in e["legal"].items():
-            got = sorted({action_id(a) for a in offered[int(seat)] if not isinstance(a, Pass)})
-            expect_eq(f"legal[{seat}]", sorted(set(want)), got)
-    if "legal_chi" in e:
-        for seat, want in e["legal_chi"].items():
-            got = sorted(_chi_key(rs, chi_text(rs, a)) for a in offered[int(seat)]
-                         if isinstance(a, Chi))
-            expect_eq(f"legal_chi[{seat}]", sorted(_chi_key(rs, w) for w in want), got)
-    if "resolved" not in e:
-        return
-    if source != "draw":
-        start = len(table.events)
-        table.open_window(card, owner, source)
-    declared = {d["seat"]: (d["action"], d.get("cards", "")) for d in g.get("declared", ())}
-    window = table.state.window
-    while window is not None and table.state.window is window and table.to_decide():
-        seat = table.to_decide()[0]
-        verb, chi_cards = declared.get(seat, ("pass", ""))
-        table.apply(_claim_action(rs, table, seat, verb, chi_cards))
-    got_res = []
-    for i, ev in enumerate(table.events[start:]):
-        if isinstance(ev, Drew) and (source != "draw" or i > 0 and ev.seat != owner
-                                     or ev.card != card):
-            break  # the next draw: play has moved past this card
-        if isinstance(ev, Won):
-            got_res.append((ev.seat, "hu"))
-        elif isinstance(ev, Melded) and (ev.meld.claimed == card or
-                                         (ev.meld.kind in MANDATORY_VERBS and card in ev.meld.cards)):
-            got_res.append((ev.seat, ev.meld.kind))
-    want_res = sorted((r["seat"], r["action"]) for r in e["resolved"])
-    expect_eq("resolved", want_res, sorted(set(got_res)))
-
-
-# ------------------------------------------------------------------ scenarios
-
-TURN_VERBS = {"discard", "angang", "jiagang", "zimo"}
-CLAIM_VERBS = {"chi", "peng", "minggang", "hu", "pass"}
-MANDATORY_VERBS = {"kaizhao", "sao", "saochuan", "guosao"}
-_ACTION = re.compile(r"^\s*(\d+)\s+([a-z_]+)\s*(.*)$")
-
-
-class Refused(Exception):
-    """A scenario action the table refused (its index is the case's ``error``)."""
-
-    def __init__(self, index: int, reason: str) -> None:
-        super().__init__(f"action {index} refused: {reason}")
-        self.index = index
-        self.reason = reason
-
-
-def _claim_action(rs: Ruleset, table: Table, seat: int, verb: str, rest: str) -> Any:
-    if verb == "pass":
-        return Pass(seat)
-    if verb == "hu":
-        return Hu(seat)
-    if verb == "peng":
-        return Peng(seat)
-    if verb == "minggang":
-        return Minggang(seat)
-    if verb == "chi":
-        if not rest.strip():  # a claim case may declare "chi" alone: the first legal one
-            chis = [a for a in table.legal_actions(seat) if isinstance(a, Chi)]
-            return chis[0] if chis else Chi(seat, ())
-        parts = rest.split("+")
-        main = tuple(sorted(cards(rs, parts[0])))
-        extra = tuple(tuple(sorted(cards(rs, p))) for p in parts[1:])
-        for a in table.legal_actions(seat):  # match the variant's own ordering of cards
-            if isinstance(a, Chi) and tuple(sorted(a.cards)) == main and \
-                    tuple(sorted(tuple(sorted(x)) for x in a.extra)) == tuple(sorted(extra)):
-                return a
-        return Chi(seat, main, extra)
-    raise Refused(-1, f"unknown claim verb {verb!r}")
-
-
-def _turn_action(rs: Ruleset, seat: int, verb: str, rest: str) -> Any:
-    if verb == "zimo":
-        return Zimo(seat)
-    cs = cards(rs, rest)
-    if len(cs) != 1:
-        raise ValueError(f"{verb} takes one card, got {rest!r}")
-    return {"discard": Discard, "angang": Angang, "jiagang": Jiagang}[verb](seat, cs[0])
-
-
-def _pass_all(table: Table) -> None:
-    for seat in table.to_decide():
-        table.apply(Pass(seat))
-
-
-def play_scenario(rs: Ruleset, g: dict) -> Table:
-    """Set up the scenario's deal and play its actions by the case format's
-    rules (docs/reference/case-format.md, ``scenario``); raise :class:`Refused` at the
-    first refused action."""
-    hands = [cards(rs, h) for h in g["hands"]]
-    wall = cards(rs, g.get("wall", ""))
-    table = Table(rs, deal=Deal(g.get("dealer", 0), tuple(map(tuple, hands)), tuple(wall)),
-                  relations=_relations(g), partial=True)
-    mark = len(table.events)
-    for i, text in enumerate(g.get("actions", ())):
-        m = _ACTION.match(text)
-        if not m:
-            raise Refused(i, f"cannot read action {text!r}")
-        seat, verb, rest = int(m.group(1)), m.group(2), m.group(3)
-        try:
-            if verb in MANDATORY_VERBS:  # assert the move happens, advancing to it
-                def happened() -> bool:
-                    return any(isinstance(ev, Melded) and ev.seat == seat and ev.meld.kind == verb
-                               for ev in table.events[mark:])
-                while not happened() and table.state.window is not None and not table.over:
-                    _pass_all(table)
-                if not happened():
-                    raise Refused(i, f"no {verb} by seat {seat} happened here")
-                continue
-            if verb == "hu" and table.over and seat in table.result.winners:
-                continue  # a compulsory win the engine already made
-            if table.over:
-                raise Refused(i, "the hand is over")
-            if verb == "zimo":
-                # zipai shows a drawn card and offers it: the zimo is made at
-                # the seat's first own shown draw it may win on (earlier
-                # windows pass); else on its own turn (mahjong, D-ZP4)
-                while (w := table.state.window) is not None and not table.over:
-                    if w.source == "draw" and w.owner == seat and \
-                            any(isinstance(a, Zimo) for a in table.legal_actions(seat)):
-                        break
-                    _pass_all(table)
-                if table.over:
-                    raise Refused(i, "the hand is over")
-                if table.state.window is not None:
-                    mark = len(table.events)
-                    table.apply(Zimo(seat))
-                    continue
-            if verb in TURN_VERBS:
-                while table.state.window is not None and not table.over:
-                    _pass_all(table)
-                if table.over or table.state.turn != seat or seat not in table.to_decide():
-                    raise Refused(i, f"the table waits for seat {table.state.turn}, not seat {seat}")
-                mark = len(table.events)
-                table.apply(_turn_action(rs, seat, verb, rest))
-            elif verb in CLAIM_VERBS:
-                w = table.state.window
-                if w is None:
-                    raise Refused(i, f"no card is open to claims (seat {table.state.turn} to act)")
-                if seat in w.declared:  # names a later window: close this one first
-                    _pass_all(table)
-                    w = table.state.window
-                    if w is None:
-                        raise Refused(i, "no later card is open to claims")
-                if seat not in table.to_decide():
-                    raise Refused(i, f"seat {seat} has no claim on this card")
-                mark = len(table.events)
-                table.apply(_claim_action(rs, table, seat, verb, rest))
-            else:
-                raise Refused(i, f"unknown verb {verb!r}")
-        except (IllegalAction, ValueError) as exc:
-            if isinstance(exc, Refused):
-                raise
-            raise Refused(i, str(exc)) from None
-    while not table.over and table.state.window is not None:
-        _pass_all(table)
-    return table
-
-
-def check_scenario(rs: Ruleset, g: dict, e: dict) -> None:
-    try:
-        table = play_scenario(rs, g)
-    except Refused as r:
-        if "error" in e:
-            expect_eq("error", e["error"], r.index)
-            return
-        raise Mismatch(f"action {r.index} ({g['actions'][r.index]!r}) was refused: {r.reason}")
-    if "error" in e:
-        raise Mismatch(f"error: expected action {e['error']} to be refused, all were accepted")
-    res = table.result
-    if res is None:
-        raise Mismatch(f"the hand did not end after the actions (waiting for seats "
-                       f"{table.to_decide()})")
-    n = rs.manifest.players
-    if "end" in e:
-        expect_eq("end", e["end"], res.end)
-    if "winners" in e:
-        expect_eq("winners", sorted(e["winners"]), sorted(res.winners))
-    if "net" in e:
-        expect_eq("net", list(e["net"]), list(res.net))
-    if "instant_net" in e:
-        expect_eq("instant_net", list(e["instant_net"]), net_of(res.instant, n))
-    if "kong_net" in e:
-        kongs = [p for p in res.instant if p.reason in KONG_FEE_REASONS]
-        expect_eq("kong_net", list(e["kong_net"]), net_of(kongs, n))
-    if "pairwise" in e:
-        check_pairwise(e["pairwise"], res.payments)
-    if "patterns" in e:
-        check_by_seat("patterns", e["patterns"], dict(res.patterns), _sorted)
-    if "xing" in e:
-        check_by_seat("xing", e["xing"], dict(res.xing), lambda x: x)
-    if "next_dealer" in e:
-        expect_eq("next_dealer", e["next_dealer"], res.next_dealer)
-
-
-def _meld_text(rs: Ruleset, mv: Any) -> tuple[str, int, Counter]:
-    return (mv.kind, sum(1 for c in mv.cards if c is None),
-            Counter(c for c in mv.cards if c is not None))
-
-
-def _meld_want(rs: Ruleset, text: str) -> tuple[str, int, Counter]:
-    kind, _, rest = text.strip().partition(" ")
-    toks = rest.split()
-    hidden = sum(1 for t in toks if t == "?")
-    return (kind, hidden, Counter(cards(rs, " ".join(t for t in toks if t != "?"))))
-
-
-def check_view(rs: Ruleset, g: dict, e: dict) -> None:
-    try:
-        table = play_scenario(rs, {**g, "actions": g.get("actions", [])})
-    except Refused as r:
-        raise Mismatch(f"action {r.index} was refused: {r.reason}")
-    seat = g["seat"]
-    v = table.view(seat)
-    if "hand" in e:
-        if multiset(rs, e["hand"]) != Counter(v.hand):
-            raise Mismatch(f"hand: expected {e['hand']}, got {kinds_text(rs, v.hand)}")
-    if "hand_sizes" in e:
-        expect_eq("hand_sizes", list(e["hand_sizes"]), list(v.hand_sizes))
-    if "stock" in e:
-        expect_eq("stock", e["stock"], v.stock)
-    if "melds" in e:
-        for s, want in enumerate(e["melds"]):
-            got = sorted((k, h, sorted(c.elements())) for k, h, c in
-                         (_meld_text(rs, mv) for mv in v.melds[s]))
-            exp = sorted((k, h, sorted(c.elements())) for k, h, c in
-                         (_meld_want(rs, t) for t in want))
-            expect_eq(f"melds[{s}]", exp, got)
-    leak = view_leak(table, seat)
-    if leak:
-        raise Mismatch(leak)
-
-
-def view_leak(table: Table, seat: int) -> str | None:
-    """A description of anything in ``seat``'s view it may not see, or None."""
-    v = table.view(seat)
-    for ev in v.events:
-        if isinstance(ev, Drew) and ev.seat != seat and not ev.shown and ev.card is not None:
-            return f"view of seat {seat} shows seat {ev.seat}'s drawn card"
-        if isinstance(ev, Melded) and ev.seat != seat and ev.meld.hidden and \
-                any(c is not None for c in ev.meld.cards[: ev.meld.hidden]):
-            return f"view of seat {seat} shows a face-down card of seat {ev.seat}"
-    for s, ms in enumerate(v.melds):
-        if s == seat:
-            continue
-        for real, mv in zip(table.seats[s].melds, ms):
-            if sum(1 for c in mv.cards if c is None) < real.hidden:
-                return f"view of seat {seat} shows a face-down meld card of seat {s}"
-    masked = dict(table.ruleset.manifest.face_down_kinds)
-    for ev in v.events:  # a wholly face-down meld shows no kind it masks (过扫)
-        if isinstance(ev, Melded) and ev.seat != seat and ev.meld.hidden >= len(ev.meld.cards) \
-                and ev.meld.kind in masked:
-            return (f"view of seat {seat} shows the kind of seat {ev.seat}'s face-down "
-                    f"{ev.meld.kind}")
-    for s, ms in enumerate(v.melds):
-        if s != seat and any(m.kind in masked and all(c is None for c in m.cards) for m in ms):
-            return f"view of seat {seat} shows the kind of a face-down meld of seat {s}"
-    for i, ev in enumerate(v.events):
-        # a meld that lies face down must be face down in its event too
-        if not isinstance(ev, Melded) or ev.seat == seat:
-            continue
-        shown = [c for c in ev.meld.cards if c is not None]
-        for real in table.seats[ev.seat].melds:
-            if real.hidden and real.kind == ev.meld.kind and \
-                    len(shown) > len(real.cards) - real.hidden and \
-                    sorted(real.cards) == sorted(shown):
-                return (f"view of seat {seat} leaks the face-down cards of seat {ev.seat}'s "
-                        f"{real.kind} {kinds_text(table.ruleset, shown)} in its event stream "
-                        f"(event {i} shows {len(shown)} of its cards face up, the meld "
-                        f"{len(real.cards) - real.hidden})")
-    enc = msgspec.json.encode(v)
-    if b'"wall"' in enc:
-        return f"view of seat {seat} holds the wall"
-    return None
-
-
-CHECKERS: dict[str, Callable[[Ruleset, dict, dict], None]] = {
-    "deck": check_deck, "deal": check_deal, "win": check_win, "waits": check_waits,
-    "flip": check_flip, "settle": check_settle, "claim": check_claim,
-    "scenario": check_scenario, "view": check_view,
-}
-
-
-EXPECT_KEYS: dict[str, set[str]] = {
-    "deck": {"size", "kinds", "copies"},
-    "deal": {"hand_sizes", "stock", "hands"},
-    "win": {"wins", "patterns", "hu"},
-    "waits": {"tiles"},
-    "flip": {"flipped", "xing"},
-    "settle": {"net", "pairwise", "patterns", "xing"},
-    "claim": {"legal", "legal_chi", "resolved"},
-    "scenario": {"end", "winners", "net", "kong_net", "instant_net", "pairwise", "patterns",
-                 "xing", "next_dealer", "error"},
-    "view": {"hand", "melds", "hand_sizes", "stock"},
-}
-
-
-def run_case(variant: str, case: Case, options: dict[str, Any]) -> Outcome:
-    """Check one case; never raises for a failing or malformed case, nor for
-    a variant whose code raises (an ``Exception``: that case fails).  A case
-    that expects nothing the runner knows fails: it would check nothing; so
-    does a malformed case (``case.problem``: the format's Structs refused it)."""
-    if case.problem:
-        return Outcome(case.id, False, f"malformed case: {case.problem}", case.source)
-    unknown = sorted(set(case.expect) - EXPECT_KEYS[case.check])
-    if unknown or not case.expect:
-        what = f"unknown expect keys {unknown}" if unknown else "nothing expected"
-        return Outcome(case.id, False, f"malformed case: {what} (a {case.check} case "
-                                       f"checks {sorted(EXPECT_KEYS[case.check])})", case.source)
-    try:
-        rs = ruleset_for(variant, options)
-        CHECKERS[case.check](rs, case.given, case.expect)
-    except (Mismatch, PropertyFailure) as m:
-        return Outcome(case.id, False, str(m), case.source)
-    except QipaiError as exc:
-        return Outcome(case.id, False, f"{type(exc).__name__}: {exc}", case.source)
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        return Outcome(case.id, False, f"malformed case or variant error: "
-                                       f"{type(exc).__name__}: {exc}", case.source)
-    except Exception as exc:  # noqa: BLE001 - the variant's own code raised: this case fails
-        return Outcome(case.id, False, f"the variant raised {type(exc).__name__}: {exc}",
-                       case.source)
-    return Outcome(case.id, True, "", case.source)
-
-
-def collect(variant: str, extra: Iterable[str | Path] = ()) -> list[tuple[Case, dict[str, Any]]]:
-    """The variant's own cases plus those in ``extra`` paths."""
-    paths: list[str | Path] = []
-    own = variant_case_dir(variant)
-    if own is not None:
-        paths.append(own)
-    paths.extend(extra)
-    return load_cases(paths, variant)
+from qipai.conformance.registry import check_variant_name, collect, load_variant
 
 
 def main(variant: str, cases: Iterable[str] = (), properties: int = 20,
@@ -721,8 +37,6 @@ def main(variant: str, cases: Iterable[str] = (), properties: int = 20,
     """
     from rich.console import Console
 
-    from qipai.conformance.properties import run_properties
-
     console = out or Console()
     load_variant(variant)  # fail early, with the registry's message
     check_variant_name(variant)
@@ -736,3 +50,117 @@ def main(variant: str, cases: Iterable[str] = (), properties: int = 20,
     console.print(f"{variant}: {len(outcomes)} checks", highlight=False)
     print(f"{passed} passed, {len(failed)} failed")
     return 0 if not failed else 1
+
+
+def run_properties(variant: str, games: int = 20, seed: int = 0,
+                   options: dict[str, Any] | None = None) -> list[Any]:
+    """Check the deck, then play ``games`` seeded random hands and check every
+    property; one :class:`~qipai.conformance.checkers.Outcome` per property
+    (named ``property/<name>``, :data:`PROPERTY_NAMES`).  A hand that raises
+    (a variant bug) fails the play property with the seed and the error."""
+    rs = load_variant(variant, options or {})
+    failures: dict[str, str] = {}
+    try:
+        check_deck(rs)
+    except PropertyFailure as exc:
+        failures["deck"] = str(exc)
+    finished = 0
+    for g in range(games):
+        s = seed + g
+        try:
+            table = play_checked(rs, s)
+        except PropertyFailure as exc:
+            failures.setdefault(exc.prop or PLAY, f"seed {s}: {exc}")
+            if exc.table is None:
+                continue
+            table = exc.table
+        except Exception as exc:  # noqa: BLE001 - a variant's bug, reported with its seed
+            failures.setdefault(PLAY, f"seed {s}: the hand raised {type(exc).__name__}: {exc}")
+            continue
+        finished += 1
+        for name, check in PROPERTIES.items():
+            if name in failures:
+                continue
+            try:
+                check(table)
+            except PropertyFailure as exc:
+                failures[name] = f"seed {s}: {exc}"
+            except Exception as exc:  # noqa: BLE001
+                failures[name] = f"seed {s}: {type(exc).__name__}: {exc}"
+        if ASK_ALL not in failures:
+            try:
+                check_ask_all(rs, s)
+            except PropertyFailure as exc:
+                failures[ASK_ALL] = f"seed {s}: {exc}"
+            except Exception as exc:  # noqa: BLE001
+                failures[ASK_ALL] = f"seed {s}: {type(exc).__name__}: {exc}"
+    if games and not finished:
+        for name in (*PROPERTIES, ASK_ALL):
+            failures.setdefault(name, f"not checked: none of the {games} hands finished")
+    return [Outcome(f"property/{n}", n not in failures, failures.get(n, ""),
+                    "docs/howto/conformance.md; generic invariants") for n in PROPERTY_NAMES]
+
+
+def check_paths(paths: list[str | Path], load_variant: Any = None
+                ) -> tuple[list[Problem], int, list[str]]:
+    """Validate every case file at ``paths`` (files or folders): the
+    malformed cases, how many cases were read, and notes.
+
+    A case is malformed when its check kind is unknown, a key is missing,
+    unknown or of the wrong type, its id repeats an id of the same variant,
+    its options are refused by the variant, or a card text, action or meld
+    text is not in the variant's notation, or the variant refuses its cards
+    or seats (:func:`cards_refused`: a seat out of range, a fifth copy).
+    Options, notation, cards and seats are checked
+    when ``load_variant(name, options)`` gives the variant's ruleset; for a
+    variant it does not know (:class:`UnknownVariant`) only the structure is
+    checked, and a note says so.
+
+    Raises:
+        BadCase: a path that is neither a case file nor a folder, or a
+            folder without case files.
+    """
+    problems: list[Problem] = []
+    notes: list[str] = []
+    count = 0
+    seen: dict[tuple[str, str], str] = {}
+    unknown: set[str] = set()
+    for path in paths:
+        files = case_paths(path)
+        if not files:
+            raise BadCase(f"no case files (*.toml) in {path}")
+        for f in files:
+            try:
+                cf = read_file(f)
+            except BadCase as exc:
+                problems.append(Problem(str(f), "", str(exc).removeprefix(f"{f}: ")))
+                continue
+            for case in cf.cases:
+                count += 1
+                key = (cf.variant, case.id)
+                if key in seen:  # a malformed first copy holds its id too
+                    problems.append(Problem(str(f), case.id,
+                                            f"duplicate id (first in {seen[key]})"))
+                    continue
+                seen[key] = str(f)
+                if case.problem:
+                    problems.append(Problem(str(f), case.id, case.problem))
+                    continue
+                rs = None
+                if load_variant is not None and cf.variant not in unknown:
+                    try:
+                        rs = load_variant(cf.variant, {**cf.options, **case.options})
+                    except UnknownVariant:
+                        unknown.add(cf.variant)
+                        notes.append(f"variant {cf.variant!r} is not registered here: the "
+                                     f"notation and options of its cases were not checked")
+                    except BadOption as exc:
+                        problems.append(Problem(str(f), case.id, f"options: {exc}"))
+                        continue
+                found = notation_problems(rs, case)
+                if not found and rs is not None:
+                    refused = cards_refused(rs, case)
+                    found = [refused] if refused else []
+                for msg in found:
+                    problems.append(Problem(str(f), case.id, msg))
+    return problems, count, notes

@@ -2,16 +2,19 @@
 
 Each raises :class:`~qipai.core.errors.BadCards` (or returns a message) with
 a one-line reason, so a host's bad input never reaches a rule as a silent
-wrong answer.
+wrong answer.  The checks of what a plugin answers (deals, payments,
+flips, …) are :mod:`qipai.core.answers`.
 """
 
 from __future__ import annotations
 
+import importlib
+import warnings
 from collections.abc import Collection
 from typing import Any
 
 from qipai.core.errors import BadCards
-from qipai.core.model import Deal, Flip, WinClaim
+from qipai.core.model import Deal, WinClaim
 
 
 def check_win_context(claim: WinClaim, how: str, hows: Collection[str], dealer: int,
@@ -78,43 +81,14 @@ def deal_size_problem(deal: Deal, dealer_size: int, other_size: int, unit: str) 
     return None
 
 
-#: The largest amount (子) a payment or a 醒数 may be: 2**53 - 1, the
-#: largest integer every JSON reader (a browser's included) holds exactly.
-MAX_AMOUNT = 2**53 - 1
+#: Names that moved to :mod:`qipai.core.answers`, still read here (with a
+#: DeprecationWarning) for one release.
+_MOVED = ("MAX_AMOUNT", "conserves_cards", "flip_problem")
 
 
-def flip_problem(flip: Any, n_kinds: int) -> str | None:
-    """Why ``flip`` (a ``qipai_bonus_flip`` answer) is not a
-    :class:`~qipai.core.model.Flip` whose ``flipped`` is a tuple of cards
-    ``0..n_kinds - 1``, whose 醒数 is an int ``0..MAX_AMOUNT``, and whose
-    ``each`` is empty or a tuple of one int >= 0 per flipped card summing
-    to the 醒数, or None."""
-    if not isinstance(flip, Flip):
-        return f"answered {flip!r}, not a Flip"
-    if type(flip.xing) is not int or not 0 <= flip.xing <= MAX_AMOUNT:
-        return f"answered a 醒数 of {flip.xing!r}, not an int from 0 to {MAX_AMOUNT}"
-    if type(flip.flipped) is not tuple:
-        return f"answered flipped={flip.flipped!r}, not a tuple of cards"
-    for c in flip.flipped:
-        if type(c) is not int or not 0 <= c < n_kinds:
-            return f"flipped {c!r}, not a card of this game (kinds 0..{n_kinds - 1})"
-    each = flip.each
-    if each != ():
-        if (type(each) is not tuple or len(each) != len(flip.flipped)
-                or any(type(x) is not int or x < 0 for x in each) or sum(each) != flip.xing):
-            return (f"answered per-card 醒数 {each!r}, not one int >= 0 per flipped card "
-                    f"({len(flip.flipped)}) adding up to its 醒数 {flip.xing}")
-    return None
-
-
-def conserves_cards(deal_impl: Any) -> Any:
-    """Mark a ``qipai_deal`` implementation whose answer is, by its
-    construction and its own tests, a deal of exactly the deck it is given,
-    for the dealer asked, in the hand sizes ``qipai_check_deal`` wants (the
-    family flows' deals: slices of the shuffled deck).  A table whose only
-    ``qipai_deal`` is a marked one does not check its answer again; any
-    other deal — a variant's own, a house plugin's over it, a wrapper — is
-    checked when the table is made (:class:`~qipai.core.table.Table`).  An
-    override of a marked method in a subclass is not marked."""
-    deal_impl.qipai_conserves_cards = True
-    return deal_impl
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        warnings.warn(f"qipai.core.checks.{name} is now qipai.core.answers.{name}",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module("qipai.core.answers"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -105,7 +105,7 @@ def qipai_deal(deck: list[int], dealer: int, options: Any) -> Deal:
     exactly ``deck`` (each card once), shown cards from the dealer's hand,
     and ``qipai_check_deal`` content; else
     :class:`~qipai.core.errors.PluginError` naming the plugin.  The family
-    flows' own deals are marked :func:`~qipai.core.checks.conserves_cards`
+    flows' own deals are marked :func:`~qipai.core.answers.conserves_cards`
     and not checked again.
     """
 
@@ -394,38 +394,3 @@ def qipai_default_action(table: Table, seat: int) -> Action | None:
     discarded, else the hand's last card in sort order that may be, else
     the first legal action).  ``firstresult``.
     """
-
-
-class PluginManager(pluggy.PluginManager):
-    """pluggy's ``PluginManager``, counting call monitoring.
-
-    :mod:`qipai.core.table` calls a hook's implementations itself (in
-    pluggy's order, through pluggy's public ``get_hookimpls``) unless pluggy
-    would do more than call them: wrappers, historic hooks, or call
-    monitoring (``add_hookcall_monitoring``, which ``enable_tracing`` uses
-    too).  Pluggy has no public way to ask whether monitoring is on, so this
-    subclass counts it through the public method: ``qipai_monitors`` is the
-    number of monitors in force, ``qipai_monitor_changes`` grows at every
-    change (a key of the table's resolved hooks).
-    """
-
-    def __init__(self, project_name: str) -> None:
-        super().__init__(project_name)
-        self.qipai_monitors = 0
-        self.qipai_monitor_changes = 0
-
-    def add_hookcall_monitoring(self, before: Any, after: Any) -> Any:
-        undo = super().add_hookcall_monitoring(before, after)
-        self.qipai_monitors += 1
-        self.qipai_monitor_changes += 1
-        done = False
-
-        def undo_add() -> None:
-            nonlocal done
-            undo()
-            if not done:
-                done = True
-                self.qipai_monitors -= 1
-                self.qipai_monitor_changes += 1
-
-        return undo_add

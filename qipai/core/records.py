@@ -4,14 +4,17 @@ A record holds everything needed to play the hand again — the variant and
 its options, the dealt order (hands and stock; chance is recorded as data,
 so replay never re-seeds), the starting relations and every decision — plus
 the events and result it produced, so :func:`replay_check` can say where a
-re-run first differs.
+re-run first differs.  Playing a hand again is one loop, :func:`apply_steps`,
+whose steps :func:`replay_steps` gives for a record and :func:`replay` runs
+to the end.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 
@@ -233,9 +236,33 @@ def stamp_check(record: Record, plugins: Any = (), allow_version_mismatch: bool 
     return ruleset
 
 
-def replay(record: Record, plugins: Any = (), allow_version_mismatch: bool = False,
-           ruleset: Any = None) -> Any:
-    """Play the record's actions again on a fresh table; return the table.
+class Step(NamedTuple):
+    """One step of playing a hand again (:func:`replay_steps`,
+    :func:`apply_steps`).
+
+    Attributes:
+        table: the table after the step — the same live table at every
+            step of one replay, so read it before asking for the next.
+        index: the action's index in the actions replayed; -1 for the
+            table as dealt.
+        action: the action applied (the table's listed instance, as
+            :meth:`Table.apply <qipai.core.table.Table.apply>` records
+            it); None for the table as dealt.
+        first_event: the index of the first event the action caused in
+            ``table.events`` (it caused ``table.events[first_event:]``).
+    """
+
+    table: Any
+    index: int
+    action: Action | None
+    first_event: int
+
+
+def replay_steps(record: Record, plugins: Any = (), allow_version_mismatch: bool = False,
+                 ruleset: Any = None) -> Iterator[Step]:
+    """The steps of playing the record's actions again on a fresh table:
+    first the table as dealt (index -1), then the table after each action
+    (:func:`apply_steps`).  Errors come as the steps are asked for.
 
     ``plugins``: the house-rule plugins the record was played with (they
     must be the ones its stamps name).  ``allow_version_mismatch``: replay a
@@ -251,6 +278,44 @@ def replay(record: Record, plugins: Any = (), allow_version_mismatch: bool = Fal
         BadRecord: the variant or options are unknown, or the deal is impossible.
         ReplayDiverged: an action is refused on replay.
     """
+    table = _dealt(record, plugins, allow_version_mismatch, ruleset)
+    yield Step(table, -1, None, 0)
+    yield from apply_steps(table, record.actions)
+
+
+def apply_steps(table: Any, actions: Iterable[Action]) -> Iterator[Step]:
+    """Apply ``actions`` to ``table`` in order, a :class:`Step` after each:
+    the one loop that plays a hand again, for a record (:func:`replay_steps`)
+    as for a host rebuilding a hand from its stored deal and actions.
+
+    Raises:
+        ReplayDiverged: an action is refused (named by its index and JSON,
+            with the table's reason); the steps before it were given.
+    """
+    for i, action in enumerate(actions):
+        first = len(table.events)
+        try:
+            table.apply(action)
+        except QipaiError as exc:
+            raise ReplayDiverged(f"action {i} ({msgspec.json.encode(action).decode()}) "
+                                 f"is refused on replay: {exc}") from None
+        yield Step(table, i, table.actions[-1], first)
+
+
+def replay(record: Record, plugins: Any = (), allow_version_mismatch: bool = False,
+           ruleset: Any = None) -> Any:
+    """Play the record's actions again on a fresh table; return the table
+    (the last of :func:`replay_steps`, whose arguments and errors these are).
+    """
+    table = None
+    for step in replay_steps(record, plugins, allow_version_mismatch, ruleset):
+        table = step.table
+    return table
+
+
+def _dealt(record: Record, plugins: Any, allow_version_mismatch: bool, ruleset: Any) -> Any:
+    """The record's table as dealt, its ruleset's stamps checked (see
+    :func:`replay_steps`)."""
     from qipai.core.errors import VersionMismatch
     from qipai.core.ruleset import load_cached
     from qipai.core.table import Table
@@ -267,18 +332,11 @@ def replay(record: Record, plugins: Any = (), allow_version_mismatch: bool = Fal
         table = Table(ruleset, deal=record.deal, seed=record.seed, relations=record.relations,
                       partial=record.partial,
                       ask_all=record.ask_all)
-        # the table keeps the record's seed, so its record is the record;
-        # whether that seed deals this deal is replay_check's question
-        table.seed = record.seed
-        table.state.rng = record.rng  # what dealt the recorded hand, not the replay
+        # the table keeps the record's seed and what dealt the recorded hand
+        # (not the replay), so its record is the record
+        table.set_origin(record.seed, record.rng)
     except QipaiError as exc:
         raise BadRecord(f"record cannot be set up: {exc}") from None
-    for i, action in enumerate(record.actions):
-        try:
-            table.apply(action)
-        except QipaiError as exc:
-            raise ReplayDiverged(f"action {i} ({msgspec.json.encode(action).decode()}) "
-                                 f"is refused on replay: {exc}") from None
     return table
 
 

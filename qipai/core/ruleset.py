@@ -23,7 +23,10 @@ import msgspec
 from pluggy import PluginValidationError
 
 from qipai.core import hookspecs
+from qipai.core.answers import flip_problem, settlement_answer_problem
 from qipai.core.cards import CardSystem
+from qipai.core.checks import checked_relations
+from qipai.core.dispatch import PluginManager, culprit, raiser
 from qipai.core.errors import BadNotation, BadOption, PluginError, QipaiError, UnknownVariant
 from qipai.core.model import Flip, HandEnd, Meld, Settlement, WinClaim, WinEval, WinReading
 
@@ -186,7 +189,7 @@ class Ruleset:
 
     def __init__(self, plugin: Any, options: dict[str, Any] | None = None,
                  plugins: Sequence[Any] = ()) -> None:
-        pm = hookspecs.PluginManager(hookspecs.PROJECT)
+        pm = PluginManager(hookspecs.PROJECT)
         pm.add_hookspecs(hookspecs)
         try:
             for base in getattr(plugin, "QIPAI_BASE_PLUGINS", ()):
@@ -214,6 +217,15 @@ class Ruleset:
         self.name = manifest.name
         self.cards = manifest.cards
         self.options = convert_options(manifest, options or {})
+        #: The hook callers resolved for this ruleset's tables and the key
+        #: (plugins, call monitoring) they were resolved under
+        #: (:func:`qipai.core.dispatch.resolved_hooks`); None before the
+        #: first table.
+        self.hook_callers: tuple[Any, Any] | None = None
+        #: The sorted deck a table of this ruleset last checked (a
+        #: ``qipai_deck`` answer): a deck of the same cards is not checked
+        #: again.  None before the first deal.
+        self.checked_deck: list[int] | None = None
 
     # -- options --------------------------------------------------------------
     def options_dict(self) -> dict[str, Any]:
@@ -310,11 +322,9 @@ class Ruleset:
             PluginError: the hook raised, or its answer is not a Flip of
                 cards of this game (a tuple) with a 醒数 from 0 to
                 ``MAX_AMOUNT`` and per-card 醒数, if any, adding up to it
-                (:func:`~qipai.core.checks.flip_problem`); it names the hook
+                (:func:`~qipai.core.answers.flip_problem`); it names the hook
                 and the plugin.
         """
-        from qipai.core.checks import flip_problem
-
         kinds = self.cards.n_kinds
         return self._ask("qipai_bonus_flip", lambda a: flip_problem(a, kinds),
                          holding=list(holding), tile=tile, stock=list(stock),
@@ -332,14 +342,10 @@ class Ruleset:
                 bad flip (:meth:`bonus_flip`); it names the hook and the
                 plugin.
         """
-        from qipai.core.checks import checked_relations
-
         for w in end.winners:
             self._check_claim(w)
         self.parse(list(end.stock))
         checked_relations(end.relations, self.manifest.players, self.manifest.relations)
-        from qipai.core.table import settlement_answer_problem
-
         n = self.manifest.players
         return self._ask("qipai_settle", lambda a: settlement_answer_problem(a, n),
                          end=end, options=self.options, bonus_flip=self.bonus_flip)
@@ -354,10 +360,8 @@ class Ruleset:
             PluginError: the hook raised anything else (a bug, not the
                 caller's input), naming the hook and the plugin whose
                 implementation raised it; or its answer is refused, naming
-                the plugin that gave it (:func:`~qipai.core.table.culprit`).
+                the plugin that gave it (:func:`~qipai.core.dispatch.culprit`).
         """
-        from qipai.core.table import culprit, raiser
-
         try:
             answer = getattr(self.hook, hook)(**kwargs)
         except QipaiError:

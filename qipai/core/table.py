@@ -28,436 +28,47 @@ cards or the stock order.
 
 from __future__ import annotations
 
-import hashlib
 import operator
 import random
 import secrets
-import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
-from pluggy import HookCallError
 
-from qipai.core.cards import check_copies, shuffle
-from qipai.core.checks import MAX_AMOUNT, checked_relations, flip_problem
-from qipai.core.errors import BadCards, BadOption, BadRecord, IllegalAction, PluginError, QipaiError
-from qipai.core.model import (
-    ACTION_TYPES, Action, Chi, Deal, Dealt, Drew, Ended, Event, Flip, Flipped, Meld, Melded, Paid, Pass, Payment, Result,
-    SeatState, Settlement, TableState, WinClaim, WinEval, Window, net_of, why_total,
+from qipai.core import snapshot
+from qipai.core.answers import (
+    actions_problem, deal_problem, deck_problem, flip_problem, payments_problem,
+    settlement_answer_problem,
 )
-from qipai.core.ruleset import Ruleset
-from qipai.core.stamps import Stamp, check as check_stamp, stamp_of
+from qipai.core.cards import check_copies, shuffle
+from qipai.core.checks import checked_relations
+from qipai.core.dispatch import culprit, hook_plugins, raiser, resolved_hooks
+from qipai.core.errors import BadCards, BadOption, IllegalAction, PluginError, QipaiError
+from qipai.core.model import (
+    ACTION_TYPES, Action, Chi, Deal, Dealt, Ended, Event, Flip, Flipped, Meld, Paid, Pass, Payment,
+    Result, SeatState, Settlement, TableState, WinClaim, WinEval, Window, net_of,
+)
+from qipai.core.snapshot import SNAPSHOT_MAGIC
+from qipai.core.stamps import stamp_of
+from qipai.core.views import MeldView, SeatView, meld_view, redact, seat_view
+
+if TYPE_CHECKING:  # pragma: no cover
+    from qipai.core.ruleset import Ruleset
+
+#: The public names of this module, the view and snapshot names among
+#: them re-exported from their own rooms (:mod:`qipai.core.views`,
+#: :mod:`qipai.core.snapshot`, :mod:`qipai.core.dispatch`).
+__all__ = ["ACTION_CLASSES", "SNAPSHOT_MAGIC", "MeldView", "SeatView", "Table", "meld_view",
+           "redact", "resolved_hooks"]
 
 ACTION_CLASSES = tuple(ACTION_TYPES.values())
 _ACTION_SET = frozenset(ACTION_CLASSES)
 
-
-class MeldView(msgspec.Struct, frozen=True):
-    """A meld as one seat sees it: cards it may not see are None."""
-
-    kind: str
-    cards: tuple[int | None, ...]
-    from_seat: int | None = None
-
-
-class SeatView(msgspec.Struct, frozen=True):
-    """What one seat may know of the table.
-
-    Attributes:
-        seat: the viewer.  dealer, turn: seats.
-        hand: the viewer's concealed cards (sorted kinds).
-        hand_sizes: concealed cards by seat.
-        melds: by seat, each meld with hidden cards as None.
-        discards: by seat.
-        stock: cards left to draw.
-        window: the card in play, its owner and source, or None.
-        legal: the viewer's legal actions now.
-        instant: instant payments made so far.
-        events: the event stream as the viewer sees it.
-        result: the result once the hand is over.
-    """
-
-    seat: int
-    dealer: int
-    turn: int | None
-    hand: tuple[int, ...]
-    hand_sizes: tuple[int, ...]
-    melds: tuple[tuple[MeldView, ...], ...]
-    discards: tuple[tuple[int, ...], ...]
-    stock: int
-    window: tuple[int, int, str] | None
-    legal: tuple[Action, ...]
-    instant: tuple[Payment, ...]
-    events: tuple[Event, ...]
-    result: Result | None
-
-
-def meld_view(meld: Meld, visible: bool, face_down_kinds: dict[str, str] | None = None) -> MeldView:
-    """The meld with its first ``meld.hidden`` cards hidden (None) unless
-    ``visible``; a meld wholly face down shows the kind ``face_down_kinds``
-    gives for its own (``Manifest.face_down_kinds``), if any."""
-    if visible or not meld.hidden:
-        return MeldView(meld.kind, tuple(meld.cards), meld.from_seat)
-    cards = tuple(None if i < meld.hidden else c for i, c in enumerate(meld.cards))
-    return MeldView(_shown_kind(meld, face_down_kinds), cards, meld.from_seat)
-
-
-def _shown_kind(meld: Meld, face_down_kinds: dict[str, str] | None) -> str:
-    if face_down_kinds and meld.hidden >= len(meld.cards):
-        return face_down_kinds.get(meld.kind, meld.kind)
-    return meld.kind
-
-
-def redact(event: Event, viewer: int, face_down_kinds: dict[str, str] | None = None) -> Event:
-    """``event`` as ``viewer`` may see it: another's unshown draw has card
-    None; another's face-down meld cards are None (the spelling views use:
-    docs/concepts/views), and a wholly face-down meld shows the kind
-    ``face_down_kinds`` gives (see :func:`meld_view`)."""
-    if isinstance(event, Drew) and event.seat != viewer and not event.shown:
-        return msgspec.structs.replace(event, card=None)
-    if isinstance(event, Melded) and event.seat != viewer and event.meld.hidden:
-        m = event.meld
-        cards = tuple(None if i < m.hidden else c for i, c in enumerate(m.cards))
-        claimed = None if m.claimed is not None and m.hidden >= len(m.cards) else m.claimed
-        return msgspec.structs.replace(event, meld=msgspec.structs.replace(
-            m, kind=_shown_kind(m, face_down_kinds), cards=cards, claimed=claimed))
-    return event
-
-
-class ResolvedHooks:
-    """A ruleset's hook relay with each hook resolved once (see
-    :func:`resolved_hooks`: one per ruleset, shared by its tables).
-
-    ``hooks.qipai_x(**kwargs)`` returns what ``ruleset.hook.qipai_x(**kwargs)``
-    returns.  On first use each hook is bound to a plain function that calls
-    the implementations pluggy lists (its public ``get_hookimpls``) in
-    pluggy's order (last registered / tryfirst first; for a ``firstresult``
-    hook, the first non-None result, else the list of non-None results),
-    skipping pluggy's per-call bookkeeping; a ``firstresult`` hook with one
-    implementation taking every argument is bound to that implementation
-    itself.  Call a hook with exactly the arguments of its spec, by keyword
-    (as pluggy requires): a missing one raises ``HookCallError`` or
-    ``TypeError``.  Hooks with wrappers, historic hooks, spec defaults, call
-    monitoring, or a plugin manager that is not
-    :class:`qipai.core.hookspecs.PluginManager` (which counts monitoring)
-    keep pluggy's own caller.  Each hook is bound the first time any table
-    of the ruleset calls it, and a bound hook keeps the implementations it
-    was bound with; tables made after a plugin is registered (or
-    unregistered) get a fresh set.  (Register plugins before making tables,
-    as rulesets do when loaded.)  Binding is done under a lock and each
-    caller is published whole, so tables in several threads may share it.
-    """
-
-    def __init__(self, relay: Any, pm: Any = None) -> None:
-        self._relay = relay
-        self._pm = pm
-        self._only: dict[str, Any] = {}
-
-    def only(self, name: str) -> Any:
-        """The one implementation of hook ``name`` when it has exactly one,
-        taking every argument of the spec, and pluggy would call it plainly
-        (no wrapper, no monitoring); else None.  Called by keyword, it
-        returns that implementation's own result (not a list)."""
-        try:
-            return self._only[name]
-        except KeyError:
-            with _RESOLVE_LOCK:
-                if name not in self._only:
-                    self._only[name] = _only_impl(getattr(self._relay, name), self._pm)
-                return self._only[name]
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):  # copy/pickle probes, and _relay before __init__
-            raise AttributeError(name)
-        with _RESOLVE_LOCK:
-            fast = self.__dict__.get(name)
-            if fast is None:
-                fast = _direct_caller(getattr(self._relay, name), self._pm)
-                setattr(self, name, fast)  # published whole
-        return fast
-
-
-#: Serialises building resolved hooks (first use only: afterwards a hook is
-#: an instance attribute and no lock is taken).
-_RESOLVE_LOCK = threading.RLock()
-
-
-def _monitoring(pm: Any) -> tuple[int, int] | None:
-    """``(monitors in force, changes)`` of a counting plugin manager, or None
-    (a plugin manager that does not count: pluggy's callers are kept)."""
-    monitors = getattr(pm, "qipai_monitors", None)
-    if monitors is None:
-        return None
-    return monitors, pm.qipai_monitor_changes
-
-
-def resolved_hooks(ruleset: Any) -> Any:
-    """The :class:`ResolvedHooks` of ``ruleset``'s relay, shared by its
-    tables while the ruleset's plugins (and pluggy's call monitoring) stay
-    as they were; a table made after a change gets a fresh one.  Safe to
-    call from several threads (the pair is built whole, then published)."""
-    pm = getattr(ruleset, "pm", None)
-    if pm is None:
-        return ResolvedHooks(ruleset.hook)
-    key = (tuple(pm.list_name_plugin()), _monitoring(pm))
-    known = ruleset.__dict__.get("_resolved_hooks")
-    if known is not None and known[0] == key:
-        return known[1]
-    with _RESOLVE_LOCK:
-        known = ruleset.__dict__.get("_resolved_hooks")
-        if known is not None and known[0] == key:
-            return known[1]
-        hooks = ResolvedHooks(ruleset.hook, pm)
-        ruleset.__dict__["_resolved_hooks"] = (key, hooks)
-    return hooks
-
-
-def _only_impl(caller: Any, pm: Any) -> Any:
-    """The single plain implementation of ``caller`` taking every argument, or None."""
-    fast = _direct_caller(caller, pm)
-    if fast is caller:  # pluggy's own caller: wrappers, monitoring …
-        return None
-    impls = caller.get_hookimpls()
-    if len(impls) == 1 and set(impls[0].argnames) == set(caller.spec.argnames):
-        return impls[0].function
-    return None
-
-
-def _direct_caller(caller: Any, pm: Any) -> Any:
-    """A plain function calling ``caller``'s implementations, or ``caller``.
-
-    Reads only pluggy's public API: ``HookCaller.spec``/``is_historic``/
-    ``get_hookimpls`` and ``HookImpl.function``/``argnames``/``kwargnames``/
-    ``hookwrapper``/``wrapper``.  Anything unexpected keeps pluggy's caller.
-    """
-    monitoring = _monitoring(pm)
-    if monitoring is None or monitoring[0]:
-        return caller
-    try:
-        spec = caller.spec
-        impls = caller.get_hookimpls()
-        plain = (spec is not None and not caller.is_historic() and not spec.kwargnames
-                 and not any(i.hookwrapper or i.wrapper or i.kwargnames for i in impls))
-    except AttributeError:
-        return caller
-    if not plain:
-        return caller
-
-    firstresult = bool(spec.opts.get("firstresult", False))
-    if firstresult and len(impls) == 1 and set(impls[0].argnames) == set(spec.argnames):
-        # One implementation taking every argument: called as it is (a
-        # missing or unknown argument is Python's TypeError at the call).
-        return impls[0].function
-    return _compiled_caller(spec.name, tuple(spec.argnames),
-                            [(i.function, tuple(i.argnames)) for i in reversed(impls)],
-                            firstresult)
-
-
-class _Missing:
-    def __repr__(self) -> str:
-        return "<missing>"
-
-
-_MISSING = _Missing()
-
-
-def _missing(hook: str, **given: Any) -> None:
-    name = next(k for k, v in given.items() if v is _MISSING)
-    raise HookCallError(f"hook call {hook} must provide argument {name!r}")
-
-
-def _compiled_caller(hook: str, argnames: tuple[str, ...],
-                     order: list[tuple[Any, tuple[str, ...]]], firstresult: bool) -> Any:
-    """A function taking the hook's arguments by keyword and calling each
-    implementation (``order``: pluggy's call order) with its own arguments
-    positionally — what pluggy's own hook call does, less its per-call
-    bookkeeping.  It is generated once per hook as source text (like
-    ``dataclasses`` builds ``__init__``) so a call builds no keyword dict
-    and no argument lists (only the result list of a collecting hook): a
-    hot hook is called a few hundred times a hand.
-
-    A missing argument raises pluggy's ``HookCallError``; arguments the
-    spec does not name are ignored, as pluggy ignores them.
-    """
-    for name in argnames:  # hookspec argument names: identifiers, never code
-        if not name.isidentifier() or name.startswith("_qipai_"):  # pragma: no cover
-            raise ValueError(f"hook {hook} has an argument named {name!r}")
-    env: dict[str, Any] = {"_qipai_MISSING": _MISSING, "_qipai_missing": _missing}
-    params = ", ".join(f"{a}=_qipai_MISSING" for a in argnames)
-    lines = [f"def call(*, {params}, **_qipai_ignored):" if argnames
-             else "def call(**_qipai_ignored):"]
-    if argnames:
-        lines.append("    if " + " or ".join(f"{a} is _qipai_MISSING" for a in argnames) + ":")
-        lines.append(f"        _qipai_missing({hook!r}, "
-                     + ", ".join(f"{a}={a}" for a in argnames) + ")")
-    if not firstresult:  # locals named so that no argument name can shadow them
-        lines.append("    _qipai_out = []")
-    for i, (fn, names) in enumerate(order):
-        env[f"_qipai_f{i}"] = fn
-        lines.append(f"    _qipai_r = _qipai_f{i}({', '.join(names)})")
-        lines.append("    if _qipai_r is not None:")
-        lines.append("        return _qipai_r" if firstresult else "        _qipai_out.append(_qipai_r)")
-    lines.append("    return None" if firstresult else "    return _qipai_out")
-    exec("\n".join(lines), env)  # noqa: S102 - source built above from identifiers only
-    call = env["call"]
-    call.__name__ = call.__qualname__ = hook
-    return call
-
-
-_SNAPSHOT = msgspec.msgpack.Decoder(tuple[TableState, int | str | None, Stamp])
 #: The fields of TableState that playing changes (the rest is the hand's
 #: header: variant, options, deal, …).
 _PLAY_FIELDS = frozenset({"seats", "wall", "turn", "window", "pending", "instant", "events",
                           "actions", "result", "relations", "extra"})
-
-
-def _payment_problem(p: Any, n: int) -> str | None:
-    """Why ``p`` is not a payment at an ``n``-seat table, or None: seats are
-    ints ``0..n-1`` (never bool), payer ≠ payee, the amount an int ≥ 0."""
-    if type(p) is not Payment:
-        return f"{p!r} is not a Payment"
-    for role, seat in (("payer", p.payer), ("payee", p.payee)):
-        if type(seat) is not int or not 0 <= seat < n:
-            return f"{p!r}: {role} {seat!r} is not a seat (0..{n - 1})"
-    if p.payer == p.payee:
-        return f"{p!r}: the payer pays itself"
-    if type(p.amount) is not int or not 0 <= p.amount <= MAX_AMOUNT:
-        return f"{p!r}: the amount {p.amount!r} is not an int from 0 to {MAX_AMOUNT}"
-    if type(p.reason) is not str:
-        return f"{p!r}: the reason {p.reason!r} is not a str"
-    if p.why:
-        try:
-            total = why_total(p.why)
-        except (ValueError, TypeError, AttributeError) as exc:
-            return f"{p!r}: its why is not a breakdown ({exc})"
-        if total != p.amount:
-            return f"{p!r}: its why totals {total}, not the amount {p.amount}"
-    return None
-
-
-def _payments_problem(payments: Any, n: int) -> str | None:
-    """Why ``payments`` is not a sequence of valid payments, or None."""
-    if not isinstance(payments, (list, tuple)):
-        return f"{payments!r} is not a list of payments"
-    for p in payments:
-        problem = _payment_problem(p, n)
-        if problem:
-            return problem
-    return None
-
-
-def _dealt_problem(deal: Any, dealer: int, n: int, deck: list[int]) -> str | None:
-    """Why ``deal`` (a ``qipai_deal`` answer for ``dealer``) is not a
-    :class:`Deal` of ``n`` hands for that dealer whose hands and wall are
-    exactly ``deck`` (sorted) and whose shown cards are the dealer's, or None."""
-    if not isinstance(deal, Deal):
-        return f"answered {deal!r}, not a Deal"
-    if type(deal.dealer) is not int:
-        return f"answered a dealer {deal.dealer!r}, not an int"
-    if deal.dealer != dealer:
-        return f"dealt for dealer {deal.dealer}, not for the dealer {dealer}"
-    hands = deal.hands
-    if type(hands) is not tuple or type(deal.wall) is not tuple or type(deal.shown) is not tuple \
-            or any(type(h) is not tuple for h in hands):
-        return "answered a Deal whose hands, wall or shown cards are not tuples"
-    try:
-        if len(hands) != n:
-            return f"dealt {len(hands)} hands for {n} seats"
-        cards = list(deal.wall)
-        for h in hands:
-            cards += h
-        cards.sort()
-        same = cards == deck and set(map(type, cards)) == {int}
-        held = list(hands[dealer])
-        for c in deal.shown:
-            held.remove(c)
-    except (TypeError, ValueError):
-        same = False
-    if not same:
-        return (f"the hands, wall and shown cards are not the deck it was given "
-                f"({len(deck)} cards), each card once, the shown ones in the dealer's hand")
-    return None
-
-
-def settlement_answer_problem(settlement: Any, n: int) -> str | None:
-    """Why ``settlement`` is not a :class:`Settlement` of valid payments, or None."""
-    if not isinstance(settlement, Settlement):
-        return f"{settlement!r} is not a Settlement"
-    return _payments_problem(settlement.payments, n)
-
-
-def _actions_problem(acts: Any, seat: int, empty_ok: bool) -> str | None:
-    """Why ``acts`` is not a list of ``seat``'s actions, or None."""
-    if not isinstance(acts, (list, tuple)):
-        return f"{acts!r} is not a list of actions"
-    if not acts and not empty_ok:
-        return f"no legal action for seat {seat}: the hand could not go on"
-    for a in acts:
-        if type(a) not in _ACTION_SET or a.seat != seat:
-            return f"{a!r} is not an action of seat {seat}"
-    return None
-
-
-def hook_plugins(relay: Any, hook: str) -> str:
-    """The pluggy names of the plugins implementing ``hook`` on ``relay``
-    (a plugin manager's ``hook``), in call order, comma-separated ("?": none)."""
-    try:
-        impls = getattr(relay, hook).get_hookimpls()
-    except AttributeError:
-        return "?"
-    return ", ".join(i.plugin_name for i in reversed(impls)) or "?"
-
-
-def culprit(relay: Any, hook: str, problem: Any, **kwargs: Any) -> str:
-    """Which plugin gave a refused answer of ``hook`` (the failure path
-    only: each plain implementation is asked again in pluggy's order with
-    ``kwargs``; a caller that holds state rolls back whatever that changes).
-    ``problem(answer)`` says whether an answer is refused.  Returns the
-    pluggy name of the first implementation whose answer is refused; when
-    the answers asked again are fine (for a ``firstresult`` hook: the first
-    one), the wrappers changed it, and their names are returned; else every
-    implementer's (:func:`hook_plugins`)."""
-    try:
-        caller = getattr(relay, hook)
-        first = bool(caller.spec.opts.get("firstresult", False))
-        impls = list(reversed(caller.get_hookimpls()))
-        for impl in impls:
-            if impl.hookwrapper or impl.wrapper:
-                continue
-            answer = impl.function(*[kwargs[a] for a in impl.argnames])
-            if answer is not None:
-                if problem(answer):
-                    return impl.plugin_name
-                if first:
-                    break
-        wrappers = [i.plugin_name for i in impls if i.hookwrapper or i.wrapper]
-        if wrappers:
-            return ", ".join(wrappers)
-    except Exception:  # noqa: BLE001 - naming is best effort
-        pass
-    return hook_plugins(relay, hook)
-
-
-def raiser(relay: Any, exc: BaseException) -> tuple[str, str]:
-    """The hook and plugin whose implementation on ``relay`` (a plugin
-    manager's ``hook``) is the innermost one on ``exc``'s traceback, or
-    ``("?", "?")``."""
-    codes: dict[Any, tuple[str, str]] = {}
-    for name in dir(relay):
-        if not name.startswith("qipai_"):
-            continue
-        for impl in getattr(relay, name).get_hookimpls():
-            fn = getattr(impl.function, "__func__", impl.function)
-            code = getattr(fn, "__code__", None)
-            if code is not None:
-                codes.setdefault(code, (name, impl.plugin_name))
-    found = ("?", "?")
-    tb = exc.__traceback__
-    while tb is not None:
-        found = codes.get(tb.tb_frame.f_code, found)
-        tb = tb.tb_next
-    return found
 
 
 class Table:
@@ -526,6 +137,8 @@ class Table:
         #: the actions since are played again from; True while apply runs.
         self._base: tuple[bytes | None, int] | None = None  # None bytes: from the deal
         self._applying = False
+        self._stamp: Any = None  # the versions' stamp, made at the first snapshot
+        self._fdk: dict[str, str] | None = None  # face_down_kinds, read at the first view
         if _state is not None:
             self.state = _state
             d = _state.deal
@@ -540,59 +153,12 @@ class Table:
                 raise BadCards(f"dealer {dealer!r} is not a seat (0..{self.n - 1})")
         relations = checked_relations(relations, self.n, ruleset.manifest.relations)
         try:  # the hooks that deal and start the hand: a plugin's exception is named
-            dealt_by = None
             if deal is None:
-                dealt_by = "host" if rng is not None else "seeded" if seed is not None else "os"
-                if rng is not None:
-                    self.seed = None  # the seed did not deal: the record keeps none
-                else:
-                    if seed is None:
-                        rng = secrets.SystemRandom()  # the OS's CSPRNG: no seed to learn
-                    else:
-                        rng = random.Random(seed)  # reproducible: tests, demos, records
-                deck, canon = self._checked_deck(self.hook.qipai_deck(options=self.options))
-                shuffle(rng, deck)
-                if dealer is None:
-                    dealer = self.hook.qipai_first_dealer(options=self.options, rng=rng)
-                    if type(dealer) is not int or not 0 <= dealer < self.n:
-                        raise PluginError(
-                            "qipai_first_dealer", self._plugins("qipai_first_dealer"),
-                            f"first dealer {dealer!r} is not a seat (0..{self.n - 1})")
-                deal = self.hook.qipai_deal(deck=deck, dealer=dealer, options=self.options)
-                trusted = only is not None and getattr(only("qipai_deal"), "qipai_conserves_cards",
-                                                       False)
-                problem = None if trusted else self._deal_problem(deal, dealer, canon)
-                if problem:
-                    self._refuse("qipai_deal", problem,
-                                 lambda a: self._deal_problem(a, dealer, canon) is not None,
-                                 deck=deck, dealer=dealer, options=self.options)
+                deal, dealt_by = self._shuffled_deal(seed, rng, dealer)
             else:
                 self.seed = None  # an explicit deal records no seed (replay checks a seed)
-                deal = self._check_deal(deal, whole=not self.partial)
-                if dealer is not None and dealer != deal.dealer:
-                    raise BadCards(f"the deal was dealt for dealer {deal.dealer}, not {dealer}")
-                if not _position:
-                    problem = self.hook.qipai_check_deal(deal=deal, options=self.options)
-                    if problem:
-                        raise BadCards(problem)
-            self.state = TableState(
-                variant=ruleset.name,
-                options=ruleset.options_dict(),
-                n_players=self.n,
-                deal=deal,
-                dealer=deal.dealer,
-                seats=[SeatState(hand=sorted(h)) for h in deal.hands],
-                wall=list(deal.wall),
-                pending={},
-                instant=[],
-                events=[],
-                actions=[],
-                relations={k: [list(g) for g in v] for k, v in (relations or {}).items()},
-                start_relations={k: [list(g) for g in v] for k, v in (relations or {}).items()},
-                extra=self.hook.qipai_new_state(options=self.options),
-                ask_all=ask_all,
-                rng=dealt_by,
-            )
+                deal, dealt_by = self._given_deal(deal, dealer, _position), None
+            self.state = self._new_state(deal, relations, ask_all, dealt_by)
             self.state.events.append(Dealt(deal.dealer, tuple(len(h) for h in deal.hands),
                                            len(deal.wall), tuple(deal.shown)))
             if not _position:
@@ -603,6 +169,71 @@ class Table:
         except Exception as exc:
             hook, plugin = self._raiser(exc)
             raise PluginError(hook, plugin, f"{type(exc).__name__}: {exc}") from exc
+
+    def _shuffled_deal(self, seed: int | None, rng: random.Random | None,
+                       dealer: int | None) -> tuple[Deal, str]:
+        """The deck shuffled and dealt (``qipai_deck``, ``qipai_first_dealer``
+        when no ``dealer`` is given, ``qipai_deal``, each answer checked),
+        and what dealt it: ``"host"`` (``rng``), ``"seeded"`` or ``"os"``."""
+        dealt_by = "host" if rng is not None else "seeded" if seed is not None else "os"
+        if rng is not None:
+            self.seed = None  # the seed did not deal: the record keeps none
+        else:
+            if seed is None:
+                rng = secrets.SystemRandom()  # the OS's CSPRNG: no seed to learn
+            else:
+                rng = random.Random(seed)  # reproducible: tests, demos, records
+        deck, canon = self._checked_deck(self.hook.qipai_deck(options=self.options))
+        shuffle(rng, deck)
+        if dealer is None:
+            dealer = self.hook.qipai_first_dealer(options=self.options, rng=rng)
+            if type(dealer) is not int or not 0 <= dealer < self.n:
+                raise PluginError(
+                    "qipai_first_dealer", self._plugins("qipai_first_dealer"),
+                    f"first dealer {dealer!r} is not a seat (0..{self.n - 1})")
+        deal = self.hook.qipai_deal(deck=deck, dealer=dealer, options=self.options)
+        only = getattr(self.hook, "only", None)  # ResolvedHooks has it; pluggy's relay not
+        trusted = only is not None and getattr(only("qipai_deal"), "qipai_conserves_cards", False)
+        problem = None if trusted else self._deal_problem(deal, dealer, canon)
+        if problem:
+            self._refuse("qipai_deal", problem,
+                         lambda a: self._deal_problem(a, dealer, canon) is not None,
+                         deck=deck, dealer=dealer, options=self.options)
+        return deal, dealt_by
+
+    def _given_deal(self, deal: Any, dealer: int | None, position: bool) -> Deal:
+        """An explicit ``deal`` checked (:meth:`_check_deal`; for ``dealer``
+        if given; and by ``qipai_check_deal`` unless a ``position``)."""
+        deal = self._check_deal(deal, whole=not self.partial)
+        if dealer is not None and dealer != deal.dealer:
+            raise BadCards(f"the deal was dealt for dealer {deal.dealer}, not {dealer}")
+        if not position:
+            problem = self.hook.qipai_check_deal(deal=deal, options=self.options)
+            if problem:
+                raise BadCards(problem)
+        return deal
+
+    def _new_state(self, deal: Deal, relations: dict[str, list[list[int]]], ask_all: bool,
+                   dealt_by: str | None) -> TableState:
+        """The state of a hand just dealt: nobody to decide yet."""
+        return TableState(
+            variant=self.ruleset.name,
+            options=self.ruleset.options_dict(),
+            n_players=self.n,
+            deal=deal,
+            dealer=deal.dealer,
+            seats=[SeatState(hand=sorted(h)) for h in deal.hands],
+            wall=list(deal.wall),
+            pending={},
+            instant=[],
+            events=[],
+            actions=[],
+            relations={k: [list(g) for g in v] for k, v in (relations or {}).items()},
+            start_relations={k: [list(g) for g in v] for k, v in (relations or {}).items()},
+            extra=self.hook.qipai_new_state(options=self.options),
+            ask_all=ask_all,
+            rng=dealt_by,
+        )
 
     @classmethod
     def from_position(cls, ruleset: Ruleset, *, dealer: int, hands: Sequence[Sequence[int]],
@@ -643,18 +274,37 @@ class Table:
         table.give_turn(dealer)
         return table
 
+    def set_origin(self, seed: int | None, rng: str | None) -> None:
+        """Say what dealt this table's deal, as its record will say it:
+        ``seed``, the seed whose shuffle made the deal (None: none), and
+        ``rng``, what dealt it (``"seeded"``, ``"os"``, ``"host"``; None:
+        not said).  For a table set up from a deal dealt before — a host
+        rebuilding a hand from its stored deal, a replay — since a table
+        given a ``deal`` keeps neither.  Whether the seed deals this deal is
+        :func:`~qipai.core.records.seed_problem`'s question.
+
+        Raises:
+            BadCards: the seed is not an integer below 2**256 in size, or
+                ``rng`` is none of those.
+        """
+        seed = _checked_seed(seed)
+        if rng not in _RNG_KINDS:
+            raise BadCards(f"rng must be one of {', '.join(map(repr, _RNG_KINDS))}, not {rng!r}")
+        self.seed = seed
+        self.state.rng = rng
+
     def _deal_problem(self, deal: Any, dealer: int, deck: list[int]) -> str | None:
         """Why ``deal``, a ``qipai_deal`` answer for ``dealer`` from ``deck``
-        (sorted), is refused (:func:`_dealt_problem`, then the variant's
+        (sorted), is refused (:func:`~qipai.core.answers.deal_problem`, then the variant's
         ``qipai_check_deal``), or None."""
-        problem = _dealt_problem(deal, dealer, self.n, deck)
+        problem = deal_problem(deal, dealer, self.n, deck)
         if problem is None:
             problem = self.hook.qipai_check_deal(deal=deal, options=self.options)
         return problem
 
     def _checked_deck(self, answer: Any) -> tuple[list[int], list[int]]:
         """A ``qipai_deck`` answer as a new list, and sorted, once checked
-        (:meth:`_deck_problem`): the check is made when the ruleset first
+        (:func:`~qipai.core.answers.deck_problem`): the check is made when the ruleset first
         deals a deck of these cards; after it, the sorted deck is compared
         with the one checked.
 
@@ -664,33 +314,16 @@ class Table:
         deck = list(answer) if isinstance(answer, (list, tuple)) else None
         if deck is not None and set(map(type, deck)) == {int}:
             canon = sorted(deck)  # (the types first: == takes True for 1, 1.0 for 1)
-            if canon == self.ruleset.__dict__.get("_checked_deck"):
+            if canon == self.ruleset.checked_deck:
                 return deck, canon
-        problem = self._deck_problem(answer)
+        problem = deck_problem(answer, self.cards)
         if problem:
-            self._refuse("qipai_deck", problem, lambda a: self._deck_problem(a) is not None,
+            self._refuse("qipai_deck", problem, lambda a: deck_problem(a, self.cards) is not None,
                          options=self.options)
         assert deck is not None
         canon = sorted(deck)
-        self.ruleset.__dict__["_checked_deck"] = canon
+        self.ruleset.checked_deck = canon
         return deck, canon
-
-    def _deck_problem(self, deck: Any) -> str | None:
-        """Why ``deck`` is not a list (or tuple) of this game's cards, not
-        empty, with no fifth copy, or None."""
-        if not isinstance(deck, (list, tuple)):
-            return f"answered {deck!r}, not a list of cards"
-        if not deck:
-            return "answered an empty deck"
-        kinds = self.cards.n_kinds
-        bad = next((c for c in deck if type(c) is not int or not 0 <= c < kinds), None)
-        if bad is not None:
-            return f"the deck holds {bad!r}, not a card of this game (kinds 0..{kinds - 1})"
-        try:
-            check_copies(deck, self.cards, "the deck")
-        except BadCards as exc:
-            return str(exc)
-        return None
 
     def _check_deal(self, deal: Any, whole: bool = True) -> Deal:
         """``deal`` with every field converted to ints and tuples, checked.
@@ -733,6 +366,53 @@ class Table:
         return Deal(dealer, hands, wall, shown)
 
     # ------------------------------------------------------------------ queries
+    # Read accessors of the state for hosts, environments and tools: each
+    # gives the table's own object, not a copy (a copy would cost at every
+    # call), so read it and never change it — the table changes through
+    # apply and the primitives below.
+
+    @property
+    def deal(self) -> Deal:
+        """The hand's deal: dealer, hands by seat, stock head first, shown cards."""
+        return self.state.deal
+
+    @property
+    def dealer(self) -> int:
+        """The dealer's seat (庄)."""
+        return self.state.dealer
+
+    @property
+    def turn(self) -> int | None:
+        """The seat holding the turn, or None (a claim window is open, or the hand is over)."""
+        return self.state.turn
+
+    @property
+    def window(self) -> Window | None:
+        """The open claim window (the card in play, its owner and source,
+        and the claims declared so far), or None."""
+        return self.state.window
+
+    @property
+    def pending(self) -> dict[int, list[Action]]:
+        """The pending decisions: seat → its legal actions (see
+        :meth:`to_decide` and :meth:`legal_actions`, which copy)."""
+        return self.state.pending
+
+    @property
+    def actions(self) -> list[Action]:
+        """Every action applied so far, in order (what a record keeps)."""
+        return self.state.actions
+
+    @property
+    def wall(self) -> list[int]:
+        """The stock, head first (:meth:`wall_left` is its size)."""
+        return self.state.wall
+
+    @property
+    def instant(self) -> list[Payment]:
+        """The instant payments made so far (杠钱 …), in order."""
+        return self.state.instant
+
     @property
     def extra(self) -> Any:
         """The variant's own state (``Manifest.state_type``)."""
@@ -745,6 +425,7 @@ class Table:
 
     @property
     def seats(self) -> list[SeatState]:
+        """Each seat's concealed hand, melds and discards, by seat."""
         return self.state.seats
 
     @property
@@ -754,11 +435,22 @@ class Table:
 
     @property
     def result(self) -> Result | None:
+        """How the hand ended, or None while it goes on."""
         return self.state.result
 
     @property
     def events(self) -> list[Event]:
+        """Every event so far, in order (unredacted: :meth:`view` redacts)."""
         return self.state.events
+
+    @property
+    def face_down_kinds(self) -> dict[str, str]:
+        """The manifest's ``face_down_kinds`` as a dict (read once per table):
+        the kind others see for a meld lying wholly face down."""
+        fdk = self._fdk
+        if fdk is None:
+            fdk = self._fdk = dict(getattr(self.ruleset.manifest, "face_down_kinds", ()))
+        return fdk
 
     def to_decide(self) -> list[int]:
         """Seats with a pending decision, in seat order."""
@@ -1004,18 +696,18 @@ class Table:
             due = self._instant(table=self, event=event)
             if not due:
                 return
-            problem = _payments_problem(due, self.n)
+            problem = payments_problem(due, self.n)
             due = list(due)
         else:
             lists = self.hook.qipai_instant_payments(table=self, event=event)
             if not any(lists):
                 return
-            problem = next(filter(None, (_payments_problem(ps, self.n) for ps in lists)), None)
+            problem = next(filter(None, (payments_problem(ps, self.n) for ps in lists)), None)
             if problem is None:
                 due = [p for ps in lists for p in ps]
         if problem:
             self._refuse("qipai_instant_payments", problem,
-                         lambda ps: _payments_problem(ps, self.n), table=self, event=event)
+                         lambda ps: payments_problem(ps, self.n), table=self, event=event)
         if due:
             st.instant.extend(due)
             st.events.append(Paid(tuple(due)))
@@ -1102,7 +794,7 @@ class Table:
                              lambda a: True, table=self, window=window)
         for seat, acts in sorted(by_seat.items()) if by_seat else ():
             acts = acts or ()
-            problem = _actions_problem(acts, seat, True)
+            problem = actions_problem(acts, seat, True)
             if problem:
                 kw = dict(table=self, window=window)
                 if hook == "qipai_claim_actions":
@@ -1140,7 +832,7 @@ class Table:
         """
         if not self._applying:
             self._base = None
-        problem = _payments_problem(payments, self.n) if payments else None
+        problem = payments_problem(payments, self.n) if payments else None
         if problem:
             raise PluginError("qipai_instant_payments (Table.pay)", "?", problem)
         if payments:
@@ -1241,54 +933,20 @@ class Table:
         return result
 
     # ------------------------------------------------------------------ views
-    def view(self, seat: int, *, events: bool = True) -> SeatView:
-        """What ``seat`` may see: its own hand, others' sizes, visible melds,
-        discards, the stock size, its legal actions and its event stream.
-
-        ``events=False`` leaves the event stream out (``events`` is ``()``):
-        the state alone, which is what a bot decides on
-        (:mod:`qipai.bots`), without redacting the whole stream each turn."""
-        if type(seat) is not int or not 0 <= seat < self.n:
-            raise IllegalAction(f"seat {seat!r} is not a seat at this table (0..{self.n - 1})")
-        st = self.state
-        w = st.window
-        fdk = getattr(self, "_fdk", None)
-        if fdk is None:  # the manifest's, read once per table
-            fdk = self._fdk = dict(getattr(self.ruleset.manifest, "face_down_kinds", ()))
-        seats = st.seats
-        return SeatView(
-            seat=seat,
-            dealer=st.dealer,
-            turn=st.turn,
-            hand=tuple(sorted(seats[seat].hand)),
-            hand_sizes=tuple([len(s.hand) for s in seats]),
-            melds=tuple([tuple([meld_view(m, i == seat, fdk) for m in s.melds]) if s.melds else ()
-                         for i, s in enumerate(seats)]),
-            discards=tuple([tuple(s.discards) for s in seats]),
-            stock=len(st.wall),
-            window=(w.card, w.owner, w.source) if w is not None else None,
-            legal=tuple(st.pending.get(seat, ())),
-            instant=tuple(st.instant),
-            events=tuple(redact(e, seat, fdk) for e in st.events) if events else (),
-            result=st.result,
-        )
+    # qipai.core.views.seat_view, the one view builder, as a method: bound,
+    # not wrapped, since a bot views the table at every decision.
+    view = seat_view
 
     # ------------------------------------------------------------------ snapshots
     def snapshot(self) -> bytes:
-        """The whole state: ``SNAPSHOT_MAGIC``, a 16-byte blake2b digest of
-        the payload, then the payload (msgpack ``[state, seed, stamp]``; a
-        seed beyond 64 bits is written as its decimal text; the stamp, a
-        :class:`~qipai.core.stamps.Stamp`, names the qipai version, variant
-        version, ruleset spec and house plugins).  Restore with
-        :meth:`restore`, which checks the digest and the stamp."""
-        seed = self.seed
-        if seed is not None and not -2**63 <= seed < 2**64:
-            seed = str(seed)
-        stamp = getattr(self, "_stamp", None)
+        """The whole state as bytes (:mod:`qipai.core.snapshot`: the state,
+        the seed and the stamp of the versions it runs under, behind a
+        digest).  Restore with :meth:`restore`, which checks the digest and
+        the stamp."""
+        stamp = self._stamp
         if stamp is None:
             stamp = self._stamp = stamp_of(self.ruleset)
-        payload = msgspec.msgpack.encode([self.state, seed, stamp])
-        return SNAPSHOT_MAGIC + hashlib.blake2b(payload, digest_size=16).digest() + payload
+        return snapshot.encode(self.state, self.seed, stamp)
 
     @classmethod
     def restore(cls, ruleset: Ruleset, data: bytes, *,
@@ -1306,45 +964,16 @@ class Table:
                 (the digest does not match), one of another variant or
                 options, or one of an older qipai (without version stamps).
         """
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise BadRecord(f"not a snapshot: expected bytes, not {type(data).__name__}")
-        data = bytes(data)
-        head = len(SNAPSHOT_MAGIC)
-        if data.startswith(b"QPSNAP2\n"):
-            raise BadRecord("the snapshot was made by an older qipai (snapshot format 2, "
-                            "without version stamps); restore it there, or replay the "
-                            "hand's record")
-        if not data.startswith(SNAPSHOT_MAGIC) or len(data) < head + 16:
-            raise BadRecord(f"not a snapshot of a {ruleset.name} table (no qipai snapshot header)")
-        digest, payload = data[head:head + 16], data[head + 16:]
-        if hashlib.blake2b(payload, digest_size=16).digest() != digest:
-            raise BadRecord("the snapshot is corrupt: its digest does not match its contents")
-        state_type = ruleset.manifest.state_type
-        try:
-            state, seed, stamp = _SNAPSHOT.decode(payload)
-            if state_type is not None and state.extra is not None:
-                state.extra = msgspec.convert(state.extra, state_type)
-            if isinstance(seed, str):
-                seed = int(seed)
-        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError) as exc:
-            raise BadRecord(f"not a snapshot of a {ruleset.name} table: {exc}") from None
-        if state.variant != ruleset.name or \
-                msgspec.json.encode(state.options) != msgspec.json.encode(ruleset.options_dict()):
-            raise BadRecord(f"the snapshot is of {state.variant} with options {state.options}, "
-                            f"not of {ruleset.spec}")
-        running = stamp_of(ruleset)
-        check_stamp("the snapshot", msgspec.structs.asdict(stamp), running,
-                    allow_version_mismatch)
+        state, seed, running = snapshot.decode(ruleset, data, allow_version_mismatch)
         table = cls(ruleset, seed=seed, _state=state)
         table._base = (bytes(data), len(state.actions))
         table._stamp = running
         return table
 
 
-#: The first bytes of every snapshot (format 3: with a digest and a
-#: version stamp; format 2 had no stamp and is refused).
-SNAPSHOT_MAGIC = b"QPSNAP3\n"
 _SEED_LIMIT = 2**256
+#: What may deal a hand (``TableState.rng``, ``Record.rng``); None: not said.
+_RNG_KINDS = ("seeded", "os", "host", None)
 
 
 def _index(value: Any, error: type, what: str) -> int:

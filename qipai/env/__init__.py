@@ -20,16 +20,10 @@ __all__ = ["make", "make_seat_env"]
 
 
 def _require() -> None:
-    from qipai.sim import require
+    from qipai.core.extras import require
 
     for module in ("numpy", "gymnasium", "pettingzoo"):
         require(module, "env")
-
-
-def _ruleset(spec: Any) -> Any:
-    from qipai.core.ruleset import Ruleset, load_cached
-
-    return spec if isinstance(spec, Ruleset) else load_cached(spec)
 
 
 def make(spec: Any = "guilin-mahjong", *, render_mode: str | None = None,
@@ -49,9 +43,9 @@ def make(spec: Any = "guilin-mahjong", *, render_mode: str | None = None,
         MissingExtra: pettingzoo, gymnasium or numpy is not installed.
     """
     _require()
-    from qipai.env.aec import QipaiEnv
+    from qipai.env.aec import QipaiEnv, ruleset_of
 
-    return QipaiEnv(_ruleset(spec), render_mode=render_mode, ask_all=ask_all)
+    return QipaiEnv(ruleset_of(spec), render_mode=render_mode, ask_all=ask_all)
 
 
 def make_seat_env(spec: Any = "guilin-mahjong", **kwargs: Any) -> Any:

@@ -6,9 +6,9 @@ action space (``K`` = the family's card kinds: 34 mahjong tiles, 20 zipai
 cards):
 
 * **mahjong** (``3K + 8`` = 110 indices): ``0 … K-1`` 打 discard of kind
-  ``k``; ``K … 2K-1`` 暗杠 angang of ``k``; ``2K … 3K-1`` 加杠 jiagang of
+  ``k``; ``K … 2K-1`` 暗杠 angang of ``k``; ``2K … 3K-1`` 蓄杠 jiagang of
   ``k``; then 吃 chi with the claimed card lowest / middle / highest of the
-  run (3), 碰 peng, 明杠 minggang, 胡 hu, 自摸 zimo, 过 pass.
+  run (3), 碰 peng, 点杠 minggang, 胡 hu, 自摸 zimo, 过 pass.
 * **zipai** (``K + 111 + 4`` = 135 indices): ``0 … 19`` discard of kind
   ``k``; then 111 吃 chi slots; then 碰 peng, 胡 hu, 自摸 zimo, 过 pass.
   A zipai 吃 is a group holding the claimed card plus its 下伙 xiahuo

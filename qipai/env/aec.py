@@ -14,6 +14,7 @@ from pettingzoo import AECEnv
 from qipai.core.errors import BadCards, BadOption, IllegalAction
 from qipai.env.actions import codec_for
 from qipai.core.model import Discard
+from qipai.core.ruleset import Ruleset, load_cached
 from qipai.env.observation import Encoder, layout_for, seat_view
 
 __all__ = ["QipaiEnv"]
@@ -30,6 +31,12 @@ def integer(value: Any) -> int | None:
         return operator.index(value)
     except TypeError:
         return None
+
+
+def ruleset_of(spec: Any) -> Ruleset:
+    """``spec`` itself when it is a loaded ruleset, else the ruleset that
+    :func:`~qipai.core.ruleset.load_cached` loads from it."""
+    return spec if isinstance(spec, Ruleset) else load_cached(spec)
 
 
 class QipaiEnv(AECEnv):
@@ -196,16 +203,18 @@ class QipaiEnv(AECEnv):
                 self.terminations[agent], self.truncations[agent], self.infos[agent])
 
     def _select(self) -> None:
-        st = self.table.state
-        if st.result is not None:
-            net = st.result.net
+        table = self.table
+        result = table.result
+        if result is not None:
+            net = result.net
             for a in self.agents:
                 self.rewards[a] = net[self._seat_of[a]]
                 self.terminations[a] = True
             return
-        if not st.pending:
+        pending = table.pending
+        if not pending:
             raise RuntimeError("the hand is not over but no seat has a decision")
-        self.agent_selection = self.possible_agents[min(st.pending)]
+        self.agent_selection = self.possible_agents[min(pending)]
 
     # ------------------------------------------------------------- observing
     def _seat(self, agent: Any, doing: str) -> int:
@@ -220,19 +229,19 @@ class QipaiEnv(AECEnv):
 
     def _observed(self, seat: int) -> tuple[dict[str, np.ndarray], dict[int, Any]]:
         """The seat's observation and its legal actions by index, cached per step."""
-        st = self.table.state
-        step = len(st.actions)
+        table = self.table
+        step = len(table.actions)
         got = self._cache.get(seat)
         if got is not None and got[0] == step:
             return got[1], got[2]
         codec = self.codec
-        w = st.window
+        w = table.window
         card = w.card if w is not None else None
         mask = bytearray(codec.n)
         by_index: dict[int, Any] = {}
         index = codec.index
         kinds = self._kinds
-        for a in st.pending.get(seat, ()):
+        for a in table.pending.get(seat, ()):
             # a discard's index is its kind; anything else, or a card that is
             # not a kind (a plugin's), goes to the codec (NotEncodable names it)
             i = a.card if type(a) is Discard and a.card in kinds else index(a, card)
@@ -304,7 +313,7 @@ class QipaiEnv(AECEnv):
         self._cumulative_rewards[agent] = 0
         self.table.apply(chosen)
         self._select()
-        if self.table.state.result is not None:  # rewards are 0 before the end
+        if self.table.result is not None:  # rewards are 0 before the end
             self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
@@ -323,7 +332,7 @@ class QipaiEnv(AECEnv):
             raise IllegalAction("call reset() before render()")
         from rich.console import Console
 
-        from qipai.human import action_text, show_table
+        from qipai.text.seat import action_text, show_table
 
         seat = self._seat_of[self.agent_selection]
         view = seat_view(self.table, seat, self._fdk)
@@ -336,9 +345,10 @@ class QipaiEnv(AECEnv):
                           markup=False)
         else:
             legal = self._observed(seat)[1]
+            names = self.ruleset.manifest.names   # a variant's own words first (补杠)
             for i in sorted(legal):
-                console.print(f"  {i:3d}  {action_text(self.ruleset.cards, legal[i], view.window)}",
-                              markup=False)
+                said = action_text(self.ruleset.cards, legal[i], view.window, names)
+                console.print(f"  {i:3d}  {said}", markup=False)
         text = out.getvalue()
         if self.render_mode == "human":
             print(text, end="")

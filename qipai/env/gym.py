@@ -11,7 +11,7 @@ import numpy as np
 
 from qipai.bots import decide, make_bots
 from qipai.core.errors import BadOption, IllegalAction
-from qipai.env.aec import integer
+from qipai.env.aec import QipaiEnv, integer, ruleset_of
 
 __all__ = ["SeatEnv"]
 
@@ -65,13 +65,11 @@ class SeatEnv(gymnasium.Env):
                  bots: str | Sequence[Any] = "random", illegal: str = "raise",
                  illegal_reward: float = -1.0, render_mode: str | None = None,
                  ask_all: bool = False) -> None:
-        from qipai.env import make
-
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise BadOption(f"render_mode {render_mode!r} is not one of None, 'human', 'ansi'")
         # the AEC renders as text only when asked (its "human" mode would print every step)
-        self.aec = make(spec, render_mode=None if render_mode is None else "ansi",
-                        ask_all=ask_all)
+        self.aec = QipaiEnv(ruleset_of(spec), render_mode=None if render_mode is None else "ansi",
+                            ask_all=ask_all)
         n = self.aec.n
         if integer(seat) is None:
             raise BadOption(f"seat must be an int, not {seat!r}")
@@ -124,12 +122,11 @@ class SeatEnv(gymnasium.Env):
         """Let the bots decide until the agent's seat is to act or the hand ends."""
         aec = self.aec
         table = aec.table
-        st = table.state
-        while st.result is None and aec.agent_selection != self.agent:
+        while table.result is None and aec.agent_selection != self.agent:
             seat = aec._seat_of[aec.agent_selection]
             table.apply(decide(self.bots[seat], table, seat))  # act(view, legal)
             aec._select()
-        if st.result is not None:
+        if table.result is not None:
             aec._accumulate_rewards()
 
     def reset(self, *, seed: int | None = None,
@@ -172,7 +169,7 @@ class SeatEnv(gymnasium.Env):
             self.bots = make_bots(self.bot_spec, self.aec.n, hand, ruleset=self.aec.ruleset)
             self._lost = False
             self._advance()
-            result = self.aec.table.state.result
+            result = self.aec.table.result
             if result is None:
                 if self.render_mode == "human":
                     self.render()
@@ -222,12 +219,12 @@ class SeatEnv(gymnasium.Env):
             return self._copy(aec.observe(self.agent)), self.illegal_reward, True, False, {
                 "illegal": True}
         self._advance()
-        st = aec.table.state
         obs = self._copy(aec.observe(self.agent))
         if self.render_mode == "human":
             self.render()
-        if st.result is not None:
-            return obs, float(st.result.net[self.seat]), True, False, {}
+        result = aec.table.result
+        if result is not None:
+            return obs, float(result.net[self.seat]), True, False, {}
         return obs, 0.0, False, False, {}
 
     def render(self) -> str | None:

@@ -2,7 +2,7 @@
 
 The observation is a ``uint8`` array of shape ``(rows, K)`` (``K`` = the
 family's card kinds), built from the seat's view only
-(:class:`~qipai.core.table.SeatView`: its own hand, the others' hand sizes,
+(:class:`~qipai.core.views.SeatView`: its own hand, the others' hand sizes,
 the melds as the seat sees them — face-down cards unknown —, the discards,
 the stock size and the card in play).  Seats are *relative*: row block
 ``r`` is the seat ``r`` places after the viewer in turn order (``r = 0``
@@ -24,11 +24,10 @@ is the viewer).  Rows, in order:
   source (0 none, 1 ``discard``, 2 ``draw``, 3 ``jiagang``, 4 ``dihu``).
   The rest of the row is 0.
 
-:func:`seat_view` builds the view without its event stream (what the
-encoding does not read), through the same core functions as
-:meth:`Table.view <qipai.core.table.Table.view>`
-(:func:`~qipai.core.table.meld_view`), for speed; :func:`encode` takes
-either.
+:func:`seat_view` is the seat's view without its event stream (what the
+encoding does not read), from the one view builder
+(:func:`qipai.core.views.seat_view`); :func:`encode` takes it or the whole
+view, and reads neither the events nor the instant payments.
 """
 
 from __future__ import annotations
@@ -37,8 +36,9 @@ from typing import Any
 
 import numpy as np
 
+from qipai.core import views
 from qipai.core.errors import QipaiError
-from qipai.core.table import SeatView, meld_view
+from qipai.core.views import SeatView, meld_view
 
 __all__ = ["Layout", "MELD_KINDS", "SOURCES", "encode", "layout_for", "seat_view"]
 
@@ -109,33 +109,14 @@ class NotObservable(QipaiError, ValueError):
 
 
 def seat_view(table: Any, seat: int, face_down_kinds: dict[str, str] | None = None) -> SeatView:
-    """``table.view(seat)`` without the event stream and the instant
-    payments (``events`` and ``instant`` empty): the same hand, hand sizes,
-    melds (through :func:`~qipai.core.table.meld_view`), discards, stock,
-    window and legal actions, at a cost that does not grow with the hand.
-    ``face_down_kinds``: the manifest's (``dict(Manifest.face_down_kinds)``;
-    None reads it)."""
-    st = table.state
-    w = st.window
-    fdk = face_down_kinds
-    if fdk is None:
-        fdk = dict(getattr(table.ruleset.manifest, "face_down_kinds", ()))
-    return SeatView(
-        seat=seat,
-        dealer=st.dealer,
-        turn=st.turn,
-        hand=tuple(sorted(st.seats[seat].hand)),
-        hand_sizes=tuple([len(s.hand) for s in st.seats]),
-        melds=tuple([tuple([meld_view(m, i == seat, fdk) for m in s.melds])
-                     for i, s in enumerate(st.seats)]),
-        discards=tuple([tuple(s.discards) for s in st.seats]),
-        stock=len(st.wall),
-        window=(w.card, w.owner, w.source) if w is not None else None,
-        legal=tuple(st.pending.get(seat, ())),
-        instant=(),
-        events=(),
-        result=st.result,
-    )
+    """``table.view(seat, events=False)``: the seat's view without its
+    event stream, built by the one view builder
+    (:func:`qipai.core.views.seat_view`) at a cost that does not grow with
+    the hand.  ``face_down_kinds`` is accepted for callers that pass the
+    manifest's and not read: the view shows what the table's own
+    (:attr:`Table.face_down_kinds <qipai.core.table.Table.face_down_kinds>`)
+    gives."""
+    return views.seat_view(table, seat, events=False)
 
 
 def encode(view: SeatView, layout: Layout) -> np.ndarray:
@@ -198,7 +179,7 @@ class Encoder:
     Gives the very array :func:`encode` gives for the seat's view (tests
     check it seat by seat, step by step, over random play), reading only
     what that view holds: the seat's own hand, hand sizes, every seat's
-    melds through :func:`~qipai.core.table.meld_view` (face-down cards
+    melds through :func:`~qipai.core.views.meld_view` (face-down cards
     hidden from the others), the discards, the stock size and the window.
     It keeps one buffer per viewing seat and rewrites only what changed
     since that seat's last observation: its hand row when its hand changed,
@@ -269,8 +250,8 @@ class Encoder:
 
     def encode(self, seat: int) -> np.ndarray:
         """The observation of ``seat`` now (a new array)."""
-        st = self.table.state
-        seats = st.seats
+        table = self.table
+        seats = table.seats
         buf = self._buf[seat]
         hand = seats[seat].hand
         if hand != self._hand[seat]:
@@ -297,16 +278,16 @@ class Encoder:
                 disc_len[r] = len(d)
             buf[hs] = len(s.hand)
         base = self._base
-        stock = len(st.wall)
+        stock = len(table.wall)
         buf[self._stock_cell] = stock if stock < 255 else 255
         n = self._n
-        buf[base] = (st.dealer - seat) % n
-        turn = st.turn
+        buf[base] = (table.dealer - seat) % n
+        turn = table.turn
         buf[base + 1] = 0 if turn is None else (turn - seat) % n + 1
         cell = self._window_cell[seat]
         if cell >= 0:
             buf[cell] = 0
-        w = st.window
+        w = table.window
         if w is not None:
             cell = self._window_cell[seat] = self._window_row + w.card
             buf[cell] = 1

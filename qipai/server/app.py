@@ -15,7 +15,9 @@ Routes (docs/reference/protocol.md):
   ``{"status": "stalled", …, "message"}`` while a write has waited for the
   database longer than ``stall_s`` (nothing commits, so no act is
   acknowledged, until the database answers; then ``ok`` again).
-* ``GET /variants``, ``GET /variants/{name}`` — options and the card table.
+* ``GET /variants``, ``GET /variants/{name}`` — options and the card table;
+  ``GET /vocabulary?lang=zh`` — the words of melds, actions, ways of winning
+  … (:func:`qipai.text.vocabulary`), as the command line writes them.
 * ``POST /tables`` — create a table; ``GET /tables`` — the open tables;
   ``GET /tables/{id}``; ``GET /tables/{id}/records`` — the finished hands'
   records (``qipai replay`` reads the answer); ``POST /tables/{id}/close``
@@ -44,7 +46,7 @@ from qipai.host import protocol as P
 from qipai.host import trace
 from qipai.server.routes import (
     STATIC, close_table, create_table, finished, get_table, health, list_tables, not_found,
-    page, records, replay_posted, replay_stored, variant, variants,
+    page, records, replay_posted, replay_stored, variant, variants, vocabulary,
 )
 from qipai.server.socket import table_ws
 from qipai.server.state import SHUTDOWN_S, Server
@@ -141,6 +143,7 @@ def create_app(server: Server) -> Starlette:
         Route("/tables/{id}/records/{hand}/replay", replay_stored),
         Route("/variants", variants),
         Route("/variants/{name}", variant),
+        Route("/vocabulary", vocabulary),
         Route("/tables", create_table, methods=["POST"]),
         Route("/tables", list_tables, methods=["GET"]),
         Route("/tables/{id}", get_table),

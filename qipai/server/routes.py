@@ -1,5 +1,5 @@
 """The HTTP routes of ``qipai serve`` (docs/reference/protocol.md): health,
-variants, tables, records, replays and the page; each answers a refusal as a
+variants, the vocabulary, tables, records, replays and the page; each answers a refusal as a
 typed JSON error (:class:`~qipai.host.protocol.HttpError`)."""
 
 from __future__ import annotations
@@ -159,6 +159,19 @@ async def variant(request: Request) -> Response:
                   "options_schema": msgspec.json.schema(m.options_type),
                   "names": dict(m.names),
                   "cards": {"system": cards.name, "copies": cards.copies, "kinds": table}})
+
+
+async def vocabulary(request: Request) -> Response:
+    """``GET /vocabulary?lang=zh``: the words the command line writes
+    (:func:`qipai.text.vocabulary`), so the page shows the same ones; a
+    variant's ``names`` (``GET /variants/{name}``) come first over them."""
+    from qipai.text import LANGUAGES, vocabulary as words
+
+    lang = request.query_params.get("lang", "zh")
+    if lang not in LANGUAGES:
+        return _error("BadMessage", f"lang is one of {', '.join(LANGUAGES)}, not {shown(lang)}",
+                      400)
+    return _json(words(lang))
 
 
 async def _body(request: Request, cap: int | None = None) -> bytes | Response:

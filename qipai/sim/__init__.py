@@ -1,26 +1,28 @@
 """Research at scale: play many bot hands per ruleset and compare the rulesets.
 
 * :mod:`qipai.sim.run` — ``qipai simulate``: N hands of each ruleset, one
-  Parquet row per hand (:data:`~qipai.sim.run.SCHEMA`), on local worker
-  processes or as Ray tasks; the file's bytes depend only on the rulesets,
-  N, the bots and the seed.
+  Parquet row per hand (:data:`~qipai.sim.rows.COLUMNS`, :mod:`qipai.sim.rows`),
+  on local worker processes or as Ray tasks (:mod:`qipai.sim.backends`),
+  written by :mod:`qipai.sim.parquet`; the file's bytes depend only on the
+  rulesets, N, the bots and the seed.
 * :mod:`qipai.sim.report` — ``qipai report``: rates with Wilson intervals,
   money moved, mean net per seat and differences between rulesets, read
-  with DuckDB; an HTML page with matplotlib charts.
+  with DuckDB; an HTML page with matplotlib charts (the package
+  :mod:`qipai.sim.report`: stats, summary, render, page).
 
 Both need the optional extra ``qipai[sim]`` (pyarrow, DuckDB, matplotlib),
 installed by default by ``uv run`` (the ``sim`` dependency group); Ray is the
-extra ``qipai[ray]``.  This package sits above the core: the core never
-imports it.
+extra ``qipai[ray]`` (:func:`~qipai.core.extras.require` names the extra a
+missing module comes with).  This package sits above the core: the core
+never imports it.
 """
 
 from __future__ import annotations
 
 from qipai.core.errors import QipaiError
+from qipai.core.extras import MissingExtra, installed, require
 
-
-class MissingExtra(QipaiError, ImportError):
-    """An optional dependency is not installed; the message names the extra."""
+__all__ = ["BadSimulation", "MissingExtra", "RayUnavailable", "installed", "require"]
 
 
 class BadSimulation(QipaiError, ValueError):
@@ -41,31 +43,3 @@ class RayUnavailable(QipaiError, RuntimeError):
     def __init__(self, message: str, address: str | None = None) -> None:
         super().__init__(message)
         self.address = address
-
-
-def require(module: str, extra: str) -> object:
-    """Import ``module`` or raise :class:`MissingExtra` naming ``qipai[extra]``."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise MissingExtra(
-            f"{module} is not installed: it comes with the optional extra qipai[{extra}] "
-            f"(uv run --extra {extra} …, or pip install 'qipai[{extra}]')") from None
-
-
-def installed(module: str, extra: str) -> None:
-    """Check, without importing it, that the top-level package of ``module``
-    is installed; else raise :class:`MissingExtra` naming ``qipai[extra]``."""
-    import importlib.util
-    import sys
-
-    top = module.partition(".")[0]
-    try:
-        found = (sys.modules[module] is not None if module in sys.modules
-                 else importlib.util.find_spec(top) is not None)
-    except (ImportError, ValueError):
-        found = False
-    if not found:
-        require(module if module in sys.modules else top, extra)  # raises, naming the extra

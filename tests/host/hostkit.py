@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 import websockets
 
-from qipai.host.client import auto_choice
+from qipai.cli.connect import auto_choice
 from qipai.host.protocol import messages
 
 #: How long a test waits for a server or a message before it fails (not a
@@ -181,15 +181,17 @@ class _Received:
 
 class SyncSeat(_Received):
     """One seat's (or the spectator's) connection, synchronous
-    (``websockets.sync``); ``token`` None sends no token at all."""
+    (``websockets.sync``); ``token`` None sends no token at all; ``options``
+    go to ``websockets.sync.client.connect`` (``ping_interval``, ``max_queue``…)."""
 
     def __init__(self, served: Served, table: str, token: str | None,
-                 strict: bool | None = None) -> None:
+                 strict: bool | None = None, **options: Any) -> None:
         from websockets.sync.client import connect
 
         q = f"?token={token}" if token is not None else ""
-        self.ws = connect(served.ws(f"/tables/{table}/ws{q}"), max_size=None,
-                          open_timeout=PATIENCE, compression=None, legacy=True)
+        self.ws = connect(served.ws(f"/tables/{table}/ws{q}"), **{
+            "max_size": None, "open_timeout": PATIENCE, "compression": None,
+            "legacy": True, **options})
         self._setup(strict)
         self._last_send = 0.0
 

@@ -1,7 +1,7 @@
 """``qipai serve --bot-delay S``: the bots wait S seconds before answering
 what came up — a turn, or a card in play (one wait for all the bots asked
-about it) — so people can follow a table where bots play.  Before, an
-all-bot demo table played a whole hand in well under a second.
+about it) — so people can follow a table where bots play (without it an
+all-bot demo table plays a whole hand in well under a second).
 
 (The assertion is a lower bound on the time three decisions take, which a
 slow machine can only make longer: never a timing a slow machine could

@@ -13,7 +13,7 @@ import pytest
 from qipai.bots import GreedyBot
 from qipai.core.ruleset import load
 from qipai.core.table import Table
-from qipai.host.client import Printer
+from qipai.text.wire import Printer
 
 
 def printer(variant: str) -> Printer:
@@ -34,7 +34,7 @@ def test_a_flip_is_printed_as_fanxing_with_its_cards_and_xing():
 def test_marks_wins_and_ends_are_named():
     p = printer("guilin-mahjong")
     assert p.event({"type": "marked", "what": "jiagang", "seats": [1], "card": 0}).startswith(
-        "seat 1 adds 1m(一万) to a peng (蓄杠 xugang)")
+        "seat 1 adds 1m(一万) to a peng (蓄杠 jiagang)")
     assert p.event({"type": "won", "seat": 0, "how": "zimo", "card": 0, "from_seat": None,
                     "patterns": ["qingyise"]}) == "seat 0 wins: 自摸 zimo on 1m(一万) — qingyise"
     assert p.event({"type": "ended", "end": "huangzhuang", "winners": [], "net": [0, 0, 0, 0],
@@ -70,7 +70,7 @@ def _connect_to(handler, hands: int | None = None) -> str:
 
     from websockets.sync.server import serve
 
-    from qipai.host import client
+    from qipai.cli import connect as client
 
     with serve(handler, "127.0.0.1", 0) as server:
         port = server.socket.getsockname()[1]
@@ -84,9 +84,9 @@ def _connect_to(handler, hands: int | None = None) -> str:
 
 def test_a_throttled_act_is_sent_again(monkeypatch):
     """An act the server dropped unread (Throttled, naming its seq) is sent
-    again (before: the client printed the error and waited, and the seat's
-    timeout played its default action instead)."""
-    from qipai.host import client
+    again, rather than waiting until the seat's timeout plays its default
+    action instead."""
+    from qipai.cli import connect as client
 
     monkeypatch.setattr(client, "RESEND_S", 0.0)
     got: list[dict] = []
@@ -133,7 +133,7 @@ def test_more_than_one_connection_on_the_seat_is_warned():
 def test_hands_are_counted_from_one_as_play_counts_them():
     """The protocol's ``hand`` is 0-based; ``qipai connect`` prints the first
     hand as hand 1 (welcome and end), as ``play``, ``replay`` and ``verify``
-    do — before, it printed "hand 0" — found by a new-user review."""
+    do."""
     table = load("guilin-mahjong").table(seed=1)
     view = json.loads(msgspec.json.encode(table.view(0)))
     welcome = {"type": "welcome", "table": "t", "spec": "guilin-mahjong", "hand": 0, "seat": 0,
@@ -153,8 +153,8 @@ def test_hands_are_counted_from_one_as_play_counts_them():
 def test_a_decide_with_no_legal_action_is_one_line(tmp_path):
     """A (hostile or broken) server's ``decide`` with an empty ``legal``:
     ``qipai connect --auto`` exits 2 with one ``error:`` line naming it, and
-    so does the interactive client (before: an IndexError traceback from
-    ``auto_choice``'s ``legal[0]``; asking, an endless "a number 0..-1")."""
+    so does the interactive client (not an IndexError traceback from
+    ``auto_choice``'s ``legal[0]``, nor an endless "a number 0..-1")."""
     import subprocess
     import sys
     import threading
@@ -162,7 +162,7 @@ def test_a_decide_with_no_legal_action_is_one_line(tmp_path):
     import pytest
     from websockets.sync.server import serve
 
-    from qipai.host.client import BadServerMessage, auto_choice
+    from qipai.cli.connect import BadServerMessage, auto_choice
 
     with pytest.raises(BadServerMessage, match="no legal action"):
         auto_choice([])

@@ -3,9 +3,9 @@ it, ``GET /tables/{id}`` answers for it from the database (its totals the
 sum of its finished hands), and a close asked again answers as the first
 did — the admin token still needed.
 
-Before, every table closed stayed in memory until the server stopped
-(about 25 KB each: 2,000 tables made and closed took a server from 50 to
-113 MB) and ``/health`` reported it among the tables served."""
+A closed table kept in memory would cost about 25 KB until the server
+stopped (2,000 tables made and closed would take a server from 50 to 113
+MB), and ``/health`` would report it among the tables served."""
 
 from __future__ import annotations
 
@@ -71,8 +71,8 @@ def test_a_closed_table_is_let_go_and_answered_from_the_database(served):
 def test_a_close_asked_again_while_the_first_waits_gets_its_outcome(tmp_path):
     """A close sent again while the first still waits for the database (an
     outside program holds the SQLite file locked) waits for the first's
-    outcome.  Before, it was answered 200 ``{"open": false}`` at once, with
-    nothing written: the table was still open, and a crash then kept it so."""
+    outcome: answered 200 ``{"open": false}`` at once, with nothing
+    written, the table would still be open, and a crash would keep it so."""
     import threading
 
     import httpx
@@ -101,7 +101,7 @@ def test_a_close_asked_again_while_the_first_waits_gets_its_outcome(tmp_path):
                         lambda st: st == "stalled") == "stalled"
             second = threading.Thread(target=close, args=("second",))
             second.start()
-            second.join(1.0)   # (a wait, not a timing: before, it was answered by now)
+            second.join(1.0)   # a wait, not a timing: a wrong early answer would come by now
         first.join()
         second.join()
         for name in ("first", "second"):

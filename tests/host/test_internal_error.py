@@ -8,13 +8,14 @@ claim window): the seat whose answer closes the window is refused
 answers 503 ``halted`` and nothing of the failed action is written; the
 plugin's words reach the server's log only.  Restarted without the bug, the
 server replays what was committed and offers that seat its decision again.
-Before, the exception escaped the WebSocket handler: the seat was told
-nothing, the connection dropped, and the table went on refusing nothing.
+The exception does not escape the WebSocket handler, where the seat would
+be told nothing, the connection dropped, and the table go on refusing
+nothing.
 
 In process (the store's queue stood in for): a failure after the action is
 applied but before its write is submitted — the next hand's deal raising —
-is refused ``InternalError`` and halts the table; before, the action stayed
-applied in memory, unwritten, and the table played on from it.
+is refused ``InternalError`` and halts the table, so the action never
+stays applied in memory, unwritten, with the table playing on from it.
 """
 
 from __future__ import annotations
@@ -260,9 +261,9 @@ def test_a_legal_action_a_hook_refuses_halts_the_table_without_its_words(tmp_pat
     """A house hook raises ``IllegalAction`` while a *listed* action is
     applied (the engine lets a ``QipaiError`` through unwrapped): that is
     the plugin's fault, not the player's — ``InternalError``, the table
-    halted, the hook's words (a concealed card) in the log only.  Before,
-    the seat was told "house check: seat 2 holds 5m" as the refusal's
-    reason, the table played on, and a timeout re-fired at once forever."""
+    halted, the hook's words (a concealed card) in the log only — never
+    told to the seat as the refusal's reason ("house check: seat 2 holds
+    5m"), and no timeout re-fires at once for ever."""
     plugin = tmp_path / "illegal_house.py"
     plugin.write_text(ILLEGAL_PLUGIN)
 
@@ -291,10 +292,9 @@ def test_an_event_that_does_not_encode_is_refused_before_its_write(tmp_path):
     """A house plugin puts an object of its own into an event: what the
     action caused could never be sent, so the action is refused
     ``InternalError`` before its write is submitted (nothing of it is
-    written) and the table halts.  Before, the write was submitted and
-    the encoding failed at its commit, inside the store's writer: the
-    writer task died, and with it every table's writes, while ``/health``
-    said ``ok``."""
+    written) and the table halts.  Submitted, the write would fail to
+    encode at its commit, inside the store's writer, killing the writer
+    task and with it every table's writes while ``/health`` said ``ok``."""
     plugin = tmp_path / "bad_event_house.py"
     plugin.write_text(BAD_EVENT_PLUGIN)
 
@@ -357,8 +357,8 @@ def test_a_timeouts_default_action_or_a_bot_that_raises_halts_the_table(tmp_path
 
 def test_a_welcome_that_fails_halts_the_table_and_tells_the_connection(tmp_path):
     """A new connection whose view cannot be built halts the table and is
-    told so (before: the error escaped the WebSocket handler with the
-    connection still attached, so the table never paused again)."""
+    told so: the error does not escape the WebSocket handler with the
+    connection still attached (the table would never pause again)."""
 
     async def main() -> None:
         from qipai.host.outbox import Conn

@@ -527,9 +527,9 @@ def test_the_writers_session_ends_within_seconds_of_a_network_cut(tmp_path):
     user timeout (:data:`KEEPALIVE_IDLE_S` …): a server cut off by the
     network leaves the session idle, and PostgreSQL ends it — freeing the
     lock for another server — once the probes go unanswered, instead of
-    after the operating system's default of two hours and more.  (Before,
-    the session had the OS's defaults, as another session of the same
-    server still has: on Linux 7200 s idle.)"""
+    after the operating system's default of two hours and more (another
+    session of the same server keeps the OS's defaults: on Linux 7200 s
+    idle)."""
     from pgcluster import Cluster
 
     from qipai.host.store import KEEPALIVE_COUNT, KEEPALIVE_IDLE_S, KEEPALIVE_INTERVAL_S
@@ -671,11 +671,11 @@ def test_sigterm_stops_a_server_whose_write_hangs_on_a_database_that_answers_not
     """The database stops answering (every PostgreSQL process stopped) while
     a bot table writes: the write in flight never returns, the watchdog's
     check gets no answer, the store is lost (503).  SIGTERM then stops the
-    server — before, its shutdown waited for that write, i.e. as long as the
-    database hung (a dropped network: until TCP gives up), SIGTERM or not.
+    server: its shutdown does not wait for that write, which could last as
+    long as the database hangs (a dropped network: until TCP gives up).
     Nothing of the hung write was acknowledged, and the process's end ends
-    its sessions.  The spectator is told ``LockLost`` and still answered
-    (before, whatever it was sent waited behind the hung write: nothing)."""
+    its sessions.  The spectator is told ``LockLost`` and still answered:
+    what it is sent does not wait behind the hung write."""
     with frozen_later(tmp_path) as (served, freeze, spectator):
         freeze()
         with served.http() as h:
@@ -739,9 +739,9 @@ def test_requests_that_wait_for_a_stalled_database_hold_up_nothing_else(pg_url, 
     """Another session holds the tables locked: a ``POST /tables`` (it waits
     for the writer) and reads of the database (``GET /records``) wait —
     and meanwhile the event loop answers everything else: ``GET /health``
-    says ``stalled`` within a few seconds, the open tables list.  Before,
-    the create waited for the writer's thread, and every read ran, in the
-    loop: the whole server answered nothing until the database did.  Reads
+    says ``stalled`` within a few seconds, the open tables list — were the
+    create's wait or a read in the loop, the whole server would answer
+    nothing until the database did.  Reads
     beyond the waiting cap are refused at once, typed ``Busy``.  Once the
     lock goes, the waiting requests are answered and nothing is lost."""
     import threading

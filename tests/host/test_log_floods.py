@@ -1,8 +1,8 @@
 """A client cannot flood the server's log: uvicorn's warning for each
 malformed request ("Invalid HTTP request received.", "Unsupported upgrade
 request.") is written once a minute at most, the next line saying how many
-were held back; errors are never held back.  (Before, 500 garbage requests
-wrote 500 lines in 0.6 s; the refusals over ``--max-connections`` are
+were held back; errors are never held back.  (Unheld, 500 garbage requests
+write 500 lines in 0.6 s; the refusals over ``--max-connections`` are
 counted the same way, see test_max_connections.)"""
 
 from __future__ import annotations

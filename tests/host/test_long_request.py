@@ -1,7 +1,7 @@
 """An upgrade request too large for the WebSocket handshake — a 20,000-character
 query string, a header line over 8 KiB — gets an answer at once (414 / 431,
 the server's JSON error, the connection closed), not a connection that hangs
-(uvicorn used to drop websockets' refusal: ``qipai.server.uvicorn_ws.ws_protocol``).
+(uvicorn would drop websockets' refusal: ``qipai.server.uvicorn_ws.ws_protocol``).
 
 A real ``qipai serve``, raw sockets (no client library would send these)."""
 

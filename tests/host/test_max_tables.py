@@ -3,8 +3,8 @@ answered 503 ``TooManyTables`` naming the limit, and nothing is written;
 closing one makes room; the open tables restored at start count (all of
 them are served, even beyond the limit).
 
-Before, anyone could create tables without limit (5,000 in 8.5 s; the
-server's memory from 51 to 160 MB, and every one replayed at each start)."""
+Without a limit anyone could create tables at will (5,000 in 8.5 s take
+the server's memory from 51 to 160 MB, every one replayed at each start)."""
 
 from __future__ import annotations
 

@@ -36,8 +36,8 @@ def test_a_table_id_that_cannot_be_one_is_unknown_without_asking_the_database(db
                                                                               tmp_path):
     """A table id with a NUL, a control character, a quote or 200 characters
     is answered 404 ``UnknownTable`` on both databases, the id echoed
-    escaped (``shown``).  Before, PostgreSQL refused the NUL in its query:
-    503 ``Unavailable``, the id echoed raw in the message (SQLite: 404)."""
+    escaped (``shown``): the NUL never reaches PostgreSQL's query, which
+    would refuse it (503 ``Unavailable``, the id echoed raw)."""
     s = start_server(db_url, tmp_path)
     try:
         with s.http() as c:

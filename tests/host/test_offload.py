@@ -3,9 +3,8 @@
 The cap of the server's database reads and replays: ``workers`` run,
 ``waiting`` more queue, the next is refused at once.  The count holds a
 call until its thread is done with it — a cancelled request whose thread
-still waits for the database keeps its place (before, an anyio limiter
-gave its token back at once, and its ``tasks_waiting`` was read before the
-call joined the queue, so a burst passed the cap)."""
+still waits for the database keeps its place, so a burst cannot pass the
+cap."""
 
 from __future__ import annotations
 
@@ -101,8 +100,8 @@ def test_a_failing_call_raises_its_own_error_and_ends():
 
 
 def test_a_closed_offload_makes_no_call_and_says_so():
-    """After :meth:`Offload.close` a call is refused :class:`Stopped` (before,
-    a new pool was made that nothing closed), and a call still queued when
+    """After :meth:`Offload.close` a call is refused :class:`Stopped` (no new
+    pool is made that nothing would close), and a call still queued when
     it closed raises :class:`Stopped`, not a bare ``CancelledError`` (which
     a caller takes for its own task cancelled); a caller's task cancelled
     still raises ``CancelledError``."""

@@ -2,10 +2,10 @@
 ``qipai serve`` on a symlink or a hard link to the database another server
 plays refuses to start (``DatabaseInUse``, one line), and the first plays on.
 
-Before, the lock was ``PATH.lock`` of the path as written: ``two_link.db``
-(a symlink, or a hard link, to ``two.db``) locked ``two_link.db.lock``, the
-second server started, both played the same all-bot table and it halted,
-damaged."""
+The lock is the file's, not ``PATH.lock`` of the path as written: were
+``two_link.db`` (a symlink, or a hard link, to ``two.db``) to lock
+``two_link.db.lock``, the second server would start, both would play the
+same all-bot table and it would halt, damaged."""
 
 from __future__ import annotations
 

@@ -427,6 +427,41 @@ def test_a_win_with_no_winning_card_reads_as_such_on_the_page(driver, served, ar
     assert "自摸" not in won[0]
 
 
+@pytest.mark.parametrize("variant, jiagang", [("guilin-mahjong", "蓄杠"),
+                                              ("guangxi-mahjong", "补杠")])
+def test_the_kongs_read_as_the_command_line_writes_them(driver, served, artifacts, tmp_path,
+                                                        variant, jiagang):
+    """A replayed hand with a 点杠 and a 蓄杠 (seed 37, greedy bots): the
+    page's board names them with the command line's words (``GET
+    /vocabulary``), a variant's own name first (guangxi-mahjong: 补杠)."""
+    import msgspec
+
+    from qipai.bots.play import play_hand
+    from qipai.core.records import record_of
+    from qipai.core.ruleset import load
+    from qipai.text import meld_label
+
+    rs = load(variant)
+    table = play_hand(rs, seed=37)
+    kinds = [type(a).__struct_config__.tag for a in table.actions]
+    assert "jiagang" in kinds and "minggang" in kinds
+    path = tmp_path / f"{variant}-kongs.json"
+    path.write_bytes(msgspec.json.encode(record_of(table)))
+    driver.set_window_size(1280, 800)
+    open_lobby(driver, served)
+    wait(driver, lambda d: d.find_elements("id", "record-file"))
+    driver.find_element("id", "record-file").send_keys(str(path))
+    wait(driver, lambda d: d.find_elements("id", "stepno"))
+    driver.find_element("id", "last").click()
+    wait(driver, lambda d: settlement(d) is not None)
+    shown = {m.get_attribute("data-kind"): m.find_element("css selector", ".mk").text
+             for m in driver.find_elements("css selector", ".meld")}
+    assert shown["jiagang"] == jiagang and shown["minggang"] == "点杠", shown
+    assert meld_label("jiagang", rs.manifest.names) == f"{jiagang} jiagang"
+    driver.save_screenshot(str(artifacts / f"{variant}-kongs.png"))
+    phone(driver, artifacts / f"{variant}-kongs-phone.png")
+
+
 def test_a_second_connection_on_the_seat_shows_a_warning(driver, served, artifacts):
     """The seat's link open in a second tab: both tabs say the seat has 2
     connections open (``seat_conns``) — if the player did not open the other,

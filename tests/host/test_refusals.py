@@ -88,8 +88,8 @@ def test_variant_card_table_comes_from_the_variant(served):
 def test_an_option_that_is_not_text_is_a_typed_error(served):
     """An escaped lone surrogate in an option's value (plain ASCII on the
     wire) is BadOption, at GET /variants/{name} and POST /tables, and makes
-    no table (before: 500 Internal Server Error and a UnicodeEncodeError
-    traceback in the log — found by a hostile review)."""
+    no table (not 500 Internal Server Error and a UnicodeEncodeError
+    traceback in the log)."""
     with served.http() as http:
         before = len(http.get("/tables").json())
         r = http.get('/variants/guilin-mahjong(hubao="\\ud800")')
@@ -256,7 +256,7 @@ def test_a_seat_that_never_answers_gets_the_default_action(db_url, tmp_path):
 def test_every_throttled_act_is_answered_with_its_seq(served):
     """A flood of one act: each copy gets exactly one answer naming its seq —
     one ack, the rest StaleSeq (read) or Throttled (dropped unread) — so no
-    act is ever lost without an answer (issue 12: a dropped act was silent)."""
+    act is ever lost without an answer."""
     t = create(served, "guilin-mahjong", bots=[1, 2, 3])
     c = SyncSeat(served, t["id"], t["seats"]["0"])
     d = c.until("decide")
@@ -327,8 +327,8 @@ def test_the_caps_and_the_throttle_are_options(tmp_path):
 
 
 def test_an_unknown_field_inside_an_action_is_bad_message(served):
-    """``act`` refuses unknown fields, and now so does its ``action``
-    (before: ``{"type": "discard", …, "bogus": 1}`` was acked and played):
+    """``act`` refuses unknown fields, and so does its ``action``
+    (``{"type": "discard", …, "bogus": 1}`` is not acked and played):
     BadMessage, nothing applied; the same act without it is acked."""
     t = create(served, "guilin-mahjong", bots=[1, 2, 3])
     c = SyncSeat(served, t["id"], t["seats"]["0"])

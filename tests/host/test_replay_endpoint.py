@@ -204,3 +204,22 @@ def test_the_replay_cap_is_256_kib_by_default(played):
         r = http.post("/replay", content=padded + " ")
         assert r.status_code == 413 and r.json()["error"] == "TooLarge"
         assert "262144 bytes" in r.json()["message"]
+
+
+def test_the_page_gets_the_command_lines_words(played):
+    """``GET /vocabulary`` answers :func:`qipai.text.vocabulary`, and the
+    page holds no word of its own for a kong: its words are those."""
+    from qipai.server.routes import STATIC
+    from qipai.text import vocabulary
+
+    s, _, _ = played
+    with s.http() as http:
+        assert http.get("/vocabulary").json() == vocabulary("zh")
+        assert http.get("/vocabulary", params={"lang": "en"}).json() == vocabulary("en")
+        r = http.get("/vocabulary", params={"lang": "fr"})
+        assert r.status_code == 400 and r.json()["error"] == "BadMessage", r.text
+        assert "'fr'" in r.json()["message"]
+    page = (STATIC / "page.js").read_text()
+    assert "/vocabulary" in page
+    for word in ("点杠", "明杠", "蓄杠", "补杠", "加杠", "暗杠"):
+        assert word not in page, word

@@ -126,12 +126,12 @@ def test_a_table_whose_rows_do_not_replay_is_refused_and_no_one_is_told_its_card
     """Damaged rows — an action that is not JSON, one that is not an action,
     a discard of a tile the dealer does not hold, a salt that is not what
     the hand's commitment was made of, and table rows that do not read —
-    do not stop the server (before: all but the discard and the salt raised
-    an error out of the start, a traceback; the salt was taken, and the
-    hand's last action then broke the table) and each table is refused
+    do not stop the server (no traceback out of the start; a wrong salt is
+    not taken, which would break the table at the hand's last action) and
+    each table is refused
     ``DamagedTable`` alone.  What a client is told names where and the kind
     of error, never the replay's own words: "seat 0 does not hold 1m"
-    tells of a concealed hand (before: in the 409 and in the WebSocket
+    tells of a concealed hand (it would, in the 409 and in the WebSocket
     refusal, to a client with no token).  The log has them."""
     first = Server(db_url, tmp_path, "--seed", "3")
     try:

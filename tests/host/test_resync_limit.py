@@ -2,9 +2,9 @@
 one sent sooner is answered once the interval is over, any more meanwhile
 are folded into that answer, silently; the connection goes on.
 
-Before, every ``resync`` built and sent a whole ``welcome`` at once, bounded
-only by the message rate (100 a second): 64 spectators sending them made
-the server build thousands of welcomes a second and slowed every table."""
+Were every ``resync`` to build and send a whole ``welcome`` at once, bounded
+only by the message rate (100 a second), 64 spectators sending them would
+make the server build thousands of welcomes a second and slow every table."""
 
 from __future__ import annotations
 

@@ -62,10 +62,9 @@ def serve(*args: str, cwd: Any = None) -> subprocess.CompletedProcess:
 
 
 def test_a_port_in_use_is_one_line_before_the_banner(tmp_path):
-    """Before: the banner (\"qipai serve on http://… open … in a browser\")
-    after the database was opened and its tables restored, then uvicorn's
-    \"ERROR: [Errno 98] …\" and status 3.  Now one line, status 2, no
-    banner, and nothing written: no database file, no lock file."""
+    """One line, status 2, no banner, and nothing written: no database
+    file, no lock file (not the banner after the database was opened, then
+    uvicorn's \"ERROR: [Errno 98] …\" and status 3)."""
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
         held.listen()
@@ -101,7 +100,7 @@ def test_the_listening_socket_holds_the_port_before_uvicorn_starts():
 
 def test_port_0_is_announced_as_the_port_chosen_and_ctrl_c_stops_cleanly(tmp_path):
     """The server runs on the socket made before the banner: --port 0 is
-    announced as the port the system chose (before: \":0\"); Ctrl-C stops it,
+    announced as the port the system chose (not \":0\"); Ctrl-C stops it,
     status 0, and the port is free again."""
     proc = subprocess.Popen([sys.executable, "-m", "qipai", "serve", "--port", "0", "--db",
                              f"sqlite:///{tmp_path / 'q.db'}"],
@@ -140,8 +139,8 @@ def test_port_0_is_announced_as_the_port_chosen_and_ctrl_c_stops_cleanly(tmp_pat
     ("nosuch", ("error: cannot use database 'nosuch': not a database URL (a database URL "
                 "is sqlite:///FILE or postgresql://USER@HOST/DB)")),
     # an SQLite URI filename opens u.db while the one-server lock would be
-    # taken beside 'file:u.db': a second server on sqlite:///u.db started and
-    # both played the same tables (found by a hostile review)
+    # taken beside 'file:u.db': a second server on sqlite:///u.db would start
+    # and both play the same tables
     ("sqlite:///file:u.db?uri=true", (
         "error: cannot use database 'sqlite:///file:u.db?uri=true': SQLite URI filenames "
         "(file:…, uri=…) are not taken; give the file's path: sqlite:///FILE")),
@@ -150,16 +149,17 @@ def test_port_0_is_announced_as_the_port_chosen_and_ctrl_c_stops_cleanly(tmp_pat
         "(file:…, uri=…) are not taken; give the file's path: sqlite:///FILE")),
 ])
 def test_a_database_url_of_another_kind_names_what_is_accepted(url, line, tmp_path):
-    """Before: \"No module named 'MySQLdb'\" (SQLAlchemy's driver for it);
-    an SQLite URI filename was opened.  Nothing is created."""
+    """One line naming what is accepted (not \"No module named 'MySQLdb'\",
+    SQLAlchemy's driver for it); an SQLite URI filename is not opened.
+    Nothing is created."""
     p = serve("--port", "0", "--db", url, cwd=tmp_path)
     assert p.returncode == 2 and p.stderr == line + "\n" and p.stdout == ""
     assert list(tmp_path.iterdir()) == []
 
 
 def test_a_missing_folder_of_the_database_is_named(tmp_path):
-    """Before: \"error: …/q.db.lock: No such file or directory\" — the
-    server's lock file, not the database the user named."""
+    """The database the user named, not the server's lock file
+    (\"error: …/q.db.lock: No such file or directory\")."""
     missing = tmp_path / "nonexistent" / "dir"
     p = serve("--port", "0", "--db", f"sqlite:///{missing / 'q.db'}")
     assert p.returncode == 2 and p.stdout == ""
@@ -182,8 +182,8 @@ def test_a_missing_folder_of_the_database_is_named(tmp_path):
     ("ws://127.0.0.1:1/x", ["cannot connect to"]),
 ])
 def test_connect_names_the_url_once(url, words):
-    """Before: "error: http://…/ws: http://…/ws isn't a valid URI: scheme
-    isn't ws or wss" — the URL twice."""
+    """The URL once, not twice ("error: http://…/ws: http://…/ws isn't a
+    valid URI: scheme isn't ws or wss")."""
     res = CliRunner().invoke(cli, ["connect", url])
     assert res.exit_code == 2
     assert res.stderr.startswith("error: ") and res.stderr.count("\n") == 1, res.stderr

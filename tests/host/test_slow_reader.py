@@ -1,7 +1,7 @@
 """A client that does not read, and one seat opening many connections, do
-not grow the server's memory without end (found by a hostile review: 50
-connections of one seat sending resyncs they never read took the server
-from 110 to 590 MB in 40 s)."""
+not grow the server's memory without end (unbounded, 50 connections of
+one seat sending resyncs they never read would take the server from 110
+to 590 MB in 40 s)."""
 
 from __future__ import annotations
 

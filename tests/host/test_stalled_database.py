@@ -126,10 +126,10 @@ def test_after_a_failed_write_the_hand_is_read_back_off_the_event_loop(pg_url, t
     """The writer's insert waits for a lock another session holds; its
     statement is then cancelled, so the write fails and the table reads its
     hand back — a read that waits for the same lock.  Meanwhile the server
-    answers (``GET /health``, the table list).  Before, the re-read ran in
-    the event loop: the whole server answered nothing until the lock went.
-    A connection made meanwhile, which pings, gets its ``welcome`` first
-    once the hand is back, then its ``pong`` (before, the pong came first).
+    answers (``GET /health``, the table list): the re-read does not run in
+    the event loop, where the whole server would answer nothing until the
+    lock went.  A connection made meanwhile, which pings, gets its
+    ``welcome`` first once the hand is back, then its ``pong``.
     Once the lock goes, the spectator is welcomed again."""
     with bots_write_then_locked(pg_url, tmp_path) as (served, t, spectator, blocker, me):
         fail_the_write(pg_url, served)
@@ -157,9 +157,9 @@ def test_a_hand_that_cannot_be_read_back_halts_its_table_and_says_so(pg_url, tmp
     statement cancelled): the table is halted.  ``GET /health`` answers 503
     ``halted`` naming it, ``GET /tables`` leaves it out, ``GET
     /tables/{id}`` answers what the database holds and ``halted``, a
-    connection without a token is refused ``BadToken`` (before: the halt's
+    connection without a token is refused ``BadToken`` (not the halt's
     message), and no message to a client holds the database's own words
-    (before: the re-read's ``QueryCanceled`` text); the log has them."""
+    (such as the re-read's ``QueryCanceled`` text); the log has them."""
     with bots_write_then_locked(pg_url, tmp_path) as (served, t, spectator, blocker, me):
         fail_the_write(pg_url, served)
         the_reread_waits(pg_url, me)
@@ -195,10 +195,8 @@ def test_a_hand_that_cannot_be_read_back_halts_its_table_and_says_so(pg_url, tmp
 def test_a_lost_lock_halts_a_table_without_reading_its_hand_back(pg_url, tmp_path):
     """The writer's insert waits for a lock; its session is then ended, so
     the server lock is lost.  The table is halted at once and its hand is
-    not read back (before, a re-read waited for the same lock, holding a
-    reader thread, though nothing would be served from it — and the
-    spectator, whose ``LockLost`` was dropped with what the failed write
-    held, heard nothing until the lock went).  The spectator is told
+    not read back (a re-read would wait for the same lock, holding a
+    reader thread, though nothing would be served from it).  The spectator is told
     ``LockLost`` once, at once, without the reason (which the log has);
     once the lock goes, ``GET /tables/{id}`` answers the database's rows
     and ``halted``."""
@@ -236,7 +234,7 @@ def test_health_says_stalled_while_a_read_or_a_new_table_waits(pg_url, tmp_path)
     """Not only a batch of writes: a request's read, and a new table's
     write, that wait longer than ``--stall-seconds`` make ``GET /health``
     503 ``stalled``, naming what waits; the log says so, and says when the
-    stall is over.  Before, ``/health`` was ``ok`` while they waited."""
+    stall is over."""
     served = start_server(pg_url, tmp_path, "--stall-seconds", "1", "--seed", str(SEED))
     blocker = psycopg.connect(pg_url)
     answers: list[httpx.Response] = []
@@ -281,9 +279,9 @@ def test_sigterm_stops_a_server_whose_requests_wait_on_a_database_that_answers_n
     """The database stops answering while requests wait for it — a read
     (``GET /records``) and a new table (``POST /tables``) — and the lock is
     then lost.  SIGTERM stops the server: the waiting requests are given up
-    after the shutdown's limit, each answered 503 saying so.  Before, uvicorn waited for their answers,
-    and the store's close for the new table's write: as long as the
-    database hung, SIGTERM or not."""
+    after the shutdown's limit, each answered 503 saying so, rather than
+    the shutdown waiting for them and for the new table's write as long as
+    the database hangs."""
     waiting: list[threading.Thread] = []
     answers: list[httpx.Response] = []
 
@@ -319,10 +317,9 @@ def test_an_act_during_the_hands_re_read_is_refused_unavailable_before_it_is_che
     """A seat's act is written while another session holds the tables
     locked; the writer's statement is cancelled (the write fails, the lock
     is kept) and the table reads its hand back, a read that waits too.  The
-    same act sent again meanwhile is refused ``Unavailable`` — before, it
-    was checked against the table in memory and refused ``StaleSeq``,
-    naming a decision that exists only because of actions the database
-    never took; a ``resync`` is refused ``Unavailable`` too.  Once the read
+    same act sent again meanwhile is refused ``Unavailable`` — not checked
+    against the table in memory and refused ``StaleSeq``, naming a decision
+    that exists only because of actions the database never took; a ``resync`` is refused ``Unavailable`` too.  Once the read
     answers the seat is welcomed and offered its decision again, same seq."""
     with seat_acts_then_locked(pg_url, tmp_path) as (served, s0, d, act, blocker, me):
         fail_the_write(pg_url, served)
@@ -350,7 +347,7 @@ def test_an_act_whose_write_waits_on_a_statement_when_the_lock_goes_is_not_appli
     locked, so the insert waits) when the server lock goes.  The commit was
     never sent, so the database certainly does not have it: its answer is
     ``LockLost`` with its seq, "not applied", without the database's reason
-    (before: "not acknowledged … the database may have it", which is only
+    (not "not acknowledged … the database may have it", which is only
     true of a connection broken during the commit itself)."""
     with seat_acts_then_locked(pg_url, tmp_path) as (served, s0, d, act, blocker, me):
         terminate_lock(pg_url)
@@ -415,8 +412,8 @@ def test_a_connection_made_during_the_re_read_is_told_of_a_lost_lock_and_answere
         pg_url, tmp_path):
     """A connection made while the table re-reads its hand pings; then the
     server lock is lost.  It is told ``LockLost``, then gets its ``pong``
-    (before, what it had been answered while it waited for its first
-    welcome was dropped with the halt)."""
+    (what it was answered while it waited for its first welcome is not
+    dropped with the halt)."""
     with bots_write_then_locked(pg_url, tmp_path) as (served, t, spectator, blocker, me):
         fail_the_write(pg_url, served)
         the_reread_waits(pg_url, me)
@@ -433,10 +430,9 @@ def test_a_connection_made_during_the_re_read_is_told_of_a_lost_lock_and_answere
 def test_a_committed_action_is_acknowledged_though_a_later_write_fails(tmp_path):
     """Write 1 of a table commits while write 2 is in flight, then write 2
     fails (the lock is lost): what write 1 caused — its seat's ``ack`` — is
-    sent, what write 2 caused is not.  Before, everything held waited for
-    the table's last write, so write 2's failure dropped write 1's ``ack``
-    too, and after a lost lock (no re-read, no new welcome) that seat was
-    never told its action counts.  A real table on SQLite; the store's
+    sent, what write 2 caused is not: write 2's failure does not drop
+    write 1's ``ack``, or after a lost lock (no re-read, no new welcome)
+    that seat would never be told its action counts.  A real table on SQLite; the store's
     queue is stood in for, so that each write is answered by hand."""
     import asyncio
     import json
@@ -480,9 +476,9 @@ def test_a_read_that_fails_while_the_server_restores_a_table_stops_the_start(
     """The database fails a read of an open table while a server starts
     (another session holds its hands locked; the read is cancelled).  The
     server does not start: it exits (2) with one line naming the read, and
-    the lock is free — before, the table was refused until a restart, with
-    the database's own words in its 409 and WebSocket refusal to any
-    client, token or not, while ``/health`` said ``ok``.  Started again
+    the lock is free, rather than serving on with the table refused until
+    a restart (the database's own words in its refusals to any client,
+    while ``/health`` said ``ok``).  Started again
     once the database answers, it serves the table."""
     first = start_server(pg_url, tmp_path)
     try:
@@ -529,7 +525,7 @@ def test_get_table_shows_a_finished_hand_only_once_its_write_commits(tmp_path):
     """A hand ends in a write not yet committed: ``GET /tables/{id}``
     (``info()``) still shows the hand, totals and commitment as committed,
     and the new ones once the write commits — had it failed they would
-    never have been shown (before, they were shown at once, from memory).
+    never have been shown (they are not shown at once, from memory).
     A real table on SQLite, every seat played by hand; the store's queue
     stood in for, so that the writes are answered by hand."""
     import asyncio

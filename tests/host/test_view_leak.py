@@ -37,7 +37,7 @@ from hostile import Conn, Server, act, normalise
 from qipai.core.model import Action, Deal, Discard, Drew, Pass
 from qipai.core.ruleset import load
 from qipai.core.table import Table, redact
-from qipai.host.client import auto_choice
+from qipai.cli.connect import auto_choice
 
 ACTIONS = msgspec.json.Decoder(list[Action])
 SPECTATOR = "spectator"

@@ -24,8 +24,10 @@ from typing import Any
 
 import msgspec
 
+from qipai.core.answers import conserves_cards
 from qipai.core.cards import full_deck
-from qipai.core.checks import conserves_cards, deal_size_problem
+from qipai.core.checks import deal_size_problem
+from qipai.core.dispatch import implemented_only_by
 from qipai.core.hookspecs import hookimpl
 from qipai.core.model import (
     Action, Angang, Chi, Deal, Discard, Discarded, Drew, HandEnd, Hu, Jiagang, Marked, Meld,
@@ -318,8 +320,7 @@ class MahjongFlow:
         key = "mahjong.answers." + hook
         own = sc.get(key)
         if own is None:
-            impls = getattr(table.ruleset.hook, hook).get_hookimpls()
-            own = sc[key] = [i.plugin for i in impls] == [self] and \
+            own = sc[key] = implemented_only_by(table.ruleset.hook, hook, self) and \
                 getattr(type(self), hook) is getattr(MahjongFlow, hook)  # not a subclass's
         return own
 

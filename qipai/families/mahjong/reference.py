@@ -1,4 +1,5 @@
-"""Plain brute-force twins of :mod:`qipai.families.mahjong.shapes`.
+"""Plain brute-force twins of :mod:`qipai.families.mahjong.shapes` and
+:mod:`qipai.families.mahjong.shanten`.
 
 The test oracle (and the benchmark baseline) for the fast shape functions:
 each one here is written to be obviously correct, not fast — copy the counts,

@@ -1,4 +1,4 @@
-"""Hand shapes on count vectors: win checks, waits, shanten.
+"""Hand shapes on count vectors: win checks and waits.
 
 Rule source: docs/variants/mahjong-common.md, "Hand shapes".
 
@@ -29,18 +29,23 @@ each docstring says.
 A deliberately plain brute-force twin of each function lives in
 :mod:`qipai.families.mahjong.reference` (the test oracle).
 
-Speed (issue 5): for counts 0–4 the standard shape and its waits come from
-the per-segment tables of :mod:`~qipai.families.mahjong.suit_tables` (one
-look-up per suit on ``bytes`` of its counts), seven pairs from one integer
-test, and shanten from per-segment reading lists cached by the same keys;
-anything else takes the plain algorithms kept below.
+Speed: for counts 0–4 the standard shape and its waits come from the
+per-segment tables of :mod:`~qipai.families.mahjong.suit_tables` (one
+look-up per suit on ``bytes`` of its counts) and seven pairs from one
+integer test; anything else takes the plain algorithms kept below.
 ``tests/test_speed_agreement.py`` checks both against the reference.
+
+Shanten lives in :mod:`qipai.families.mahjong.shanten`; ``shanten``,
+``shanten_standard`` and ``shanten_qidui`` are still reached here, with a
+:class:`DeprecationWarning`.
 """
 
 from __future__ import annotations
 
+import importlib
+import warnings
 from collections.abc import Callable, Sequence
-from functools import lru_cache
+from typing import Any
 
 from qipai.core.errors import BadCards
 from qipai.families.mahjong import suit_tables as _tables
@@ -50,9 +55,6 @@ __all__ = [
     "is_qidui",
     "is_standard",
     "qidui_quads",
-    "shanten",
-    "shanten_qidui",
-    "shanten_standard",
     "standard_decompositions",
     "waits",
 ]
@@ -500,249 +502,14 @@ def _standard_waits(c: list[int], held: Sequence[int], totals: tuple[int, ...]) 
     return out
 
 
-# --------------------------------------------------------------------------
-# Shanten
-#
-# Block counting: read the concealed tiles as m sets, t partial sets (搭子:
-# a pair, two adjacent ranks, or two ranks one apart) and at most one pair
-# taken as the eyes (p = 0 or 1); the remaining tiles are loose.  With
-# s = 4 - n_melds sets still to make,
-#     shanten = 2s - 2m - min(t, s - m) - p,
-# minimised over all readings: each missing set costs two tiles, a partial
-# set one, the eyes one.  Like the usual definition, it ignores whether the
-# needed tiles are still available (a partial set waiting on a fifth copy
-# still counts).
+_MOVED_TO_SHANTEN = frozenset({"shanten", "shanten_qidui", "shanten_standard"})
 
 
-_NO = -1  # table entry: no reading with these (p, m)
-_MAX_M = 4
-
-
-@lru_cache(maxsize=1 << 16)
-def _block_table(rest: tuple[int, ...], runs: bool) -> tuple[int, ...]:
-    """Best readings of one segment's tiles ``rest`` (lowest rank first).
-
-    Returns a flat table ``tb[p * 5 + m]`` = the most partial sets over all
-    readings with ``m`` sets and ``p`` eyes (``_NO`` if none).  ``runs``:
-    whether consecutive ranks may form runs and partial runs (False for
-    honors).  Memoised on the remaining ranks, so it is a dynamic programme
-    over suffixes shared by all calls.
-    """
-    i = 0
-    n_r = len(rest)
-    while i < n_r and rest[i] == 0:
-        i += 1
-    if i == n_r:
-        tb = [_NO] * 10
-        tb[0] = 0
-        return tuple(tb)
-    rest = rest[i:]
-    n = rest[0]
-    best = [_NO] * 10
-
-    def take(sub: tuple[int, ...], dm: int, dt: int, dp: int) -> None:
-        tb = _block_table(sub, runs)
-        for p in range(2 - dp):
-            for m in range(_MAX_M + 1 - dm):
-                t = tb[p * 5 + m]
-                if t != _NO:
-                    k = (p + dp) * 5 + m + dm
-                    best[k] = max(best[k], t + dt)
-
-    def minus(*ks: int, by: int = 1) -> tuple[int, ...]:
-        out = list(rest)
-        for k in ks:
-            out[k] -= by
-        return tuple(out)
-
-    has1 = runs and len(rest) > 1 and rest[1] > 0
-    has2 = runs and len(rest) > 2 and rest[2] > 0
-    if n >= 3:
-        take(minus(0, by=3), 1, 0, 0)  # triplet
-    if has1 and has2:
-        take(minus(0, 1, 2), 1, 0, 0)  # run
-    if n >= 2:
-        two = minus(0, by=2)
-        take(two, 0, 0, 1)  # eyes
-        take(two, 0, 1, 0)  # pair as a partial set
-    if has1:
-        take(minus(0, 1), 0, 1, 0)  # two adjacent ranks
-    if has2:
-        take(minus(0, 2), 0, 1, 0)  # two ranks one apart
-    take(minus(0), 0, 0, 0)  # a loose tile
-    return tuple(best)
-
-
-def _join(a: Sequence[int], b: Sequence[int]) -> list[int]:
-    out = [_NO] * 10
-    for pa in range(2):
-        for ma in range(_MAX_M + 1):
-            ta = a[pa * 5 + ma]
-            if ta == _NO:
-                continue
-            for pb in range(2 - pa):
-                for mb in range(_MAX_M + 1 - ma):
-                    tb = b[pb * 5 + mb]
-                    if tb != _NO:
-                        k = (pa + pb) * 5 + ma + mb
-                        out[k] = max(out[k], ta + tb)
-    return out
-
-
-def _concealed_sets(counts: Sequence[int], n_melds: int) -> int:
-    """Check the hand size for shanten and return s = sets still to make."""
-    _check_len(counts)
-    if not 0 <= n_melds <= 4:
-        raise BadCards(f"n_melds must be 0..4, got {n_melds}")
-    s = 4 - n_melds
-    total = sum(counts)
-    if total != 3 * s + 1 and total != 3 * s + 2:
-        raise BadCards(
-            f"shanten with {n_melds} melds needs {3 * s + 1} or {3 * s + 2} "
-            f"concealed tiles, got {total}"
-        )
-    return s
-
-
-def shanten_standard(counts: Sequence[int], n_melds: int = 0) -> int:
-    """Standard-shape shanten (向听) of the concealed tiles.
-
-    -1 = complete (4 sets + pair with the melds), 0 = ready (听牌) or one
-    discard from ready, 1 = one useful tile short of that, …; at most 8.
-    Partial sets waiting on a tile whose copies are all held still count
-    (the usual convention; :func:`waits` gives the real waits).
-
-    Args:
-        counts: count vector of the concealed tiles: ``3 * (4 - n_melds) + 1``
-            or ``+ 2`` of them.
-        n_melds: sets already on the table (chi/peng/kong), 0..4.
-
-    Raises:
-        BadCards: wrong vector length, ``n_melds`` outside 0..4, or a hand
-            size that does not fit ``n_melds``.
-
-    Rule: docs/variants/mahjong-common.md, "Hand shapes" (the standard shape).
-    """
-    s = _concealed_sets(counts, n_melds)
-    b = _as_bytes(counts)
-    if b is not None and not b.strip(_COUNTS_0_TO_4):
-        return _shanten_entries(b, s)
-    tb = _block_table(tuple(counts[0:9]), True)
-    tb = _join(tb, _block_table(tuple(counts[9:18]), True))
-    tb = _join(tb, _block_table(tuple(counts[18:27]), True))
-    tb = _join(tb, _block_table(tuple(counts[27:34]), False))
-    best = 2 * s
-    for p in range(2):
-        for m in range(s + 1):
-            t = tb[p * 5 + m]
-            if t != _NO:
-                v = 2 * s - 2 * m - min(t, s - m) - p
-                best = min(best, v)
-    return best
-
-
-# Shanten from per-segment entry lists.  A segment's readings are kept as
-# ``(p, m, t)`` (eyes, sets, most partial sets), ``t`` capped at ``4 - m``:
-# the formula only uses ``min(t, s - m)`` with ``s <= 4``, so the cap never
-# changes a result and keeps the lists short.  Lists are cached by the
-# segment's bytes key (at most 5^9 suit keys, far fewer reachable).
-_ENTRIES: dict[bytes, tuple[tuple[int, int, int], ...]] = {}
-_HONOR_ENTRIES: dict[bytes, tuple[tuple[int, int, int], ...]] = {}
-
-
-def _entries(key: bytes, runs: bool) -> tuple[tuple[int, int, int], ...]:
-    cache = _ENTRIES if runs else _HONOR_ENTRIES
-    got = cache.get(key)
-    if got is None:
-        tb = _block_table(tuple(key), runs)
-        got = tuple(_TRIPLES.setdefault(e, e) for e in (
-            (p, m, min(tb[p * 5 + m], _MAX_M - m))
-            for p in range(2) for m in range(_MAX_M + 1) if tb[p * 5 + m] != _NO))
-        if len(cache) < _MAX_CACHED:
-            cache[key] = got
-    return got
-
-
-_TRIPLES: dict[tuple[int, int, int], tuple[int, int, int]] = {}  # one object per triple
-_MAX_CACHED = 1 << 14  # keys per cache: bounds the memory (a few MB)
-
-
-def _join_entries(a: Sequence[tuple[int, int, int]],
-                  b: Sequence[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-    best: dict[int, int] = {}
-    for pa, ma, ta in a:
-        for pb, mb, tb in b:
-            p = pa + pb
-            m = ma + mb
-            if p > 1 or m > _MAX_M:
-                continue
-            t = ta + tb
-            if t > _MAX_M - m:
-                t = _MAX_M - m
-            k = p * 5 + m
-            if best.get(k, -1) < t:
-                best[k] = t
-    return [(k // 5, k % 5, t) for k, t in best.items()]
-
-
-def _shanten_entries(b: bytes, s: int) -> int:
-    """:func:`shanten_standard` of ``bytes`` counts (0..4) with ``s`` sets to make."""
-    j = _join_entries(_entries(b[0:9], True), _entries(b[9:18], True))
-    j = _join_entries(j, _entries(b[18:27], True))
-    return _best_shanten(j, _entries(b[27:34], False), s)
-
-
-def _best_shanten(j: Sequence[tuple[int, int, int]], e: Sequence[tuple[int, int, int]],
-                  s: int) -> int:
-    """The shanten formula over the readings of ``j`` joined with ``e``."""
-    best = 2 * s
-    for pa, ma, ta in j:
-        for pb, mb, tb in e:
-            p = pa + pb
-            m = ma + mb
-            if p > 1 or m > s:
-                continue
-            t = ta + tb
-            v = 2 * s - 2 * m - (t if t < s - m else s - m) - p
-            if v < best:
-                best = v
-    return best
-
-
-def shanten_qidui(counts: Sequence[int]) -> int:
-    """Seven-pairs shanten: ``6 - pairs`` with ``pairs = Σ count // 2``.
-
-    A kind held four times is two pairs (as in :func:`is_qidui`), so no
-    adjustment for fewer than seven distinct kinds is needed: any loose tile
-    can still be paired.  -1 iff :func:`is_qidui` (for 14 tiles).  Only
-    meaningful without melds.
-
-    Raises:
-        BadCards: wrong vector length, or a total other than 13 or 14.
-
-    Rule: docs/variants/guilin-mahjong.md / docs/variants/guangxi-mahjong.md, 七对 family.
-    """
-    _check_len(counts)
-    total = 0
-    pairs = 0
-    for n in counts:
-        total += n
-        pairs += n >> 1
-    if total != 13 and total != 14:
-        raise BadCards(f"seven-pairs shanten needs 13 or 14 tiles, got {total}")
-    return 6 - min(pairs, 7)
-
-
-def shanten(counts: Sequence[int], n_melds: int = 0) -> int:
-    """Shanten over the standard shape and, without melds, seven pairs.
-
-    ``min(shanten_standard(counts, n_melds), shanten_qidui(counts))`` when
-    ``n_melds == 0``, else the standard shanten alone.
-
-    Raises:
-        BadCards: as :func:`shanten_standard`.
-    """
-    st = shanten_standard(counts, n_melds)
-    if n_melds == 0:
-        return min(st, shanten_qidui(counts))
-    return st
+def __getattr__(name: str) -> Any:
+    """The shanten functions, moved to :mod:`qipai.families.mahjong.shanten`
+    (imported on first use, so this module does not import that one)."""
+    if name in _MOVED_TO_SHANTEN:
+        warnings.warn(f"qipai.families.mahjong.shapes.{name} moved to "
+                      f"qipai.families.mahjong.shanten.{name}", DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module("qipai.families.mahjong.shanten"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -40,8 +40,9 @@ from typing import Any
 
 import msgspec
 
+from qipai.core.answers import conserves_cards
 from qipai.core.cards import full_deck
-from qipai.core.checks import conserves_cards, deal_size_problem
+from qipai.core.checks import deal_size_problem
 from qipai.core.hookspecs import hookimpl
 from qipai.core.model import (
     Action, Chi, Deal, Discard, Discarded, Drew, HandEnd, Hu, Meld, Melded, Pass, Peng,

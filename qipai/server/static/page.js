@@ -41,11 +41,16 @@ function autoPassMs(d) {
 }
 
 // ------------------------------------------------------------------ cards
-const NAMES = {  // labels the variants' `names` may not carry
-  discard: "打", chi: "吃", peng: "碰", minggang: "明杠", angang: "暗杠", jiagang: "加杠",
-  hu: "胡", zimo: "自摸", pass: "过", sao: "扫", guosao: "过扫", saochuan: "扫穿",
-  kaizhao: "开招", huangzhuang: "荒庄", dianpao: "点炮", fangpao: "放炮", xiahuo: "下伙",
-};
+// The words of ids (melds, actions, ways of winning, ends, payment reasons) are
+// the command line's: GET /vocabulary (qipai.text), a variant's `names` over them.
+let vocabulary = null;
+function words() {
+  if (!vocabulary) vocabulary = getJSON("/vocabulary?lang=zh");
+  return vocabulary;
+}
+function flatWords(v) {
+  return { ...v.reasons, ...v.bonus, ...v.ends, ...v.ways, ...v.melds, ...v.actions };
+}
 // zipai: 二七十 / 贰柒拾 are the red cards (printed red on the paper cards)
 const ZP_RED = new Set([1, 6, 9, 11, 16, 19]);
 const variantCache = new Map();
@@ -53,17 +58,18 @@ const variantCache = new Map();
 async function variantInfo(spec) {
   const name = spec.split("(")[0];
   if (!variantCache.has(name)) {
-    variantCache.set(name, getJSON(`/variants/${encodeURIComponent(name)}`).then((v) => new Cards(v)));
+    variantCache.set(name, Promise.all([getJSON(`/variants/${encodeURIComponent(name)}`), words()])
+      .then(([v, w]) => new Cards(v, w)));
   }
   return variantCache.get(name);
 }
 
 class Cards {
-  constructor(info) {
+  constructor(info, vocab) {
     this.info = info;
     this.family = info.family;
     this.kinds = info.cards.kinds;
-    this.names = { ...NAMES, ...(info.names || {}) };
+    this.names = { ...flatWords(vocab), ...(info.names || {}) };
   }
   name(id) { return this.names[id] || ""; }
   label(id) { const n = this.name(id); return n ? `${n} ${id}` : id; }
@@ -166,7 +172,7 @@ function infoBar(cards, b, extra = []) {
     h("span", {}, "余牌 ", h("span", { class: "big", id: "stock" }, String(b.stock)), py(" stock")),
     h("span", {}, "轮到 ", h("span", { class: "big", id: "turn" }, b.turn === null || b.turn === undefined ? "—" : seatName(b.turn))),
     w ? h("span", { id: "window" }, "在打 ", cards.tile(w[0], { size: "small" }),
-      ` ${seatName(w[1])} · ${{ discard: "打出", draw: "摸出", jiagang: "加杠" }[w[2]] || w[2]}`) : null,
+      ` ${seatName(w[1])} · ${{ discard: "打出", draw: "摸出" }[w[2]] || cards.name(w[2]) || w[2]}`) : null,
     extra);
 }
 

@@ -1,14 +1,10 @@
-"""The body of ``qipai verify RECORD``: every check of
-:func:`qipai.core.fair.checks`, one line each; for a ``qipai play --json``
-output also each hand's ``summary`` (its dealer, end, winners and net
-against its record), the session checks (how the hands fit together, below)
-and the file's ``total`` (the sum of the hands' net).
+"""Sessions: the seed of each hand of a session, files of hands, and the
+checks of how a file's hands fit together (``qipai verify``).
 
-Each line is ``ok   NAME: message`` or ``FAIL NAME: message``; a last line
-says ``verified`` or how many checks failed.  Exit status 0 when every
-check passed, 1 when one failed (bad input — an unreadable file, not a
-record, a malformed header — is the command line's one ``error:`` line and
-status 2).
+A session is one table's hands in the order played: hand *i* of a session
+seeded S is dealt from :func:`hand_seed` ``(S, i)`` (``qipai play --seed``,
+``qipai simulate``, a server started with ``--seed``), its dealer the
+previous hand's ``next_dealer``.
 
 Session checks
 --------------
@@ -25,8 +21,7 @@ verify checks how the hands fit together, each one line:
     without them, or no header: hand 1's) — a table plays one ruleset.
 ``session: seeds``
     with a header ``seed`` S (``qipai play --seed S``): hand *i* (1-based)
-    is dealt from ``hand_seed(S, i - 1)`` (:func:`qipai.bots.hand_seed`), so
-    a hand moved, repeated, dropped from the middle or taken from another
+    is dealt from :func:`hand_seed` ``(S, i - 1)``, so a hand moved, repeated, dropped from the middle or taken from another
     session sits where its seed is not; with a header seed null (dealt by
     the OS's CSPRNG): every hand's ``rng`` is ``"os"``; with no header seed
     (a server's answer, a bare list): every hand is dealt the same way
@@ -55,64 +50,104 @@ each hand's commitment against the one shown at its deal.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
-import click
+import msgspec
+
+from qipai.core.errors import BadRecord, QipaiError
+from qipai.core.fair import Check, deal_bytes
+from qipai.core.records import decode_record
+
+__all__ = ["HEADER_KEYS", "decode_file", "hand_seed", "hands_of", "session_checks",
+           "session_header"]
+
+
+def hand_seed(seed: int, index: int) -> int:
+    """The 128-bit seed of hand ``index`` (0-based) in a session seeded ``seed``.
+
+    A BLAKE2b hash of the session seed and the index: the hands' seeds are
+    independent of one another — knowing hand 0's seed (written in its
+    record) does not give hand 1's — and the session seed itself is written
+    in no record.  (A session seed that is small can be
+    guessed from a record: seeded play is for tests and demos; an unseeded
+    session deals from the OS's CSPRNG.)
+    """
+    data = f"{int(seed)}:{int(index)}".encode()
+    digest = hashlib.blake2b(data, digest_size=16, person=b"qipai-hand").digest()
+    return int.from_bytes(digest, "big")
+
+
+# --------------------------------------------------------------------------
+# files of hands
+
+
+def decode_file(data: bytes) -> Any:
+    """``data`` (a record, or a file of hands) decoded as JSON, for
+    :func:`hands_of` and :func:`session_header`.
+
+    Raises:
+        BadRecord: not JSON.
+    """
+    try:
+        return msgspec.json.decode(data)
+    except msgspec.DecodeError as exc:
+        raise BadRecord(f"not a JSON record: {exc}") from None
+    except RecursionError:  # msgspec's decoder recurses into nested arrays and objects
+        raise BadRecord("not a record: nested too deeply to decode") from None
+
+
+def hands_of(obj: Any) -> tuple[list[tuple[str, dict[str, Any], Any]], Any]:
+    """The hands of a file (``obj``: :func:`decode_file`) and its claimed
+    ``total``: one record, or every hand of a file of hands.  Each hand is
+    ``(label, entry, record)``: ``"hand 3"`` (``"record"`` alone), the
+    file's own entry for it (a ``qipai play --json`` hand's dealer, end,
+    winners and net; ``{}`` for a lone record), the decoded record.
+
+    Raises:
+        BadRecord: not records.
+    """
+    if isinstance(obj, dict) and "hands" in obj:
+        hands = obj["hands"]
+        if not isinstance(hands, list) or not hands:
+            raise BadRecord("a play output needs a non-empty list of hands")
+        out = []
+        for i, hand in enumerate(hands, 1):
+            if not isinstance(hand, dict) or "record" not in hand:
+                raise BadRecord(f"hand {i} has no record")
+            if not isinstance(hand["record"], dict):
+                raise BadRecord(f"hand {i}: a record is a JSON object, not "
+                                f"{_json_kind(hand['record'])}")
+            try:
+                out.append((f"hand {i}", hand, decode_record(hand["record"])))
+            except BadRecord as exc:
+                raise BadRecord(f"hand {i}: {exc}") from None
+        return out, obj.get("total")
+    if not isinstance(obj, dict):
+        raise BadRecord(f"a record is a JSON object, not {_json_kind(obj)}")
+    return [("record", {}, decode_record(obj))], None
+
+
+def _json_kind(value: Any) -> str:
+    """What a decoded JSON value is, in JSON's words: ``an array``, …"""
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "null" if value is None else "an object"
+
+
+# --------------------------------------------------------------------------
+# the session checks
+
 
 #: The keys of a session file's header: a ``qipai play --json`` output's
 #: ``variant``, ``options``, ``seed`` and ``bots``; a server's ``table``.
 HEADER_KEYS = ("variant", "options", "seed", "bots", "table")
-
-
-def run(data: bytes, plugins: Any = (), allow_version_mismatch: bool = False) -> int:
-    """Verify every record in ``data`` (one record, or each hand of a
-    ``qipai play --json`` output), and how the hands fit together
-    (:func:`session_checks`); print the checks; return the exit status.
-
-    Raises:
-        BadRecord: ``data`` is not records, or its header is malformed.
-        UnknownVariant, BadOption: a record's variant or options cannot be loaded.
-    """
-    from qipai.cli import _hands_of, _json_of, _summary_diff
-    from qipai.core.fair import checks
-    from qipai.core.ruleset import load_cached
-
-    obj = _json_of(data)
-    hands, claimed_total = _hands_of(obj)
-    header = session_header(obj)
-    failed = 0
-    total: list[int] | None = None
-
-    def line(ok: bool, text: str) -> None:
-        nonlocal failed
-        click.echo(f"{'ok  ' if ok else 'FAIL'} {text}")
-        failed += not ok
-
-    for label, summary, rec in hands:
-        load_cached(rec.variant, rec.options)  # an unknown variant is bad input, not a failure
-        prefix = f"{label}: " if len(hands) > 1 else ""
-        for c in checks(rec, plugins=plugins, allow_version_mismatch=allow_version_mismatch):
-            line(c.ok, f"{prefix}{c.name}: {c.message}")
-        if summary:  # a play --json hand: its own dealer/end/winners/net, which readers see
-            diff = _summary_diff(summary, rec)
-            line(diff is None, f"{prefix}summary: "
-                 + (diff or "the hand's dealer, end, winners and net are its record's"))
-        if rec.result is not None:
-            net = list(rec.result.net)
-            total = net if total is None else [a + b for a, b in zip(total, net)]
-    if header is not None and (len(hands) > 1 or header):
-        for c in session_checks(header, hands, plugins=plugins):
-            line(c.ok, f"{c.name}: {c.message}")
-    if claimed_total is not None:
-        line(claimed_total == total,
-             f"total: {claimed_total} is the sum of the hands' net" if claimed_total == total
-             else f"total: {claimed_total} is not the sum of the hands' net {total}")
-    what = f"{len(hands)} hand{'s' if len(hands) != 1 else ''}"
-    if failed:
-        click.echo(f"not verified: {failed} check{'s' if failed != 1 else ''} failed ({what})")
-        return 1
-    click.echo(f"verified: {what}; the deal is the committed one and replays to its result")
-    return 0
 
 
 def session_header(obj: Any) -> dict[str, Any] | None:
@@ -126,8 +161,6 @@ def session_header(obj: Any) -> dict[str, Any] | None:
             a hand's index ``hand`` is not an integer, or only some hands
             carry one.
     """
-    from qipai.core.errors import BadRecord
-
     if not isinstance(obj, dict) or not isinstance(obj.get("hands"), list):
         return None
     head = {k: obj[k] for k in HEADER_KEYS if k in obj}
@@ -150,13 +183,13 @@ def session_header(obj: Any) -> dict[str, Any] | None:
 
 
 def session_checks(header: dict[str, Any], hands: list[tuple[str, dict[str, Any], Any]],
-                   plugins: Any = ()) -> list[Any]:
+                   plugins: Any = ()) -> list[Check]:
     """How the hands of a file fit together (module docstring, *Session
     checks*): ``session: ruleset``, ``session: seeds``, ``session: order``
     (more than one hand, a header seed, or indexed hands) and ``session:
     repeats`` (more than one hand), each a :class:`~qipai.core.fair.Check`.
 
-    ``header``: :func:`session_header`; ``hands``: as ``qipai.cli._records_in``
+    ``header``: :func:`session_header`; ``hands``: :func:`hands_of`
     (label, the file's own entry for the hand, record), in the file's order.
     ``plugins``: the house-rule plugins (they may draw the first dealer).
     """
@@ -170,17 +203,15 @@ def session_checks(header: dict[str, Any], hands: list[tuple[str, dict[str, Any]
     return out
 
 
-def _check(name: str, problems: list[str], ok: str) -> Any:
+def _check(name: str, problems: list[str], ok: str) -> Check:
     """A check failing with the first of ``problems`` (and how many more)."""
-    from qipai.core.fair import Check
-
     if not problems:
         return Check(f"session: {name}", True, ok)
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     return Check(f"session: {name}", False, problems[0] + more)
 
 
-def _ruleset_check(header: dict[str, Any], recs: list[Any]) -> Any:
+def _ruleset_check(header: dict[str, Any], recs: list[Any]) -> Check:
     v_from = "the header's" if "variant" in header else "hand 1's"
     o_from = "the header's" if "options" in header else "hand 1's"
     variant = header.get("variant", recs[0].variant)
@@ -204,9 +235,7 @@ def _opt(options: dict[str, Any], key: str) -> str:
     return repr(options[key]) if key in options else "absent"
 
 
-def _seeds_check(header: dict[str, Any], recs: list[Any]) -> Any:
-    from qipai.bots import hand_seed
-
+def _seeds_check(header: dict[str, Any], recs: list[Any]) -> Check:
     problems = []
     if "seed" in header and header["seed"] is not None:
         seed = header["seed"]
@@ -248,7 +277,7 @@ def _seeds_check(header: dict[str, Any], recs: list[Any]) -> Any:
 
 
 def _order_check(header: dict[str, Any], recs: list[Any], indices: list[int],
-                 plugins: Any) -> Any:
+                 plugins: Any) -> Check:
     problems = []
     said = []
     for i, index in enumerate(indices, 1):
@@ -263,14 +292,12 @@ def _order_check(header: dict[str, Any], recs: list[Any], indices: list[int],
         said.append(f"the hands are the table's hands 0–{len(indices) - 1} in order")
     seed = header.get("seed")
     if type(seed) is int:
-        from qipai.bots import hand_seed
-        from qipai.core.errors import QipaiError
         from qipai.core.ruleset import load_cached
 
         first = recs[0]
         try:
             rs = load_cached(first.variant, first.options, plugins=plugins)
-            drawn = rs.table(seed=hand_seed(seed, 0)).state.deal.dealer
+            drawn = rs.table(seed=hand_seed(seed, 0)).dealer
         except QipaiError as exc:
             problems.append(f"seed {seed} deals no first hand: {exc}")
         else:
@@ -290,10 +317,7 @@ def _order_check(header: dict[str, Any], recs: list[Any], indices: list[int],
     return _check("order", problems, "; ".join(said))
 
 
-def _repeats_check(recs: list[Any]) -> Any:
-    from qipai.core.errors import QipaiError
-    from qipai.core.fair import deal_bytes
-
+def _repeats_check(recs: list[Any]) -> Check:
     seen: dict[tuple[str, Any], int] = {}
     problems = []
     for i, rec in enumerate(recs, 1):

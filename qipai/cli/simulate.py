@@ -1,5 +1,6 @@
-"""The ``qipai simulate`` and ``qipai report`` commands (registered in
-:mod:`qipai.cli`).  Heavy modules are imported inside the commands."""
+"""``qipai simulate`` and ``qipai report``: batch simulation (:mod:`qipai.sim`) and its summary.
+
+Heavy modules are imported inside the commands."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import time
 from typing import Any, NoReturn
 
 import click
+
+from qipai.cli.common import fail
 
 
 def _cpus() -> int:
@@ -161,7 +164,6 @@ def _simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int,
               chunk: int | None, stop: _Stop | None = None) -> None:
     from rich.console import Console
 
-    from qipai.cli import fail
     from qipai.sim import BadSimulation, RayUnavailable
     from qipai.sim.run import parse_rulesets, simulate as run
 

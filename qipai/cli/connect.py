@@ -1,0 +1,224 @@
+"""``qipai connect URL``: a small terminal client of the game server.
+
+It prints the seat's view and every event in the variant's notation, and at
+each decision lists the legal actions, numbered, and reads a number (Enter
+alone takes the first: a pass, when passing is allowed).  ``--auto`` plays
+by itself (wins when it may, passes claims, discards the highest card),
+for demos and checks.  It speaks only the protocol
+(docs/reference/protocol.md), through the ``websockets`` package.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from typing import Any, TextIO
+
+import click
+
+from qipai.cli.common import fail
+from qipai.core.errors import QipaiError
+
+__all__ = ["BadServerMessage", "auto_choice", "connect", "run"]
+
+
+class BadServerMessage(QipaiError):
+    """The server sent what the protocol does not allow (a ``decide`` with
+    no legal action): the client stops, naming it."""
+
+
+_NO_LEGAL = ("with no legal action: there is nothing to answer it with (a server's decide "
+             "always offers at least one)")
+
+
+def auto_choice(legal: list[dict[str, Any]]) -> dict[str, Any]:
+    """Win if possible, else pass a claim, else discard the highest card it may.
+
+    Raises:
+        BadServerMessage: ``legal`` is empty (a ``decide`` always offers one)."""
+    if not legal:
+        raise BadServerMessage(f"the server offered a decision {_NO_LEGAL}")
+    for kind in ("hu", "zimo"):
+        for a in legal:
+            if a["type"] == kind:
+                return a
+    for a in legal:
+        if a["type"] == "pass":
+            return a
+    discards = [a for a in legal if a["type"] == "discard"]
+    return max(discards, key=lambda a: a["card"]) if discards else legal[0]
+
+
+#: Seconds between two messages the client sends: under the server's
+#: default rate (``qipai serve --rate``, 100 a second).
+PACE_S = 0.012
+#: Seconds to wait before sending again an act the server dropped (Throttled).
+RESEND_S = 0.25
+
+
+def run(url: str, auto: bool = False, hands: int | None = None,
+        out: TextIO = sys.stdout, inp: TextIO = sys.stdin) -> int:
+    """Connect to ``url`` (``ws://…/tables/ID/ws?token=…``) and play.
+
+    Acts are paced under the server's default message rate, and an act
+    the server dropped unread (``Throttled``, naming its ``seq``) is sent
+    again, so a decision is never left to the seat's timeout.
+
+    Returns: 0 after ``hands`` hands (or when the table closes), 2 when the
+    server refuses the connection.
+
+    Raises:
+        BadServerMessage: the server sent a ``decide`` with no legal action.
+    """
+    from websockets.sync.client import connect
+
+    from qipai.host.protocol import messages
+    from qipai.text.wire import Printer
+
+    p = Printer(out)
+    done = 0
+    last: tuple[int, str] | None = None  # (seq, frame) of the last act sent
+    seat_conns = 1   # the seat's connections open at the table, as last told
+    sent_at = 0.0
+
+    def send(frame: str) -> None:
+        """Send, no faster than the server's message rate (a faster client's
+        excess is dropped and answered Throttled)."""
+        nonlocal sent_at
+        wait = sent_at + PACE_S - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        ws.send(frame)
+        sent_at = time.monotonic()
+
+    with connect(url) as ws:
+        for text in ws:
+            for m in messages(json.loads(text)):   # a batch frame: its messages in order
+                t = m["type"]
+                if t == "welcome":
+                    p.welcome(m)
+                elif t == "events":
+                    for e in m["events"]:
+                        p.line("   " + p.event(e))
+                elif t == "decide":
+                    last = (m["seq"], _answer(m, auto, inp, p))
+                    send(last[1])
+                elif t == "hand_ended":
+                    p.line(f"== hand {m['hand'] + 1} over · totals {m['totals']}")
+                    done += 1
+                    if hands is not None and done >= hands:
+                        return 0
+                elif t == "seat_conns":
+                    if m["count"] > 1:
+                        p.line(f"!! this seat has {m['count']} connections open at the table; "
+                               f"if you did not open the others, someone else has your link")
+                    elif seat_conns > 1:
+                        p.line("== this seat has 1 connection open again (this one)")
+                    seat_conns = m["count"]
+                elif t == "closed":
+                    p.line(f"== table closed · totals {m['totals']}")
+                    return 0
+                elif t == "error":
+                    if m["code"] == "Throttled" and last is not None and m.get("seq") == last[0]:
+                        time.sleep(RESEND_S)  # dropped unread, not applied: send it again
+                        send(last[1])
+                        continue
+                    p.line(f"!! {m['code']}: {m['message']}")
+                    if m["code"] in ("BadToken", "UnknownTable"):
+                        return 2
+    return 0
+
+
+def _answer(m: dict[str, Any], auto: bool, inp: TextIO, p: Any) -> str:
+    """The ``act`` frame answering the ``decide`` message ``m``: chosen by
+    :func:`auto_choice`, or asked for.
+
+    Raises:
+        BadServerMessage: ``m`` offers no legal action."""
+    legal = m["legal"]
+    if not isinstance(legal, list) or not legal:
+        raise BadServerMessage(f"the server sent a decide (hand "
+                               f"{m.get('hand')}, seq {m.get('seq')}) {_NO_LEGAL}")
+    if auto:
+        choice = auto_choice(legal)
+    else:
+        for i, a in enumerate(legal):
+            p.line(f"   [{i}] {p.action(a)}")
+        choice = _ask(legal, inp, p)
+    return json.dumps({"type": "act", "hand": m["hand"], "seq": m["seq"], "action": choice})
+
+
+def _ask(legal: list[dict[str, Any]], inp: TextIO, p: Any) -> dict[str, Any]:
+    while True:
+        print("   choose> ", end="", file=p.out, flush=True)
+        text = inp.readline()
+        if not text:  # end of input: play on by itself
+            return auto_choice(legal)
+        text = text.strip()
+        if not text:
+            return legal[0]
+        if text.isdigit() and int(text) < len(legal):
+            return legal[int(text)]
+        p.line(f"   a number 0..{len(legal) - 1}")
+
+
+@click.command()
+@click.argument("url")
+@click.option("--auto", is_flag=True, help="Play by itself (win, pass claims, discard the "
+                                           "highest card) instead of asking.")
+@click.option("--hands", type=click.IntRange(min=1), default=None,
+              help="Leave after this many hands (default: until the table closes).")
+def connect(url: str, auto: bool, hands: int | None) -> None:
+    """Play a seat of a `qipai serve` table in this terminal.
+
+    URL is ws://HOST:PORT/tables/ID/ws?token=TOKEN (a seat's token, or the
+    spectator's to watch).
+    """
+    try:
+        import websockets  # noqa: F401
+    except ModuleNotFoundError as exc:
+        fail(f"qipai connect needs the 'serve' extra (missing module {exc.name!r}): "
+             f"pip install 'qipai[serve]'")
+    if not url.startswith(("ws://", "wss://")):   # the page's http:// address, say
+        fail(f"{url} is not a seat's WebSocket address: give "
+             f"ws://HOST:PORT/tables/ID/ws?token=TOKEN (wss:// over TLS)")
+    # the seat's token is not echoed (a terminal's output is pasted, logged)
+    shown = re.sub(r"(?<=[?&]token=)[^&#]*", "…", url)
+
+    def hidden(text: str) -> str:
+        return text.replace(url, shown)
+
+    try:
+        code = run(url, auto=auto, hands=hands)
+    except (OSError, ValueError) as exc:
+        fail(hidden(str(exc)) if url in str(exc) else f"cannot connect to {shown}: {exc}")
+    except Exception as exc:  # websockets' own errors (refused handshake, closed)
+        said = _refusal_said(exc)
+        if said:   # the server refused the upgrade in its own words (TooManyConnections)
+            fail(f"{shown}: {said}")
+        if type(exc).__module__.startswith("websockets"):
+            # some name the URL themselves (InvalidURI): not twice
+            fail(hidden(str(exc)) if url in str(exc) else f"{shown}: {exc}")
+        raise
+    sys.exit(code)
+
+
+def _refusal_said(exc: BaseException) -> str | None:
+    """``"CODE: message"`` of a WebSocket upgrade the server answered with
+    its JSON error (``{"error", "message"}``, e.g. 503 TooManyConnections),
+    else None."""
+    body = getattr(getattr(exc, "response", None), "body", None)
+    if not isinstance(body, (bytes, bytearray)):
+        return None
+    import msgspec
+
+    try:
+        got = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return None
+    if not (isinstance(got, dict) and isinstance(got.get("error"), str)
+            and isinstance(got.get("message"), str)):
+        return None
+    return f"{got['error']}: {' '.join(got['message'].split())}"

@@ -1,0 +1,92 @@
+"""``qipai play``: bots (and maybe you) play hands of a variant; the log or JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from qipai.cli.common import DEFAULT_VARIANT, fail, load_plugin
+
+
+@click.command()
+@click.argument("variant", default=DEFAULT_VARIANT, metavar="[VARIANT]")
+@click.option("--seed", type=int, default=None,
+              help="Seed of the session (shuffles and bots), for tests and demos; without "
+                   "it every hand is dealt from the OS's CSPRNG.")
+@click.option("--hands", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Hands to play at one table; the dealer passes by the rules.")
+@click.option("--bots", type=click.Choice(["greedy", "random"]), default="greedy",
+              show_default=True, help="Who plays every seat.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object (hands with their records) instead of the log.")
+@click.option("--commit", is_flag=True,
+              help="With --json: commit each hand's deal under a fresh salt and reveal both "
+                   "in its record, as a host does (try qipai verify on it).")
+@click.option("--plugin", "plugins", multiple=True, metavar="MODULE_OR_FILE",
+              help="A house-rule plugin layered over the variant: an importable module "
+                   "or a .py file (repeatable).")
+@click.option("--human", type=int, default=None, metavar="SEAT",
+              help="Play seat SEAT yourself in the terminal; bots play the others.")
+def play(variant: str, seed: int | None, hands: int, bots: str, as_json: bool,
+         commit: bool, plugins: tuple[str, ...], human: int | None) -> None:
+    """Let bots play HANDS hands of VARIANT (default guilin-mahjong).
+
+    VARIANT may carry options: 'guilin-mahjong(hubao=false, max_flips=1)'.
+    With --human SEAT you play that seat (see qipai.cli.human).
+    """
+    from qipai.bots import play_hands
+    from qipai.core.ruleset import load
+
+    if commit and not as_json:
+        fail("--commit needs --json (the committed records are in the JSON)")
+    rs = load(variant, plugins=[load_plugin(p) for p in plugins])
+    if human is not None:
+        from qipai.cli.human import play_as_human
+
+        return play_as_human(rs, human, seed=seed, hands=hands, bots=bots, as_json=as_json)
+    tables = play_hands(rs, hands, seed=seed, bots=bots)
+    if as_json:
+        _print_json(rs, seed, bots, list(tables), commit)
+        return
+    from rich.console import Console
+
+    from qipai.text.log import print_hand, print_total
+
+    console = Console(highlight=False)
+    dealt = f"seed {seed}" if seed is not None else "dealt by the OS's CSPRNG"
+    console.print(f"[bold]{rs.manifest.title} {rs.spec}[/bold] · {dealt} · {bots} bots · "
+                  f"{hands} hand{'s' if hands != 1 else ''}")
+    import shlex
+
+    if seed is not None:
+        extra = "".join(f" --plugin {shlex.quote(p)}" for p in plugins)
+        console.print(f"reproduce: qipai play {shlex.quote(rs.spec)} --seed {seed} "
+                      f"--hands {hands} --bots {bots}{extra}", style="dim", soft_wrap=True)
+    done = []
+    for i, table in enumerate(tables, 1):
+        print_hand(console, table, i)
+        done.append(table)
+    print_total(console, done)
+
+
+def _print_json(rs: Any, seed: int | None, bots: str, tables: list[Any],
+                commit: bool = False) -> None:
+    import msgspec
+
+    from qipai.core.fair import committed, new_salt
+    from qipai.core.records import record_of
+
+    out_hands = []
+    total = [0] * rs.manifest.players
+    for t in tables:
+        r = t.result
+        total = [a + b for a, b in zip(total, r.net)]
+        out_hands.append({
+            "dealer": t.dealer, "end": r.end, "winners": list(r.winners),
+            "net": list(r.net), "record": msgspec.to_builtins(
+                committed(record_of(t), new_salt()) if commit else record_of(t)),
+        })
+    doc = {"variant": rs.name, "options": rs.options_dict(), "seed": seed, "bots": bots,
+           "hands": out_hands, "total": total}
+    click.echo(msgspec.json.encode(doc).decode())

@@ -1,0 +1,263 @@
+"""``qipai replay FILE`` and ``qipai verify RECORD``: records read back and checked.
+
+``replay`` replays each hand against its events and settlement and shows
+its payments. ``verify`` makes every check of
+:func:`qipai.core.fair.checks`, one line each; for a ``qipai play --json``
+output also each hand's ``summary`` (its dealer, end, winners and net
+against its record), the session checks (how the hands fit together:
+one ruleset, each hand's seed at its place, each dealer the previous
+hand's next dealer, no hand twice — :mod:`qipai.core.sessions` says each
+and what they cannot see) and the file's ``total`` (the sum of the hands'
+net).
+
+Each line is ``ok   NAME: message`` or ``FAIL NAME: message``; a last line
+says ``verified`` or how many checks failed.  Exit status 0 when every
+check passed, 1 when one failed (bad input — an unreadable file, not a
+record, a malformed header — is the command line's one ``error:`` line and
+status 2).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import click
+
+from qipai.cli.common import EXIT_DIFFERS, fail, load_plugin
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--plugin", "plugins", multiple=True, metavar="MODULE_OR_FILE",
+              help="The house-rule plugins the record was played with (repeatable).")
+@click.option("--allow-version-mismatch", is_flag=True,
+              help="Replay a record made under another qipai version (the variant version, "
+                   "ruleset and plugins must still match).")
+def replay(file: str, plugins: tuple[str, ...], allow_version_mismatch: bool) -> None:
+    """Replay FILE and check it reproduces its events and settlement.
+
+    FILE is a JSON record, a `qipai play --json` output (every hand is
+    checked) or - for stdin.  Exit 0 if identical, 1 at the first
+    difference, 2 if FILE cannot be read as records or was made under
+    other versions or plugins.
+    """
+    import msgspec
+
+    from qipai.core.stamps import unstamped_note
+
+    data = sys.stdin.buffer.read() if file == "-" else _read(file)
+    with _naming(file):
+        hands, total = _records_in(data)
+    note = unstamped_note(msgspec.structs.asdict(hands[0][2]))
+    if note:
+        click.echo(f"warning: {note}", err=True)
+    loaded = [load_plugin(p) for p in plugins]
+    with _naming(file):
+        ok, message = _check_replays(hands, total, plugins=loaded,
+                                     allow_version_mismatch=allow_version_mismatch)
+    if not ok:
+        click.echo(f"replay differs: {message}")
+        sys.exit(EXIT_DIFFERS)
+    click.echo(f"replay identical: {message}")
+    with _naming(file):
+        _explain_replays(hands, loaded, allow_version_mismatch)
+
+
+def _explain_replays(hands: list[tuple[str, dict[str, Any], Any]], plugins: Any,
+                     allow_version_mismatch: bool = False) -> None:
+    """Under the verdict, each replayed hand's payments with their breakdown
+    (a format-1 record has none: the replay's are shown)."""
+    from rich.console import Console
+
+    from qipai.core.records import replay as replay_record
+    from qipai.text.payments import print_payments
+
+    console = Console(highlight=False)
+    for label, _summary, rec in hands:
+        table = replay_record(rec, plugins=plugins,
+                              allow_version_mismatch=allow_version_mismatch)
+        r = table.result
+        if r is None:
+            continue
+        print_payments(console, r.payments, table.ruleset.manifest,
+                       title=f"{label}: {r.end}, winners {list(r.winners) or '—'}")
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+@contextlib.contextmanager
+def _naming(path: str) -> Iterator[None]:
+    """What is wrong with the records read from ``path`` (``-``: stdin) is
+    one error line naming it, as ``qipai report`` names its file:
+    ``error: FILE: not a JSON record: …`` — a record that is not one, of a
+    variant, options or version this qipai cannot replay.  (A plugin that
+    cannot be loaded is not the file's fault: said without it.)"""
+    from qipai.core.errors import BadOption, BadRecord, UnknownVariant
+
+    try:
+        yield
+    except (BadRecord, UnknownVariant, BadOption) as exc:
+        fail(f"{'stdin' if path == '-' else path}: {exc}")
+
+
+@click.command()
+@click.argument("record", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--plugin", "plugins", multiple=True, metavar="MODULE_OR_FILE",
+              help="The house-rule plugins the record was played with (repeatable).")
+@click.option("--allow-version-mismatch", is_flag=True,
+              help="Verify a record made under another qipai version.")
+def verify(record: str, plugins: tuple[str, ...], allow_version_mismatch: bool) -> None:
+    """Verify a hosted hand's RECORD: its commitment, its replay, its sums.
+
+    Checks that the SHA-256 of the deal and the revealed salt is the
+    commitment published at the deal, that the actions replay to the
+    recorded events and result under this qipai, that the result sums to
+    zero, and what dealt it.  For a file of hands (a `qipai play --json`
+    output, a server's records) also the session: one ruleset (the
+    header's), each hand's seed at its place, each dealer the previous
+    hand's next dealer, no hand twice.  One line per check; exit 0 if all
+    pass, 1 if one fails, 2 if RECORD (a file or - for stdin) cannot be
+    read or its header is malformed.
+    """
+    data = sys.stdin.buffer.read() if record == "-" else _read(record)
+    loaded = [load_plugin(p) for p in plugins]
+    with _naming(record):
+        code = run_verify(data, loaded, allow_version_mismatch)
+    sys.exit(code)
+
+
+# --------------------------------------------------------------------------
+# replay helpers
+
+
+def _records_in(data: bytes) -> tuple[list[tuple[str, dict[str, Any], Any]], Any]:
+    """The hands in ``data`` and the claimed total: one record, or every
+    hand of a ``play --json`` output.  Each hand is (label, summary,
+    record), the summary being the output's own dealer/end/winners/net.
+
+    Raises:
+        BadRecord: not JSON, or not records.
+    """
+    from qipai.core.sessions import decode_file, hands_of
+
+    return hands_of(decode_file(data))
+
+
+def _check_replays(hands: list[tuple[str, dict[str, Any], Any]],
+                   claimed_total: Any = None, plugins: Any = (),
+                   allow_version_mismatch: bool = False) -> tuple[bool, str]:
+    """Replay each record; (True, summary) or (False, the first difference),
+    checking also the hands' summaries and ``claimed_total`` if given.
+
+    Raises:
+        QipaiError: a record's variant or options cannot be loaded (bad input).
+    """
+    from qipai.core.errors import ReplayDiverged
+    from qipai.core.records import replay_check
+    from qipai.core.ruleset import load_cached
+
+    n_actions = 0
+    total: list[int] | None = None
+    for label, summary, rec in hands:
+        load_cached(rec.variant, rec.options)  # unknown variant / options: bad input, not a difference
+        try:
+            diff = replay_check(rec, plugins=plugins,
+                                allow_version_mismatch=allow_version_mismatch)
+        except ReplayDiverged as exc:
+            return False, f"{label}: {exc}"
+        if diff is not None:
+            return False, f"{label}: {diff}"
+        diff = _summary_diff(summary, rec)
+        if diff is not None:
+            return False, f"{label}: {diff}"
+        if rec.result is not None:
+            net = list(rec.result.net)
+            total = net if total is None else [a + b for a, b in zip(total, net)]
+        n_actions += len(rec.actions)
+    if claimed_total is not None and claimed_total != total:
+        return False, f"total {claimed_total} is not the sum of the hands' net {total}"
+    rec = hands[0][2]
+    what = f"{len(hands)} hand{'s' if len(hands) != 1 else ''} of {rec.variant}"
+    open_hands = [label for label, _, r in hands if r.result is None]
+    if not open_hands:
+        return True, f"{what}, {n_actions} actions; events and settlement match"
+    if len(open_hands) == len(hands):
+        return True, (f"{what}, {n_actions} actions; events match; unfinished (no result): "
+                      f"no settlement to compare")
+    return True, (f"{what}, {n_actions} actions; events match, and the settlement of each "
+                  f"finished hand; unfinished (no result): {', '.join(open_hands)}")
+
+
+def _summary_diff(summary: dict[str, Any], rec: Any) -> str | None:
+    """A ``play --json`` hand's own dealer/end/winners/net against its record."""
+    result = rec.result
+    fields = [("dealer", rec.deal.dealer)]
+    if result is not None:
+        fields += [("end", result.end), ("winners", list(result.winners)),
+                   ("net", list(result.net))]
+    for key, want in fields:
+        if key in summary and summary[key] != want:
+            return f"{key} is {summary[key]!r} but the record's result has {want!r}"
+    return None
+
+
+# --------------------------------------------------------------------------
+# verify
+
+
+def run_verify(data: bytes, plugins: Any = (), allow_version_mismatch: bool = False) -> int:
+    """Verify every record in ``data`` (one record, or each hand of a
+    ``qipai play --json`` output), and how the hands fit together
+    (:func:`~qipai.core.sessions.session_checks`); print the checks; return
+    the exit status.
+
+    Raises:
+        BadRecord: ``data`` is not records, or its header is malformed.
+        UnknownVariant, BadOption: a record's variant or options cannot be loaded.
+    """
+    from qipai.core.fair import checks
+    from qipai.core.ruleset import load_cached
+    from qipai.core.sessions import decode_file, hands_of, session_checks, session_header
+
+    obj = decode_file(data)
+    hands, claimed_total = hands_of(obj)
+    header = session_header(obj)
+    failed = 0
+    total: list[int] | None = None
+
+    def line(ok: bool, text: str) -> None:
+        nonlocal failed
+        click.echo(f"{'ok  ' if ok else 'FAIL'} {text}")
+        failed += not ok
+
+    for label, summary, rec in hands:
+        load_cached(rec.variant, rec.options)  # an unknown variant is bad input, not a failure
+        prefix = f"{label}: " if len(hands) > 1 else ""
+        for c in checks(rec, plugins=plugins, allow_version_mismatch=allow_version_mismatch):
+            line(c.ok, f"{prefix}{c.name}: {c.message}")
+        if summary:  # a play --json hand: its own dealer/end/winners/net, which readers see
+            diff = _summary_diff(summary, rec)
+            line(diff is None, f"{prefix}summary: "
+                 + (diff or "the hand's dealer, end, winners and net are its record's"))
+        if rec.result is not None:
+            net = list(rec.result.net)
+            total = net if total is None else [a + b for a, b in zip(total, net)]
+    if header is not None and (len(hands) > 1 or header):
+        for c in session_checks(header, hands, plugins=plugins):
+            line(c.ok, f"{c.name}: {c.message}")
+    if claimed_total is not None:
+        line(claimed_total == total,
+             f"total: {claimed_total} is the sum of the hands' net" if claimed_total == total
+             else f"total: {claimed_total} is not the sum of the hands' net {total}")
+    what = f"{len(hands)} hand{'s' if len(hands) != 1 else ''}"
+    if failed:
+        click.echo(f"not verified: {failed} check{'s' if failed != 1 else ''} failed ({what})")
+        return 1
+    click.echo(f"verified: {what}; the deal is the committed one and replays to its result")
+    return 0

@@ -1,0 +1,128 @@
+"""``qipai serve``: host tables (the game server, :mod:`qipai.server` over :mod:`qipai.host`)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from qipai.cli.common import fail
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port to listen on (0: one the system chooses, printed); taken before "
+                   "the database is opened, so a port in use is one error line.")
+@click.option("--db", default="sqlite:///qipai.db", show_default=True,
+              help="Database URL: sqlite:///FILE (its folder must exist) or "
+                   "postgresql://USER@HOST/DB.")
+@click.option("--turn-timeout", type=click.FloatRange(min=0, min_open=True), default=30.0,
+              show_default=True, help="Seconds a seat has for its turn before the default "
+                                      "action is played for it.")
+@click.option("--claim-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds a seat has to claim or pass a card (default: --turn-timeout).")
+@click.option("--seed", type=int, default=None,
+              help="Deal every table's hands from this seed (tests and demos only: the "
+                   "deals are predictable, and every view and record says so).")
+@click.option("--plugin", "plugins", multiple=True, metavar="MODULE_OR_FILE",
+              help="A house-rule plugin every table uses (repeatable).")
+@click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=100.0,
+              show_default=True, help="Messages a second one connection may send on average; "
+                                      "more are dropped and answered Throttled.")
+@click.option("--burst", type=click.FloatRange(min=1), default=200.0, show_default=True,
+              help="Messages one connection may send at once above --rate.")
+@click.option("--resync-interval", "resync_s", type=click.FloatRange(min=0), default=0.1,
+              show_default=True,
+              help="Seconds: one connection's resync is answered (a welcome, the whole view) "
+                   "at most once in this long; one sooner is answered when it is over, more "
+                   "meanwhile are folded into that answer.")
+@click.option("--bot-delay", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Seconds the bots wait before answering a turn or a card in play "
+                   "(one wait for all the bots asked), so people can follow a table where "
+                   "bots play (an all-bot demo: 0.5).")
+@click.option("--max-tables", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Open tables the server holds at most; POST /tables beyond is answered "
+                   "503 TooManyTables until one is closed.")
+@click.option("--max-connections", type=click.IntRange(min=1), default=None,
+              help="WebSocket connections the server holds at once; one more upgrade is "
+                   "answered 503 TooManyConnections.  [default: 4096, or the descriptor "
+                   "limit (ulimit -n) less 256 if lower]")
+@click.option("--max-message-bytes", type=click.IntRange(min=256), default=4096,
+              show_default=True, help="The largest WebSocket message read; larger ones are "
+                                      "answered TooLarge.")
+@click.option("--max-body-bytes", type=click.IntRange(min=256), default=64 * 1024,
+              show_default=True, help="The largest HTTP request body read; larger ones are "
+                                      "answered 413 TooLarge.")
+@click.option("--max-replay-bytes", type=click.IntRange(min=1024), default=256 * 1024,
+              show_default=True, help="The largest record POST /replay reads (a hand's "
+                                      "record is under 50 KiB); larger ones are answered "
+                                      "413 TooLarge.")
+@click.option("--stall-seconds", "stall_s", type=click.FloatRange(min=0, min_open=True),
+              default=10.0, show_default=True,
+              help="Seconds a write or a read may wait for the database before GET /health "
+                   "answers 503 'stalled' (PostgreSQL, or an SQLite file another program "
+                   "holds locked; while a write waits nothing is acknowledged).")
+@click.option("--allow-version-mismatch", is_flag=True,
+              help="Restore open tables made under another qipai version (the variant "
+                   "version, ruleset and plugins must still match).")
+def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: float | None,
+          seed: int | None, plugins: tuple[str, ...], rate: float, burst: float,
+          max_message_bytes: int, max_body_bytes: int, allow_version_mismatch: bool,
+          max_replay_bytes: int, stall_s: float, resync_s: float, max_tables: int,
+          bot_delay: float, max_connections: int | None) -> None:
+    """Host tables: HTTP + WebSocket game server with durable tables.
+
+    Open the printed address in a browser (create a table, play, watch,
+    replay), or create a table with POST /tables and play it over
+    /tables/{id}/ws?token=… (docs: "Host a table").  Open tables are
+    restored from the database when the server starts again.
+    """
+    try:
+        from qipai.server.listen import listen, run
+        from qipai.server.state import Server
+    except ModuleNotFoundError as exc:
+        fail(f"qipai serve needs the 'serve' extra (missing module {exc.name!r}): "
+             f"pip install 'qipai[serve]'")
+    shown = f"[{host}]" if ":" in host else host
+    # the port first: one in use is one line, before the database is opened
+    # (nothing written) or anything announced; the socket listens from here
+    # on, so no other program can take the port before uvicorn serves it
+    try:
+        sock = listen(host, port)
+    except OSError as exc:
+        fail(f"cannot listen on {shown}:{port}: {_reason(exc)}")
+    try:
+        server = Server(db, turn_timeout=turn_timeout, claim_timeout=claim_timeout, seed=seed,
+                        plugins=plugins, rate_per_s=rate, burst=burst,
+                        max_message_bytes=max_message_bytes, max_body_bytes=max_body_bytes,
+                        allow_version_mismatch=allow_version_mismatch,
+                        max_replay_bytes=max_replay_bytes, stall_s=stall_s,
+                        resync_s=resync_s, max_tables=max_tables, bot_delay=bot_delay,
+                        max_connections=max_connections)
+    except BaseException:
+        sock.close()
+        raise
+    port = sock.getsockname()[1]   # --port 0: the one the system chose
+    dealt = f"seeded {seed} (tests and demos only)" if seed is not None else "OS CSPRNG"
+    click.echo(f"qipai serve on http://{shown}:{port} · database {db} · "
+               f"{len(server.tables)} open table{'s' if len(server.tables) != 1 else ''} "
+               f"restored"
+               + (f", {len(server.refused)} refused (above)" if server.refused else "")
+               + f" · deals: {dealt}", err=True)
+    click.echo(f"open http://{shown}:{port}/ in a browser to create a table and play", err=True)
+    run(sock, server)
+    # stopped (Ctrl-C; SIGTERM is re-raised by uvicorn and ends the process
+    # here already): the shutdown is done — the store closed — but Python's
+    # exit would join every worker thread, and one may still wait for a
+    # database that does not answer
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _reason(exc: OSError) -> str:
+    """An OSError's reason as the end of a line: ``address already in use``."""
+    text = exc.strerror or str(exc)
+    return text[0].lower() + text[1:] if text[1:2].islower() else text

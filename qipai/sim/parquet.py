@@ -1,0 +1,171 @@
+"""Writing a simulation file: rows as Arrow record batches, one Parquet file with fixed settings.
+
+The writer's settings are fixed (zstd, one row group per 65,536 rows,
+statistics on), so the same rows give a byte-identical file with the same
+pyarrow version; the file is written beside its path and renamed.  Before
+any hand is played, :func:`check_writable` and :func:`check_replaceable`
+refuse a path that cannot be written or holds something a run must not
+replace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from qipai.core.extras import require
+from qipai.sim import BadSimulation
+from qipai.sim.rows import _ROWS_DECODER, _schema
+
+
+def _batch(rows: list[dict[str, Any]] | bytes) -> Any:
+    """Rows (or a worker's MessagePack of them) as a record batch of :func:`schema`."""
+    pa = require("pyarrow", "sim")
+    if isinstance(rows, bytes):
+        rows = _ROWS_DECODER.decode(rows)
+    try:
+        return pa.RecordBatch.from_pylist(rows, schema=_schema())
+    except (pa.ArrowInvalid, OverflowError):
+        raise BadSimulation(_too_large(rows)) from None
+
+
+def _too_large(rows: list[dict[str, Any]]) -> str:
+    """Why rows do not fit :func:`schema`: the first hand with a number past
+    its column's integers (an option's amounts set beyond any table's)."""
+    limit = 2**31 - 1
+    for row in rows:
+        nums = [*row["net"], *(p["amount"] for p in (*row["instant"], *row["settlement"]))]
+        if any(abs(x) > limit for x in nums):
+            return (f"hand {row['hand']} of {row['ruleset']} moved more 子 than a results file "
+                    f"holds (net {row['net']}; at most {limit:,} a seat or a payment): lower "
+                    f"the ruleset's amounts")
+    return "the hands' rows do not fit the results file's columns (a variant's answers?)"
+
+
+def write_parquet(rows: Sequence[Any], path: str, meta: dict[str, Any]) -> None:
+    """Write ``rows`` sorted by (ruleset, hand) to ``path`` with fixed settings.
+
+    ``rows``: row dicts (:data:`COLUMNS`) or Arrow record batches of
+    :func:`schema` (what the workers send).  Written to a temporary file
+    beside ``path`` and renamed, so ``path`` is either the old file or the
+    whole new one.
+
+    Raises:
+        BadSimulation: ``path`` cannot be written (no such directory, no
+            permission …); nothing is left behind.
+        KeyboardInterrupt: Ctrl-C during the write (the temporary file is
+            removed; ``path`` is as it was).
+    """
+    pa = require("pyarrow", "sim")
+    pq = require("pyarrow.parquet", "sim")
+    sch = _schema()
+    batches = [r if isinstance(r, pa.RecordBatch) else None for r in rows]
+    dicts = [r for r, b in zip(rows, batches) if b is None]
+    parts = [b for b in batches if b is not None]
+    if dicts:
+        parts.append(pa.RecordBatch.from_pylist(dicts, schema=sch))
+    table = pa.Table.from_batches(parts, schema=sch)
+    # Arrow orders strings by their UTF-8 bytes: the code points' order, as sorted().
+    table = table.sort_by([("ruleset", "ascending"), ("hand", "ascending")]).combine_chunks()
+    table = table.replace_schema_metadata({"qipai.simulate": json.dumps(meta, sort_keys=True)})
+    tmp = f"{path}.part"
+    renaming = False
+    try:
+        pq.write_table(table, tmp, compression="zstd", compression_level=3,
+                       row_group_size=65536, use_dictionary=True, write_statistics=True,
+                       version="2.6", data_page_version="1.0", store_schema=True)
+        renaming = True
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise BadSimulation(f"cannot write {path}: {exc.strerror or exc}") from None
+    except KeyboardInterrupt:
+        if renaming and not os.path.exists(tmp):
+            return  # it came after the rename: the whole file is in place
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+def check_writable(path: str) -> None:
+    """Fail early, before any hand is played, when ``path`` cannot be written.
+
+    A file is created in the directory and removed again (the mode bits
+    alone do not tell: root ignores them, /proc refuses new files), so a
+    run cannot play every hand and then fail to write.
+
+    Raises:
+        BadSimulation: ``path`` has no file name (empty, or ending with a
+            slash), is a directory, or its directory is missing or does
+            not take new files.
+    """
+    if not path or path.endswith(("/", os.sep)):
+        raise BadSimulation(f"cannot write {path!r}: no file name")
+    d = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise BadSimulation(f"cannot write {path}: it is a directory")
+    if not os.path.isdir(d):
+        raise BadSimulation(f"cannot write {path}: no directory {d}")
+    if not os.access(d, os.W_OK | os.X_OK) or (os.path.exists(path)
+                                                and not os.access(path, os.W_OK)):
+        raise BadSimulation(f"cannot write {path}: permission denied")
+    import tempfile
+
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".qipai-", suffix=".part", dir=d)
+    except OSError as exc:
+        raise BadSimulation(f"cannot write {path}: {exc.strerror or exc}") from None
+    os.close(fd)
+    os.remove(probe)
+
+
+#: The first and last four bytes of every Parquet file.
+PARQUET_MAGIC = b"PAR1"
+
+
+def file_head(path: str) -> bytes:
+    """The first bytes of file ``path`` (as many as :data:`PARQUET_MAGIC`;
+    fewer for a shorter file, none for an empty one).
+
+    Raises:
+        BadSimulation: the file cannot be read to tell what it holds.
+    """
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(PARQUET_MAGIC))
+    except OSError as exc:
+        raise BadSimulation(f"cannot tell what {path} holds: {exc.strerror or exc}") from None
+
+
+def check_replaceable(path: str) -> None:
+    """Fail early when ``path`` is a file that a run must not replace: one
+    that exists, is not empty and is not an earlier run's results — a
+    Parquet file (``PAR1``) whose metadata has ``qipai.simulate`` —, such as
+    ``--out README.md`` or another tool's Parquet file by mistake.  An
+    earlier run's file is replaced, as documented; so is an empty one.
+
+    Raises:
+        BadSimulation: ``path`` holds something else, or cannot be read to
+            tell.
+    """
+    if not os.path.isfile(path):
+        return
+    head = file_head(path)
+    if not head:
+        return
+    if head != PARQUET_MAGIC:
+        raise BadSimulation(f"will not replace {path}: it exists and is not a Parquet file "
+                            f"(give another output file, or remove it first)")
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except Exception:  # noqa: BLE001 - any unreadable footer: not a results file
+        meta = {}
+    if b"qipai.simulate" not in meta:
+        raise BadSimulation(f"will not replace {path}: it is a Parquet file qipai simulate did "
+                            f"not write (give another output file, or remove it first)")
