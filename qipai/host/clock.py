@@ -35,16 +35,17 @@ class Clock:
 
     def refresh_decisions(self) -> None:
         """Give every seat whose pending list is new a new decision."""
-        st = self.table.state
+        table = self.table
         now = time.time()
         fresh: dict[int, Decision] = {}
-        for seat, legal in st.pending.items():
+        for seat, legal in table.pending.items():
             old = self.decisions.get(seat)
             if old is not None and old.legal is legal:
                 fresh[seat] = old
                 continue
-            allow = self.server.claim_timeout if st.window is not None else self.server.turn_timeout
-            fresh[seat] = Decision(len(st.actions), legal,
+            allow = (self.server.claim_timeout if table.window is not None
+                     else self.server.turn_timeout)
+            fresh[seat] = Decision(len(table.actions), legal,
                                    None if seat in self.bots else now + allow, allow)
         self.decisions = fresh
 

@@ -14,8 +14,8 @@ _MOVED = {
                      "DamagedTable", "Refused"), "qipai.host.errors"),
     **dict.fromkeys(("UNREADABLE",), "qipai.host.journal"),
     **dict.fromkeys(("Decision",), "qipai.host.clock"),
-    **dict.fromkeys(("Conn", "MAX_QUEUED_CHARS", "CLOSE_TOO_SLOW", "public_view"),
-                    "qipai.host.outbox"),
+    **dict.fromkeys(("Conn", "MAX_QUEUED_CHARS", "CLOSE_TOO_SLOW"), "qipai.host.outbox"),
+    **dict.fromkeys(("public_view",), "qipai.core.views"),
     **dict.fromkeys(("MAX_CONNS_PER_SEAT", "MAX_SPECTATORS"), "qipai.host.seats"),
 }
 

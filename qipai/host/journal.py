@@ -47,15 +47,14 @@ class Journal:
     def hand_row(self, index: int, table: Table, salt: bytes, commit: str,
                  seed: int | None) -> dict[str, Any]:
         return dict(table_id=self.id, hand=index,
-                    deal=msgspec.json.encode(table.state.deal).decode(),
+                    deal=msgspec.json.encode(table.deal).decode(),
                     seed=str(seed) if seed is not None else None,
                     commitment=commit, salt=salt.hex())
 
     def table_from_row(self, hand: dict[str, Any]) -> Table:
         """The hand's table from its stored deal, before any action."""
         table = Table(self.ruleset, deal=_DEAL.decode(hand["deal"]), ask_all=True)
-        table.seed = int(hand["seed"]) if hand["seed"] is not None else None
-        table.state.rng = self.rng_kind
+        table.set_origin(int(hand["seed"]) if hand["seed"] is not None else None, self.rng_kind)
         return table
 
     def rebuild(self) -> None:

@@ -48,11 +48,12 @@ from typing import Any
 
 import msgspec
 
-from qipai.bots import GreedyBot, hand_seed
+from qipai.bots import GreedyBot
 from qipai.core.errors import IllegalAction
 from qipai.core.fair import commitment, committed, new_salt
 from qipai.core.model import Action
 from qipai.core.records import record_of
+from qipai.core.sessions import hand_seed
 from qipai.core.table import Table
 from qipai.host import protocol as P
 from qipai.host.clock import Clock, Decision
@@ -90,7 +91,6 @@ class HostedTable(Journal, Clock, Seats, Outbox):
         self.admin_hash: str = row["admin_hash"]
         self.rng_kind: str = row["rng"]
         self.seed: int | None = int(row["seed"]) if row["seed"] is not None else None
-        self._fdk = dict(getattr(ruleset.manifest, "face_down_kinds", ()))
         self.open = True
         self.conns: set[Conn] = set()
         self.decisions: dict[int, Decision] = {}
@@ -137,11 +137,11 @@ class HostedTable(Journal, Clock, Seats, Outbox):
 
     def new_hand(self, index: int, dealer: int | None) -> tuple[Table, bytes, str, int | None]:
         """A freshly dealt hand ``index`` (not installed): the OS's CSPRNG,
-        or the seeded table's :func:`~qipai.bots.hand_seed`."""
+        or the seeded table's :func:`~qipai.core.sessions.hand_seed`."""
         seed = hand_seed(self.seed, index) if self.seed is not None else None
         table = Table(self.ruleset, seed=seed, dealer=dealer, ask_all=True)
         salt = new_salt()
-        return table, salt, commitment(table.state.deal, salt), seed
+        return table, salt, commitment(table.deal, salt), seed
 
     def install(self, index: int, table: Table, salt: bytes, commit: str,
                 seed: int | None) -> None:
@@ -220,10 +220,10 @@ class HostedTable(Journal, Clock, Seats, Outbox):
         self._playable()
         table = self.table
         hand = self.hand
-        index = len(table.state.actions)
+        index = len(table.actions)
         taken = self.decisions.get(seat)
-        start = len(table.state.events)
-        listed = action in table.state.pending.get(seat, ())
+        start = len(table.events)
+        listed = action in table.pending.get(seat, ())
         try:
             table.apply(action)
         except IllegalAction as exc:
@@ -238,8 +238,8 @@ class HostedTable(Journal, Clock, Seats, Outbox):
         try:   # the action is applied in memory: until it is submitted, nothing may fail
             # what it caused must reach the seats: an event a plugin made that does
             # not encode would fail at its commit, in the store's writer
-            P.encode(P.Events(hand=hand, first=start, events=tuple(table.state.events[start:])))
-            ops = [("action", action_params(self.id, hand, index, table.state.actions[-1],
+            P.encode(P.Events(hand=hand, first=start, events=tuple(table.events[start:])))
+            ops = [("action", action_params(self.id, hand, index, table.actions[-1],
                                             timeout))]
             nxt = None
             if table.over:
@@ -435,7 +435,7 @@ class HostedTable(Journal, Clock, Seats, Outbox):
 
     def _now(self) -> tuple[int, int, int, str, tuple[int, ...]]:
         """The hand, hands done, dealer, commitment and totals now."""
-        return (self.hand, self.hands_done, self.table.state.dealer, self.commitment,
+        return (self.hand, self.hands_done, self.table.dealer, self.commitment,
                 tuple(self.totals))
 
     def committed_now(self) -> None:

@@ -14,7 +14,8 @@ import collections
 from dataclasses import dataclass, field
 from typing import Any
 
-from qipai.core.table import SeatView, Table, meld_view, redact
+from qipai.core.table import SeatView
+from qipai.core.views import SPECTATOR, public_view, seen_events
 from qipai.host import protocol as P
 from qipai.host import trace
 
@@ -140,25 +141,6 @@ class Conn:
                         e[trace.FRAMED], e[trace.FRAME] = now, self.frames
 
 
-def public_view(table: Table) -> SeatView:
-    """What a spectator may see: no concealed hand, another seat's hidden
-    melds and unshown draws redacted for everyone (``seat`` -1)."""
-    st = table.state
-    w = st.window
-    fdk = dict(getattr(table.ruleset.manifest, "face_down_kinds", ()))
-    return SeatView(
-        seat=-1, dealer=st.dealer, turn=st.turn, hand=(),
-        hand_sizes=tuple(len(s.hand) for s in st.seats),
-        melds=tuple(tuple(meld_view(m, False, fdk) for m in s.melds) for s in st.seats),
-        discards=tuple(tuple(s.discards) for s in st.seats),
-        stock=len(st.wall),
-        window=(w.card, w.owner, w.source) if w is not None else None,
-        legal=(), instant=tuple(st.instant),
-        events=tuple(redact(e, -1, fdk) for e in st.events),
-        result=st.result,
-    )
-
-
 class Outbox:
     """(A part of :class:`~qipai.host.match.HostedTable`.)  The views,
     welcomes, deltas and decisions each connection is sent."""
@@ -181,7 +163,7 @@ class Outbox:
         was sent before its first welcome (:attr:`Conn.early`) follows."""
         early, conn.early = conn.early, None
         conn.send(self._welcome_for(conn.seat))
-        conn.hand, conn.sent, conn.decided = self.hand, len(self.table.state.events), None
+        conn.hand, conn.sent, conn.decided = self.hand, len(self.table.events), None
         self.offer(conn)
         if early:
             conn.held.extend(early)
@@ -194,9 +176,10 @@ class Outbox:
         one of them.  Connections of one seat, and all spectators, resyncing
         at the same state get the one welcome — building it (the view, every
         event redacted) is what a resync costs."""
-        st = self.table.state
-        objects = (self.table, st.actions[-1] if st.actions else None)   # by identity
-        values = (self.hand, len(st.actions), len(st.events), tuple(self.totals),
+        table = self.table
+        actions, events = table.actions, table.events
+        objects = (table, actions[-1] if actions else None)   # by identity
+        values = (self.hand, len(actions), len(events), tuple(self.totals),
                   self.commitment)
         old = self._welcome_key
         if not (old and all(a is b for a, b in zip(old[0], objects)) and old[1] == values):
@@ -207,7 +190,7 @@ class Outbox:
                 table=self.id, seat=seat, hand=self.hand, spec=self.ruleset.spec,
                 players=self.n, bots=self.bots, rng=self.rng_kind,
                 seeded=self.rng_kind == "seeded", commitment=self.commitment,
-                totals=tuple(self.totals), view=self.view_of(seat), next_event=len(st.events))
+                totals=tuple(self.totals), view=self.view_of(seat), next_event=len(events))
         return msg
 
     def offer(self, conn: Conn) -> None:
@@ -222,20 +205,20 @@ class Outbox:
 
     def sync(self) -> None:
         """Send every connection what it has not seen of the current hand."""
-        events = self.table.state.events
-        fdk = self._fdk
+        table = self.table
+        events = table.events
         made: dict[tuple[int, int], P.Events] = {}  # (viewer, first) → the delta
         for conn in list(self.conns):
             if conn.hand != self.hand:
                 self.welcome(conn)
                 continue
             if conn.sent < len(events):
-                viewer = -1 if conn.seat is None else conn.seat
+                viewer = SPECTATOR if conn.seat is None else conn.seat
                 msg = made.get((viewer, conn.sent))
                 if msg is None:
                     msg = made[viewer, conn.sent] = P.Events(
                         hand=self.hand, first=conn.sent,
-                        events=tuple(redact(e, viewer, fdk) for e in events[conn.sent:]))
+                        events=seen_events(table, viewer, conn.sent))
                 conn.send(msg)
                 conn.sent = len(events)
             self.offer(conn)

@@ -103,7 +103,7 @@ class Seats:
                 seats = [s for s in sorted(self.decisions) if s in self.bots]
                 if not seats:
                     break
-                if delay > 0 and waited != (self.hand, len(self.table.state.events)):
+                if delay > 0 and waited != (self.hand, len(self.table.events)):
                     # --bot-delay: one wait before the bots answer what came up (a
                     # turn, a card every seat is asked about: the bots asked answer
                     # it after the one wait, as players would at once), the same
@@ -111,7 +111,7 @@ class Seats:
                     await asyncio.sleep(delay)
                     if not self._bots_may_move():
                         break
-                    waited = (self.hand, len(self.table.state.events))
+                    waited = (self.hand, len(self.table.events))
                     continue   # (what is pending, read again)
                 seat = seats[0]
                 try:
