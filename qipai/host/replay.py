@@ -163,16 +163,15 @@ class Replayed(msgspec.Struct, kw_only=True):
 
 def _step(table: Any, index: int, first_action: int, actions: list[Action],
           first_event: int) -> ReplayStep:
-    st = table.state
-    w = st.window
+    w = table.window
     return ReplayStep(
         index=index, first_action=first_action, actions=tuple(actions),
-        first_event=first_event, events=tuple(st.events[first_event:]),
-        turn=st.turn, window=(w.card, w.owner, w.source) if w is not None else None,
-        stock=len(st.wall),
+        first_event=first_event, events=tuple(table.events[first_event:]),
+        turn=table.turn, window=(w.card, w.owner, w.source) if w is not None else None,
+        stock=len(table.wall),
         seats=tuple(ReplaySeat(hand=tuple(s.hand), melds=tuple(s.melds),
-                               discards=tuple(s.discards)) for s in st.seats),
-        instant=tuple(st.instant))
+                               discards=tuple(s.discards)) for s in table.seats),
+        instant=tuple(table.instant))
 
 
 def replay_steps(data: bytes | str | dict[str, Any], plugins: Any = (), table: str | None = None,
@@ -220,7 +219,7 @@ def replay_steps(data: bytes | str | dict[str, Any], plugins: Any = (), table: s
 
 def _replay_steps(data: bytes | str | dict[str, Any], plugins: Any, table: str | None,
                   hand: int | None, max_bytes: int) -> Replayed:
-    from qipai.core.records import decode_record, replay, replay_check
+    from qipai.core.records import apply_steps, decode_record, replay, replay_check
 
     if isinstance(data, (bytes, str)) and len(data) > max_bytes:
         raise BadRecord(f"a record to replay is at most {max_bytes} bytes; "
@@ -237,16 +236,15 @@ def _replay_steps(data: bytes | str | dict[str, Any], plugins: Any, table: str |
     steps = [_step(t, 0, 0, [], 0)]
     pending: list[Action] = []
     first_action = 0
-    seen = len(t.state.events)
-    for i, action in enumerate(record.actions):
-        try:
-            t.apply(action)
-        except QipaiError as exc:  # pragma: no cover - replay_check replayed it already
-            raise ReplayDiverged(f"action {i} is refused on replay: {exc}") from None
-        pending.append(action)
-        if len(t.state.events) > seen or i == len(record.actions) - 1:
+    seen = len(t.events)
+    last = len(record.actions) - 1
+    # (replay_check replayed the record already: apply_steps refuses none)
+    for step in apply_steps(t, record.actions):
+        i = step.index
+        pending.append(record.actions[i])
+        if len(t.events) > seen or i == last:
             steps.append(_step(t, len(steps), first_action, pending, seen))
-            seen = len(t.state.events)
+            seen = len(t.events)
             pending, first_action = [], i + 1
     rs = t.ruleset
     return Replayed(variant=rs.name, spec=rs.spec, players=rs.manifest.players,

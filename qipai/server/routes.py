@@ -16,7 +16,8 @@ from starlette.websockets import WebSocket
 
 from qipai.core.errors import QipaiError
 from qipai.host import protocol as P
-from qipai.host.game import LOCK_LOST, HostedTable
+from qipai.host.errors import LOCK_LOST
+from qipai.host.match import HostedTable
 from qipai.host.offload import Crowded, Stopped
 from qipai.host.replay import replay_steps, shown
 from qipai.host.store import LockLost, ReadsBusy, StoreError, StoreStopped, token_hash
@@ -75,7 +76,7 @@ async def health(request: Request) -> Response:
 
 def _lost(s: Server) -> Response | None:
     """The typed 503 answer of a write once the server lock is lost
-    (:data:`~qipai.host.game.LOCK_LOST`: the reason is in the log)."""
+    (:data:`~qipai.host.errors.LOCK_LOST`: the reason is in the log)."""
     return None if s.store.lost is None else _error("LockLost", LOCK_LOST, 503)
 
 

@@ -14,13 +14,15 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from qipai.host import protocol as P
 from qipai.host import trace
-from qipai.host.game import MAX_CONNS_PER_SEAT, MAX_SPECTATORS, Conn, Refused
+from qipai.host.errors import Refused
+from qipai.host.outbox import Conn
 from qipai.host.replay import shown
+from qipai.host.seats import MAX_CONNS_PER_SEAT, MAX_SPECTATORS
 from qipai.host.store import token_hash
 
 if TYPE_CHECKING:
+    from qipai.host.match import HostedTable
     from qipai.server.state import Server
-
 
 
 async def _writer(ws: WebSocket, conn: Conn) -> None:
@@ -57,50 +59,168 @@ def _act_seq(data: str | bytes, cap: int) -> int | None:
     return msg.seq if isinstance(msg, P.Act) else None
 
 
+class _Refusal(Exception):
+    """A connection refused before it is attached: it is sent
+    ``Error(code, message)``, then closed with ``close``."""
+
+    def __init__(self, code: str, message: str, close: int) -> None:
+        super().__init__(message)
+        self.code, self.message, self.close = code, message, close
+
+
+def _admit(ws: WebSocket, s: Server) -> tuple[HostedTable, int | None]:
+    """The table and seat (None: a spectator) the connection is for, or
+    :class:`_Refusal` — before anything of the table's state is told."""
+    tid = ws.path_params["id"]
+    t = s.tables.get(tid)
+    if tid in s.refused:
+        exc = s.refused[tid]
+        raise _Refusal("NotRestored", f"table {tid} is not served "
+                                      f"({type(exc).__name__}): {exc}", 4409)
+    if t is None or not t.open:
+        raise _Refusal("UnknownTable", f"no open table {shown(tid)}", 4404)
+    token = ws.query_params.get("token", "")
+    who = t.who(token_hash(token)) if token else None
+    if who is None:
+        raise _Refusal("BadToken", "the token is no seat's of this table", 4401)
+    if t.halted is not None:   # the server lock lost, or its hand unreadable
+        raise _Refusal(t.halted[0], t.halted[1], 4503)
+    seat = None if who == "spectator" else int(who)
+    most = MAX_CONNS_PER_SEAT if seat is not None else MAX_SPECTATORS
+    if sum(1 for c in t.conns if c.seat == seat) >= most:
+        raise _Refusal("TooManyConnections",
+                       f"{'seat ' + str(seat) if seat is not None else 'spectators'} of this "
+                       f"table already {'has' if seat is not None else 'have'} {most} "
+                       f"connections open; close one first", 4429)
+    return t, seat
+
+
 async def table_ws(ws: WebSocket) -> None:
     """``/tables/{id}/ws`` (an upgrade beyond ``--max-connections`` never
     reaches it: :func:`~qipai.server.uvicorn_ws.ws_protocol` answers it)."""
     await ws.accept()
     s: Server = ws.app.state.server
-    t = s.tables.get(ws.path_params["id"])
-
-    async def refuse(code: str, message: str, close: int) -> None:
-        await ws.send_text(P.encode(P.Error(code=code, message=message)).decode())
-        await ws.close(close)
-
-    if ws.path_params["id"] in s.refused:
-        exc = s.refused[ws.path_params["id"]]
-        return await refuse("NotRestored", f"table {ws.path_params['id']} is not served "
-                                           f"({type(exc).__name__}): {exc}", 4409)
-    if t is None or not t.open:
-        return await refuse("UnknownTable", f"no open table {shown(ws.path_params['id'])}", 4404)
-    token = ws.query_params.get("token", "")
-    who = t.who(token_hash(token)) if token else None
-    if who is None:   # before anything of the table's state is told
-        return await refuse("BadToken", "the token is no seat's of this table", 4401)
-    if t.halted is not None:   # the server lock lost, or its hand unreadable
-        return await refuse(t.halted[0], t.halted[1], 4503)
-    seat = None if who == "spectator" else int(who)
-    most = MAX_CONNS_PER_SEAT if seat is not None else MAX_SPECTATORS
-    if sum(1 for c in t.conns if c.seat == seat) >= most:
-        return await refuse("TooManyConnections",
-                            f"{'seat ' + str(seat) if seat is not None else 'spectators'} of this "
-                            f"table already {'has' if seat is not None else 'have'} {most} "
-                            f"connections open; close one first", 4429)
+    try:
+        t, seat = _admit(ws, s)
+    except _Refusal as r:
+        await ws.send_text(P.encode(P.Error(code=r.code, message=r.message)).decode())
+        await ws.close(r.close)
+        return
     conn = Conn(seat=seat)
     if trace.ON:
         conn.tr = {}
     writer = asyncio.get_running_loop().create_task(_writer(ws, conn))
-    rate, burst, cap = s.rate_per_s, s.burst, s.max_message_bytes
-    allowance, last, warned = burst, time.monotonic(), 0.0
-    loop = asyncio.get_running_loop()
-    every = s.resync_s
-    resynced = -every   # when the last resync was answered (the first: at once)
-    due: asyncio.TimerHandle | None = None   # a resync's answer waiting for its time
+    reader = _Reader(s, t, conn)
+    try:
+        t.attach(conn)   # (inside: a connection is detached whatever happens)
+        while True:
+            t.flush()   # what the last frame caused (held while a write awaits its commit)
+            frame = await ws.receive()
+            t_recv = trace.perf_counter() if trace.ON else 0.0
+            if frame["type"] == "websocket.disconnect":
+                break
+            data = frame.get("text")
+            if data is None:
+                data = frame.get("bytes") or b""
+            reader.take(data, t_recv)
+    except WebSocketDisconnect:
+        pass
+    finally:
+        reader.cancel()
+        t.detach(conn)
+        writer.cancel()
 
-    def answer_resync(later: bool = False) -> None:
-        nonlocal resynced, due
-        due, resynced = None, time.monotonic()
+
+class _Reader:
+    """What one connection sends, read: throttled (a token bucket of the
+    server's rate and burst), capped in size, decoded and answered; its
+    resyncs answered at most once an interval (the server's ``resync_s``)."""
+
+    def __init__(self, s: Server, t: HostedTable, conn: Conn) -> None:
+        self.t, self.conn = t, conn
+        self.rate, self.burst, self.cap = s.rate_per_s, s.burst, s.max_message_bytes
+        self.allowance, self.last, self.warned = self.burst, time.monotonic(), 0.0
+        self.loop = asyncio.get_running_loop()
+        self.every = s.resync_s
+        self.resynced = -self.every   # when the last resync was answered (the first: at once)
+        self.due: asyncio.TimerHandle | None = None   # a resync's answer waiting for its time
+
+    def cancel(self) -> None:
+        if self.due is not None:
+            self.due.cancel()
+
+    def take(self, data: str | bytes, t_recv: float) -> None:
+        """One frame of the client's (``t_recv``: when it came, traced only)."""
+        now = time.monotonic()
+        if self._throttled(data, now):
+            return
+        conn, cap = self.conn, self.cap
+        size = len(data.encode() if isinstance(data, str) else data)
+        if size > cap:
+            conn.send(P.Error(code="TooLarge", message=f"a message is at most "
+                                                       f"{cap} bytes; "
+                                                       f"this is {size}"))
+            return
+        try:
+            msg = P.decode_client(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            conn.send(P.Error(code="BadMessage", message=f"not a client message: {exc}"))
+            return
+        if isinstance(msg, P.Ping):
+            conn.send(P.Pong())
+        elif isinstance(msg, P.Resync):
+            self._resync(now)
+        else:
+            t = self.t
+            try:
+                t.act(conn, msg)
+                if conn.tr is not None:
+                    e = trace.act(t.id, conn.seat, msg.hand, msg.seq, t_recv)
+                    e[trace.APPLIED] = trace.perf_counter()
+                    conn.tr[msg.hand, msg.seq] = e
+            except Refused as exc:
+                conn.send(P.Error(code=exc.code, message=exc.message, seq=msg.seq))
+
+    def _throttled(self, data: str | bytes, now: float) -> bool:
+        """Whether the frame is dropped, over the rate (it is then answered:
+        a dropped act naming its seq, which the client resends; other
+        dropped frames by one summary error a second)."""
+        self.allowance = min(self.burst, self.allowance + (now - self.last) * self.rate)
+        self.last = now
+        if self.allowance >= 1.0:
+            self.allowance -= 1.0
+            return False
+        rate = self.rate
+        seq = _act_seq(data, self.cap)
+        if seq is not None:
+            self.conn.send(P.Error(code="Throttled", seq=seq,
+                                   message=f"more than {rate:g} messages a second: "
+                                           f"act seq {seq} dropped, not applied; send it "
+                                           f"again"))
+        elif now - self.warned >= 1.0:
+            self.warned = now
+            self.conn.send(P.Error(code="Throttled",
+                                   message=f"more than {rate:g} messages a second: "
+                                           f"dropped"))
+        return True
+
+    def _resync(self, now: float) -> None:
+        # a welcome is the costliest answer: at most one every `every`
+        # seconds; one sooner is answered when that interval is over, and
+        # any more meanwhile are folded into that answer, silently: it
+        # answers them (a page keeping one resync in flight can still
+        # send one while another waits — a welcome the server sent
+        # unasked, at a new hand, ends its wait — and must not be told off)
+        if self.due is None:
+            if now - self.resynced >= self.every:
+                self._answer_resync()
+            else:
+                self.due = self.loop.call_later(self.resynced + self.every - now,
+                                                self._answer_resync, True)
+
+    def _answer_resync(self, later: bool = False) -> None:
+        t, conn = self.t, self.conn
+        self.due, self.resynced = None, time.monotonic()
         if conn not in t.conns:
             return
         if t.halted is not None:   # its hand may hold what is not committed
@@ -116,75 +236,3 @@ async def table_ws(ws: WebSocket) -> None:
             t.greet(conn)
         if later:   # (in the loop's receive, flush() frames it)
             t.flush()
-
-    try:
-        t.attach(conn)   # (inside: a connection is detached whatever happens)
-        while True:
-            t.flush()   # what the last frame caused (held while a write awaits its commit)
-            frame = await ws.receive()
-            t_recv = trace.perf_counter() if trace.ON else 0.0
-            if frame["type"] == "websocket.disconnect":
-                break
-            data = frame.get("text")
-            if data is None:
-                data = frame.get("bytes") or b""
-            now = time.monotonic()
-            allowance = min(burst, allowance + (now - last) * rate)
-            last = now
-            if allowance < 1.0:
-                # a dropped act is answered, naming its seq (the client resends
-                # it); other dropped frames get one summary error a second
-                seq = _act_seq(data, cap)
-                if seq is not None:
-                    conn.send(P.Error(code="Throttled", seq=seq,
-                                      message=f"more than {rate:g} messages a second: "
-                                              f"act seq {seq} dropped, not applied; send it "
-                                              f"again"))
-                elif now - warned >= 1.0:
-                    warned = now
-                    conn.send(P.Error(code="Throttled",
-                                      message=f"more than {rate:g} messages a second: "
-                                              f"dropped"))
-                continue
-            allowance -= 1.0
-            size = len(data.encode() if isinstance(data, str) else data)
-            if size > cap:
-                conn.send(P.Error(code="TooLarge", message=f"a message is at most "
-                                                           f"{cap} bytes; "
-                                                           f"this is {size}"))
-                continue
-            try:
-                msg = P.decode_client(data)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                conn.send(P.Error(code="BadMessage", message=f"not a client message: {exc}"))
-                continue
-            if isinstance(msg, P.Ping):
-                conn.send(P.Pong())
-            elif isinstance(msg, P.Resync):
-                # a welcome is the costliest answer: at most one every `every`
-                # seconds; one sooner is answered when that interval is over, and
-                # any more meanwhile are folded into that answer, silently: it
-                # answers them (a page keeping one resync in flight can still
-                # send one while another waits — a welcome the server sent
-                # unasked, at a new hand, ends its wait — and must not be told off)
-                if due is None:
-                    if now - resynced >= every:
-                        answer_resync()
-                    else:
-                        due = loop.call_later(resynced + every - now, answer_resync, True)
-            else:
-                try:
-                    t.act(conn, msg)
-                    if conn.tr is not None:
-                        e = trace.act(t.id, conn.seat, msg.hand, msg.seq, t_recv)
-                        e[trace.APPLIED] = trace.perf_counter()
-                        conn.tr[msg.hand, msg.seq] = e
-                except Refused as exc:
-                    conn.send(P.Error(code=exc.code, message=exc.message, seq=msg.seq))
-    except WebSocketDisconnect:
-        pass
-    finally:
-        if due is not None:
-            due.cancel()
-        t.detach(conn)
-        writer.cancel()

@@ -17,7 +17,9 @@ import msgspec
 
 from qipai.core.errors import QipaiError
 from qipai.host import protocol as P
-from qipai.host.game import UNREADABLE, DamagedTable, HostedTable
+from qipai.host.errors import DamagedTable
+from qipai.host.journal import UNREADABLE
+from qipai.host.match import HostedTable
 from qipai.host.offload import Offload
 from qipai.host.replay import MAX_REPLAY_BYTES
 from qipai.host.store import LockLost, Store, StoreError, said, token_hash
@@ -34,15 +36,15 @@ RATE_BURST = 200.0
 #: the costliest message to build) at most once in this many seconds
 #: (``qipai serve --resync-interval``); one sent sooner is answered when the
 #: interval is over, and any more meanwhile are folded into that answer.
-#: Before, only the message rate bounded them: 64 spectators sending
-#: ``resync`` at 100 a second made the server build thousands of welcomes a
-#: second and slowed every other table.  The page sends one after each
-#: delta, at most one in flight: it redraws at most this often (0.1 s: a lag
-#: a player does not notice; 0.5 s left the board behind the bots' moves).  A welcome is also
+#: The message rate alone would let 64 spectators sending ``resync`` at 100
+#: a second make the server build thousands of welcomes a second and slow
+#: every other table.  The page sends one after each delta, at most one in
+#: flight: it redraws at most this often (0.1 s: a lag a player does not
+#: notice; 0.5 s left the board behind the bots' moves).  A welcome is also
 #: made once per state and seat and resent to every connection resyncing at
 #: that state (``HostedTable._welcome_for``): with both, 64 spectators
-#: resyncing as fast as they may raised another table's ping p95 from 1.0 to
-#: 6 ms (13 ms with no interval at all), where it had been 218 ms.
+#: resyncing as fast as they may raise another table's ping p95 from 1.0 to
+#: 6 ms (13 ms with no interval at all; 218 ms with neither).
 RESYNC_S = 0.1
 #: Seconds a write or a read may wait for the database before ``GET
 #: /health`` answers 503 ``stalled`` (``qipai serve --stall-seconds``).  A
@@ -78,8 +80,8 @@ SPEC_CACHE = 64
 #: Open tables a server holds at most (``qipai serve --max-tables``): a
 #: ``POST /tables`` beyond it is answered 503 ``TooManyTables``.  Anyone who
 #: reaches the server may create a table, each held in memory and replayed
-#: at every start; before, nothing bounded them (5,000 made in 8.5 s took
-#: the server from 51 to 160 MB).  Tables restored at start count, and are
+#: at every start (5,000 made in 8.5 s take an unbounded server from 51 to
+#: 160 MB).  Tables restored at start count, and are
 #: all served even beyond it.
 MAX_TABLES = 1000
 #: WebSocket connections a server holds at once (``qipai serve
@@ -88,9 +90,9 @@ MAX_TABLES = 1000
 #: answered the close yet included): one more upgrade is answered HTTP 503
 #: ``TooManyConnections`` and its socket closed at once.  Each holds a file
 #: descriptor, and a process that runs out of them accepts nothing — no
-#: player, no ``GET /health`` — while the connections last (before, 250
-#: spectator connections, which anyone may make by creating tables, did
-#: that to a server limited to 256 descriptors).  The default,
+#: player, no ``GET /health`` — while the connections last (250 spectator
+#: connections, which anyone may make by creating tables, would do that to
+#: a server limited to 256 descriptors).  The default,
 #: :func:`default_max_connections`, keeps :data:`FD_RESERVE` descriptors
 #: for HTTP requests and the database.
 MAX_CONNECTIONS = 4096

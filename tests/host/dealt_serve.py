@@ -21,7 +21,7 @@ import msgspec
 def main() -> None:
     from qipai.cli import main as qipai_main
     from qipai.core.model import Deal
-    from qipai.host import game
+    from qipai.host import match as game
 
     with open(sys.argv[1], "rb") as f:
         deals = msgspec.json.decode(f.read(), type=list[Deal])

@@ -162,7 +162,8 @@ def test_a_failure_before_the_write_is_submitted_halts_the_table_unwritten(tmp_p
     the action is refused ``InternalError``, no write is submitted for it,
     the table is halted (every connection told at once) and refuses what
     comes next."""
-    from qipai.host.game import Conn, Refused
+    from qipai.host.errors import Refused
+    from qipai.host.outbox import Conn
 
     async def main() -> None:
         async with writes_by_hand(tmp_path) as (t, writes):
@@ -241,7 +242,7 @@ def qipai_instant_payments(table, event):
 def play_until_refused(t, conns, writes):
     """Every decision (a pass where there is one) until one is refused:
     ``(refusal, writes submitted before it)``; each write commits at once."""
-    from qipai.host.game import Refused
+    from qipai.host.errors import Refused
 
     for _ in range(400):
         seat = min(t.decisions)
@@ -267,7 +268,7 @@ def test_a_legal_action_a_hook_refuses_halts_the_table_without_its_words(tmp_pat
     plugin.write_text(ILLEGAL_PLUGIN)
 
     async def main() -> None:
-        from qipai.host.game import Conn
+        from qipai.host.outbox import Conn
 
         async with writes_by_hand(tmp_path, plugins=(str(plugin),)) as (t, writes):
             logs: list[str] = []
@@ -298,7 +299,7 @@ def test_an_event_that_does_not_encode_is_refused_before_its_write(tmp_path):
     plugin.write_text(BAD_EVENT_PLUGIN)
 
     async def main() -> None:
-        from qipai.host.game import Conn
+        from qipai.host.outbox import Conn
 
         async with writes_by_hand(tmp_path, plugins=(str(plugin),)) as (t, writes):
             t.server.log = lambda line: None
@@ -320,12 +321,13 @@ def test_a_timeouts_default_action_or_a_bot_that_raises_halts_the_table(tmp_path
     made outside ``play``: either raising halts the table (every
     connection told), instead of ending the timer callback or the bots'
     task silently with the table stuck and ``/health`` saying ``ok``."""
-    from qipai.host import game
+    from qipai.host import clock, seats
+    from qipai.host.outbox import Conn
 
     async def main(where: str) -> None:
         async with writes_by_hand(tmp_path / where) as (t, writes):
             t.server.log = lambda line: None
-            c = game.Conn(seat=0)
+            c = Conn(seat=0)
             t.attach(c)
             seat = min(t.decisions)
             if where == "timeout":
@@ -342,14 +344,15 @@ def test_a_timeouts_default_action_or_a_bot_that_raises_halts_the_table(tmp_path
     def broken(*args, **kw):
         raise RuntimeError("a bug: seat 2 holds 5m")
 
-    for where, name in (("timeout", "default_action"), ("bot", "decide")):
+    # each patched where the table calls it
+    for where, module, name in (("timeout", clock, "default_action"), ("bot", seats, "decide")):
         (tmp_path / where).mkdir()
-        saved = getattr(game, name)
-        setattr(game, name, broken)
+        saved = getattr(module, name)
+        setattr(module, name, broken)
         try:
             asyncio.run(main(where))
         finally:
-            setattr(game, name, saved)
+            setattr(module, name, saved)
 
 
 def test_a_welcome_that_fails_halts_the_table_and_tells_the_connection(tmp_path):
@@ -358,7 +361,7 @@ def test_a_welcome_that_fails_halts_the_table_and_tells_the_connection(tmp_path)
     connection still attached (the table would never pause again)."""
 
     async def main() -> None:
-        from qipai.host.game import Conn
+        from qipai.host.outbox import Conn
 
         async with writes_by_hand(tmp_path) as (t, writes):
             t.server.log = lambda line: None

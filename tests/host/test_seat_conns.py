@@ -145,7 +145,7 @@ def test_a_connection_made_while_the_hand_is_reread_is_told_after_its_welcome(tm
     after a failed write: the first connection is told 2 at once; the new
     one is told nothing until its welcome, which comes first once the hand
     is back, then its 2.  No other seat is told anything of it."""
-    from qipai.host.game import Conn
+    from qipai.host.outbox import Conn
 
     async def main() -> None:
         async with writes_by_hand(tmp_path) as (t, writes):
@@ -190,7 +190,7 @@ def test_a_connection_never_welcomed_is_told_no_count_when_the_table_halts(tmp_p
     count it was held, which would come with no welcome.  Once halted, a
     connection closing tells the seat's others nothing."""
     from qipai.host import protocol as P
-    from qipai.host.game import Conn
+    from qipai.host.outbox import Conn
     from qipai.host.store import LockLost
 
     async def main() -> None:

@@ -9,9 +9,9 @@ import asyncio
 
 
 from hostkit import SyncSeat, create, refusal
-from qipai.host import game
+from qipai.host import seats
 from qipai.host import protocol as P
-from qipai.host.game import CLOSE_TOO_SLOW, MAX_QUEUED_CHARS, Conn
+from qipai.host.outbox import CLOSE_TOO_SLOW, MAX_QUEUED_CHARS, Conn
 
 
 def test_a_connection_past_its_queue_bound_is_closed_and_its_frames_dropped():
@@ -62,7 +62,7 @@ def test_a_seat_has_at_most_eight_connections(served):
     served."""
     t = create(served, "guilin-mahjong", bots=[2, 3])
     token = t["seats"]["0"]
-    open_ = [SyncSeat(served, t["id"], token) for _ in range(game.MAX_CONNS_PER_SEAT)]
+    open_ = [SyncSeat(served, t["id"], token) for _ in range(seats.MAX_CONNS_PER_SEAT)]
     try:
         for c in open_:
             assert c.until("welcome")["type"] == "welcome"

@@ -438,7 +438,7 @@ def test_a_committed_action_is_acknowledged_though_a_later_write_fails(tmp_path)
     import json
 
     from qipai.host import protocol as P
-    from qipai.host.game import Conn
+    from qipai.host.outbox import Conn
     from qipai.host.store import LockLost
 
     def said_to(c: Conn) -> list[dict]:

@@ -13,15 +13,13 @@ URLs: ``sqlite:///FILE`` (the default, ``sqlite:///qipai.db``) or
 
 from __future__ import annotations
 
-import asyncio
 import os
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import sqlalchemy as sa
 
-from qipai.host.offload import Offload, Waits
+from qipai.host.offload import Offload
 from qipai.host.store.errors import (
     CommitUnknown, DatabaseInUse, LockLost, ReadsBusy, StoreError, StoreStopped, said,
 )
@@ -134,50 +132,8 @@ class Store(ServerLock, GroupCommit, Reads):
         self.dialect = self.engine.dialect.name
         if self.dialect == "sqlite":
             sa.event.listen(self.engine, "connect", _sqlite_pragmas)
-        self._queue: list[Write] = []
-        self._wake: asyncio.Event | None = None
-        self._writer: asyncio.Task | None = None
-        self._pool: ThreadPoolExecutor | None = None   # the writer's thread
-        #: The writer's own connection, kept open.  On PostgreSQL it is made
-        #: at start and holds the server lock: never replaced (a new
-        #: connection would be a session without the lock).
-        self._wconn: Any = None
-        self._wraw: Any = None    # PostgreSQL: its psycopg connection (one session, for good)
-        self._wsession: tuple[int, Any] | None = None   # its backend (pid, backend_start)
-        self._busy = False        # a batch is being committed
-        #: SQLite on a file (connections any thread may use): the loop's commit
-        #: waits for no lock, a locked database's writes wait in the writer's
-        #: thread, reads run in reader threads.  An in-memory database (one per
-        #: thread, which nobody else can lock) does everything in the loop.
-        self._offloop = self.dialect == "sqlite" and isinstance(self.engine.pool,
-                                                                sa.pool.QueuePool)
-        #: SQLite: the writer's work handed to its thread and not done yet (while
-        #: there is any, the next write goes there too, behind it: the writer's
-        #: connection is never used in the loop and the thread at once)
-        self._handed: list[Future[Any]] = []
-        self._wwaits: bool | None = None   # SQLite: the writer's busy timeout is the
-        #                                    thread's (True), the loop's 0 (False), unset
-        #: SQLite writes (batches, new tables) the loop found locked by another
-        #: connection, made in the writer's thread instead (statistics)
-        self.waited = 0
-        #: what waits for the writer's thread now: the batch in flight, a new table
-        self._writing = Waits()
-        self._ckpt: Any = None    # the running checkpoint (a future), SQLite only
-        self._ckpt_at = 0.0       # when the last one started (time.monotonic)
-        self._ckpt_conn: Any = None   # the checkpointer's own connection (its thread's)
-        path = self.engine.url.database if self.dialect == "sqlite" else None
-        # a file database (URI filenames are refused, _check_url): checkpoints to run
-        self._ckpt_path = path if path and path != ":memory:" else None
-        self.batches = 0          # transactions committed by the writer (statistics)
-        self._lock_fd: int | None = None   # SQLite: FILE.lock (of the real path), flocked
-        self._db_fd: int | None = None     # SQLite: the database file itself, flocked
-        #: Set once the server lock is lost (:class:`LockLost`); every write
-        #: is refused from then on.  None while the lock is held.
-        self.lost: LockLost | None = None
-        self._on_lost: Callable[[LockLost], None] | None = None   # given to watch()
-        self._told = False        # on_lost was called
-        self._watcher: asyncio.Task | None = None
-        self._watch_pool: ThreadPoolExecutor | None = None
+        self._init_writer()
+        self._init_lock()
         self._reads = Offload("qipai-reader", READERS, READ_WAITING)   # PostgreSQL's reads
         try:
             self._lock()

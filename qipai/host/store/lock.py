@@ -137,6 +137,20 @@ class ServerLock:
     """(A part of :class:`~qipai.host.store.Store`.)  Taking, checking,
     watching and losing the server lock of the store's database."""
 
+    def _init_lock(self) -> None:
+        """(The store's ``__init__``, once its engine is made.)  The lock's state."""
+        self._wraw: Any = None    # PostgreSQL: its psycopg connection (one session, for good)
+        self._wsession: tuple[int, Any] | None = None   # its backend (pid, backend_start)
+        self._lock_fd: int | None = None   # SQLite: FILE.lock (of the real path), flocked
+        self._db_fd: int | None = None     # SQLite: the database file itself, flocked
+        #: Set once the server lock is lost (:class:`LockLost`); every write
+        #: is refused from then on.  None while the lock is held.
+        self.lost: LockLost | None = None
+        self._on_lost: Callable[[LockLost], None] | None = None   # given to watch()
+        self._told = False        # on_lost was called
+        self._watcher: asyncio.Task | None = None
+        self._watch_pool: ThreadPoolExecutor | None = None
+
     def _lock(self) -> None:
         """Take the database's server lock, or raise :class:`DatabaseInUse`
         naming the holder (after :data:`LOCK_WAIT_S`)."""
@@ -153,85 +167,95 @@ class ServerLock:
     def _try_lock(self) -> str | None:
         """None once the lock is held, else who holds it."""
         if self.dialect == "sqlite":
-            import fcntl
-
-            path = self.engine.url.database
-            if not path or path == ":memory:":
-                return None  # a database of this process alone
-            # the file itself, not the name it was given: a symlink to it locks
-            # the same lock file (hard links: the flock of the database below)
-            real = os.path.realpath(path)
-            if self._lock_fd is None:
-                try:
-                    self._lock_fd = os.open(real + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-                except OSError as exc:   # named as the database's, not as a file of ours
-                    raise StoreError(f"cannot open the database {path}: cannot create its lock "
-                                     f"file {real}.lock beside it: "
-                                     f"{exc.strerror or exc}") from None
-            try:
-                fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.lseek(self._lock_fd, 0, os.SEEK_SET)
-                return os.read(self._lock_fd, 500).decode(errors="replace").strip() or "unknown"
-            if self._db_fd is None:
-                try:
-                    self._db_fd = os.open(real, os.O_RDWR | os.O_CREAT, 0o644)
-                except OSError as exc:
-                    fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-                    raise StoreError(f"cannot open the database {path}: "
-                                     f"{exc.strerror or exc}") from None
-            try:
-                # the database file's own flock: taken through any of its names (a
-                # hard link has another real path, so another lock file).  A flock
-                # is independent of SQLite's own POSIX locks on the file (Linux)
-                fcntl.flock(self._db_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-                return _flock_holder(self._db_fd, real)
-            os.ftruncate(self._lock_fd, 0)
-            os.pwrite(self._lock_fd, _holder().encode(), 0)
-            return None
+            return self._try_flock()
         if self.dialect == "postgresql":
-            if self._wconn is None:   # the writer's connection: the lock's session
-                self._wconn = self.engine.connect()
-                self._wraw = self._wconn.connection.dbapi_connection
-            c = self._wconn
-            got, pid, start = c.execute(_TAKE_LOCK, dict(a=PG_LOCK_KEY[0],
-                                                         b=PG_LOCK_KEY[1])).one()
-            if got:
-                c.execute(sa.text("select set_config('application_name', :n, false)"),
-                          dict(n=_holder()[:63]))
-                if self._wraw.info.server_version >= 140000:
-                    # an idle_session_timeout of the cluster, database or role would end
-                    # this session (and so the lock) whenever nothing is written for that
-                    # long: the writer's session is exempt (this session only)
-                    c.execute(sa.text("select set_config('idle_session_timeout', '0', false)"))
-                # a network cut ends this session (and frees the lock) in seconds, not hours
-                keep = [("tcp_keepalives_idle", KEEPALIVE_IDLE_S),
-                        ("tcp_keepalives_interval", KEEPALIVE_INTERVAL_S),
-                        ("tcp_keepalives_count", KEEPALIVE_COUNT)]
-                if self._wraw.info.server_version >= 120000:   # tcp_user_timeout: 12 on
-                    keep.append(("tcp_user_timeout", 1000 * (
-                        KEEPALIVE_IDLE_S + KEEPALIVE_INTERVAL_S * KEEPALIVE_COUNT)))
-                for name, value in keep:
-                    c.execute(sa.text("select set_config(:n, :v, false)"),
-                              dict(n=name, v=str(value)))
-                c.commit()
-                self._wsession = (pid, start)
-                return None
-            who = c.execute(sa.text(
-                "select a.application_name, a.pid, a.client_addr from pg_locks l "
-                "join pg_stat_activity a on a.pid = l.pid "
-                "where l.locktype = 'advisory' and l.granted and l.classid = :a "
-                "and l.objid = :b and l.objsubid = 2 and l.database = "
-                "(select oid from pg_database where datname = current_database())"),
-                dict(a=PG_LOCK_KEY[0], b=PG_LOCK_KEY[1])).first()
-            c.rollback()
-            if who is None:
-                return "unknown"
-            return f"{who[0] or 'a client'}; PostgreSQL backend pid {who[1]}" + \
-                (f" from {who[2]}" if who[2] else "")
+            return self._try_advisory_lock()
         return None  # another database: no lock (not a supported URL)
+
+    def _try_flock(self) -> str | None:
+        """(SQLite.)  :meth:`_try_lock`: ``flock`` the lock file beside the
+        database and the database file itself."""
+        import fcntl
+
+        path = self.engine.url.database
+        if not path or path == ":memory:":
+            return None  # a database of this process alone
+        # the file itself, not the name it was given: a symlink to it locks
+        # the same lock file (hard links: the flock of the database below)
+        real = os.path.realpath(path)
+        if self._lock_fd is None:
+            try:
+                self._lock_fd = os.open(real + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:   # named as the database's, not as a file of ours
+                raise StoreError(f"cannot open the database {path}: cannot create its lock "
+                                 f"file {real}.lock beside it: "
+                                 f"{exc.strerror or exc}") from None
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.lseek(self._lock_fd, 0, os.SEEK_SET)
+            return os.read(self._lock_fd, 500).decode(errors="replace").strip() or "unknown"
+        if self._db_fd is None:
+            try:
+                self._db_fd = os.open(real, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+                raise StoreError(f"cannot open the database {path}: "
+                                 f"{exc.strerror or exc}") from None
+        try:
+            # the database file's own flock: taken through any of its names (a
+            # hard link has another real path, so another lock file).  A flock
+            # is independent of SQLite's own POSIX locks on the file (Linux)
+            fcntl.flock(self._db_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            return _flock_holder(self._db_fd, real)
+        os.ftruncate(self._lock_fd, 0)
+        os.pwrite(self._lock_fd, _holder().encode(), 0)
+        return None
+
+    def _try_advisory_lock(self) -> str | None:
+        """(PostgreSQL.)  :meth:`_try_lock`: the session advisory lock, taken
+        on the writer's own connection, whose session then holds it."""
+        if self._wconn is None:   # the writer's connection: the lock's session
+            self._wconn = self.engine.connect()
+            self._wraw = self._wconn.connection.dbapi_connection
+        c = self._wconn
+        got, pid, start = c.execute(_TAKE_LOCK, dict(a=PG_LOCK_KEY[0],
+                                                     b=PG_LOCK_KEY[1])).one()
+        if got:
+            c.execute(sa.text("select set_config('application_name', :n, false)"),
+                      dict(n=_holder()[:63]))
+            if self._wraw.info.server_version >= 140000:
+                # an idle_session_timeout of the cluster, database or role would end
+                # this session (and so the lock) whenever nothing is written for that
+                # long: the writer's session is exempt (this session only)
+                c.execute(sa.text("select set_config('idle_session_timeout', '0', false)"))
+            # a network cut ends this session (and frees the lock) in seconds, not hours
+            keep = [("tcp_keepalives_idle", KEEPALIVE_IDLE_S),
+                    ("tcp_keepalives_interval", KEEPALIVE_INTERVAL_S),
+                    ("tcp_keepalives_count", KEEPALIVE_COUNT)]
+            if self._wraw.info.server_version >= 120000:   # tcp_user_timeout: 12 on
+                keep.append(("tcp_user_timeout", 1000 * (
+                    KEEPALIVE_IDLE_S + KEEPALIVE_INTERVAL_S * KEEPALIVE_COUNT)))
+            for name, value in keep:
+                c.execute(sa.text("select set_config(:n, :v, false)"),
+                          dict(n=name, v=str(value)))
+            c.commit()
+            self._wsession = (pid, start)
+            return None
+        who = c.execute(sa.text(
+            "select a.application_name, a.pid, a.client_addr from pg_locks l "
+            "join pg_stat_activity a on a.pid = l.pid "
+            "where l.locktype = 'advisory' and l.granted and l.classid = :a "
+            "and l.objid = :b and l.objsubid = 2 and l.database = "
+            "(select oid from pg_database where datname = current_database())"),
+            dict(a=PG_LOCK_KEY[0], b=PG_LOCK_KEY[1])).first()
+        c.rollback()
+        if who is None:
+            return "unknown"
+        return f"{who[0] or 'a client'}; PostgreSQL backend pid {who[1]}" + \
+            (f" from {who[2]}" if who[2] else "")
 
     def _ours(self, c: Any) -> bool:
         """Whether ``c`` (the writer's connection) still runs on the session

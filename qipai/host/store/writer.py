@@ -29,9 +29,9 @@ table.  Meanwhile the loop serves every table, connection and ``GET
 loop: the next batch, and a new table's write, go to the thread behind it
 (writes commit in the order submitted; the writer's connection is used by
 one thread at a time).  No act is acknowledged until its batch commits;
-none is refused because of the lock.  Before, the commit waited in the
-loop for sqlite3's 5 s busy timeout — every table and ``/health`` frozen,
-no stall seen — and then failed the batch.  A request's read of an SQLite
+none is refused because of the lock.  (A commit waiting in the loop for
+sqlite3's 5 s busy timeout would freeze every table and ``/health``, no
+stall seen, and then fail the batch.)  A request's read of an SQLite
 file runs in a reader thread, as PostgreSQL's (a WAL read waits for no
 writer; an odd lock could make it wait).  An in-memory database (one per
 thread, which nobody else can lock) does everything in the loop.
@@ -61,6 +61,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 
 from qipai.host import trace
+from qipai.host.offload import Waits
 from qipai.host.store.errors import CommitUnknown, LockLost, StoreError, said
 from qipai.host.store.schema import _INSERT_ACTION, _STATEMENTS, Write
 
@@ -103,6 +104,42 @@ class GroupCommit:
     """(A part of :class:`~qipai.host.store.Store`.)  Submitting writes,
     committing them in batches on the writer's connection, and a new
     table's write."""
+
+    def _init_writer(self) -> None:
+        """(The store's ``__init__``, once its engine is made.)  The writer's state."""
+        self._queue: list[Write] = []
+        self._wake: asyncio.Event | None = None
+        self._writer: asyncio.Task | None = None
+        self._pool: ThreadPoolExecutor | None = None   # the writer's thread
+        #: The writer's own connection, kept open.  On PostgreSQL it is made
+        #: at start and holds the server lock: never replaced (a new
+        #: connection would be a session without the lock).
+        self._wconn: Any = None
+        self._busy = False        # a batch is being committed
+        #: SQLite on a file (connections any thread may use): the loop's commit
+        #: waits for no lock, a locked database's writes wait in the writer's
+        #: thread, reads run in reader threads.  An in-memory database (one per
+        #: thread, which nobody else can lock) does everything in the loop.
+        self._offloop = self.dialect == "sqlite" and isinstance(self.engine.pool,
+                                                                sa.pool.QueuePool)
+        #: SQLite: the writer's work handed to its thread and not done yet (while
+        #: there is any, the next write goes there too, behind it: the writer's
+        #: connection is never used in the loop and the thread at once)
+        self._handed: list[Future[Any]] = []
+        self._wwaits: bool | None = None   # SQLite: the writer's busy timeout is the
+        #                                    thread's (True), the loop's 0 (False), unset
+        #: SQLite writes (batches, new tables) the loop found locked by another
+        #: connection, made in the writer's thread instead (statistics)
+        self.waited = 0
+        #: what waits for the writer's thread now: the batch in flight, a new table
+        self._writing = Waits()
+        self._ckpt: Any = None    # the running checkpoint (a future), SQLite only
+        self._ckpt_at = 0.0       # when the last one started (time.monotonic)
+        self._ckpt_conn: Any = None   # the checkpointer's own connection (its thread's)
+        path = self.engine.url.database if self.dialect == "sqlite" else None
+        # a file database (URI filenames are refused, _check_url): checkpoints to run
+        self._ckpt_path = path if path and path != ":memory:" else None
+        self.batches = 0          # transactions committed by the writer (statistics)
 
     def submit(self, write: Write) -> None:
         """Queue ``write`` for the writer (started in the running loop on

@@ -1,0 +1,253 @@
+"""A hosted table's journal: its hands and actions in the database, and
+the table rebuilt from them (at start, and after a failed write).
+
+Every change is handed to the store's group commit
+(:meth:`~qipai.host.store.Store.submit`); a write's answer
+(:meth:`Journal._written`) frames what it caused, or — a failed write —
+drops what was held, answers each refused ``act`` ``Unavailable`` and puts
+the table back by re-reading the hand from the database
+(:meth:`Journal.reread`: off the event loop on PostgreSQL; meanwhile the
+table takes no action, its clock and bots wait, and a new connection is
+welcomed once it is back), then sends every connection a fresh ``welcome``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import msgspec
+
+from qipai.core.errors import QipaiError
+from qipai.core.fair import commitment
+from qipai.core.model import Action, Deal
+from qipai.core.table import Table
+from qipai.host import protocol as P
+from qipai.host import trace
+from qipai.host.errors import (
+    IN_FLIGHT_LOST, LOCK_LOST, NOT_TAKEN_LOST, DamagedTable, Refused,
+)
+from qipai.host.outbox import Conn
+from qipai.host.store import CommitUnknown, LockLost, StoreStopped, said
+
+#: The errors of stored rows that do not read (decoded or converted):
+#: :class:`DamagedTable` at restore.
+UNREADABLE = (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError, KeyError,
+              IndexError)
+
+_ACTION = msgspec.json.Decoder(Action)
+_DEAL = msgspec.json.Decoder(Deal)
+
+
+
+class Journal:
+    """(A part of :class:`~qipai.host.match.HostedTable`.)  The hand's rows,
+    its rebuild from them, and the answers of its writes."""
+
+    def hand_row(self, index: int, table: Table, salt: bytes, commit: str,
+                 seed: int | None) -> dict[str, Any]:
+        return dict(table_id=self.id, hand=index,
+                    deal=msgspec.json.encode(table.deal).decode(),
+                    seed=str(seed) if seed is not None else None,
+                    commitment=commit, salt=salt.hex())
+
+    def table_from_row(self, hand: dict[str, Any]) -> Table:
+        """The hand's table from its stored deal, before any action."""
+        table = Table(self.ruleset, deal=_DEAL.decode(hand["deal"]), ask_all=True)
+        table.set_origin(int(hand["seed"]) if hand["seed"] is not None else None, self.rng_kind)
+        return table
+
+    def rebuild(self) -> None:
+        """The current hand again from the database, read here (blocking:
+        the server's start-up; after a failed write, :meth:`reread`).
+
+        Raises:
+            StoreError: the database failed the read.
+            QipaiError: no hand is stored.
+            DamagedTable: the stored rows do not read or replay."""
+        self.rebuild_from(*self.stored())
+
+    def stored(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """(Blocking: a worker thread's, or the start-up's.)  The table's
+        hand rows and its current hand's action rows."""
+        hands = self.store.hands_of(self.id)
+        if not hands:
+            raise QipaiError(f"table {self.id} has no hand stored; the database is damaged")
+        return hands, self.store.actions_of(self.id, hands[-1]["hand"])
+
+    def rebuild_from(self, hands: list[dict[str, Any]], acts: list[dict[str, Any]]) -> None:
+        """The current hand again from its rows (:meth:`stored`): its
+        deal, then every stored action in ``seq`` order.
+
+        Raises:
+            DamagedTable: a row does not read (not JSON, not an action, a
+                bad deal or salt) or an action does not replay."""
+        where = ["the finished hands' results"]
+        try:
+            self._rebuild_from(hands, acts, where)
+        except (QipaiError, *UNREADABLE) as exc:
+            raise DamagedTable(
+                f"table {self.id}: its stored rows do not replay at {where[0]} "
+                f"({type(exc).__name__}; the server's log says why); the database is damaged",
+                f"its stored rows do not replay at {where[0]}: {said(exc)}") from None
+
+    def _rebuild_from(self, hands: list[dict[str, Any]], acts: list[dict[str, Any]],
+                      where: list[str]) -> None:
+        done = [h for h in hands if h["net"] is not None]
+        self.totals = [0] * self.n
+        for h in done:
+            for i, x in enumerate(msgspec.json.decode(h["net"])):
+                self.totals[i] += x
+        self.hands_done = len(done)
+        current = hands[-1]
+        where[0] = f"hand {current['hand']}'s deal"
+        salt = bytes.fromhex(current["salt"])
+        if commitment(_DEAL.decode(current["deal"]), salt) != current["commitment"]:
+            raise QipaiError("its deal and salt are not what its commitment was made of")
+        table = self.table_from_row(current)
+        self.install(current["hand"], table, salt,
+                     current["commitment"], int(current["seed"]) if current["seed"] else None)
+        for i, row in enumerate(acts):
+            where[0] = f"hand {current['hand']}'s action {i}"
+            if row["seq"] != i:
+                raise QipaiError(f"table {self.id} hand {current['hand']}: stored action "
+                                 f"{row['seq']} follows {i - 1}; the database is damaged")
+            action = _ACTION.decode(row["action"])
+            taken = self.decisions.get(action.seat)
+            table.apply(action)
+            if taken is not None:
+                self.answered[action.seat] = taken.seq
+            if row["timeout"]:
+                self.timeouts.append(i)
+            self.refresh_decisions()
+        self.committed_now()
+        if table.over:  # pragma: no cover - the next hand is stored with the last action
+            raise QipaiError(f"table {self.id}: hand {self.hand} is over but has no next hand")
+
+    def _written(self, epoch: int, conn: Conn | None, hand: int, seq: int | None,
+                 future: asyncio.Future | None, ends: list, exc: BaseException | None) -> None:
+        """A write of this table is committed (``exc`` None) or failed;
+        ``ends``: what :meth:`info` shows once it is committed, if it ended a hand.
+        (Called by the store's writer: an error here — framing what the write
+        caused — halts this table, :meth:`_broken`, and never reaches the writer.)"""
+        try:
+            self._written_now(epoch, conn, hand, seq, future, ends, exc)
+        except Exception as err:  # noqa: BLE001 - the writer serves every table
+            self._broken(err, "answering a write" if exc is None else "answering a failed write")
+
+    def _written_now(self, epoch: int, conn: Conn | None, hand: int, seq: int | None,
+                     future: asyncio.Future | None, ends: list,
+                     exc: BaseException | None) -> None:
+        if exc is None:
+            if trace.ON and conn is not None and conn.tr is not None:
+                e = conn.tr.get((hand, seq))
+                if e is not None:
+                    e[trace.COMMITTED] = trace.perf_counter()
+            if future is not None and not future.done():
+                future.set_result(None)
+            if epoch == self.epoch:
+                self.committed += 1
+                if ends:
+                    self.shown = ends[0]
+                if self.uncommitted:   # what was held before a later write: framed now
+                    for c in self.conns:
+                        c.release(self.committed)
+            if not self.uncommitted:
+                self.flush()
+            return
+        lost = isinstance(exc, LockLost)
+        if epoch == self.epoch:
+            # the first failed write: it and every later write of the table are void
+            self.epoch += 1
+            if not lost:   # a lost lock is logged once, by the server
+                self.server.log(f"table {self.id}: write failed, re-reading the hand: "
+                                f"{said(exc)}")
+            later = self.store.cancel(self.id)
+            self.submitted = self.committed = 0
+            for c in self.conns:
+                # nothing of an uncommitted action may be seen (what an
+                # earlier, committed write caused was framed at its commit)
+                c.held = []
+                c.cuts.clear()
+            if lost or self.halted is not None:
+                # halted for good: nothing is served from its hand again (GET
+                # /tables/{id} reads the database), so it is not read back — a
+                # read that would hold a reader thread of a database that may
+                # not answer.  (A halt's own message went out at once: direct.)
+                if self.halted is None:
+                    self.lock_lost(exc)   # before the server's own call: once
+            else:
+                # the table in memory holds what the database may not: it takes
+                # nothing until the hand is read back (off the loop: the database
+                # that failed the write may not answer the read either)
+                task = asyncio.get_running_loop().create_task(self.reread())
+                self.rereading = task
+                task.add_done_callback(self._reread_over)
+                self._tasks.append(task)
+            for w in later:      # queued, never sent: certainly not taken
+                w.done((self.store.lost or exc) if lost else exc)   # (epoch now stale)
+        if conn is not None:
+            conn.send(P.Error(code="LockLost", seq=seq,
+                              message=IN_FLIGHT_LOST if isinstance(exc, CommitUnknown)
+                              else NOT_TAKEN_LOST) if lost
+                      else P.Error(code="Unavailable", seq=seq,
+                                   message="the database did not take the action; it was not "
+                                           "applied"))
+        if future is not None and not future.done():
+            future.set_exception(Refused("LockLost", LOCK_LOST) if lost else
+                                 Refused("Unavailable", "the database did not take the action"))
+        self.flush()
+        self.poke()
+
+    async def reread(self) -> None:
+        """(A task, after a failed write.)  Read the hand back from the
+        database without blocking the loop (:meth:`Store.read`, never
+        refused ``Busy``), rebuild it, welcome every connection again and
+        let the clock and bots go on; a read that fails, or rows that do not
+        replay, halt the table (:meth:`_unreadable`)."""
+        try:
+            try:
+                rows = await self.store.read(self.stored, capped=False)
+                self.rebuild_from(*rows)
+            except asyncio.CancelledError:
+                raise    # the server stops: the table is restored from its rows
+            except StoreStopped:
+                return   # the same (the store closed first)
+            except Exception as err:  # noqa: BLE001 - the database cannot be read either
+                self.rereading = None
+                self._unreadable(err)
+                return
+        finally:
+            if self.rereading is asyncio.current_task():
+                self.rereading = None
+        for c in list(self.conns):
+            self.greet(c)
+            if self.halted is not None:   # what was held said so: again
+                c.send(P.Error(code=self.halted[0], message=self.halted[1]))
+        self.flush()
+        self.poke()
+
+    def _reread_over(self, task: asyncio.Task) -> None:
+        """(The re-read task's done callback.)  :attr:`rereading` is
+        cleared by :meth:`reread` itself before it welcomes the
+        connections; this clears it too should the task end without
+        running (cancelled before its first step)."""
+        if self.rereading is task:
+            self.rereading = None
+
+    def _unreadable(self, err: Exception) -> None:
+        """A failed write, and the hand cannot be re-read to put the table
+        back: the table in memory may hold actions the database does not,
+        so it stops (:meth:`halt`) and its connections are closed, each
+        told why (an operator restarts the server once the database is back)."""
+        why = (f"table {self.id}: after a failed write its hand could not be re-read from the "
+               f"database; it is not served until the server is restarted")
+        # the database's words (they may name its host and user) go to the log only
+        self.server.log(f"{why} ({getattr(err, 'detail', None) or said(err)})")
+        told = f"{why} (the server's log says why)"
+        self.halt("Unavailable", told)
+        for c in list(self.conns):
+            c.early = None    # the refusal is all it gets
+            c.held = [P.Error(code="Unavailable", message=told)]
+            c.frame()
+            c.put(None)   # the writer closes the socket

@@ -1,0 +1,457 @@
+"""The authority: a hosted table, hand after hand of one ruleset.
+
+A :class:`HostedTable` owns the current hand's :class:`~qipai.core.table.Table`
+(made with ``ask_all=True``, so no claim window shows who could claim) and
+the connections watching it.  Every change goes through :meth:`HostedTable.play`,
+which is synchronous: the action is applied and handed to the store's
+group commit (:meth:`~qipai.host.store.Store.submit`).  Everything it causes
+for the connections (the ``ack``, the events, the next decisions) is *held*
+until every write of the table so far is committed: a connection never sees
+an action, nor anything that follows from it, before the action is in the
+database.  Then each connection gets what it holds as one frame (one
+message, or a ``batch`` of them in order); its writer task sends it, so
+nothing here awaits.  A failed write drops what was held, answers each
+refused ``act`` ``Unavailable`` and puts the table back by re-reading the
+hand from the database (:meth:`HostedTable.reread`: off the event loop on
+PostgreSQL; meanwhile the table takes no action, its clock and bots wait,
+and a new connection is welcomed once it is back), then sends every
+connection a fresh ``welcome``.  Once the
+server lock is lost (:class:`~qipai.host.store.LockLost`) every table is
+*halted* (:meth:`HostedTable.halt`): :meth:`~HostedTable.play` refuses
+``LockLost`` before applying anything, clocks and bots stop, writes in
+flight fail (the hand is rebuilt from what was committed).
+
+Decisions: every seat with pending actions has a *decision* — a ``seq``
+(the number of actions the hand had when the decision was offered), its
+legal list and, for a human seat, a deadline.  A client answers with that
+``seq``; anything else is ``StaleSeq``, so an action is never applied twice.
+A seat whose deadline passes gets :func:`qipai.core.timeouts.default_action`,
+recorded in the hand's ``timeouts``.
+
+Hands: the first dealer comes from the variant; each next hand's dealer is
+the previous result's ``next_dealer``.  Running totals are the sum of the
+finished hands' net.  A table plays until the host closes it.
+
+Its parts: :mod:`~qipai.host.outbox` (what connections are told),
+:mod:`~qipai.host.clock` (decisions and deadlines), :mod:`~qipai.host.seats`
+(tokens, connections, bots), :mod:`~qipai.host.journal` (the database rows
+and the rebuild from them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import random
+import traceback
+from typing import Any
+
+import msgspec
+
+from qipai.bots import GreedyBot
+from qipai.core.errors import IllegalAction
+from qipai.core.fair import commitment, committed, new_salt
+from qipai.core.model import Action
+from qipai.core.records import record_of
+from qipai.core.sessions import hand_seed
+from qipai.core.table import Table
+from qipai.host import protocol as P
+from qipai.host.clock import Clock, Decision
+from qipai.host.errors import LOCK_LOST, REREADING, Refused
+from qipai.host.journal import Journal
+from qipai.host.outbox import Conn, Outbox
+from qipai.host.seats import Seats
+from qipai.host.store import LockLost, StoreError, Write, action_params, said
+
+
+class HostedTable(Journal, Clock, Seats, Outbox):
+    """One table of the server (see the module docstring).
+
+    Attributes:
+        id: the table id.  ruleset: its ruleset.  n: seats.  bots: bot seats.
+        hand: the current hand's index.  table: its Table.  totals: running net.
+    """
+
+    def __init__(self, server: Any, row: dict[str, Any], ruleset: Any) -> None:
+        self.server = server
+        self.store = server.store
+        self.id: str = row["id"]
+        self.row = row
+        self.ruleset = ruleset
+        self.n: int = ruleset.manifest.players
+        self.bots: tuple[int, ...] = tuple(msgspec.json.decode(row["bots"], type=list[int]))
+        self.seat_of_hash: dict[str, int] = {
+            h: int(s) for s, h in msgspec.json.decode(row["tokens"], type=dict[str, str]).items()}
+        seats = sorted([*self.bots, *self.seat_of_hash.values()])
+        if seats != list(range(self.n)):   # (a damaged row: ValueError, DamagedTable at restore)
+            raise ValueError(f"its bot seats {list(self.bots)} and token seats "
+                             f"{sorted(self.seat_of_hash.values())} are not each seat once "
+                             f"(0..{self.n - 1})")
+        self.spectator_hash: str = row["spectator_hash"]
+        self.admin_hash: str = row["admin_hash"]
+        self.rng_kind: str = row["rng"]
+        self.seed: int | None = int(row["seed"]) if row["seed"] is not None else None
+        self.open = True
+        self.conns: set[Conn] = set()
+        self.decisions: dict[int, Decision] = {}
+        self.totals = [0] * self.n
+        self.hands_done = 0
+        #: :meth:`info`'s hand, hands done, dealer, commitment and totals:
+        #: the committed state (None: not made yet)
+        self.shown: tuple | None = None
+        self.hand = 0
+        self.table: Table = None  # type: ignore[assignment]
+        self.salt = b""
+        self.commitment = ""
+        self.hand_seed: int | None = None
+        self.timeouts: list[int] = []
+        self.players = {s: GreedyBot(random.Random(f"qipai-serve:{self.seed}:{s}")
+                                     if self.seed is not None else None, self.ruleset)
+                        for s in self.bots}
+        self._started = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._due: float | None = None
+        self._tasks: list[asyncio.Task] = []
+        self._bots_running = False
+        #: the welcomes made for the state :attr:`_welcome_key` names, by
+        #: viewing seat (None: the spectators): resent, not made again, while
+        #: nothing changed — a resync is the costliest answer (see welcome)
+        self._welcomes: dict[int | None, P.Welcome] = {}
+        self._welcome_key: tuple = ()
+        self.submitted = 0      # writes submitted since the last failed one
+        self.committed = 0      # of those, committed (in order)
+        self.epoch = 0          # +1 at every failed write (its later writes are void)
+        self.closing = False
+        #: the outcome of a close under way (:meth:`close`), which a second
+        #: close awaits instead of answering before anything is written
+        self._closed: asyncio.Future[None] | None = None
+        #: ``(code, message)`` every play is refused with once halted
+        #: (:meth:`halt`: the server lock lost, the hand unreadable after a
+        #: failed write, an internal error in :meth:`play`); None while it plays.
+        self.halted: tuple[str, str] | None = None
+        #: The re-read of the hand after a failed write (:meth:`reread`),
+        #: while it runs; None otherwise.
+        self.rereading: asyncio.Task | None = None
+
+    # ------------------------------------------------------------ hands
+
+    def new_hand(self, index: int, dealer: int | None) -> tuple[Table, bytes, str, int | None]:
+        """A freshly dealt hand ``index`` (not installed): the OS's CSPRNG,
+        or the seeded table's :func:`~qipai.core.sessions.hand_seed`."""
+        seed = hand_seed(self.seed, index) if self.seed is not None else None
+        table = Table(self.ruleset, seed=seed, dealer=dealer, ask_all=True)
+        salt = new_salt()
+        return table, salt, commitment(table.deal, salt), seed
+
+    def install(self, index: int, table: Table, salt: bytes, commit: str,
+                seed: int | None) -> None:
+        self.hand, self.table, self.salt, self.commitment = index, table, salt, commit
+        self.hand_seed = seed
+        self.timeouts = []
+        self.decisions = {}
+        self.answered: dict[int, int] = {}  # seat → seq of its last decision taken
+        self.refresh_decisions()
+
+    def record(self) -> dict[str, Any]:
+        """The current hand's record (the record format, as a dict): stamped,
+        deal and salt revealed (:func:`qipai.core.fair.committed`), with
+        its timeouts."""
+        rec = committed(record_of(self.table), self.salt)
+        assert rec.commitment == self.commitment
+        rec.timeouts = list(self.timeouts)
+        return msgspec.to_builtins(rec)
+
+    # ------------------------------------------------------------ playing
+
+    def check(self, seat: int | None, msg: P.Act) -> Decision:
+        """The decision ``msg`` answers, or :class:`Refused`."""
+        if not self.open or self.closing:
+            raise Refused("TableClosed", f"table {self.id} is closed")
+        if seat is None:
+            raise Refused("Spectator", "a spectator cannot act")
+        if msg.action.seat != seat:
+            raise Refused("WrongSeat", f"this connection holds seat {seat}, "
+                                       f"not seat {msg.action.seat}")
+        if msg.hand != self.hand:
+            raise Refused("HandOver" if msg.hand < self.hand else "StaleSeq",
+                          f"hand {msg.hand} is over; this is hand {self.hand}"
+                          if msg.hand < self.hand else f"there is no hand {msg.hand} yet")
+        d = self.decisions.get(seat)
+        if d is None:
+            if msg.seq <= self.answered.get(seat, -1):
+                raise Refused("StaleSeq", f"decision {msg.seq} of seat {seat} is already taken")
+            raise Refused("NotYourTurn", f"seat {seat} has nothing to decide now")
+        if msg.seq != d.seq:
+            raise Refused("StaleSeq", f"seq {msg.seq} is not seat {seat}'s current "
+                                      f"decision ({d.seq})")
+        return d
+
+    @property
+    def uncommitted(self) -> int:
+        """Writes of the table submitted and not yet committed."""
+        return self.submitted - self.committed
+
+    def _playable(self) -> None:
+        """Raise :class:`Refused` if the table takes no action now: its
+        :attr:`halted` code, or ``Unavailable`` while its hand is re-read."""
+        if self.halted is not None:
+            raise Refused(*self.halted)
+        if self.rereading is not None:
+            raise Refused("Unavailable", REREADING.format(id=self.id))
+
+    def play(self, seat: int, action: Action, timeout: bool = False,
+             conn: Conn | None = None, seq: int | None = None,
+             future: asyncio.Future | None = None) -> None:
+        """Apply ``action`` of ``seat``, submit it to the group commit and
+        prepare what the connections are told (held until it is committed).
+
+        ``conn`` and ``seq``: the acting connection gets ``Ack(seq)`` first,
+        or ``Error(Unavailable, seq)`` if the write fails.  ``future``, if
+        given, gets None once committed, or :class:`Refused` ``Unavailable``.
+
+        Raises:
+            Refused: ``IllegalAction`` (the table unchanged, nothing written);
+                the table's :attr:`halted` code (``LockLost``: nothing applied);
+                ``InternalError``: a plugin or the server failed on the action
+                before its write was submitted — nothing written, the table
+                halted (:meth:`_broken`; a failure after the submit halts it
+                too, and the action, submitted, is answered at its commit).
+        """
+        self._playable()
+        table = self.table
+        hand = self.hand
+        index = len(table.actions)
+        taken = self.decisions.get(seat)
+        start = len(table.events)
+        listed = action in table.pending.get(seat, ())
+        try:
+            table.apply(action)
+        except IllegalAction as exc:
+            if listed:   # a legal action refused: a hook raised it (the engine lets a
+                # QipaiError through unwrapped) — its words may tell of concealed cards
+                raise self._broken(exc, f"seat {seat}'s {action!r}") from None
+            raise Refused("IllegalAction", exc.reason) from None
+        except Exception as exc:  # noqa: BLE001 - a plugin's fault (PluginError), or ours
+            raise self._broken(exc, f"seat {seat}'s {action!r}") from None
+        if timeout:
+            self.timeouts.append(index)
+        try:   # the action is applied in memory: until it is submitted, nothing may fail
+            # what it caused must reach the seats: an event a plugin made that does
+            # not encode would fail at its commit, in the store's writer
+            P.encode(P.Events(hand=hand, first=start, events=tuple(table.events[start:])))
+            ops = [("action", action_params(self.id, hand, index, table.actions[-1],
+                                            timeout))]
+            nxt = None
+            if table.over:
+                rec = self.record()
+                ops.append(("finish_hand", dict(
+                    record=msgspec.json.encode(rec).decode(),
+                    net=msgspec.json.encode(list(table.result.net)).decode(),
+                    k_table=self.id, k_hand=hand)))
+                nxt = self.new_hand(hand + 1, table.result.next_dealer)
+                ops.append(("hand", self.hand_row(hand + 1, *nxt)))
+        except Exception as exc:  # noqa: BLE001 - the next deal's plugins, the record's encoding
+            raise self._broken(exc, f"writing seat {seat}'s {action!r}") from None
+        for c in self.conns:   # what is held so far waits for the writes before this one
+            if c.held and (not c.cuts or c.cuts[-1][1] < len(c.held)):
+                c.cuts.append((self.submitted, len(c.held)))
+        self.submitted += 1
+        ends: list = []   # a hand ended: what info() shows once this write commits
+        self.store.submit(Write(self.id, ops, functools.partial(
+            self._written, self.epoch, conn, hand, seq, future, ends)))
+        if taken is not None:
+            self.answered[seat] = taken.seq
+        marks = [(c, len(c.held)) for c in self.conns]   # what this write causes: after
+        if conn is not None:
+            conn.send(P.Ack(hand=hand, seq=seq))
+        try:   # submitted: the action counts (it is answered at its commit), the rest may fail
+            self.refresh_decisions()
+            self.sync()
+            if nxt is not None:
+                result = table.result
+                self.totals = [a + b for a, b in zip(self.totals, result.net)]
+                self.hands_done += 1
+                ended = P.HandEnded(hand=hand, result=result, totals=tuple(self.totals),
+                                    records=f"/tables/{self.id}/records")
+                for c in list(self.conns):
+                    c.send(ended)
+                self.install(hand + 1, *nxt)
+                ends.append(self._now())
+                self.sync()
+        except Exception as exc:  # noqa: BLE001 - a plugin's view or legal list, or ours
+            for c, n in marks:   # half of what it caused may be held: only the acks stay
+                c.held[n:] = [m for m in c.held[n:] if isinstance(m, P.Ack)]
+            self._broken(exc, f"what follows seat {seat}'s {action!r}")
+            return
+        self.poke()
+
+    def _broken(self, exc: BaseException, what: str) -> Refused:
+        """An unexpected error while playing — a plugin's fault
+        (:class:`~qipai.core.errors.PluginError`, the engine's wrapping of
+        a hook that raised or answered nonsense, or anything raised by the
+        next hand's deal) or the server's own: the table in memory can no
+        longer be trusted to be the database's, so it is halted
+        (``InternalError``, until the server restarts and replays what was
+        committed), every connection told at once; the traceback goes to
+        the server's log only (a plugin's words may tell of concealed
+        cards).  Returns the :class:`Refused` for an action that failed
+        before its write was submitted (not applied: nothing of it is
+        written; the restarted server offers its decision again).  (Not
+        retried: retrying would only fail again —
+        a bot or a timeout in a loop — and a half-applied hand must never
+        be served.)"""
+        detail = "".join(traceback.format_exception(exc)).rstrip()
+        self.server.log(f"table {self.id}: halted: {what} failed:\n{detail}")
+        told = (f"table {self.id} stopped on an internal error (a fault of the server or of "
+                f"a plugin, not of the players); it takes no action until the server is "
+                f"restarted (the server's log says why)")
+        if self.halted is None:
+            self.halt_and_tell("InternalError", told)
+        return Refused("InternalError", f"the action was not applied: {told}")
+
+    def halt(self, code: str, message: str) -> None:
+        """Stop the table for good (until the server restarts): every later
+        play is refused ``Refused(code, message)`` before anything is
+        applied, its clock and bots stop, a new connection does not resume it."""
+        self.halted = (code, message)
+        self._started = False   # poke() starts nothing again
+        for c in self.conns:
+            c.direct = True     # what is said from now on waits for no write
+        self.stop()
+
+    def lock_lost(self, exc: BaseException) -> None:
+        """The server lock is lost: halt the table (``LockLost``) and tell
+        every connection (its held messages are sent once the writes still
+        in flight have failed).  Clients are told :data:`LOCK_LOST`, not
+        ``exc``'s reason (the server logs that).  Once only: a table halted
+        already (a write of it saw the loss first) is not told again."""
+        if self.halted is not None and self.halted[0] == "LockLost":
+            return
+        self.halt_and_tell("LockLost", LOCK_LOST)
+
+    def halt_and_tell(self, code: str, message: str) -> None:
+        """:meth:`halt`, then tell every connection ``Error(code, message)``
+        once — a connection not welcomed yet (a re-read) is told now, then
+        what it was answered meanwhile."""
+        self.halt(code, message)
+        for c in self.conns:
+            early, c.early = c.early, None
+            c.send(P.Error(code=code, message=message))
+            for m in early or ():
+                if not isinstance(m, P.SeatConns):   # a count comes after a welcome only
+                    c.send(m)
+        self.flush()
+
+    def act(self, conn: Conn, msg: P.Act) -> None:
+        """A client's :class:`~qipai.host.protocol.Act`: checked, played and
+        acknowledged once committed, or :class:`Refused` — ``Unavailable``
+        while the hand is re-read, before anything about the act is checked
+        (a refusal such as ``StaleSeq`` would tell of actions the database
+        may not have)."""
+        self._playable()
+        self.check(conn.seat, msg)
+        self.play(conn.seat, msg.action, conn=conn, seq=msg.seq)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------ closing
+
+    async def settled(self) -> None:
+        """Wait until no write of the table awaits its commit and its hand
+        is not being re-read."""
+        while self.uncommitted or self.rereading is not None:
+            await asyncio.sleep(0.002)
+
+    async def close(self) -> None:
+        """Close the table: no more actions or hands; an unfinished hand's
+        record (deal and salt revealed, no result) is stored, and the
+        server no longer holds the table (``Server.tables``): what is asked
+        of it later is read from the database.
+
+        Raises:
+            LockLost: the server lock was lost (the table stays open).
+            StoreError: the database did not take it, or the table is halted
+                (the table stays open); the message names no database detail
+                (the server's log has it).
+        """
+        if not self.open:
+            return
+        if self._closed is not None:   # a close under way: its outcome is this one's
+            await asyncio.shield(self._closed)
+            return
+        self.closing = True     # no act, bot move or timeout from now on
+        self._closed = closed = asyncio.get_running_loop().create_future()
+        try:
+            await self._close()
+        except asyncio.CancelledError:
+            closed.cancel()
+            raise
+        except BaseException as exc:
+            closed.set_exception(exc)
+            closed.exception()   # retrieved: no warning when nobody else waits
+            raise
+        else:
+            closed.set_result(None)
+        finally:
+            self._closed = None
+
+    async def _close(self) -> None:
+        try:
+            await self.settled()
+            if self.halted is not None:   # its hand in memory may not be the database's
+                raise StoreError(f"table {self.id} was not closed: {self.halted[1]}")
+            rec = self.record()
+            done = asyncio.get_running_loop().create_future()
+
+            def written(exc: BaseException | None) -> None:
+                if not done.done():
+                    done.set_result(exc)
+
+            self.store.submit(Write(self.id, [
+                ("finish_hand", dict(record=msgspec.json.encode(rec).decode(),
+                                     k_table=self.id, k_hand=self.hand)),
+                ("close", dict(k_table=self.id))], written))
+            exc = await done
+            if isinstance(exc, LockLost):   # logged once, by the server
+                raise LockLost(f"table {self.id} was not closed: {LOCK_LOST}")
+            if exc is not None:
+                self.server.log(f"table {self.id}: its close was not written: {said(exc)}")
+                raise StoreError(f"table {self.id} was not closed: the database did not take "
+                                 f"it (the server's log says why); try again")
+        finally:
+            self.closing = False
+        self.open = False
+        closed = P.Closed(totals=tuple(self.totals))
+        for conn in list(self.conns):
+            conn.send(closed)
+            conn.frame()
+            conn.put(None)  # the writer closes the socket
+        self.stop()
+        # no longer served: out of the server's memory (each closed table
+        # held about 25 KB until the server stopped, and /health counted it);
+        # the database answers for it from now on
+        if self.server.tables.get(self.id) is self:
+            del self.server.tables[self.id]
+
+    # ------------------------------------------------------------ info
+
+    def _now(self) -> tuple[int, int, int, str, tuple[int, ...]]:
+        """The hand, hands done, dealer, commitment and totals now."""
+        return (self.hand, self.hands_done, self.table.dealer, self.commitment,
+                tuple(self.totals))
+
+    def committed_now(self) -> None:
+        """What the table holds now is committed (made, or read back):
+        :meth:`info` shows it."""
+        self.shown = self._now()
+
+    def info(self) -> P.TableInfo:
+        """``GET /tables/{id}``: the hand, totals and commitment as
+        committed — a hand that ended in a write not yet committed shows
+        once it is (a write that fails takes nothing back that was shown)."""
+        hand, done, dealer, commitment, totals = self.shown or self._now()
+        return P.TableInfo(
+            id=self.id, spec=self.ruleset.spec, variant=self.ruleset.name, players=self.n,
+            bots=self.bots, hand=hand, hands_done=done,
+            dealer=dealer, rng=self.rng_kind, commitment=commitment,
+            totals=totals, open=self.open,
+            connected=tuple(sorted({c.seat for c in self.conns if c.seat is not None})),
+            watched=bool(self.conns))

@@ -1,0 +1,134 @@
+"""A hosted table's seats: tokens, connections, and the bot seats.
+
+Watched: a table plays only while at least one connection (a seat or the
+spectator) is attached.  With none — an all-bot table nobody watches, every
+player gone, a table just restored — it *pauses*: its bots do not move and
+its clock does not run, so no default action is played for an absent seat
+and nothing is written.  The first connection resumes it, every open
+decision with a fresh deadline (the whole allowance again, as after a
+restart).  (An unwatched table would otherwise play bots, or time out
+absent seats, forever.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from qipai.bots import decide
+from qipai.host import protocol as P
+from qipai.host.errors import Refused
+from qipai.host.outbox import Conn
+
+#: The most connections one seat may have open at once (a player's
+#: devices and tabs); one more is refused ``TooManyConnections`` (close 4429).
+MAX_CONNS_PER_SEAT = 8
+#: The most spectator connections of one table (as :data:`MAX_CONNS_PER_SEAT`).
+MAX_SPECTATORS = 64
+
+
+
+class Seats:
+    """(A part of :class:`~qipai.host.match.HostedTable`.)  Who a token
+    is, connections attached and detached, and the bots' moves."""
+
+    def who(self, token_hash: str) -> int | str | None:
+        """The seat of a token's hash, ``"spectator"``, or None."""
+        if token_hash in self.seat_of_hash:
+            return self.seat_of_hash[token_hash]
+        if token_hash == self.spectator_hash:
+            return "spectator"
+        return None
+
+    def attach(self, conn: Conn) -> None:
+        """A new connection; the first one resumes a paused table.  (While
+        the hand is re-read, :meth:`reread` welcomes it once it is back.)"""
+        resume = not self.conns
+        self.conns.add(conn)
+        if resume:
+            now = time.time()
+            for d in self.decisions.values():
+                if d.deadline is not None:
+                    d.deadline = now + d.timeout   # paused time is not counted
+        if self.rereading is not None:
+            conn.early = []   # its welcome comes first, once the hand is back
+            self.tell_seat(conn.seat)
+            return
+        self.greet(conn)
+        self.tell_seat(conn.seat)
+        self.flush()
+        if resume:
+            self.poke()
+
+    def tell_seat(self, seat: int | None) -> None:
+        """Send each connection of ``seat`` how many the seat has open now
+        (:class:`~qipai.host.protocol.SeatConns`); nothing for spectators,
+        nothing once the table is closed or halted (a halted table's
+        connections are told the halt and nothing of the seat after it — a
+        welcome that failed halts it, and no count may come without one).
+        A connection not welcomed yet (:attr:`Conn.early`) holds it until
+        its welcome has gone."""
+        if seat is None or not self.open or self.halted is not None:
+            return
+        mine = [c for c in self.conns if c.seat == seat]
+        for c in mine:
+            c.send(P.SeatConns(count=len(mine)))
+
+    def detach(self, conn: Conn) -> None:
+        """A connection gone; with the last one the table pauses.  The
+        seat's other connections are told how many it has left."""
+        self.conns.discard(conn)
+        if conn.seat is not None and any(c.seat == conn.seat for c in self.conns):
+            self.tell_seat(conn.seat)
+            self.flush()
+        if not self.conns and self._timer is not None:
+            self._timer.cancel()   # nothing runs unwatched: no timeout while paused
+            self._timer = self._due = None
+
+    @property
+    def paused(self) -> bool:
+        """No connection watches the table: its bots and clock wait."""
+        return not self.conns
+
+    def _bots_may_move(self) -> bool:
+        return (self.open and not self.closing and bool(self.conns) and self.halted is None
+                and self.rereading is None)
+
+    async def _run_bots(self) -> None:
+        loop = asyncio.get_running_loop()
+        delay = self.server.bot_delay
+        waited = None   # (hand, events) when the bots last waited
+        try:
+            while self._bots_may_move():
+                seats = [s for s in sorted(self.decisions) if s in self.bots]
+                if not seats:
+                    break
+                if delay > 0 and waited != (self.hand, len(self.table.events)):
+                    # --bot-delay: one wait before the bots answer what came up (a
+                    # turn, a card every seat is asked about: the bots asked answer
+                    # it after the one wait, as players would at once), the same
+                    # whatever they hold or decide
+                    await asyncio.sleep(delay)
+                    if not self._bots_may_move():
+                        break
+                    waited = (self.hand, len(self.table.events))
+                    continue   # (what is pending, read again)
+                seat = seats[0]
+                try:
+                    action = decide(self.players[seat], self.table, seat)  # its view only
+                except Exception as exc:  # noqa: BLE001 - a bot's fault, or the view's
+                    self._broken(exc, f"bot seat {seat}'s decision")
+                    break
+                done = loop.create_future()
+                try:
+                    self.play(seat, action, future=done)
+                    self.flush()
+                    await done
+                except Refused as exc:  # Unavailable: try again shortly
+                    if self.halted is not None or self.rereading is not None:
+                        break   # (the re-read pokes the bots again)
+                    self.server.log(f"table {self.id}: bot seat {seat}: {exc.message}")
+                    await asyncio.sleep(0.5)
+        finally:
+            self._bots_running = False
+            self._tasks = [t for t in self._tasks if not t.done()]
