@@ -45,7 +45,10 @@ class BadRecord(QipaiError, ValueError):
 
 class ReplayDiverged(BadRecord):
     """A record's action is refused when it is played again: the record does
-    not replay (a difference, not unreadable input)."""
+    not replay (a difference, not unreadable input).  ``refused`` is the
+    table's own error for that action."""
+
+    refused: QipaiError | None = None
 
 
 class BadCase(QipaiError, ValueError):

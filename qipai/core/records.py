@@ -290,15 +290,18 @@ def apply_steps(table: Any, actions: Iterable[Action]) -> Iterator[Step]:
 
     Raises:
         ReplayDiverged: an action is refused (named by its index and JSON,
-            with the table's reason); the steps before it were given.
+            with the table's reason; the table's error is its ``refused``);
+            the steps before it were given.
     """
     for i, action in enumerate(actions):
         first = len(table.events)
         try:
             table.apply(action)
         except QipaiError as exc:
-            raise ReplayDiverged(f"action {i} ({msgspec.json.encode(action).decode()}) "
-                                 f"is refused on replay: {exc}") from None
+            diverged = ReplayDiverged(f"action {i} ({msgspec.json.encode(action).decode()}) "
+                                      f"is refused on replay: {exc}")
+            diverged.refused = exc
+            raise diverged from None
         yield Step(table, i, table.actions[-1], first)
 
 

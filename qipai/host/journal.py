@@ -14,13 +14,15 @@ welcomed once it is back), then sends every connection a fresh ``welcome``.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 
-from qipai.core.errors import QipaiError
+from qipai.core.errors import QipaiError, ReplayDiverged
 from qipai.core.fair import commitment
 from qipai.core.model import Action, Deal
+from qipai.core.records import apply_steps
 from qipai.core.table import Table
 from qipai.host import protocol as P
 from qipai.host import trace
@@ -107,22 +109,32 @@ class Journal:
         table = self.table_from_row(current)
         self.install(current["hand"], table, salt,
                      current["commitment"], int(current["seed"]) if current["seed"] else None)
-        for i, row in enumerate(acts):
-            where[0] = f"hand {current['hand']}'s action {i}"
-            if row["seq"] != i:
-                raise QipaiError(f"table {self.id} hand {current['hand']}: stored action "
-                                 f"{row['seq']} follows {i - 1}; the database is damaged")
-            action = _ACTION.decode(row["action"])
-            taken = self.decisions.get(action.seat)
-            table.apply(action)
-            if taken is not None:
-                self.answered[action.seat] = taken.seq
-            if row["timeout"]:
-                self.timeouts.append(i)
-            self.refresh_decisions()
+        try:
+            for step in apply_steps(table, self._stored_actions(current["hand"], acts, where)):
+                # the decisions are still those before this action until refreshed
+                taken = self.decisions.get(step.action.seat)
+                if taken is not None:
+                    self.answered[step.action.seat] = taken.seq
+                if acts[step.index]["timeout"]:
+                    self.timeouts.append(step.index)
+                self.refresh_decisions()
+        except ReplayDiverged as exc:
+            # the table's own refusal names what is wrong with the stored row
+            raise exc.refused or exc from None
         self.committed_now()
         if table.over:  # pragma: no cover - the next hand is stored with the last action
             raise QipaiError(f"table {self.id}: hand {self.hand} is over but has no next hand")
+
+    def _stored_actions(self, hand: int, acts: list[dict[str, Any]],
+                        where: list[str]) -> Iterator[Action]:
+        """The stored action rows decoded one by one, each just before it is
+        applied, so a damaged row is named where it stands (``where``)."""
+        for i, row in enumerate(acts):
+            where[0] = f"hand {hand}'s action {i}"
+            if row["seq"] != i:
+                raise QipaiError(f"table {self.id} hand {hand}: stored action "
+                                 f"{row['seq']} follows {i - 1}; the database is damaged")
+            yield _ACTION.decode(row["action"])
 
     def _written(self, epoch: int, conn: Conn | None, hand: int, seq: int | None,
                  future: asyncio.Future | None, ends: list, exc: BaseException | None) -> None:
