@@ -1,7 +1,7 @@
 """Random and greedy players, and helpers that play whole hands with them.
 
 A bot (:class:`Bot`) is anything with ``act(view, legal) -> Action``: given
-a seat's view (:class:`~qipai.core.table.SeatView`, what
+a seat's view (:class:`~qipai.core.views.SeatView`, what
 :meth:`Table.view(seat) <qipai.core.table.Table.view>` gives — the same
 redacted view a server client gets, docs/concepts/views) and the seat's
 legal actions, it returns one of them.  A bot never sees the table itself,

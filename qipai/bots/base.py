@@ -4,7 +4,7 @@
 strategies of every family read.
 
 A bot (:class:`Bot`) is anything with ``act(view, legal) -> Action``: given
-a seat's view (:class:`~qipai.core.table.SeatView`, what
+a seat's view (:class:`~qipai.core.views.SeatView`, what
 :meth:`Table.view(seat) <qipai.core.table.Table.view>` gives — the same
 redacted view a server client gets, docs/concepts/views) and the seat's
 legal actions, it returns one of them.  A bot never sees the table itself,
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from qipai.core.model import Action, Hu, Zimo
-from qipai.core.table import SeatView
+from qipai.core.views import SeatView
 
 __all__ = ["Bot", "RandomBot", "decide", "seat_bots", "seen_kinds"]
 
@@ -31,7 +31,7 @@ class Bot(Protocol):
 
     ``act(view, legal) -> Action``:
 
-    * ``view`` — the seat's :class:`~qipai.core.table.SeatView`
+    * ``view`` — the seat's :class:`~qipai.core.views.SeatView`
       (``table.view(seat)``; its ``events`` may be left out,
       ``table.view(seat, events=False)``, as :func:`decide` does).  It
       holds no other seat's concealed cards, no face-down meld card and not

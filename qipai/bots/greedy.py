@@ -13,7 +13,7 @@ from qipai.bots.base import RandomBot, decide
 from qipai.bots.mahjong import MahjongStrategy
 from qipai.bots.zipai import ZipaiStrategy
 from qipai.core.model import Action
-from qipai.core.table import SeatView
+from qipai.core.views import SeatView
 
 __all__ = ["GreedyBot"]
 

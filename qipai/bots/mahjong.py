@@ -18,7 +18,7 @@ from qipai.bots.base import seen_kinds
 from qipai.core.model import (
     Action, Angang, Chi, Discard, Hu, Jiagang, Minggang, Pass, Peng, Zimo,
 )
-from qipai.core.table import SeatView
+from qipai.core.views import SeatView
 from qipai.families.mahjong.shanten import (
     HAND_JOINS, JOIN_KEY, JOIN_MEMO, RANK_IN_SEGMENT, REST_PAIR, SEGMENT_OF, SEGMENT_PLUS,
     SEGMENT_RUNS, SHANTEN_ROWS, counts_shanten, fill_row, hand_joins, join, segment_keys,

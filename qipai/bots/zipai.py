@@ -14,7 +14,7 @@ from typing import Any
 
 from qipai.bots.base import seen_kinds
 from qipai.core.model import Action, Chi, Discard, Hu, Meld, Pass, Peng, Zimo
-from qipai.core.table import SeatView
+from qipai.core.views import SeatView
 from qipai.families.zipai import groups as zipai_groups
 
 __all__ = ["ZipaiStrategy", "zipai_splits"]

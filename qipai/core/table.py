@@ -49,18 +49,30 @@ from qipai.core.model import (
     ACTION_TYPES, Action, Chi, Deal, Dealt, Ended, Event, Flip, Flipped, Meld, Paid, Pass, Payment,
     Result, SeatState, Settlement, TableState, WinClaim, WinEval, Window, net_of,
 )
-from qipai.core.snapshot import SNAPSHOT_MAGIC
 from qipai.core.stamps import stamp_of
-from qipai.core.views import MeldView, SeatView, meld_view, redact, seat_view
+from qipai.core.views import seat_view
 
 if TYPE_CHECKING:  # pragma: no cover
     from qipai.core.ruleset import Ruleset
 
-#: The public names of this module, the view and snapshot names among
-#: them re-exported from their own rooms (:mod:`qipai.core.views`,
-#: :mod:`qipai.core.snapshot`, :mod:`qipai.core.dispatch`).
-__all__ = ["ACTION_CLASSES", "SNAPSHOT_MAGIC", "MeldView", "SeatView", "Table", "meld_view",
-           "redact", "resolved_hooks"]
+__all__ = ["ACTION_CLASSES", "Table"]
+
+#: Names that moved to their own rooms: still served here for one release,
+#: with a DeprecationWarning (CHANGELOG.md).
+_MOVED = {**dict.fromkeys(("MeldView", "SeatView", "meld_view", "redact"), "qipai.core.views"),
+          "SNAPSHOT_MAGIC": "qipai.core.snapshot"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MOVED.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+    import warnings
+
+    warnings.warn(f"qipai.core.table.{name} is deprecated: import it from {module}",
+                  DeprecationWarning, stacklevel=2)
+    return getattr(importlib.import_module(module), name)
 
 ACTION_CLASSES = tuple(ACTION_TYPES.values())
 _ACTION_SET = frozenset(ACTION_CLASSES)

@@ -14,7 +14,7 @@ import collections
 from dataclasses import dataclass, field
 from typing import Any
 
-from qipai.core.table import SeatView
+from qipai.core.views import SeatView
 from qipai.core.views import SPECTATOR, public_view, seen_events
 from qipai.host import protocol as P
 from qipai.host import trace

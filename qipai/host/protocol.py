@@ -4,7 +4,7 @@ Every message is a msgspec Struct of a tagged union (field ``type``), sent
 as one JSON text frame; the server sends what one change causes for a
 connection as one frame: the message itself, or a :class:`Batch` of them.  A client sends :data:`ClientMessage`; the server
 sends :data:`ServerMessage`.  ``qipai schema --protocol`` prints their JSON
-Schema, with the per-seat view's (:class:`~qipai.core.table.SeatView`).
+Schema, with the per-seat view's (:class:`~qipai.core.views.SeatView`).
 The flow, the errors and the guarantees are described in
 docs/reference/protocol.md.
 
@@ -20,7 +20,7 @@ import msgspec
 
 from qipai.core.model import Action, Event, Result
 from qipai.core.records import plain_schema
-from qipai.core.table import SeatView
+from qipai.core.views import SeatView
 
 #: The largest client message the server reads (bytes of one frame);
 #: a larger one is answered ``TooLarge`` and dropped.

@@ -12,7 +12,7 @@ from hostkit import Client, choose, create, start_server
 from qipai.core.model import Event
 from qipai.core.records import decode_record, replay_check
 from qipai.core.ruleset import load
-from qipai.core.table import redact
+from qipai.core.views import redact
 
 EVENTS = msgspec.json.Decoder(list[Event])
 

@@ -36,7 +36,8 @@ import pytest
 from hostile import Conn, Server, act, normalise
 from qipai.core.model import Action, Deal, Discard, Drew, Pass
 from qipai.core.ruleset import load
-from qipai.core.table import Table, redact
+from qipai.core.table import Table
+from qipai.core.views import redact
 from qipai.cli.connect import auto_choice
 
 ACTIONS = msgspec.json.Decoder(list[Action])
