@@ -377,39 +377,3 @@ class ServerLock:
                 if self._pool is not None:   # after the batch in flight, if any
                     self._pool.submit(self._release)
         self._tell()
-
-    def close(self, abandon: bool = False) -> None:
-        """Stop the watchdog and the writer, close the writer's session (the
-        lock goes with it) and the pool.  A check or a read in flight is not
-        waited for, nor, once the store is lost (or ``abandon``: the
-        server's shutdown gave up waiting), a batch or a new table's write
-        in flight: on a database that stopped answering either may never
-        return (the process's end ends their sessions)."""
-        if self._watcher is not None:
-            self._watcher.cancel()
-            self._watcher = None
-        if self._watch_pool is not None:
-            self._watch_pool.shutdown(wait=False)
-            self._watch_pool = None
-        if self._writer is not None:
-            self._writer.cancel()
-            self._writer = None
-        self._reads.close()
-        stuck = (self.lost is not None or abandon) and len(self._writing) > 0
-        if self._pool is not None:
-            if self._ckpt_conn is not None:
-                self._pool.submit(self._ckpt_close)
-            self._pool.submit(self._release)   # after the batch in flight, if any
-            self._pool.shutdown(wait=not stuck)
-            self._pool = None
-        if not stuck:   # (else the writer's thread may still use its connection)
-            self._release()
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)       # the flock goes with the descriptor
-            self._lock_fd = None
-        self.engine.dispose()
-        if self._db_fd is not None:
-            # after SQLite's connections are closed: closing a descriptor of the
-            # file drops every POSIX lock the process holds on it, SQLite's too
-            os.close(self._db_fd)
-            self._db_fd = None
