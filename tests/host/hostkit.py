@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -110,14 +111,16 @@ def start_server(db: str, tmp_path: Any, *args: str, port: int | None = None,
 
     ``deals``: a JSON file of deals, served by ``dealt_serve.py`` (the k-th
     table created is dealt the k-th deal).  The server's output goes to
-    ``Served.log_path`` in ``tmp_path``."""
-    port = port or free_port()
+    ``Served.log_path`` in ``tmp_path``.  Without ``port`` the server binds
+    port 0 and the port its banner announces is used, so servers started at
+    once (pytest-xdist workers) never race for a port."""
+    port = port or 0
     if deals is None:
         cmd = [sys.executable, "-m", "qipai"]
     else:
         cmd = [sys.executable, str(HERE / "dealt_serve.py"), str(deals)]
     cmd += ["serve", "--port", str(port), "--db", db, *args]
-    log_path = Path(tmp_path) / f"server-{port}-{time.monotonic_ns()}.log"
+    log_path = Path(tmp_path) / f"server-{time.monotonic_ns()}.log"
     log = log_path.open("w+")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)   # let later starts use compiled modules
@@ -128,6 +131,11 @@ def start_server(db: str, tmp_path: Any, *args: str, port: int | None = None,
         if proc.poll() is not None:
             log.seek(0)
             raise RuntimeError(f"the server exited ({proc.returncode}): {log.read()}")
+        if served.port == 0:
+            served.port = announced_port(log_path)
+            if served.port == 0:
+                time.sleep(0.05)
+                continue
         try:
             if httpx.get(served.url + "/health", timeout=2).status_code == 200:
                 return served
@@ -136,6 +144,12 @@ def start_server(db: str, tmp_path: Any, *args: str, port: int | None = None,
         time.sleep(0.1)
     served.stop()
     raise RuntimeError("the server did not answer /health")
+
+
+def announced_port(log_path: Path) -> int:
+    """The port ``qipai serve``'s banner in ``log_path`` names (0 before the banner)."""
+    found = re.search(r"qipai serve on http://127\.0\.0\.1:(\d+)", log_path.read_text())
+    return int(found.group(1)) if found else 0
 
 
 class _Received:
