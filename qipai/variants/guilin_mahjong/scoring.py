@@ -172,34 +172,14 @@ def settle(end: HandEnd, options: GuilinOptions | None = None,
     Normal amounts (:func:`normal_amounts`): each paying seat owes the
     winner ``value × multiplier + 醒数``.  Then 互包 pairs
     (``end.relations["hubao"]``, ignored when ``options.hubao`` is off), each
-    pair applied independently and the results added:
+    pair applied independently and the results added: cases 2 and 4 after a
+    zimo (:func:`_zimo_hubao`), cases 1 and 3 (:func:`_dianpao_hubao`) and
+    case 5 (:func:`_cowinner_hubao`) after a discard.
 
-    1. C deals in to A (C not A's partner B, B not a co-winner): B also pays A
-       the normal amount C owes A.
-    2. A wins by zimo with one partner B: B pays twice the sum of the three
-       normal amounts; nobody else pays.
-    3. ``hubao_dealin="partner_double"`` (default): A deals in to his partner
-       B — A pays B twice the normal amount.  ``"literal"``: moreover, when A
-       deals in to any W other than B, B pays W twice the normal amount (A
-       pays his normal amount).
-    4. A zimo winner with several partners: each partner pays the full case-2
-       amount; the non-partners pay nothing.
-    5. D deals in to A and B, a pair: if the normal amounts D owes them are
-       equal, 互包 between A and B is ignored; otherwise the smaller winner
-       pays the larger winner the larger normal amount (case 1 is not applied
-       between co-winners).  D's own pairs still apply (case 3).
-
-    Choices where the rules are silent (documented decisions of this module):
-    - A zimo winner with three partners pays as case 4 (each partner pays the
-      full doubled amount).
-    - Under ``"literal"``, D's partner pays the winner twice the normal amount
-      even if he is himself a co-winner (D-GL14: the letter says anyone but
-      B) or the winner's partner (then on top of case 1): every pair is
-      applied independently, as §4.2 says.
-    - With three or more winners, case 5 is applied to every pair of
-      co-winners.
-    - ``Payment.reason`` is ``"hubao"`` when 互包 changed or created the
-      transfer, else ``"hu"``; one Payment per (payer, payee), zero omitted.
+    Where the rules are silent this module decides (each case's decisions
+    are told beside it); of the whole: ``Payment.reason`` is ``"hubao"``
+    when 互包 changed or created the transfer, else ``"hu"``; one Payment
+    per (payer, payee), zero omitted.
 
     Args:
         end: the hand's end — ``dealer``, ``how`` (``zimo``/``dianpao``/
@@ -232,45 +212,16 @@ def settle(end: HandEnd, options: GuilinOptions | None = None,
     normal = normal_why(evs, flips)
     pairs = _hubao_pairs(end, options)
     ledger = Ledger()
-
-    def hubao(factor: int, case: str, terms: tuple[Term, ...]) -> tuple[Term, ...]:
-        return times(terms, Term("liability", "hubao", factor, rule=f"§4.2 case {case}"))
-
     if end.how == "zimo":
         (winner,) = evs
-        owed = normal[winner]
-        partners = _partners(winner, pairs)
-        if partners:  # cases 2 and 4
-            three = tuple(bracket(t) for _, t in sorted(owed.items()))
-            for b in partners:
-                ledger.add(b, winner, hubao(2, "2" if len(partners) == 1 else "4", three),
-                           "hubao")
-        else:
-            for payer, why in owed.items():
-                ledger.add(payer, winner, why, "hu")
+        _zimo_hubao(ledger, winner, normal[winner], pairs)
     else:
         d = end.from_seat
         assert d is not None  # checked by evaluate
         winners = set(evs)
         for w in sorted(winners):
-            why = normal[w][d]
-            ledger.add(d, w, why, "hu")
-            if frozenset((w, d)) in pairs:  # case 3: dealing in to one's partner
-                ledger.add(d, w, hubao(1, "3", why), "hubao")
-            for b in _partners(w, pairs):  # case 1
-                if b != d and b not in winners:
-                    ledger.add(b, w, hubao(1, "1", why), "hubao")
-            if options.hubao_dealin == "literal":  # case 3, literal (D-GL10)
-                for b in _partners(d, pairs):
-                    if b != w:  # D-GL14: also when B is a co-winner of the discard
-                        case = "3 (literal, D-GL10, D-GL14)" if b in winners else \
-                            "3 (literal, D-GL10)"
-                        ledger.add(b, w, hubao(2, case, why), "hubao")
-        for pair in sorted(tuple(sorted(p)) for p in pairs):  # case 5
-            a, b = pair
-            if a in winners and b in winners and amounts[a][d] != amounts[b][d]:
-                big, small = (a, b) if amounts[a][d] > amounts[b][d] else (b, a)
-                ledger.add(small, big, hubao(1, "5", normal[big][d]), "hubao")
+            _dianpao_hubao(ledger, w, d, normal[w][d], winners, pairs, options.hubao_dealin)
+        _cowinner_hubao(ledger, d, normal, amounts, pairs)
     longest = max(flips.values(), key=lambda f: len(f.flipped))
     return Settlement(
         payments=ledger.payments(),
@@ -278,3 +229,79 @@ def settle(end: HandEnd, options: GuilinOptions | None = None,
         xing={seat: f.xing for seat, f in sorted(flips.items())},
         flipped=tuple(longest.flipped),
     )
+
+
+def _hubao(factor: int, case: str, terms: tuple[Term, ...]) -> tuple[Term, ...]:
+    """``terms`` × ``factor`` as the 互包 liability of §4.2 case ``case``."""
+    return times(terms, Term("liability", "hubao", factor, rule=f"§4.2 case {case}"))
+
+
+def _zimo_hubao(ledger: Ledger, winner: int, owed: dict[int, tuple[Term, ...]],
+                pairs: set[frozenset[int]]) -> None:
+    """A zimo: each other seat pays ``winner`` its normal amount ``owed[payer]``
+    unless the winner has 互包 partners (§4.2):
+
+    2. A wins by zimo with one partner B: B pays twice the sum of the three
+       normal amounts; nobody else pays.
+    4. A zimo winner with several partners: each partner pays the full case-2
+       amount; the non-partners pay nothing.
+
+    Where the rules are silent: a zimo winner with three partners pays as
+    case 4 (each partner pays the full doubled amount).
+    """
+    partners = _partners(winner, pairs)
+    if partners:  # cases 2 and 4
+        three = tuple(bracket(t) for _, t in sorted(owed.items()))
+        for b in partners:
+            ledger.add(b, winner, _hubao(2, "2" if len(partners) == 1 else "4", three), "hubao")
+    else:
+        for payer, why in owed.items():
+            ledger.add(payer, winner, why, "hu")
+
+
+def _dianpao_hubao(ledger: Ledger, w: int, d: int, why: tuple[Term, ...], winners: set[int],
+                   pairs: set[frozenset[int]], dealin: str) -> None:
+    """D deals in to the winner W: D pays W the normal amount ``why``, and the
+    互包 pairs of W and of D add to it (§4.2):
+
+    1. C deals in to A (C not A's partner B, B not a co-winner): B also pays A
+       the normal amount C owes A.
+    3. ``hubao_dealin="partner_double"`` (default): A deals in to his partner
+       B — A pays B twice the normal amount.  ``"literal"``: moreover, when A
+       deals in to any W other than B, B pays W twice the normal amount (A
+       pays his normal amount).
+
+    Where the rules are silent: under ``"literal"``, D's partner pays the
+    winner twice the normal amount even if he is himself a co-winner (D-GL14:
+    the letter says anyone but B) or the winner's partner (then on top of
+    case 1): every pair is applied independently, as §4.2 says.
+    """
+    ledger.add(d, w, why, "hu")
+    if frozenset((w, d)) in pairs:  # case 3: dealing in to one's partner
+        ledger.add(d, w, _hubao(1, "3", why), "hubao")
+    for b in _partners(w, pairs):  # case 1
+        if b != d and b not in winners:
+            ledger.add(b, w, _hubao(1, "1", why), "hubao")
+    if dealin == "literal":  # case 3, literal (D-GL10)
+        for b in _partners(d, pairs):
+            if b != w:  # D-GL14: also when B is a co-winner of the discard
+                case = "3 (literal, D-GL10, D-GL14)" if b in winners else "3 (literal, D-GL10)"
+                ledger.add(b, w, _hubao(2, case, why), "hubao")
+
+
+def _cowinner_hubao(ledger: Ledger, d: int, normal: dict[int, dict[int, tuple[Term, ...]]],
+                    amounts: dict[int, dict[int, int]], pairs: set[frozenset[int]]) -> None:
+    """§4.2 case 5, between co-winners of D's discard:
+
+    5. D deals in to A and B, a pair: if the normal amounts D owes them are
+       equal, 互包 between A and B is ignored; otherwise the smaller winner
+       pays the larger winner the larger normal amount (case 1 is not applied
+       between co-winners).  D's own pairs still apply (case 3).
+
+    Where the rules are silent: with three or more winners, case 5 is applied
+    to every pair of co-winners.
+    """
+    for a, b in sorted(tuple(sorted(p)) for p in pairs):
+        if a in normal and b in normal and amounts[a][d] != amounts[b][d]:
+            big, small = (a, b) if amounts[a][d] > amounts[b][d] else (b, a)
+            ledger.add(small, big, _hubao(1, "5", normal[big][d]), "hubao")

@@ -331,6 +331,12 @@ def _empty_hand_sizes(sizes: tuple[int, ...], n4: int) -> tuple[int, ...]:
     return (*sizes, sizes[-1] + 1, sizes[-1] + 2) if n4 else (*sizes, sizes[-1] + 1)
 
 
+#: One way to read a win: the hand's counts, the winning card still free to
+#: join a group of the hand (None: it lies in a meld or was merged into the
+#: hand), and the table melds as scored.
+_Reading = tuple[list[int], int | None, list[Meld]]
+
+
 def analyse(
     claim: WinClaim,
     how: str,
@@ -355,88 +361,153 @@ def analyse(
     options = options or ZipaiOptions()
     _check_context(claim, how, dealer, from_seat, n_players)
     flags = set(claim.flags)
-    melds = list(claim.melds)
-    n4 = sum(1 for m in melds if len(m.cards) == 4)
-    total = len(holding(claim))
-    c = _counts(claim.hand)
     seat = claim.seat
-
     if "tianhu" in flags or "sanlong_wukan" in flags:
-        if any(m.kind != "saochuan" for m in melds):
-            raise BadCards("at the deal only the 扫穿 (saochuan) are on the table")
-        if claim.tile is not None:
-            c[claim.tile] += 1
-        _take_quads(c, melds)
-        n_sc = len(melds)
-        # D-ZP13: the extra card goes to a seat dealt exactly two 扫穿; it
-        # may make a third, so three 扫穿 hold the dealt count or one more
-        dealt = 21 if seat == dealer else 20
-        extra = options.two_saochuan == "extra_card"
-        wants = {dealt + 1} if extra and n_sc == 2 else (
-            {dealt, dealt + 1} if extra and n_sc >= 3 else {dealt})
-        if total not in wants:
-            raise BadCards(
-                f"seat {seat} was dealt {' or '.join(map(str, sorted(wants)))}"
-                f" cards (扫穿 included), got {total}"
-            )
+        counts, melds = _dealt_hand(claim, dealer, options)
         if "sanlong_wukan" in flags:
-            hu = sanlong_wukan_hu(c, melds)
-            if hu is None:
-                return Evaluation(seat, how, False, None, 0, (), (), tuple(melds))
-            zi = max(1, hu_to_zi(hu, options))
-            groups = tuple(("kan", (k,) * 3) for k in range(N_KINDS) if c[k] == 3)
-            return Evaluation(seat, how, True, hu, zi, ("sanlong_wukan",), ("sanlong_wukan",),
-                              tuple(melds), groups)
-        readings = [(c, None, melds)]
+            return _sanlong_wukan(seat, how, counts, melds, options)
+        tried: list[_Reading] = [(counts, None, melds)]
     else:
-        if any(n == 4 for n in c):
-            raise BadCards(
-                "four identical concealed cards are a 扫穿 laid on the table, got "
-                + _fmt(claim.hand)
-            )
-        sizes = _expected_sizes(n4)
-        if not claim.hand:
-            sizes = _empty_hand_sizes(sizes, n4)
-        if total not in sizes:
-            raise BadCards(
-                f"with {n4} four-card meld(s) a winning holding has "
-                f"{' or '.join(map(str, sizes))} cards "
-                f"(hand, winning card, melds), got {total}"
-            )
-        tile = claim.tile
-        if "after_sao" in flags or tile is None:  # D-ZP4
-            if not any(m.kind in (*_SAO, "saochuan") for m in melds) or (
-                tile is not None
-                and not any(m.kind in (*_SAO, "saochuan") and m.cards[0] == tile for m in melds)
-            ):
-                raise BadCards(
-                    "a win after 扫 (D-ZP4) needs the 扫/过扫/扫穿 that took the drawn card"
-                    + (f" ({_tok(tile)})" if tile is not None else "")
-                    + " among the melds"
-                )
-            readings = [(c, None, melds)]
-        elif how == "zimo" and any(m.kind in _SAO and m.cards[0] == tile for m in melds):
-            # One's own draw on one's 扫 is a mandatory 扫穿, then D-ZP4.  (On a
-            # pair or 坎 of the hand, best_split itself forces the 扫 / 扫穿.)
-            i = next(i for i, m in enumerate(melds) if m.kind in _SAO and m.cards[0] == tile)
-            up = Meld(kind="saochuan", cards=(tile,) * 4, hidden=4)
-            readings = [(c, None, melds[:i] + [up] + melds[i + 1 :])]
-        else:
-            readings = [(c, tile, melds)]
-            # D-ZP9: the 4th card of one's 扫 (a card from another player) or
-            # of one's 碰 (any drawn card), laid down as a 开招.
-            for i, m in enumerate(melds):
-                if m.cards[0] != tile:
-                    continue
-                if (m.kind in _SAO and how != "zimo") or (m.kind == "peng" and how != "fangpao"):
-                    up = Meld(kind="kaizhao", cards=(tile,) * 4,
-                              from_seat=None if how == "zimo" else from_seat,
-                              claimed=tile)
-                    readings.append((c, None, melds[:i] + [up] + melds[i + 1 :]))
+        counts = _counts(claim.hand)
+        _check_play_holding(claim, counts)
+        tried = _play_readings(claim, counts, how, from_seat)
+    best = _best_reading(tried, how == "zimo", every)
+    if best is None:
+        return Evaluation(seat, how, False, None, 0, (), ())
+    hu, split, ms = best
+    zi = hu_to_zi(hu, options)
+    if zi == 0:
+        return Evaluation(seat, how, False, hu, 0, (), (), tuple(ms), _split_groups(split))
+    patterns = _mingtang(flags, how)
+    bonuses = tuple(p for p in BONUSES if p in patterns)
+    return Evaluation(seat, how, True, hu, zi, patterns, bonuses, tuple(ms), _split_groups(split))
 
-    self_drawn = how == "zimo"
-    best: tuple[int, object, list[Meld]] | None = None
-    for counts, card, ms in readings:
+
+def _dealt_hand(claim: WinClaim, dealer: int,
+                options: ZipaiOptions) -> tuple[list[int], list[Meld]]:
+    """天胡 / 三笼五坎, a win on the dealt cards: their counts, the 亮张 merged
+    in and four identical taken out as the 扫穿 placed at the deal, with
+    those 扫穿 (D-ZP6, D-ZP16).
+
+    Raises:
+        BadCards: a table meld other than 扫穿, or not the dealt number of
+            cards (D-ZP13).
+    """
+    melds = list(claim.melds)
+    counts = _counts(claim.hand)
+    if any(m.kind != "saochuan" for m in melds):
+        raise BadCards("at the deal only the 扫穿 (saochuan) are on the table")
+    if claim.tile is not None:
+        counts[claim.tile] += 1
+    _take_quads(counts, melds)
+    n_sc = len(melds)
+    # D-ZP13: the extra card goes to a seat dealt exactly two 扫穿; it
+    # may make a third, so three 扫穿 hold the dealt count or one more
+    dealt = 21 if claim.seat == dealer else 20
+    extra = options.two_saochuan == "extra_card"
+    wants = {dealt + 1} if extra and n_sc == 2 else (
+        {dealt, dealt + 1} if extra and n_sc >= 3 else {dealt})
+    total = len(holding(claim))
+    if total not in wants:
+        raise BadCards(
+            f"seat {claim.seat} was dealt {' or '.join(map(str, sorted(wants)))}"
+            f" cards (扫穿 included), got {total}"
+        )
+    return counts, melds
+
+
+def _sanlong_wukan(seat: int, how: str, counts: list[int], melds: list[Meld],
+                   options: ZipaiOptions) -> Evaluation:
+    """A 三笼五坎 claim (D-ZP6, D-ZP16): its 胡数 (:func:`sanlong_wukan_hu`)
+    and at least 1 子 whatever the 胡数; its groups are its 坎.  Not a win
+    when the dealt hand is not one."""
+    hu = sanlong_wukan_hu(counts, melds)
+    if hu is None:
+        return Evaluation(seat, how, False, None, 0, (), (), tuple(melds))
+    zi = max(1, hu_to_zi(hu, options))
+    groups = tuple(("kan", (k,) * 3) for k in range(N_KINDS) if counts[k] == 3)
+    return Evaluation(seat, how, True, hu, zi, ("sanlong_wukan",), ("sanlong_wukan",),
+                      tuple(melds), groups)
+
+
+def _check_play_holding(claim: WinClaim, counts: list[int]) -> None:
+    """A win in play holds no four identical concealed cards (they are a
+    扫穿 laid on the table) and as many cards as play can leave with its
+    four-card melds (:func:`_expected_sizes`, :func:`_empty_hand_sizes`).
+
+    Raises:
+        BadCards: four identical concealed cards, or a wrong number of cards.
+    """
+    if any(n == 4 for n in counts):
+        raise BadCards(
+            "four identical concealed cards are a 扫穿 laid on the table, got "
+            + _fmt(claim.hand)
+        )
+    n4 = sum(1 for m in claim.melds if len(m.cards) == 4)
+    sizes = _expected_sizes(n4)
+    if not claim.hand:
+        sizes = _empty_hand_sizes(sizes, n4)
+    total = len(holding(claim))
+    if total not in sizes:
+        raise BadCards(
+            f"with {n4} four-card meld(s) a winning holding has "
+            f"{' or '.join(map(str, sizes))} cards "
+            f"(hand, winning card, melds), got {total}"
+        )
+
+
+def _play_readings(claim: WinClaim, counts: list[int], how: str,
+                   from_seat: int | None) -> list[_Reading]:
+    """The readings of a win in play: after one's own 扫 (D-ZP4), on one's
+    own draw onto one's 扫 (a mandatory 扫穿), or the hand as it is plus
+    each 开招 the winning card may make (D-ZP9).
+
+    Raises:
+        BadCards: a win after 扫 without the 扫 among the melds (D-ZP4).
+    """
+    melds = list(claim.melds)
+    tile = claim.tile
+    if "after_sao" in claim.flags or tile is None:  # D-ZP4
+        if not any(m.kind in (*_SAO, "saochuan") for m in melds) or (
+            tile is not None
+            and not any(m.kind in (*_SAO, "saochuan") and m.cards[0] == tile for m in melds)
+        ):
+            raise BadCards(
+                "a win after 扫 (D-ZP4) needs the 扫/过扫/扫穿 that took the drawn card"
+                + (f" ({_tok(tile)})" if tile is not None else "")
+                + " among the melds"
+            )
+        return [(counts, None, melds)]
+    if how == "zimo" and any(m.kind in _SAO and m.cards[0] == tile for m in melds):
+        # One's own draw on one's 扫 is a mandatory 扫穿, then D-ZP4.  (On a
+        # pair or 坎 of the hand, best_split itself forces the 扫 / 扫穿.)
+        i = next(i for i, m in enumerate(melds) if m.kind in _SAO and m.cards[0] == tile)
+        up = Meld(kind="saochuan", cards=(tile,) * 4, hidden=4)
+        return [(counts, None, melds[:i] + [up] + melds[i + 1 :])]
+    out: list[_Reading] = [(counts, tile, melds)]
+    # D-ZP9: the 4th card of one's 扫 (a card from another player) or
+    # of one's 碰 (any drawn card), laid down as a 开招.
+    for i, m in enumerate(melds):
+        if m.cards[0] != tile:
+            continue
+        if (m.kind in _SAO and how != "zimo") or (m.kind == "peng" and how != "fangpao"):
+            up = Meld(kind="kaizhao", cards=(tile,) * 4,
+                      from_seat=None if how == "zimo" else from_seat,
+                      claimed=tile)
+            out.append((counts, None, melds[:i] + [up] + melds[i + 1 :]))
+    return out
+
+
+def _best_reading(
+    tried: list[_Reading],
+    self_drawn: bool,
+    every: list[tuple[int, Any, list[Meld], list[int], int | None]] | None,
+) -> tuple[int, Any, list[Meld]] | None:
+    """The reading with the most 胡数 (its hand's best split + Σ meld 胡数),
+    the first of equals, as ``(胡数, split, melds)``; None when no reading
+    splits.  ``every``: as :func:`analyse` says."""
+    best: tuple[int, Any, list[Meld]] | None = None
+    for counts, card, ms in tried:
         split = best_split(counts, card, self_drawn)
         if split is None:
             continue
@@ -445,20 +516,17 @@ def analyse(
             every.append((hu, split, ms, counts, card))
         if best is None or hu > best[0]:
             best = (hu, split, ms)
-    if best is None:
-        return Evaluation(seat, how, False, None, 0, (), ())
-    hu, split, ms = best
-    zi = hu_to_zi(hu, options)
-    if zi == 0:
-        return Evaluation(seat, how, False, hu, 0, (), (), tuple(ms), _split_groups(split))
+    return best
+
+
+def _mingtang(flags: set[str], how: str) -> tuple[str, ...]:
+    """The 名堂 of a win (module doc): 天胡 replaces 自摸, 地胡 comes with
+    放炮, else the way the hand was won."""
     if "tianhu" in flags:
-        patterns: tuple[str, ...] = ("tianhu",)
-    elif "dihu" in flags:
-        patterns = ("fangpao", "dihu")
-    else:
-        patterns = (how,)
-    bonuses = tuple(p for p in BONUSES if p in patterns)
-    return Evaluation(seat, how, True, hu, zi, patterns, bonuses, tuple(ms), _split_groups(split))
+        return ("tianhu",)
+    if "dihu" in flags:
+        return ("fangpao", "dihu")
+    return (how,)
 
 
 def readings(
