@@ -15,7 +15,6 @@ The files are written from the templates in ``qipai/cli/templates/``
 from __future__ import annotations
 
 import re
-from importlib import resources
 from pathlib import Path
 
 import click
@@ -63,6 +62,8 @@ def files(name: str, family: str = "mahjong") -> dict[str, str]:
 
 
 def _template(name: str) -> str:
+    from importlib import resources  # here: `qipai --help` loads this module
+
     return (resources.files(__package__) / "templates" / f"{name}.tmpl").read_text(
         encoding="utf-8")
 
