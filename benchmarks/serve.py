@@ -8,7 +8,7 @@ What it does, as a host would see it:
 1. Starts a database: a SQLite file in a temporary folder, or (``--db
    postgresql``) a throwaway PostgreSQL cluster (initdb + pg_ctl on a unix
    socket, PostgreSQL's default durability: ``fsync`` and
-   ``synchronous_commit`` on; see ``tests/host/pgcluster.py``).
+   ``synchronous_commit`` on; see ``tests/helpers/pgcluster.py``).
 2. Starts ``python -m qipai serve`` as a subprocess on 127.0.0.1 (a free port),
    OS-CSPRNG deals, a turn timeout long enough that no timeout fires.
 3. Creates ``--tables`` tables over HTTP (no server bots: every seat is a
@@ -208,7 +208,7 @@ def cpu_s(pid: int) -> float:
 def start_db(kind: str, tmp: Path) -> tuple[str, Any]:
     if kind == "sqlite":
         return f"sqlite:///{tmp / 'bench.db'}", None
-    sys.path.insert(0, str(ROOT / "tests" / "host"))
+    sys.path.insert(0, str(ROOT / "tests" / "helpers"))
     from pgcluster import Cluster
 
     cluster = Cluster.start(durable=True)

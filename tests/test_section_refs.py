@@ -169,7 +169,7 @@ def default_page(rel: str) -> str | None:
         return "guilin-zipai"
     if rel.startswith("qipai/families/mahjong/"):
         return "mahjong-common"
-    m = re.match(r"tests/test_(guilin|guangxi|zipai)_", rel)
+    m = re.match(r"tests/(?:families|variants)/test_(guilin|guangxi|zipai)_", rel)
     if m:
         return {"guilin": "guilin-mahjong", "guangxi": "guangxi-mahjong",
                 "zipai": "guilin-zipai"}[m.group(1)]

@@ -85,6 +85,6 @@ def shuffle(rng: random.Random, deck: list[Any]) -> None:
     """Shuffle ``deck`` in place with ``rng``'s own public ``shuffle``: the
     same permutation for the same RNG state (a seeded ``random.Random``
     deals the same hands on every CPython that keeps ``random``'s
-    documented reproducibility; ``tests/test_engine.py`` pins a digest).
+    documented reproducibility; ``tests/core/test_engine.py`` pins a digest).
     """
     rng.shuffle(deck)

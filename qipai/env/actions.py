@@ -25,7 +25,7 @@ A 吃's index depends on the card in play (the claimed card), which every
 seat sees (``SeatView.window``): :meth:`Codec.index` and :meth:`Codec.action`
 take it.  Every legal action maps to exactly one index, two different legal
 actions of one decision to different indices, and ``action(index(a)) == a``
-(tests/test_env.py checks it over random play).
+(tests/env/test_env.py checks it over random play).
 """
 
 from __future__ import annotations

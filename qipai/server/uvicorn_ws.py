@@ -8,7 +8,7 @@ uvicorn offers no public hook for what it adds: answering the upgrade
 requests websockets refuses, counting and capping the open sockets, and
 cutting the sockets of clients that read nothing.  ``pyproject.toml`` pins
 uvicorn to the versions where that base class has every method overridden
-here, and ``tests/host/test_uvicorn_ws.py`` checks it against the
+here, and ``tests/server/test_uvicorn_ws.py`` checks it against the
 installed uvicorn.
 """
 

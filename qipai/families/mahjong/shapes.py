@@ -33,7 +33,7 @@ Speed: for counts 0–4 the standard shape and its waits come from the
 per-segment tables of :mod:`~qipai.families.mahjong.suit_tables` (one
 look-up per suit on ``bytes`` of its counts) and seven pairs from one
 integer test; anything else takes the plain algorithms kept below.
-``tests/test_speed_agreement.py`` checks both against the reference.
+``tests/families/test_speed_agreement.py`` checks both against the reference.
 
 Shanten lives in :mod:`qipai.families.mahjong.shanten`; ``shanten``,
 ``shanten_standard`` and ``shanten_qidui`` are still reached here, with a

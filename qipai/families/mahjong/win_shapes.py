@@ -150,7 +150,7 @@ def shape_waits_bytes(b: bytes, melds: Sequence[Meld], special_shift: int,
     Returns:
         A frozenset of kinds; a kind with four copies in ``b`` is never in it.
         It is exact: ``t in shape_waits_bytes(b, …)`` iff
-        ``win_shape_bytes(b + t, …)`` (checked in ``tests/test_fast_paths.py``),
+        ``win_shape_bytes(b + t, …)`` (checked in ``tests/families/test_fast_paths.py``),
         so a flow may skip a win check whose tile is not in it.
     """
     if codes is None:

@@ -32,7 +32,7 @@ interval means, when the hands are not the same.
 The pairing holds across variants too: it needs the same hands and seats,
 and a seed deals the same cards in ``guilin-mahjong`` and
 ``guangxi-mahjong`` (the same 136 tiles, shuffled and dealt alike: checked
-on the deals, ``tests/test_report_variants.py``).  Were a variant to deal
+on the deals, ``tests/sim/test_report_variants.py``).  Were a variant to deal
 otherwise from a seed, its pairs would be two independent hands: the paired
 intervals stay right, merely no narrower than the independent ones.
 

@@ -1,5 +1,5 @@
 """Deals of 桂林字牌 that tests in several folders replay (imported as
-``zipai_deals``: tests/ is on the path through its conftest)."""
+``zipai_deals``: tests/helpers/ is on the path through tests/conftest.py)."""
 
 from __future__ import annotations
 

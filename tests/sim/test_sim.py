@@ -593,7 +593,7 @@ def test_the_howto_report_table_has_the_labels_report_prints(guilin_file):
     from qipai.sim.report import pattern_names, pattern_text
     from qipai.sim.report.summary import _HOW
 
-    lines = (Path(__file__).parents[1] / "docs" / "howto" / "simulate.md").read_text(
+    lines = (Path(__file__).parents[2] / "docs" / "howto" / "simulate.md").read_text(
         encoding="utf-8").splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.startswith("| figure |"))
     table = itertools.takewhile(lambda ln: ln.startswith("|"), lines[start + 2:])

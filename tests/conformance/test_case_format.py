@@ -19,7 +19,7 @@ from qipai.conformance.checkers import run_case
 from qipai.conformance.registry import register_plugin, ruleset_for, unregister_plugin
 from qipai.conformance.runner import check_paths
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "reference" / "case-format.md"
 TUIDAOHU = ROOT / "docs" / "examples" / "qipai-tuidaohu"
 SHIPPED = sorted((ROOT / "qipai" / "variants").glob("*/cases"))

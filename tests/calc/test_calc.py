@@ -89,7 +89,7 @@ def test_doc_example_zipai_zimo_with_xing() -> None:
 def test_doc_page_shows_the_three_examples() -> None:
     from pathlib import Path
 
-    page = (Path(__file__).parents[1] / "docs" / "howto" / "score-a-hand.md").read_text()
+    page = (Path(__file__).parents[2] / "docs" / "howto" / "score-a-hand.md").read_text()
     for args in (GUILIN, GUANGXI, ZIPAI):
         assert args[1] in page and args[2] in page
     for shown in (r"seat 0 → seat 1 +140 ", r"seat 0 → seat 1 +36 ", r"seat 0 → seat 1 +6 ",

@@ -24,7 +24,7 @@ from qipai.env.actions import MahjongCodec, NotEncodable, ZipaiCodec, codec_for
 from qipai.env.observation import Encoder, encode, layout_for, seat_view
 
 VARIANTS = ["guilin-mahjong", "guangxi-mahjong", "guilin-zipai"]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # PettingZoo's api_test warns about every Dict observation (it looks at the
 # dict, not at its "observation" array): the convention it asks for.
 DICT_OBS_WARNINGS = ("Observation is not a NumPy array",

@@ -17,7 +17,7 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "qipai-tuidaohu"
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "qipai-tuidaohu"
 
 #: What every broken variant starts from: 推倒胡's manifest, flow and hooks.
 BASE = f'''

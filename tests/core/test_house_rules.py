@@ -9,7 +9,7 @@ from qipai.core.model import Deal
 from qipai.core.ruleset import load
 from qipai.families.mahjong.tiles import TILES
 
-EXAMPLE = pathlib.Path(__file__).parent.parent / "docs" / "examples" / "house_rules.py"
+EXAMPLE = pathlib.Path(__file__).parents[2] / "docs" / "examples" / "house_rules.py"
 
 
 def house_rules():

@@ -24,7 +24,7 @@ from qipai.core.snapshot import SNAPSHOT_MAGIC
 from qipai.core.stamps import qipai_version
 from qipai.core.table import Table
 
-ROOT = pathlib.Path(__file__).parent.parent
+ROOT = pathlib.Path(__file__).parents[2]
 SALT = bytes(range(32))
 
 

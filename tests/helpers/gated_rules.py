@@ -1,4 +1,4 @@
-"""A house plugin for the tests (``qipai serve --plugin tests/host/gated_rules.py``):
+"""A house plugin for the tests (``qipai serve --plugin tests/helpers/gated_rules.py``):
 loading a ruleset blocks while the file ``$QIPAI_TEST_GATE`` exists, having
 first made ``$QIPAI_TEST_GATE.entered`` — so a test holds a load as long as
 it likes and sees what the server does meanwhile.  Nothing else changes."""

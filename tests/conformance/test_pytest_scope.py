@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def pytest_run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
@@ -43,11 +43,11 @@ def test_inside_the_repository_only_the_variants_conformance_is_collected():
 
 
 def test_inside_the_repository_named_test_files_are_collected_beside_it():
-    res = pytest_run(ROOT, "--collect-only", "tests/test_options.py",
+    res = pytest_run(ROOT, "--collect-only", "tests/core/test_options.py",
                      "--qipai-variant", "guilin-zipai")
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr
     ids = collected(res.stdout)
-    mine = [i for i in ids if i.startswith("tests/test_options.py::")]
+    mine = [i for i in ids if i.startswith("tests/core/test_options.py::")]
     assert mine and ids == mine + conformance_items("guilin-zipai")
 
 

@@ -19,7 +19,7 @@ from qipai.core.errors import BadOption
 from qipai.core.options import describe, explain_error, markdown_table
 from qipai.core.ruleset import available, load
 
-DOCS = Path(__file__).parent.parent / "docs"
+DOCS = Path(__file__).parents[2] / "docs"
 VARIANTS = ["guilin-mahjong", "guangxi-mahjong", "guilin-zipai"]
 
 

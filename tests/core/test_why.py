@@ -182,7 +182,7 @@ def test_a_format_1_record_replays_without_why():
 
     from qipai.core.records import load_record, replay_check
 
-    docs = Path(__file__).resolve().parent.parent / "docs" / "records"
+    docs = Path(__file__).resolve().parents[2] / "docs" / "records"
     old = load_record(docs / "format-1" / "guilin-mahjong.json")
     assert old.format == 1 and all(not p.why for p in old.result.payments)
     assert replay_check(old) is None

@@ -1,7 +1,7 @@
 """A throwaway PostgreSQL cluster for tests and benchmarks: initdb + pg_ctl in a
 temporary directory, listening only on a unix socket in that directory.
 
-Used by the ``db_url`` fixture (``tests/host/conftest.py``) and by
+Used by the ``db_url`` fixture (``tests/conftest.py``) and by
 ``benchmarks/serve.py --db postgresql``.  Nothing here is mocked: it is the
 distribution's own server.
 

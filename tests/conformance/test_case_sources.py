@@ -15,7 +15,7 @@ import pytest
 
 from qipai.conformance.cases import read_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CASE_FILES = sorted((ROOT / "qipai" / "variants").glob("*/cases/*.toml")) + \
     sorted((ROOT / "docs" / "examples").rglob("cases/*.toml"))
 REF = re.compile(r"(docs/[\w./-]+\.md)|§\s*([^;§]*)")
