@@ -44,6 +44,7 @@ from starlette.staticfiles import StaticFiles
 
 from qipai.host import protocol as P
 from qipai.host import trace
+from qipai.server.guard import OneValueEach
 from qipai.server.routes import (
     STATIC, close_table, create_table, finished, get_table, health, list_tables, not_found,
     page, records, replay_posted, replay_stored, variant, variants, vocabulary,
@@ -151,6 +152,6 @@ def create_app(server: Server) -> Starlette:
         Route("/tables/{id}/close", close_table, methods=["POST"]),
         WebSocketRoute("/tables/{id}/ws", table_ws),
     ], lifespan=lifespan, exception_handlers={404: not_found, 405: not_found},
-        middleware=[Middleware(_Stopping)])
+        middleware=[Middleware(_Stopping), Middleware(OneValueEach)])
     app.state.server = server
     return app
