@@ -3,7 +3,7 @@
 ``qipai variants [NAME]`` · ``qipai play [VARIANT] [--seed N] [--hands K] [--bots …] [--json]``
 · ``qipai replay FILE`` · ``qipai verify RECORD`` · ``qipai conformance VARIANT [--cases PATH …]``
 · ``qipai conformance --check-cases PATH`` · ``qipai schema [--cases]`` · ``qipai score``
-· ``qipai new-variant`` · ``qipai serve`` · ``qipai connect`` · ``qipai simulate``
+· ``qipai new-variant`` · ``qipai serve`` · ``qipai keys`` · ``qipai connect`` · ``qipai simulate``
 · ``qipai report``.
 
 One module per command group; the group below knows each command's name
@@ -29,6 +29,7 @@ from qipai.core.errors import QipaiError
 COMMANDS = {
     "conformance": "conformance:conformance",
     "connect": "connect:connect",
+    "keys": "keys:keys",
     "new-variant": "new_variant:new_variant",
     "play": "play:play",
     "replay": "records:replay",
