@@ -64,6 +64,14 @@ from qipai.cli.common import fail
               help="Seconds a write or a read may wait for the database before GET /health "
                    "answers 503 'stalled' (PostgreSQL, or an SQLite file another program "
                    "holds locked; while a write waits nothing is acknowledged).")
+@click.option("--keys", "keys_file", metavar="FILE", default=None,
+              help="Operator keys (made by 'qipai keys new NAME --file FILE'): creating, "
+                   "listing and closing tables and reading records and replays then need "
+                   "Authorization: Bearer KEY (a seat token also reads its own table's "
+                   "records).  Re-read on SIGHUP.  Without it the server is an open demo.")
+@click.option("--open", "open_", is_flag=True,
+              help="Serve the open demo (no keys) on an address other than loopback "
+                   "(refused without this flag): anyone who reaches it may create tables.")
 @click.option("--allow-version-mismatch", is_flag=True,
               help="Restore open tables made under another qipai version (the variant "
                    "version, ruleset and plugins must still match).")
@@ -71,7 +79,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
           seed: int | None, plugins: tuple[str, ...], rate: float, burst: float,
           max_message_bytes: int, max_body_bytes: int, allow_version_mismatch: bool,
           max_replay_bytes: int, stall_s: float, resync_s: float, max_tables: int,
-          bot_delay: float, max_connections: int | None) -> None:
+          bot_delay: float, max_connections: int | None, keys_file: str | None,
+          open_: bool) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
     Open the printed address in a browser (create a table, play, watch,
@@ -85,7 +94,19 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     except ModuleNotFoundError as exc:
         fail(f"qipai serve needs the 'serve' extra (missing module {exc.name!r}): "
              f"pip install 'qipai[serve]'")
+    from qipai.server.keys import BadKeysFile, Keys
+
     shown = f"[{host}]" if ":" in host else host
+    keys = None
+    if keys_file is not None:
+        try:
+            keys = Keys(keys_file)
+        except BadKeysFile as exc:
+            fail(str(exc))
+    elif not _loopback(host) and not open_:
+        fail(f"--host {host} is not a loopback address and no --keys FILE is given: anyone "
+             f"who reaches it could create tables; serve with --keys FILE (qipai keys new "
+             f"NAME --file FILE), or pass --open to serve the open demo there anyway")
     # the port first: one in use is one line, before the database is opened
     # (nothing written) or anything announced; the socket listens from here
     # on, so no other program can take the port before uvicorn serves it
@@ -100,7 +121,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                         allow_version_mismatch=allow_version_mismatch,
                         max_replay_bytes=max_replay_bytes, stall_s=stall_s,
                         resync_s=resync_s, max_tables=max_tables, bot_delay=bot_delay,
-                        max_connections=max_connections)
+                        max_connections=max_connections, keys=keys)
     except BaseException:
         sock.close()
         raise
@@ -111,7 +132,15 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                f"restored"
                + (f", {len(server.refused)} refused (above)" if server.refused else "")
                + f" · deals: {dealt}", err=True)
-    click.echo(f"open http://{shown}:{port}/ in a browser to create a table and play", err=True)
+    if keys is None:
+        click.echo("open demo: no keys; anyone who reaches it may create tables", err=True)
+        click.echo(f"open http://{shown}:{port}/ in a browser to create a table and play",
+                   err=True)
+    else:
+        n = len(keys.by_hash)
+        click.echo(f"keys: {n} from {keys_file} (SIGHUP reloads them); creating, listing and "
+                   f"closing tables and reading records need Authorization: Bearer KEY",
+                   err=True)
     run(sock, server)
     # stopped (Ctrl-C; SIGTERM is re-raised by uvicorn and ends the process
     # here already): the shutdown is done — the store closed — but Python's
@@ -120,6 +149,18 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def _loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address (127.0.0.0/8, ::1, localhost)."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _reason(exc: OSError) -> str:

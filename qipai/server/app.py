@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import signal
 from typing import Any
 
 import msgspec
@@ -114,7 +115,11 @@ def create_app(server: Server) -> Starlette:
         gc.collect()
         gc.freeze()
         server.store.watch(server.lock_lost)   # told of a lost lock; PostgreSQL: its watchdog
-        stalls = asyncio.get_running_loop().create_task(_log_stalls(server))
+        loop = asyncio.get_running_loop()
+        stalls = loop.create_task(_log_stalls(server))
+        if server.keys is not None:   # a key added or revoked takes effect on SIGHUP
+            with contextlib.suppress(NotImplementedError, AttributeError):
+                loop.add_signal_handler(signal.SIGHUP, server.reload_keys)
         probe = trace.start()
         yield
         stalls.cancel()

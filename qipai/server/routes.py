@@ -45,6 +45,63 @@ def _server(request: Request | WebSocket) -> Server:
     return request.app.state.server
 
 
+def _bearer(request: Request) -> str | None:
+    """The ``Authorization: Bearer X`` value (None: no such header)."""
+    auth = request.headers.get("authorization")
+    if auth is None:
+        return None
+    return auth[7:].strip() if auth[:7].lower() == "bearer " else ""
+
+
+def _no_key(s: Server, code: str, message: str) -> Response:
+    r = _error(code, message, 401)
+    r.headers["WWW-Authenticate"] = f'Bearer realm="qipai", error="invalid_token"' \
+        if code == "BadKey" else 'Bearer realm="qipai"'
+    return r
+
+
+def _key_or_refusal(request: Request, what: str) -> str | Response | None:
+    """With ``--keys``: the name of the configured key the request sends
+    (logged the first time it is used), or its 401 answer (``NoKey``,
+    ``BadKey``: a refusal is logged once per reload of the keys).  Without
+    keys: None (the open demo)."""
+    s = _server(request)
+    if s.keys is None:
+        return None
+    token = _bearer(request)
+    if token is None or token == "":
+        return _no_key(s, "NoKey", f"{what} needs an operator key: "
+                                   f"Authorization: Bearer KEY (qipai keys new NAME)")
+    name = s.keys.name(token)
+    if name is None:
+        s.log_once("bad-key", "a request sent a key that is not (or no longer) in the keys "
+                              "file: refused 401 BadKey (logged once until the next reload)")
+        return _no_key(s, "BadKey", f"{what}: the key sent is not one of this server's "
+                                    f"(revoked, or mistyped)")
+    s.log_once(f"key:{name}", f"key {name!r} used (first time since the keys were loaded)")
+    return name
+
+
+def _table_reader(request: Request, tid: str, row: dict[str, Any]) -> Response | None:
+    """With ``--keys``, who may read table ``tid``'s records and replays: a
+    configured key, or a seat token of that table (a player sees his
+    table's finished hands); a seat token of another table → 403
+    ``WrongTable``.  None: allowed."""
+    s = _server(request)
+    if s.keys is None:
+        return None
+    token = _bearer(request)
+    if token:
+        h = token_hash(token)
+        seats = msgspec.json.decode(row["tokens"], type=dict[str, str]).values()
+        if any(secrets.compare_digest(h, x) for x in seats):
+            return None
+        if any(h in t.seat_of_hash for t in s.tables.values() if t.id != tid):
+            return _error("WrongTable", f"that seat token is of another table, not {tid}", 403)
+    refusal = _key_or_refusal(request, f"reading table {tid}'s records")
+    return refusal if isinstance(refusal, Response) else None
+
+
 async def health(request: Request) -> Response:
     s = _server(request)
     counts = {"tables": len(s.tables), "refused": len(s.refused), "connections": s.connections,
@@ -186,6 +243,9 @@ async def _body(request: Request, cap: int | None = None) -> bytes | Response:
 
 
 async def create_table(request: Request) -> Response:
+    key = _key_or_refusal(request, "creating a table")
+    if isinstance(key, Response):
+        return key
     body = await _body(request)
     if isinstance(body, Response):
         return body
@@ -221,6 +281,9 @@ async def create_table(request: Request) -> Response:
 async def list_tables(request: Request) -> Response:
     """The tables this server plays: open and not halted (a halted table's
     hand in memory may not be the database's; ``GET /tables/{id}`` reads it)."""
+    key = _key_or_refusal(request, "listing the tables")
+    if isinstance(key, Response):
+        return key
     return _json([t.info() for t in _server(request).tables.values()
                   if t.open and t.halted is None])
 
@@ -280,8 +343,12 @@ async def records(request: Request) -> Response:
     if tid is None:
         return _no_table(request)
     try:
-        if await s.store.read(s.store.table, tid) is None:
+        row = await s.store.read(s.store.table, tid)
+        if row is None:
             return _no_table(request)
+        refusal = _table_reader(request, tid, row)
+        if refusal is not None:
+            return refusal
         stored = await s.store.read(s.store.hands_of, tid)
     except StoreError as exc:
         return _unread(s, exc)
@@ -298,6 +365,9 @@ async def records(request: Request) -> Response:
 
 async def finished(request: Request) -> Response:
     """``GET /records``: the latest finished hands (``?limit=N``, at most 500)."""
+    key = _key_or_refusal(request, "reading the records")
+    if isinstance(key, Response):
+        return key
     limit = _whole(request.query_params.get("limit", "50"))
     if limit is None:
         return _error("BadMessage", f"limit must be a whole number written in ASCII digits, "
@@ -352,10 +422,14 @@ async def replay_stored(request: Request) -> Response:
     if tid is None:
         return _no_table(request)
     try:
-        if await s.store.read(s.store.table, tid) is None:
-            return _no_table(request)
+        row = await s.store.read(s.store.table, tid)
     except StoreError as exc:
         return _unread(s, exc)
+    if row is None:
+        return _no_table(request)
+    refusal = _table_reader(request, tid, row)
+    if refusal is not None:
+        return refusal
     hand = _whole(request.path_params["hand"])
     if hand is None:
         return _error("UnknownHand", f"a hand is a whole number written in ASCII digits "
@@ -397,21 +471,24 @@ async def close_table(request: Request) -> Response:
     refused = _refused(s, request.path_params["id"])
     if refused is not None:
         return refused
-    auth = request.headers.get("authorization", "")
-    token = auth[7:] if auth.lower().startswith("bearer ") else ""
+    token = _bearer(request) or ""
+    # with --keys: an operator key closes any table; the table's admin token still its own
+    keyed = s.keys is not None and s.keys.name(token) is not None
+    if keyed:
+        _key_or_refusal(request, "closing a table")   # (logs its first use)
     if t is None:
         stored = await _stored(s, request)
         if isinstance(stored, Response):
             return stored
         row, _, totals = stored
-        if not _admin(token, row["admin_hash"]):
-            return _bad_admin()
+        if not keyed and not _admin(token, row["admin_hash"]):
+            return _close_refused(request)
         if row["open"]:   # open in the database yet not served: not this server's
             return _error("UnknownTable", f"no open table {shown(row['id'])} is served here",
                           404)
         return _json({"id": row["id"], "open": False, "totals": totals})
-    if not _admin(token, t.admin_hash):
-        return _bad_admin()
+    if not keyed and not _admin(token, t.admin_hash):
+        return _close_refused(request)
     lost = _lost(s)
     if lost is not None:
         return lost
@@ -429,6 +506,13 @@ async def close_table(request: Request) -> Response:
 def _admin(token: str, admin_hash: str) -> bool:
     """Whether ``token`` is the table's admin token (compared in constant time)."""
     return bool(token) and secrets.compare_digest(token_hash(token), admin_hash)
+
+
+def _close_refused(request: Request) -> Response:
+    """A close refused: with ``--keys`` 401 ``NoKey``/``BadKey``, else 403 ``BadToken``."""
+    refusal = _key_or_refusal(request, "closing a table (an operator key, or the table's "
+                                       "admin token)")
+    return refusal if isinstance(refusal, Response) else _bad_admin()
 
 
 def _bad_admin() -> Response:

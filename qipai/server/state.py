@@ -23,6 +23,7 @@ from qipai.host.match import HostedTable
 from qipai.host.offload import Offload
 from qipai.host.replay import MAX_REPLAY_BYTES
 from qipai.host.store import LockLost, Store, StoreError, said, token_hash
+from qipai.server.keys import Keys
 
 #: The largest HTTP request body read (bytes; ``qipai serve --max-body-bytes``).
 MAX_BODY_BYTES = 64 * 1024
@@ -190,10 +191,14 @@ class Server:
                  allow_version_mismatch: bool = False,
                  max_replay_bytes: int = MAX_REPLAY_BYTES, stall_s: float = STALL_S,
                  resync_s: float = RESYNC_S, max_tables: int = MAX_TABLES,
-                 bot_delay: float = 0.0, max_connections: int | None = None) -> None:
+                 bot_delay: float = 0.0, max_connections: int | None = None,
+                 keys: Keys | None = None) -> None:
         from qipai.core.ruleset import load_plugin
 
         self.db_url = db
+        #: The operator keys (``--keys FILE``); None: the open demo.
+        self.keys = keys
+        self._logged: set[str] = set()   # what :meth:`log_once` said since the keys' last load
         self.turn_timeout = float(turn_timeout)
         self.claim_timeout = float(claim_timeout if claim_timeout is not None else turn_timeout)
         self.seed = seed
@@ -286,6 +291,27 @@ class Server:
     def log(self, message: str) -> None:
         if not self.quiet:
             print(f"qipai serve: {message}", file=sys.stderr, flush=True)
+
+    def log_once(self, what: str, message: str) -> None:
+        """Log ``message`` the first time ``what`` happens (again after a keys reload)."""
+        if what not in self._logged:
+            self._logged.add(what)
+            self.log(message)
+
+    def reload_keys(self) -> None:
+        """(SIGHUP.)  Read the keys file again; one that no longer parses
+        keeps the keys held, and says so in one line."""
+        from qipai.server.keys import BadKeysFile
+
+        if self.keys is None:
+            return
+        try:
+            n = self.keys.reload()
+        except BadKeysFile as exc:
+            self.log(f"keys not reloaded, the {len(self.keys.by_hash)} held stay: {exc}")
+            return
+        self._logged = set()
+        self.log(f"keys reloaded from {self.keys.path}: {n} key{'s' if n != 1 else ''}")
 
     def refused_connection(self) -> None:
         """(In the loop.)  A connection refused over :attr:`max_connections`:
