@@ -234,6 +234,7 @@ function actionLabel(cards, a) {
 class Seat {
   constructor(table, token) {
     this.table = table; this.token = token;
+    rememberSeat(table, token);
     this.welcome = null; this.cards = null; this.decide = null; this.log = [];
     this.error = null; this.ended = null; this.choosing = false; this.resyncing = false;
     this.dirty = false; this.timer = null; this.closed = false;
@@ -463,6 +464,19 @@ class Replay {
 
 // ------------------------------------------------------------------ lobby
 const SAVED = "qipai-tables";
+// The seat tokens this tab played with (#play/TABLE/TOKEN): on a server with
+// operator keys (qipai serve --keys) a seat token reads its own table's
+// records and replays (Authorization: Bearer TOKEN), where the lobby's lists need a key.
+const SEATS = "qipai-seat-tokens";
+function seatTokens() { try { return JSON.parse(sessionStorage.getItem(SEATS) || "{}"); } catch (e) { return {}; } }
+function rememberSeat(table, token) {
+  try { const all = seatTokens(); all[table] = token; sessionStorage.setItem(SEATS, JSON.stringify(all)); } catch (e) { /* storage off */ }
+}
+function asSeat(table) {
+  const tok = seatTokens()[table];
+  return tok ? { headers: { Authorization: `Bearer ${tok}` } } : undefined;
+}
+const needsKey = (e) => e.body && (e.body.error === "NoKey" || e.body.error === "BadKey");
 function saved() { try { return JSON.parse(localStorage.getItem(SAVED) || "{}"); } catch (e) { return {}; } }
 function save(created, spec) {
   const all = saved(); all[created.id] = { seats: created.seats, spectator: created.spectator_token, spec };
@@ -528,9 +542,27 @@ async function lobby() {
   app.replaceChildren(form, tablesEl, recordsEl, h("section", { class: "card" }, h("h2", {}, "回放文件 replay a file"), drop));
 
   async function refresh() {
-    const [tables, records] = await Promise.all([getJSON("/tables"), getJSON("/records")]);
+    let tables, records;
+    try {
+      [tables, records] = await Promise.all([getJSON("/tables"), getJSON("/records")]);
+    } catch (e) {
+      if (!needsKey(e)) throw e;
+      // a server with operator keys: no list without a key; the finished hands of
+      // the tables this tab played at, read with their seat tokens
+      tables = null; records = [];
+      for (const id of Object.keys(seatTokens())) {
+        try {
+          const got = await getJSON(`/tables/${encodeURIComponent(id)}/records`, asSeat(id));
+          for (const x of got.hands) records.push({ table: id, hand: x.hand, spec: x.record.spec || "", net: (x.record.result && x.record.result.net) || [] });
+        } catch (err) { /* closed here, or refused: not listed */ }
+      }
+    }
+    if (tables === null) {
+      tablesEl.replaceChildren(h("h2", {}, "开放的桌 open tables"), h("div", { class: "notice", id: "keyed" },
+        "这个服务器需要运营者密钥才能开桌和列桌 this server needs an operator key to create and list tables; 入座链接照样能玩 a seat link still plays"));
+    }
     const mine = saved();
-    tablesEl.replaceChildren(h("h2", {}, "开放的桌 open tables"), tables.length ? h("table", {},
+    if (tables !== null) tablesEl.replaceChildren(h("h2", {}, "开放的桌 open tables"), tables.length ? h("table", {},
       h("thead", {}, h("tr", {}, h("th", {}, "桌 table"), h("th", {}, "规则 rules"), h("th", {}, "手 hand"), h("th", {}, "累计 totals"), h("th", {}, ""))),
       h("tbody", {}, tables.map((t) => h("tr", {},
         h("td", {}, t.id), h("td", {}, t.spec), h("td", { class: "num" }, String(t.hand + 1)),
@@ -563,7 +595,7 @@ async function route() {
   try {
     if (parts[0] === "play" && parts.length >= 3) return start(() => new Seat(decodeURIComponent(parts[1]), decodeURIComponent(parts[2])));
     if (parts[0] === "replay" && parts.length >= 3) {
-      const data = await getJSON(`/tables/${encodeURIComponent(parts[1])}/records/${encodeURIComponent(parts[2])}/replay`);
+      const data = await getJSON(`/tables/${encodeURIComponent(parts[1])}/records/${encodeURIComponent(parts[2])}/replay`, asSeat(parts[1]));
       return start(() => new Replay(data));
     }
     if (parts[0] === "replay-file") return;  // a file already shown
