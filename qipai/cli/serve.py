@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 
@@ -72,6 +73,11 @@ from qipai.cli.common import fail
 @click.option("--open", "open_", is_flag=True,
               help="Serve the open demo (no keys) on an address other than loopback "
                    "(refused without this flag): anyone who reaches it may create tables.")
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True,
+              help="The log on standard error: text lines, or one JSON object a line "
+                   "(time, level, event and its fields: tables created and closed, hands "
+                   "ended, timeouts, refusals, the server's own lines).")
 @click.option("--allow-version-mismatch", is_flag=True,
               help="Restore open tables made under another qipai version (the variant "
                    "version, ruleset and plugins must still match).")
@@ -80,7 +86,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
           max_message_bytes: int, max_body_bytes: int, allow_version_mismatch: bool,
           max_replay_bytes: int, stall_s: float, resync_s: float, max_tables: int,
           bot_delay: float, max_connections: int | None, keys_file: str | None,
-          open_: bool) -> None:
+          open_: bool, log_format: str = "text") -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
     Open the printed address in a browser (create a table, play, watch,
@@ -89,6 +95,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     restored from the database when the server starts again.
     """
     try:
+        from qipai.server import logs
         from qipai.server.listen import listen, run
         from qipai.server.state import Server
     except ModuleNotFoundError as exc:
@@ -110,6 +117,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     # the port first: one in use is one line, before the database is opened
     # (nothing written) or anything announced; the socket listens from here
     # on, so no other program can take the port before uvicorn serves it
+    logs.setup(log_format)
     try:
         sock = listen(host, port)
     except OSError as exc:
@@ -127,6 +135,13 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
         raise
     port = sock.getsockname()[1]   # --port 0: the one the system chose
     dealt = f"seeded {seed} (tests and demos only)" if seed is not None else "OS CSPRNG"
+    if logs.json_on():
+        logs.line(f"qipai serve on http://{shown}:{port}", logging.INFO, "listening",
+                  url=f"http://{shown}:{port}", db=server.store.dialect,
+                  tables=len(server.tables), refused=len(server.refused), deals=dealt,
+                  keys=None if keys is None else len(keys.by_hash), open_demo=keys is None)
+        run(sock, server)
+        _exit()
     click.echo(f"qipai serve on http://{shown}:{port} · database {db} · "
                f"{len(server.tables)} open table{'s' if len(server.tables) != 1 else ''} "
                f"restored"
@@ -142,6 +157,10 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                    f"closing tables and reading records need Authorization: Bearer KEY",
                    err=True)
     run(sock, server)
+    _exit()
+
+
+def _exit() -> None:
     # stopped (Ctrl-C; SIGTERM is re-raised by uvicorn and ends the process
     # here already): the shutdown is done — the store closed — but Python's
     # exit would join every worker thread, and one may still wait for a

@@ -92,8 +92,11 @@ class Clock:
         now = time.time()
         for seat, d in sorted(self.decisions.items()):
             if d.deadline is not None and d.deadline <= now:
+                hand = self.hand
                 try:
                     self.play(seat, default_action(self.table, seat), timeout=True)
+                    self.server.events.emit("timeout", table=self.id, hand=hand, seat=seat,
+                                            seq=d.seq)
                 except Refused as exc:
                     if self.halted is None and self.rereading is None:
                         # a default action is legal: refused, it would be refused again

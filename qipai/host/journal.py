@@ -161,6 +161,10 @@ class Journal:
                 self.committed += 1
                 if ends:
                     self.shown = ends[0]
+                    if len(ends) > 1:   # the hand's end, committed
+                        hand_, end, net = ends[1]
+                        self.server.events.emit("hand_ended", table=self.id, hand=hand_,
+                                                end=end, net=net)
                 if self.uncommitted:   # what was held before a later write: framed now
                     for c in self.conns:
                         c.release(self.committed)

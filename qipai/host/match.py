@@ -259,6 +259,7 @@ class HostedTable(Journal, Clock, Seats, Outbox):
         ends: list = []   # a hand ended: what info() shows once this write commits
         self.store.submit(Write(self.id, ops, functools.partial(
             self._written, self.epoch, conn, hand, seq, future, ends)))
+        self.server.events.applied()
         if taken is not None:
             self.answered[seat] = taken.seq
         marks = [(c, len(c.held)) for c in self.conns]   # what this write causes: after
@@ -277,6 +278,7 @@ class HostedTable(Journal, Clock, Seats, Outbox):
                     c.send(ended)
                 self.install(hand + 1, *nxt)
                 ends.append(self._now())
+                ends.append((hand, result.end, list(result.net)))   # logged at its commit
                 self.sync()
         except Exception as exc:  # noqa: BLE001 - a plugin's view or legal list, or ours
             for c, n in marks:   # half of what it caused may be held: only the acks stay
@@ -419,6 +421,8 @@ class HostedTable(Journal, Clock, Seats, Outbox):
         finally:
             self.closing = False
         self.open = False
+        self.server.events.emit("table_closed", table=self.id, hands=self.hands_done,
+                                totals=list(self.totals))
         closed = P.Closed(totals=tuple(self.totals))
         for conn in list(self.conns):
             conn.send(closed)

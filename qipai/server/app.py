@@ -15,6 +15,9 @@ Routes (docs/reference/protocol.md):
   ``{"status": "stalled", …, "message"}`` while a write has waited for the
   database longer than ``stall_s`` (nothing commits, so no act is
   acknowledged, until the database answers; then ``ok`` again).
+* ``GET /ready`` — 200 ``{"status": "ready"}`` when the database answers a
+  trivial read and the server lock is held, else 503 with the reason
+  (:mod:`qipai.server.metrics`); ``GET /metrics`` — Prometheus metrics.
 * ``GET /variants``, ``GET /variants/{name}`` — options and the card table;
   ``GET /vocabulary?lang=zh`` — the words of melds, actions, ways of winning
   … (:func:`qipai.text.vocabulary`), as the command line writes them.
@@ -48,8 +51,9 @@ from qipai.host import trace
 from qipai.server.guard import OneValueEach
 from qipai.server.routes import (
     STATIC, close_table, create_table, finished, get_table, health, list_tables, not_found,
-    page, records, replay_posted, replay_stored, variant, variants, vocabulary,
+    operator_metrics, page, records, replay_posted, replay_stored, variant, variants, vocabulary,
 )
+from qipai.server.metrics import install, ready
 from qipai.server.socket import table_ws
 from qipai.server.state import SHUTDOWN_S, Server
 
@@ -144,6 +148,8 @@ def create_app(server: Server) -> Starlette:
         Route("/", page),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         Route("/health", health),
+        Route("/ready", ready),
+        Route("/metrics", operator_metrics),   # with --keys: a key
         Route("/records", finished),
         Route("/replay", replay_posted, methods=["POST"]),
         Route("/tables/{id}/records/{hand}/replay", replay_stored),
@@ -159,4 +165,5 @@ def create_app(server: Server) -> Starlette:
     ], lifespan=lifespan, exception_handlers={404: not_found, 405: not_found},
         middleware=[Middleware(_Stopping), Middleware(OneValueEach)])
     app.state.server = server
+    install(server)   # its /metrics registry; the writer observes each batch's commit
     return app

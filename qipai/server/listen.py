@@ -8,6 +8,7 @@ import sys
 import time
 from typing import Any
 
+from qipai.server import logs
 from qipai.server.app import create_app
 from qipai.server.state import REFUSALS_LOG_S, SHUTDOWN_S, Server
 from qipai.server.uvicorn_ws import ws_protocol
@@ -94,6 +95,7 @@ def run(sock: socket.socket, server: Server, log_level: str = "warning") -> None
                             timeout_graceful_shutdown=SHUTDOWN_S)
     # (uvicorn's Config has just configured its loggers)
     logging.getLogger("uvicorn.error").addFilter(RepeatsFilter())
+    logs.json_uvicorn()   # --log-format json: uvicorn's lines too
     userver = uvicorn.Server(config)
     try:
         userver.run(sockets=[sock])   # as uvicorn.run, on our socket

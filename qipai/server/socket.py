@@ -103,6 +103,7 @@ async def table_ws(ws: WebSocket) -> None:
     try:
         t, seat = _admit(ws, s)
     except _Refusal as r:
+        s.events.emit("refused", reason=r.code, table=ws.path_params["id"][:64])
         await ws.send_text(P.encode(P.Error(code=r.code, message=r.message)).decode())
         await ws.close(r.close)
         return
@@ -138,12 +139,17 @@ class _Reader:
 
     def __init__(self, s: Server, t: HostedTable, conn: Conn) -> None:
         self.t, self.conn = t, conn
+        self.events = s.events
         self.rate, self.burst, self.cap = s.rate_per_s, s.burst, s.max_message_bytes
         self.allowance, self.last, self.warned = self.burst, time.monotonic(), 0.0
         self.loop = asyncio.get_running_loop()
         self.every = s.resync_s
         self.resynced = -self.every   # when the last resync was answered (the first: at once)
         self.due: asyncio.TimerHandle | None = None   # a resync's answer waiting for its time
+
+    def refused(self, reason: str) -> None:
+        """An act or frame of this connection refused ``reason`` (counted and logged)."""
+        self.events.emit("refused", reason=reason, table=self.t.id, seat=self.conn.seat)
 
     def cancel(self) -> None:
         if self.due is not None:
@@ -157,6 +163,7 @@ class _Reader:
         conn, cap = self.conn, self.cap
         size = len(data.encode() if isinstance(data, str) else data)
         if size > cap:
+            self.refused("TooLarge")
             conn.send(P.Error(code="TooLarge", message=f"a message is at most "
                                                        f"{cap} bytes; "
                                                        f"this is {size}"))
@@ -164,6 +171,7 @@ class _Reader:
         try:
             msg = P.decode_client(data)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            self.refused("BadMessage")
             conn.send(P.Error(code="BadMessage", message=f"not a client message: {exc}"))
             return
         if isinstance(msg, P.Ping):
@@ -179,6 +187,7 @@ class _Reader:
                     e[trace.APPLIED] = trace.perf_counter()
                     conn.tr[msg.hand, msg.seq] = e
             except Refused as exc:
+                self.refused(exc.code)
                 conn.send(P.Error(code=exc.code, message=exc.message, seq=msg.seq))
 
     def _throttled(self, data: str | bytes, now: float) -> bool:
@@ -191,6 +200,7 @@ class _Reader:
             self.allowance -= 1.0
             return False
         rate = self.rate
+        self.refused("Throttled")
         seq = _act_seq(data, self.cap)
         if seq is not None:
             self.conn.send(P.Error(code="Throttled", seq=seq,

@@ -18,6 +18,8 @@ import msgspec
 from qipai.core.errors import QipaiError
 from qipai.host import protocol as P
 from qipai.host.errors import DamagedTable
+from qipai.host.events import Events
+from qipai.server import logs
 from qipai.host.journal import UNREADABLE
 from qipai.host.match import HostedTable
 from qipai.host.offload import Offload
@@ -215,6 +217,8 @@ class Server:
         self.max_connections = int(max_connections if max_connections is not None
                                    else default_max_connections())
         self.connections = 0   # WebSocket sockets open now (ws_protocol counts them)
+        #: what happens at the tables, counted and logged (``/metrics``, the log)
+        self.events = Events()
         self.refusals_log_s = REFUSALS_LOG_S
         self._refusals = 0   # refused over the limit since the last line about them
         self._refusals_timer: asyncio.TimerHandle | None = None
@@ -289,7 +293,11 @@ class Server:
         return now - since, what
 
     def log(self, message: str) -> None:
-        if not self.quiet:
+        if self.quiet:
+            return
+        if logs.json_on():
+            logs.line(message)
+        else:
             print(f"qipai serve: {message}", file=sys.stderr, flush=True)
 
     def log_once(self, what: str, message: str) -> None:
@@ -319,6 +327,7 @@ class Server:
         seconds, else counted into one line that many seconds on; a
         line says when that long passed with none refused."""
         self._refusals += 1
+        self.events.refusals["TooManyConnections"] += 1   # logged in its own lines
         if self._refusals_timer is None:
             self._refusals = 0
             self.log(f"the limit of WebSocket connections is reached (--max-connections "
@@ -464,6 +473,7 @@ class Server:
             t.lock_lost(self.store.lost)  # lock_lost() did not see this table yet
         else:
             t.start()
+        self.events.emit("table_created", table=tid, variant=rs.spec, bots=sorted(bots))
         return t, P.Created(id=tid, seats=seat_tokens,
                             spectator=f"/tables/{tid}/ws?token={spectator}",
                             spectator_token=spectator, admin=admin, ws=f"/tables/{tid}/ws")

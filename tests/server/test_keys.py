@@ -72,8 +72,8 @@ def test_keyed_server(db_url, tmp_path):
             assert r.status_code == 201, r.text
             t = r.json()
             u = h.post("/tables", json={"bots": [1, 2, 3]}, headers=bearer(bob)).json()
-            # listing, records
-            for path in ("/tables", "/records"):
+            # listing, records, the metrics
+            for path in ("/tables", "/records", "/metrics"):
                 assert h.get(path).json()["error"] == "NoKey"
                 assert h.get(path, headers=bearer("x")).status_code == 401
                 assert h.get(path, headers=bearer(alice)).status_code == 200

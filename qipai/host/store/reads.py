@@ -77,6 +77,11 @@ class Reads:
                              .order_by(tables.c.created, tables.c.id)).mappings()
             return [dict(r) for r in rows]
 
+    def ping(self) -> None:
+        """The most trivial read (``select 1``): whether the database answers."""
+        with _reading("a ping"), self.engine.connect() as c:
+            c.execute(sa.text("select 1"))
+
     def table(self, table_id: str) -> dict[str, Any] | None:
         with _reading(f"table {table_id}"), self.engine.connect() as c:
             r = c.execute(sa.select(tables).where(tables.c.id == table_id)).mappings().first()

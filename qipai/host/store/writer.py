@@ -140,6 +140,9 @@ class GroupCommit:
         # a file database (URI filenames are refused, _check_url): checkpoints to run
         self._ckpt_path = path if path and path != ":memory:" else None
         self.batches = 0          # transactions committed by the writer (statistics)
+        #: called (in the loop) with each batch's commit time in seconds, once a batch
+        #: (the server's metrics: a histogram's observe)
+        self.on_batch: Callable[[float], None] | None = None
 
     def submit(self, write: Write) -> None:
         """Queue ``write`` for the writer (started in the running loop on
@@ -209,7 +212,7 @@ class GroupCommit:
             batch, self._queue = self._queue, []
             self._busy = True
             key = self._writing.begin("a write")
-            t0 = trace.perf_counter() if trace.ON else 0.0
+            t0 = time.perf_counter()
             try:
                 if self.lost is not None:
                     failed = {w.key: self.lost for w in batch}   # the lock is gone: no write
@@ -229,8 +232,11 @@ class GroupCommit:
             finally:
                 self._busy = False
                 self._writing.end(key)
+            took = time.perf_counter() - t0
             if trace.ON:
-                trace.batch(t0, trace.perf_counter() - t0, len(batch))
+                trace.batch(t0, took, len(batch))
+            if self.on_batch is not None:
+                self.on_batch(took)
             self.batches += 1
             self._tell()   # the writer found the lock lost: the server halts first
             for w in batch:

@@ -1,0 +1,116 @@
+"""The server's log as JSON lines (``qipai serve --log-format json``).
+
+``text`` (the default) is the log as it always was: ``qipai serve: …``
+lines and uvicorn's own.  ``json`` writes one JSON object a line on
+standard error — ``{"time": …, "level": …, "event": …, <its fields>}`` —
+for the server's lines (event ``message``, the text in ``message``),
+uvicorn's (event ``uvicorn``) and what happens at the tables
+(:mod:`qipai.host.events`: ``table_created``, ``table_closed``,
+``hand_ended``, ``timeout``, ``refused``).  The events carry no token,
+no salt before its reveal and no key (:mod:`qipai.host.events`).
+
+``refused`` is logged at most once every :data:`REFUSED_LOG_S` seconds
+for each reason (a client sending garbage in a loop would flood the log);
+the next one let through says in ``held`` how many were not logged
+(``/metrics`` counts every one).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from datetime import datetime, timezone
+
+#: Seconds between two logged ``refused`` events of one reason.
+REFUSED_LOG_S = 10.0
+
+_json = False
+
+
+def json_on() -> bool:
+    """Whether the log is JSON lines (:func:`setup` was called with ``json``)."""
+    return _json
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: ``time`` (UTC, ISO 8601), ``level``,
+    ``event`` and the event's fields (``record.fields``); a record that is
+    no event has ``event`` ``message`` (``uvicorn`` for uvicorn's) and its
+    text in ``message``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out = {"time": datetime.fromtimestamp(record.created, timezone.utc)
+               .isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+               "level": record.levelname.lower()}
+        event = getattr(record, "event", None)
+        if event is not None:
+            out["event"] = event
+            for k, v in getattr(record, "fields", {}).items():
+                out.setdefault(k, v)
+        else:
+            out["event"] = "uvicorn" if record.name.startswith("uvicorn") else "message"
+            out["message"] = record.getMessage()
+        if record.exc_info:
+            out["traceback"] = self.formatException(record.exc_info)
+        return json.dumps(out, ensure_ascii=False, default=str)
+
+
+class RefusedFilter(logging.Filter):
+    """Lets one ``refused`` event of each reason through every ``every``
+    seconds; the next one let through counts those held back (``held``)."""
+
+    def __init__(self, every: float = REFUSED_LOG_S) -> None:
+        super().__init__()
+        self.every = every
+        self.seen: dict[str, tuple[float, int]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "event", None) != "refused":
+            return True
+        fields = getattr(record, "fields", {})
+        reason = str(fields.get("reason"))
+        now = time.monotonic()
+        last, held = self.seen.get(reason, (None, 0))
+        if last is not None and now - last < self.every:
+            self.seen[reason] = (last, held + 1)
+            return False
+        if held:
+            record.fields = {**fields, "held": held}
+        self.seen[reason] = (now, 0)
+        return True
+
+
+def setup(fmt: str) -> None:
+    """Configure the log: ``text`` leaves it as it is; ``json`` sends the
+    ``qipai`` loggers (the server's lines, the events) to standard error
+    as JSON lines (uvicorn's: :func:`json_uvicorn`, once uvicorn set up
+    its loggers)."""
+    global _json
+    if fmt != "json":
+        return
+    _json = True
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    handler.addFilter(RefusedFilter())
+    root = logging.getLogger("qipai")
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    root.propagate = False
+
+
+def json_uvicorn() -> None:
+    """(After uvicorn's Config set up its loggers.)  Their lines as JSON too."""
+    if not _json:
+        return
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        for h in logging.getLogger(name).handlers:
+            h.setFormatter(JsonFormatter())
+
+
+def line(message: str, level: int = logging.WARNING, event: str | None = None,
+         **fields: object) -> None:
+    """A line of the server's (``qipai serve: …`` in text) as a JSON log record."""
+    extra = {} if event is None else {"event": event, "fields": {"message": message, **fields}}
+    logging.getLogger("qipai.serve").log(level, message, extra=extra)
