@@ -51,9 +51,9 @@ from qipai.host import trace
 from qipai.server.guard import OneValueEach
 from qipai.server.routes import (
     STATIC, close_table, create_table, finished, get_table, health, list_tables, not_found,
-    operator_metrics, page, records, replay_posted, replay_stored, variant, variants, vocabulary,
+    page, records, replay_posted, replay_stored, variant, variants, vocabulary,
 )
-from qipai.server.metrics import install, ready
+from qipai.server.metrics import install, metrics, ready
 from qipai.server.socket import table_ws
 from qipai.server.state import SHUTDOWN_S, Server
 
@@ -149,7 +149,7 @@ def create_app(server: Server) -> Starlette:
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         Route("/health", health),
         Route("/ready", ready),
-        Route("/metrics", operator_metrics),   # with --keys: a key
+        Route("/metrics", metrics),   # with --keys: a key
         Route("/records", finished),
         Route("/replay", replay_posted, methods=["POST"]),
         Route("/tables/{id}/records/{hand}/replay", replay_stored),

@@ -35,7 +35,7 @@ from starlette.responses import Response
 
 from qipai.host.errors import LOCK_LOST
 from qipai.host.store import ReadsBusy, StoreError
-from qipai.server.routes import _json
+from qipai.server.routes import _json, _key_or_refusal
 
 #: The commit histogram's buckets (seconds): an SQLite WAL commit takes
 #: tens of microseconds, a PostgreSQL one a millisecond or more, a stalled
@@ -85,7 +85,11 @@ def install(server: Any) -> CollectorRegistry:
 
 
 async def metrics(request: Request) -> Response:
-    """``GET /metrics``: the Prometheus text format."""
+    """``GET /metrics``: the Prometheus text format; with ``--keys``, for an
+    operator key only (401 ``NoKey``/``BadKey``, as the other operator routes)."""
+    refusal = _key_or_refusal(request, "GET /metrics")
+    if isinstance(refusal, Response):
+        return refusal
     server = request.app.state.server
     return Response(generate_latest(server.metrics), media_type=CONTENT_TYPE_LATEST)
 

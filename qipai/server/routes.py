@@ -21,7 +21,6 @@ from qipai.host.match import HostedTable
 from qipai.host.offload import Crowded, Stopped
 from qipai.host.replay import replay_steps, shown
 from qipai.host.store import LockLost, ReadsBusy, StoreError, StoreStopped, token_hash
-from qipai.server.metrics import metrics
 from qipai.server.state import (
     REPLAY_WAITING, REPLAY_WORKERS, SPEC_WAITING, SPEC_WORKERS, Server, TooManyTables,
 )
@@ -529,11 +528,3 @@ async def not_found(request: Request, exc: Exception) -> Response:
         return _error("BadMethod", f"{request.method} is not served at {request.url.path}", 405)
     return _error("NotFound", f"nothing is served at {request.url.path}", 404)
 
-
-async def operator_metrics(request: Request) -> Response:
-    """``GET /metrics`` (:mod:`qipai.server.metrics`): with ``--keys``, an
-    operator key (401 ``NoKey``/``BadKey``), as the other operator routes."""
-    refusal = _key_or_refusal(request, "GET /metrics")
-    if isinstance(refusal, Response):
-        return refusal
-    return await metrics(request)
