@@ -337,18 +337,29 @@ async def _stored(s: Server, request: Request
     return row, len(nets), totals
 
 
-async def records(request: Request) -> Response:
-    s = _server(request)
+async def _readable(s: Server, request: Request) -> Response | str:
+    """The path's table id if the request may read its stored hands (it
+    exists; with ``--keys``, a key or one of its seat tokens is sent), else
+    the error answer (:func:`_table_reader`, ``UnknownTable``, a failed read)."""
     tid = _table_id(request)
     if tid is None:
         return _no_table(request)
     try:
         row = await s.store.read(s.store.table, tid)
-        if row is None:
-            return _no_table(request)
-        refusal = _table_reader(request, tid, row)
-        if refusal is not None:
-            return refusal
+    except StoreError as exc:
+        return _unread(s, exc)
+    if row is None:
+        return _no_table(request)
+    refusal = _table_reader(request, tid, row)
+    return tid if refusal is None else refusal
+
+
+async def records(request: Request) -> Response:
+    s = _server(request)
+    tid = await _readable(s, request)
+    if isinstance(tid, Response):
+        return tid
+    try:
         stored = await s.store.read(s.store.hands_of, tid)
     except StoreError as exc:
         return _unread(s, exc)
@@ -418,18 +429,9 @@ async def replay_stored(request: Request) -> Response:
     """``GET /tables/{id}/records/{hand}/replay``: a stored finished hand,
     step by step (an unfinished hand is 404, its cards never served)."""
     s = _server(request)
-    tid = _table_id(request)
-    if tid is None:
-        return _no_table(request)
-    try:
-        row = await s.store.read(s.store.table, tid)
-    except StoreError as exc:
-        return _unread(s, exc)
-    if row is None:
-        return _no_table(request)
-    refusal = _table_reader(request, tid, row)
-    if refusal is not None:
-        return refusal
+    tid = await _readable(s, request)
+    if isinstance(tid, Response):
+        return tid
     hand = _whole(request.path_params["hand"])
     if hand is None:
         return _error("UnknownHand", f"a hand is a whole number written in ASCII digits "
