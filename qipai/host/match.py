@@ -44,6 +44,7 @@ import asyncio
 import functools
 import random
 import traceback
+import time
 from typing import Any
 
 import msgspec
@@ -89,6 +90,14 @@ class HostedTable(Journal, Clock, Seats, Outbox):
                              f"(0..{self.n - 1})")
         self.spectator_hash: str = row["spectator_hash"]
         self.admin_hash: str = row["admin_hash"]
+        #: the operator key that made it (None: an open demo's table, or one
+        #: made before keys were stored)
+        self.key_name: str | None = row.get("key_name")
+        #: the named players: seat → ``{"player": id, "name": shown}`` (the
+        #: operator's; a seat absent: nobody named)
+        self.named: dict[int, dict[str, str]] = {
+            int(s): p for s, p in msgspec.json.decode(row.get("players") or "{}",
+                                                      type=dict[str, dict[str, str]]).items()}
         self.rng_kind: str = row["rng"]
         self.seed: int | None = int(row["seed"]) if row["seed"] is not None else None
         self.open = True
@@ -105,7 +114,7 @@ class HostedTable(Journal, Clock, Seats, Outbox):
         self.commitment = ""
         self.hand_seed: int | None = None
         self.timeouts: list[int] = []
-        self.players = {s: GreedyBot(random.Random(f"qipai-serve:{self.seed}:{s}")
+        self.bot_of = {s: GreedyBot(random.Random(f"qipai-serve:{self.seed}:{s}")
                                      if self.seed is not None else None, self.ruleset)
                         for s in self.bots}
         self._started = False
@@ -410,7 +419,7 @@ class HostedTable(Journal, Clock, Seats, Outbox):
             self.store.submit(Write(self.id, [
                 ("finish_hand", dict(record=msgspec.json.encode(rec).decode(),
                                      k_table=self.id, k_hand=self.hand)),
-                ("close", dict(k_table=self.id))], written))
+                ("close", dict(k_table=self.id, closed=time.time()))], written))
             exc = await done
             if isinstance(exc, LockLost):   # logged once, by the server
                 raise LockLost(f"table {self.id} was not closed: {LOCK_LOST}")

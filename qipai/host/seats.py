@@ -115,7 +115,7 @@ class Seats:
                     continue   # (what is pending, read again)
                 seat = seats[0]
                 try:
-                    action = decide(self.players[seat], self.table, seat)  # its view only
+                    action = decide(self.bot_of[seat], self.table, seat)  # its view only
                 except Exception as exc:  # noqa: BLE001 - a bot's fault, or the view's
                     self._broken(exc, f"bot seat {seat}'s decision")
                     break

@@ -262,7 +262,7 @@ async def create_table(request: Request) -> Response:
         return lost
     s = _server(request)
     try:
-        _, created = await s.create(spec)
+        _, created = await s.create(spec, key)
     except LockLost:
         return _error("LockLost", LOCK_LOST, 503)
     except TooManyTables as exc:

@@ -241,6 +241,9 @@ class Server:
 
         self.qipai_version = qipai_version()
         self.store = Store(db)
+        if self.store.upgraded:
+            self.log(f"the database was made by an older qipai: added the columns "
+                     f"{', '.join(self.store.upgraded)}")
         self.tables: dict[str, HostedTable] = {}
         #: Open tables of the database this server does not play: id → why.
         self.refused: dict[str, QipaiError] = {}
@@ -413,7 +416,8 @@ class Server:
         self.tables[t.id] = t
         return t
 
-    async def create(self, body: P.CreateTable) -> tuple[HostedTable, P.Created]:
+    async def create(self, body: P.CreateTable, key_name: str | None = None
+                     ) -> tuple[HostedTable, P.Created]:
         """A new table (validated before anything is written; the loop waits
         for its commit without blocking, :meth:`Store.create_table_async`).
 
@@ -429,7 +433,7 @@ class Server:
                 f"--max-tables {self.max_tables}): no table is made until one is closed")
         self._creating += 1
         try:
-            return await self._create(body)
+            return await self._create(body, key_name)
         finally:
             self._creating -= 1
 
@@ -440,7 +444,8 @@ class Server:
         return sum(1 for t in self.tables.values() if t.open) + len(self.refused) + \
             self._creating
 
-    async def _create(self, body: P.CreateTable) -> tuple[HostedTable, P.Created]:
+    async def _create(self, body: P.CreateTable, key_name: str | None
+                      ) -> tuple[HostedTable, P.Created]:
         from qipai.core.stamps import stamp_of
 
         rs = await self.ruleset_async(body.variant)
@@ -462,7 +467,8 @@ class Server:
                    tokens=msgspec.json.encode({s: token_hash(t) for s, t in seat_tokens.items()}
                                               ).decode(),
                    spectator_hash=token_hash(spectator), admin_hash=token_hash(admin),
-                   open=True, created=time.time())
+                   open=True, created=time.time(), key_name=key_name, players=None,
+                   closed=None)
         t = HostedTable(self, row, rs)
         hand = t.new_hand(0, None)
         await self.store.create_table_async(row, t.hand_row(0, *hand))
@@ -473,7 +479,8 @@ class Server:
             t.lock_lost(self.store.lost)  # lock_lost() did not see this table yet
         else:
             t.start()
-        self.events.emit("table_created", table=tid, variant=rs.spec, bots=sorted(bots))
+        self.events.emit("table_created", table=tid, variant=rs.spec, bots=sorted(bots),
+                         key=key_name)
         return t, P.Created(id=tid, seats=seat_tokens,
                             spectator=f"/tables/{tid}/ws?token={spectator}",
                             spectator_token=spectator, admin=admin, ws=f"/tables/{tid}/ws")

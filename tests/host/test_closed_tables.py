@@ -44,6 +44,8 @@ def test_a_closed_table_is_let_go_and_answered_from_the_database(served):
                         "players": 4, "bots": [0, 1, 2, 3], "rng": "seeded", "open": False,
                         "hands_done": len(recs["hands"]), "totals": by_seat}
         assert closed["totals"] == by_seat == recs["total"]
+        assert _closed_at(served.db, t["id"]) is not None   # when: for the retention
+        assert _closed_at(served.db, other["id"]) is None
 
         # asked again: the same answer, and only with the admin token
         again = h.post(f"/tables/{t['id']}/close", headers=admin)
@@ -66,6 +68,19 @@ def test_a_closed_table_is_let_go_and_answered_from_the_database(served):
     late = SyncSeat(served, t["id"], t["spectator_token"])
     assert late.recv()["code"] == "UnknownTable"
     late.close()
+
+
+def _closed_at(db: str, tid: str) -> float | None:
+    import sqlalchemy as sa
+
+    from qipai.host.store import engine_url, tables
+
+    engine = sa.create_engine(engine_url(db))
+    try:
+        with engine.connect() as conn:
+            return conn.execute(sa.select(tables.c.closed).where(tables.c.id == tid)).scalar_one()
+    finally:
+        engine.dispose()
 
 
 def test_a_close_asked_again_while_the_first_waits_gets_its_outcome(tmp_path):

@@ -176,7 +176,7 @@ def test_lock_lost_refuses_every_write_and_a_second_server_takes_the_database(pg
 
 
 def _write(key: str, done) -> Write:
-    return Write(key, [("close", dict(k_table=key))], done)
+    return Write(key, [("close", dict(k_table=key, closed=0.0))], done)
 
 
 def test_watchdog_sees_a_terminated_lock_session_and_the_store_refuses_writes(pg_url):

@@ -29,7 +29,7 @@ from qipai.host.store.lock import (
 )
 from qipai.host.store.reads import READ_WAITING, READERS, Reads
 from qipai.host.store.schema import (
-    Write, action_params, actions, hands, metadata, tables, token_hash,
+    Write, action_params, actions, hands, metadata, tables, token_hash, upgrade,
 )
 from qipai.host.store.writer import CHECKPOINT_S, SQLITE_LOCK_WAIT_MS, GroupCommit
 
@@ -130,6 +130,8 @@ class Store(ServerLock, GroupCommit, Reads):
         except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError) as exc:
             raise StoreError(f"cannot use database {url!r}: {exc} ({URLS})") from None
         self.dialect = self.engine.dialect.name
+        #: the ``table.column`` names an older database gained when opened
+        self.upgraded: list[str] = []
         if self.dialect == "sqlite":
             sa.event.listen(self.engine, "connect", _sqlite_pragmas)
         self._init_writer()
@@ -140,9 +142,12 @@ class Store(ServerLock, GroupCommit, Reads):
             # the schema, under the lock (two servers starting at once never race on it)
             if self._wconn is not None:
                 metadata.create_all(self._wconn)
+                self.upgraded = upgrade(self._wconn)
                 self._wconn.commit()
             else:
-                metadata.create_all(self.engine)
+                with self.engine.begin() as conn:
+                    metadata.create_all(conn)
+                    self.upgraded = upgrade(conn)
         except DatabaseInUse:
             self.close()
             raise

@@ -47,7 +47,17 @@ tables = sa.Table(
     sa.Column("admin_hash", sa.String(64), nullable=False),
     sa.Column("open", sa.Boolean, nullable=False, default=True),
     sa.Column("created", sa.Float, nullable=False),
+    # added after the first release: nullable, so an older database is
+    # upgraded in place by adding them (see UPGRADES)
+    sa.Column("key_name", sa.String(100)),                  # the operator key that made it
+    sa.Column("players", sa.Text),                          # JSON {seat: {player, name}}
+    sa.Column("closed", sa.Float),                          # time.time() of its close
 )
+
+#: Columns added to a table after the first release, by table: each is
+#: nullable, so an older database gains them with ``ALTER TABLE … ADD
+#: COLUMN`` when a server opens it (:func:`upgrade`), its old rows reading NULL.
+UPGRADES: dict[str, tuple[str, ...]] = {"qipai_tables": ("key_name", "players", "closed")}
 
 hands = sa.Table(
     "qipai_hands", metadata,
@@ -80,7 +90,7 @@ _UPDATE_HAND = (hands.update()
                 .where(hands.c.table_id == sa.bindparam("k_table"),
                        hands.c.hand == sa.bindparam("k_hand")))
 _CLOSE_TABLE = (tables.update().where(tables.c.id == sa.bindparam("k_table"))
-                .values(open=False))
+                .values(open=False, closed=sa.bindparam("closed")))
 _encode = msgspec.json.Encoder().encode
 
 #: Operations a :class:`Write` may hold: (kind, parameters).
@@ -114,6 +124,25 @@ def action_params(table_id: str, hand: int, seq: int, action: Any,
     return dict(table_id=table_id, hand=hand, seq=seq, action=_encode(action).decode(),
                 timeout=timeout)
 
+
+
+def upgrade(conn: sa.Connection) -> list[str]:
+    """Add the :data:`UPGRADES` columns a database made by an older qipai
+    lacks (under the server lock, before anything reads it); answers the
+    ``table.column`` names added.  Raises SQLAlchemy's error if the
+    database refuses (the store reports it as a StoreError)."""
+    added = []
+    inspector = sa.inspect(conn)
+    for name, columns in UPGRADES.items():
+        have = {c["name"] for c in inspector.get_columns(name)}
+        table = metadata.tables[name]
+        for col in columns:
+            if col not in have:
+                c = table.c[col]
+                ddl = c.type.compile(dialect=conn.dialect)
+                conn.execute(sa.text(f'ALTER TABLE {name} ADD COLUMN {col} {ddl}'))
+                added.append(f"{name}.{col}")
+    return added
 
 
 def token_hash(token: str) -> str:
