@@ -30,7 +30,7 @@ from typing import Any
 from qipai.core.errors import QipaiError
 from qipai.text import ACTIONS, CLIENT
 
-__all__ = ["BadAnswer", "LEAVE", "leaves", "pick", "say"]
+__all__ = ["LEAVE", "BadAnswer", "leaves", "pick", "say"]
 
 #: Lines that leave (case-insensitive).
 LEAVE = ("q", "quit", "exit", "退出", "离开")
