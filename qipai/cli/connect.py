@@ -177,7 +177,7 @@ def _answer(m: dict[str, Any], auto: bool, inp: TextIO, p: Any, auto_pass: bool 
     else:
         for i, a in enumerate(legal, 1):   # numbered from 1, as play --human numbers them
             p.line(f"  {i}  {p.action(a)}")
-        choice = _ask(legal, inp, p, _seconds_left(m))
+        choice = _ask(legal, inp, p, m)
     return json.dumps({"type": "act", "hand": m["hand"], "seq": m["seq"], "action": choice})
 
 
@@ -192,16 +192,18 @@ def _seconds_left(m: dict[str, Any]) -> int:
     return int(left)
 
 
-def _ask(legal: list[dict[str, Any]], inp: TextIO, p: Any, left: int) -> dict[str, Any]:
+def _ask(legal: list[dict[str, Any]], inp: TextIO, p: Any, m: dict[str, Any]) -> dict[str, Any]:
     """The action the player types (:func:`qipai.text.answer.pick`); a line
-    naming none, or more than one, gets its hint and is asked again.
+    naming none, or more than one, gets its hint and is asked again, each
+    prompt with the seconds left before the deadline of ``m`` (the decide).
 
     Raises:
         _Left: ``q``, or the end of input."""
     from qipai.text.answer import BadAnswer, leaves, pick, say
 
     while True:
-        prompt = f"{say(LANG, 'prompt', n=len(legal))} · {say(LANG, 'time_left', s=left)}> "
+        left = say(LANG, "time_left", s=_seconds_left(m))
+        prompt = f"{say(LANG, 'prompt', n=len(legal))} · {left}> "
         print("   " + prompt, end="", file=p.out, flush=True)
         text = inp.readline()
         if not text:

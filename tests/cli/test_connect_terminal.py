@@ -178,3 +178,14 @@ def test_ctrl_c_leaves_the_table_in_one_line(served):
     assert out.decode() == "\n== interrupted (Ctrl-C): you left the table.\n", (out, err)
     assert err == b""
     assert poll(lambda: connections(served), lambda n: n == 0) == 0
+
+
+def test_the_seconds_left_stay_within_the_allowance():
+    """Counted from the server's ``deadline`` (Unix time); a client clock set
+    otherwise than the server's shows the whole allowance, or 0, never
+    nonsense."""
+    now = time.time()
+    left = client._seconds_left
+    assert left({"deadline": now + 12.5, "timeout": 30}) in (11, 12)
+    assert left({"deadline": now + 3600, "timeout": 30}) == 30
+    assert left({"deadline": now - 5, "timeout": 30}) == 0
