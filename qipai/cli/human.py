@@ -35,7 +35,7 @@ LANG = "en"
 
 
 class Quit(Exception):
-    """The player left (``q``, or the end of input); ``why`` says which."""
+    """The player left (``q``, the end of input, or Ctrl-C); ``why`` says which."""
 
     def __init__(self, why: str) -> None:
         super().__init__(why)
