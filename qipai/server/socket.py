@@ -19,6 +19,7 @@ from qipai.host.outbox import Conn
 from qipai.host.replay import shown
 from qipai.host.seats import MAX_CONNS_PER_SEAT, MAX_SPECTATORS
 from qipai.host.store import token_hash
+from qipai.server.limits import LimitReached
 
 if TYPE_CHECKING:
     from qipai.host.match import HostedTable
@@ -92,6 +93,10 @@ def _admit(ws: WebSocket, s: Server) -> tuple[HostedTable, int | None]:
                        f"{'seat ' + str(seat) if seat is not None else 'spectators'} of this "
                        f"table already {'has' if seat is not None else 'have'} {most} "
                        f"connections open; close one first", 4429)
+    try:   # its key's limits, and the room kept for seats
+        s.quota.admit(t, seat is None)
+    except LimitReached as exc:
+        raise _Refusal("TooManyConnections", exc.body.message, 4429) from None
     return t, seat
 
 
@@ -112,6 +117,7 @@ async def table_ws(ws: WebSocket) -> None:
         conn.tr = {}
     writer = asyncio.get_running_loop().create_task(_writer(ws, conn))
     reader = _Reader(s, t, conn)
+    s.quota.attached(t, seat is None)
     try:
         t.attach(conn)   # (inside: a connection is detached whatever happens)
         while True:
@@ -129,6 +135,7 @@ async def table_ws(ws: WebSocket) -> None:
     finally:
         reader.cancel()
         t.detach(conn)
+        s.quota.detached(t, seat is None)
         writer.cancel()
 
 
