@@ -54,7 +54,7 @@ from qipai.cli.common import fail
               help="WebSocket connections spectators leave to seated players: spectators "
                    "may hold at most --max-connections less the human seats of open tables "
                    "with no connection now, at least this many and at most half of "
-                   "--max-connections.  [default: a tenth of --max-connections, at least 1]")
+                   "--max-connections.  [default: a tenth of --max-connections, rounded down]")
 @click.option("--key-max-tables", type=click.IntRange(min=0), default=None,
               help="With --keys: open tables one key may hold, for a key whose entry sets "
                    "no max_tables (qipai keys new NAME --max-tables N); beyond, 429 "

@@ -32,7 +32,7 @@ reloaded.
 tables together, may hold at most ``max_connections − reserve``
 connections, where ``reserve`` is the human seats of open tables that have
 no connection now, at least ``--seat-reserve`` (default: a tenth of
-``--max-connections``, at least 1) and at most half of
+``--max-connections``, rounded down) and at most half of
 ``--max-connections``.  Spectators can therefore never take the last
 connections from seated players: a player of any table still connects
 when one client has opened every spectator connection it may.
@@ -87,8 +87,8 @@ class LimitReached(QipaiError):
 
 
 def default_seat_reserve(max_connections: int) -> int:
-    """The default ``--seat-reserve``: a tenth of ``max_connections``, at least 1."""
-    return max(1, max_connections // 10)
+    """The default ``--seat-reserve``: a tenth of ``max_connections`` (rounded down)."""
+    return max_connections // 10
 
 
 class Quota:
