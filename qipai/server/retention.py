@@ -60,7 +60,9 @@ async def prune_once(server: Any, retention: float) -> int:
     store = server.store
     done_total = 0
     while True:
-        ids = await store.read(store.closed_before, time.time() - retention, BATCH)
+        # (not capped: one read at a time, never refused Busy behind the requests' reads)
+        ids = await store.read(store.closed_before, time.time() - retention, BATCH,
+                               capped=False)
         if not ids:
             return done_total
         fut: asyncio.Future[BaseException | None] = asyncio.get_running_loop().create_future()

@@ -52,6 +52,10 @@ def test_keys_file_limits(tmp_path):
     f.write_text(f.read_text().replace('"max_tables": 2', '"max_tables": -1'))
     r = qipai("serve", "--db", f"sqlite:///{tmp_path / 'q.db'}", "--keys", str(f))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "max_tables" in r.stderr
+    for bad in ("0", "soon", "-3d", "1w"):
+        r = qipai("serve", "--db", f"sqlite:///{tmp_path / 'q.db'}", "--retention", bad)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr.startswith("error: --retention: a duration is"), r.stderr
 
 
 def test_limits_per_key(db_url, tmp_path):
