@@ -238,8 +238,11 @@ class Quota:
         if key is not None:
             self.conns[key] -= 1
             self.spectators[key] -= spectator
-        if not table.conns:
+        if not table.conns and table.open:
             self.idle_since[table.id] = time.time()
+            if len(self.idle_since) > 2 * len(self.server.tables) + 64:   # closed ones: out
+                self.idle_since = {k: v for k, v in self.idle_since.items()
+                                   if k in self.server.tables}
 
     def idle_seconds(self, table: Any, now: float) -> float:
         """Seconds ``table`` has had no connection (0 while it has one)."""
