@@ -64,9 +64,10 @@ class _Refusal(Exception):
     """A connection refused before it is attached: it is sent
     ``Error(code, message)``, then closed with ``close``."""
 
-    def __init__(self, code: str, message: str, close: int) -> None:
+    def __init__(self, code: str, message: str, close: int, **fields: object) -> None:
         super().__init__(message)
         self.code, self.message, self.close = code, message, close
+        self.fields = fields   # more for its ``refused`` event (a limit: its key and name)
 
 
 def _admit(ws: WebSocket, s: Server) -> tuple[HostedTable, int | None]:
@@ -96,7 +97,8 @@ def _admit(ws: WebSocket, s: Server) -> tuple[HostedTable, int | None]:
     try:   # its key's limits, and the room kept for seats
         s.quota.admit(t, seat is None)
     except LimitReached as exc:
-        raise _Refusal("TooManyConnections", exc.body.message, 4429) from None
+        raise _Refusal("TooManyConnections", exc.body.message, 4429, limit=exc.body.limit,
+                       key=exc.body.key) from None
     return t, seat
 
 
@@ -108,7 +110,7 @@ async def table_ws(ws: WebSocket) -> None:
     try:
         t, seat = _admit(ws, s)
     except _Refusal as r:
-        s.events.emit("refused", reason=r.code, table=ws.path_params["id"][:64])
+        s.events.emit("refused", reason=r.code, table=ws.path_params["id"][:64], **r.fields)
         await ws.send_text(P.encode(P.Error(code=r.code, message=r.message)).decode())
         await ws.close(r.close)
         return

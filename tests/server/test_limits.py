@@ -5,6 +5,7 @@ close 4429) naming the limit, changing nothing, logged once, counted in
 ``/metrics``; a SIGHUP applies new limits (a real server process; SQLite
 and PostgreSQL)."""
 
+import json
 import signal
 
 from hostkit import SyncSeat, start_server
@@ -66,7 +67,7 @@ def test_limits_per_key(db_url, tmp_path):
     carol = qipai("keys", "new", "carol", "--file", str(f), "--max-connections", "2",
                   "--max-spectators", "5").stdout.strip()
     s = start_server(db_url, tmp_path, "--keys", str(f), "--key-tables-per-minute", "3",
-                     "--key-max-spectators", "1", "--max-tables", "20")
+                     "--key-max-spectators", "1", "--max-tables", "20", "--log-format", "json")
     try:
         with s.http() as h:
             # max_tables: alice's third is refused; bob is not blocked by her
@@ -129,3 +130,9 @@ def test_limits_per_key(db_url, tmp_path):
     assert "key 'bob' reached its limit of tables created a minute" in log
     for key in (alice, bob, carol):
         assert key not in log
+    # the refusals' events name the key and the limit (one per reason logged in 10 s)
+    events = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
+    refused = [(e["reason"], e.get("key"), e.get("limit")) for e in events
+               if e.get("event") == "refused"]
+    assert ("TooManyTables", "alice", "max_tables") in refused, refused
+    assert ("TooManyConnections", "alice", "max_spectators") in refused, refused
