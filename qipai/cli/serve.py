@@ -182,7 +182,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
         logs.line(f"qipai serve on http://{shown}:{port}", logging.INFO, "listening",
                   url=f"http://{shown}:{port}", db=server.store.dialect,
                   tables=len(server.tables), refused=len(server.refused), deals=dealt,
-                  keys=None if keys is None else len(keys.by_hash), open_demo=keys is None)
+                  keys=None if keys is None else len(keys.by_hash), open_demo=keys is None,
+                  retention_s=retention_s)
         run(sock, server)
         _exit()
     click.echo(f"qipai serve on http://{shown}:{port} · database {db} · "
@@ -198,6 +199,9 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
         n = len(keys.by_hash)
         click.echo(f"keys: {n} from {keys_file} (SIGHUP reloads them); creating, listing and "
                    f"closing tables and reading records need Authorization: Bearer KEY",
+                   err=True)
+    if retention_s is not None:
+        click.echo(f"closed tables are deleted {retention:s} after their close (--retention)",
                    err=True)
     run(sock, server)
     _exit()
