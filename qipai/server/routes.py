@@ -21,6 +21,7 @@ from qipai.host.match import HostedTable
 from qipai.host.offload import Crowded, Stopped
 from qipai.host.replay import replay_steps, shown
 from qipai.host.store import LockLost, ReadsBusy, StoreError, StoreStopped, token_hash
+from qipai.server import limits
 from qipai.server.state import (
     REPLAY_WAITING, REPLAY_WORKERS, SPEC_WAITING, SPEC_WORKERS, Server, TooManyTables,
 )
@@ -262,7 +263,10 @@ async def create_table(request: Request) -> Response:
         return lost
     s = _server(request)
     try:
-        _, created = await s.create(spec, key)
+        with s.quota.table_for(key):   # the key's own limits (429), then the server's
+            _, created = await s.create(spec, key)
+    except limits.LimitReached as exc:
+        return limits.refusal(s, exc)
     except LockLost:
         return _error("LockLost", LOCK_LOST, 503)
     except TooManyTables as exc:

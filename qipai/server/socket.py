@@ -19,6 +19,7 @@ from qipai.host.outbox import Conn
 from qipai.host.replay import shown
 from qipai.host.seats import MAX_CONNS_PER_SEAT, MAX_SPECTATORS
 from qipai.host.store import token_hash
+from qipai.server.limits import LimitReached
 
 if TYPE_CHECKING:
     from qipai.host.match import HostedTable
@@ -63,9 +64,10 @@ class _Refusal(Exception):
     """A connection refused before it is attached: it is sent
     ``Error(code, message)``, then closed with ``close``."""
 
-    def __init__(self, code: str, message: str, close: int) -> None:
+    def __init__(self, code: str, message: str, close: int, **fields: object) -> None:
         super().__init__(message)
         self.code, self.message, self.close = code, message, close
+        self.fields = fields   # more for its ``refused`` event (a limit: its key and name)
 
 
 def _admit(ws: WebSocket, s: Server) -> tuple[HostedTable, int | None]:
@@ -92,6 +94,11 @@ def _admit(ws: WebSocket, s: Server) -> tuple[HostedTable, int | None]:
                        f"{'seat ' + str(seat) if seat is not None else 'spectators'} of this "
                        f"table already {'has' if seat is not None else 'have'} {most} "
                        f"connections open; close one first", 4429)
+    try:   # its key's limits, and the room kept for seats
+        s.quota.admit(t, seat is None)
+    except LimitReached as exc:
+        raise _Refusal("TooManyConnections", exc.body.message, 4429, limit=exc.body.limit,
+                       key=exc.body.key) from None
     return t, seat
 
 
@@ -103,7 +110,7 @@ async def table_ws(ws: WebSocket) -> None:
     try:
         t, seat = _admit(ws, s)
     except _Refusal as r:
-        s.events.emit("refused", reason=r.code, table=ws.path_params["id"][:64])
+        s.events.emit("refused", reason=r.code, table=ws.path_params["id"][:64], **r.fields)
         await ws.send_text(P.encode(P.Error(code=r.code, message=r.message)).decode())
         await ws.close(r.close)
         return
@@ -112,6 +119,7 @@ async def table_ws(ws: WebSocket) -> None:
         conn.tr = {}
     writer = asyncio.get_running_loop().create_task(_writer(ws, conn))
     reader = _Reader(s, t, conn)
+    s.quota.attached(t, seat is None)
     try:
         t.attach(conn)   # (inside: a connection is detached whatever happens)
         while True:
@@ -129,6 +137,7 @@ async def table_ws(ws: WebSocket) -> None:
     finally:
         reader.cancel()
         t.detach(conn)
+        s.quota.detached(t, seat is None)
         writer.cancel()
 
 

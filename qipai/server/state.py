@@ -26,6 +26,7 @@ from qipai.host.offload import Offload
 from qipai.host.replay import MAX_REPLAY_BYTES
 from qipai.host.store import LockLost, Store, StoreError, said, token_hash
 from qipai.server.keys import Keys
+from qipai.server.limits import Quota
 
 #: The largest HTTP request body read (bytes; ``qipai serve --max-body-bytes``).
 MAX_BODY_BYTES = 64 * 1024
@@ -230,6 +231,12 @@ class Server:
                      f"{room + FD_RESERVE}, less {FD_RESERVE} for HTTP and the database): the "
                      f"server may run out of descriptors before the limit; raise ulimit -n")
         self.bot_delay = float(bot_delay)
+        #: limits per key and the room kept for seats (:mod:`qipai.server.limits`;
+        #: ``qipai serve`` sets its defaults)
+        self.quota = Quota(self)
+        #: seconds a closed table is kept before its rows are deleted (None:
+        #: for ever; ``qipai serve --retention``, :mod:`qipai.server.retention`)
+        self.retention: float | None = None
         self._creating = 0   # POST /tables accepted and not done (counted as open)
         self._stalled: float | None = None   # time.monotonic() the logged stall began
         self.replays = Offload("qipai-replay", REPLAY_WORKERS, REPLAY_WAITING)
