@@ -144,9 +144,11 @@ def test_tiles_are_drawn_named_and_light(driver, served, artifacts, variant):  #
     assert packed <= FIRST_LOAD_LIMIT, f"first load {packed} bytes gzip'd: {urls}"
 
     # the deal: seat 0 deals, so its hand is 14 (mahjong) / 21 (zipai) and its turn
+    name = "mahjong" if family == "mahjong" else "zipai"
     mine = [x for x in check_tiles(driver, family, kinds) if x["mine"]]
     assert len({x["top"] for x in mine}) == 1, "the hand is one row at 1280 px"
     assert min(x["width"] for x in mine) >= 36
+    driver.save_screenshot(str(artifacts / f"tiles-{name}-deal-1280.png"))
     driver.set_window_size(390, 844)
     try:
         wait(driver, lambda d: d.execute_script("return window.innerWidth") <= 390)
@@ -159,6 +161,7 @@ def test_tiles_are_drawn_named_and_light(driver, served, artifacts, variant):  #
         else:
             assert rows <= 2, f"the 字牌 hand in {rows} rows on a phone"
         assert min(x["width"] for x in mine) >= 19, "too small to read on a phone"
+        driver.save_screenshot(str(artifacts / f"tiles-{name}-deal-390.png"))
     finally:
         driver.set_window_size(1280, 800)
 
@@ -167,7 +170,6 @@ def test_tiles_are_drawn_named_and_light(driver, served, artifacts, variant):  #
     if family == "zipai":
         assert any(x["kind"] is not None and kinds[x["kind"]]["notation"] in ZP_RED for x in tiles), \
             "no red card shown"
-    name = "mahjong" if family == "mahjong" else "zipai"
     driver.save_screenshot(str(artifacts / f"tiles-{name}-1280.png"))
     driver.set_window_size(390, 844)
     try:

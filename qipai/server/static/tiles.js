@@ -7,15 +7,15 @@
 // 万 as the numeral over a red 萬, the winds 東南西北 in dark ink, 中 red, 發 green, 白 an
 // empty blue frame — the faces of a real set.  字牌 (viewBox 50×80): the paper card, its
 // character at the top and again upside down at the bottom; 小写 一…十 in one frame, 大写
-// 壹…拾 in a double frame; 二七十 / 贰柒拾 printed red.
+// 壹…拾 in a double frame; 二七十 / 贰柒拾 printed red (at the smallest sizes one larger
+// character instead).
 //
-// Characters are <text> in the reader's own CJK fonts: a 楷体 where the system has one
-// (KaiTi on Windows, STKaiti / Kaiti SC on macOS, AR PL UKai on Linux), else the sans stack
-// (Noto Sans CJK, PingFang, Microsoft YaHei, WenQuanYi).  Nothing is downloaded; the
-// drawings are this file's own (the qipai licence), no third-party art.
+// Characters are <text> in the reader's own CJK fonts, the page's stack (page.css :root):
+// Noto Sans CJK / Source Han Sans, PingFang, Microsoft YaHei, WenQuanYi, bold.  No font is
+// downloaded; the drawings are this file's own (qipai's MIT licence), no third-party art.
 
-const FONT = `'KaiTi','STKaiti','Kaiti SC','AR PL UKai CN','Noto Serif CJK SC','Noto Sans CJK SC',` +
-  `'Source Han Sans SC','PingFang SC','Microsoft YaHei','WenQuanYi Micro Hei',sans-serif`;
+const FONT = `'Noto Sans CJK SC','Source Han Sans SC','PingFang SC','Microsoft YaHei',` +
+  `'WenQuanYi Micro Hei',sans-serif`;
 const INK = "#1a2238", RED = "#c4261d", GREEN = "#137a3c", BLUE = "#1f4fa3";
 const NUM = ["", "一", "二", "三", "四", "五", "六", "七", "八", "九", "十"];
 const HONOR = { E: ["東", INK], S: ["南", INK], W: ["西", INK], N: ["北", INK], C: ["中", RED], F: ["發", GREEN] };
@@ -58,15 +58,15 @@ function pin(n) {
 }
 
 // ---------------------------------------------------------------- 条: bamboo sticks
+const DARK = { [GREEN]: "#0b5227", [RED]: "#861710", [BLUE]: "#153a7a" };
 function stick(x, y, c, h = 20, a = 0) {
-  const w = 7.4, t = y - h / 2;
+  const w = 7.6, t = y - h / 2, d = DARK[c];
   const rot = a ? ` transform="rotate(${a} ${x} ${y})"` : "";
-  return `<g${rot}><rect x="${f(x - w / 2)}" y="${f(t)}" width="${w}" height="${h}" rx="3" fill="${c}"/>` +
-    `<rect x="${f(x - w / 2 - .7)}" y="${f(y - 1.3)}" width="${f(w + 1.4)}" height="2.6" rx="1.2" fill="${c}"/>` +
-    `<line x1="${x}" y1="${f(t + 2.2)}" x2="${x}" y2="${f(y - 2.4)}" stroke="#fffdf4" stroke-width="1.5" stroke-linecap="round"/>` +
-    `<line x1="${x}" y1="${f(y + 2.4)}" x2="${x}" y2="${f(t + h - 2.2)}" stroke="#fffdf4" stroke-width="1.5" stroke-linecap="round"/>` +
-    `<rect x="${f(x - w / 2 - .7)}" y="${f(t - .4)}" width="${f(w + 1.4)}" height="2" rx="1" fill="${c}"/>` +
-    `<rect x="${f(x - w / 2 - .7)}" y="${f(t + h - 1.6)}" width="${f(w + 1.4)}" height="2" rx="1" fill="${c}"/></g>`;
+  const node = (yy) => `<rect x="${f(x - w / 2 - .8)}" y="${f(yy - 1.2)}" width="${f(w + 1.6)}" height="2.4" rx="1.2" fill="${d}"/>`;
+  return `<g${rot}><rect x="${f(x - w / 2)}" y="${f(t)}" width="${w}" height="${h}" rx="2.4" fill="${c}"/>` +
+    `<rect x="${f(x - w / 2 + 1.4)}" y="${f(t + 1.5)}" width="1.7" height="${f(h - 3)}" rx=".85" fill="#fff" opacity=".5"/>` +
+    `<rect x="${f(x + w / 2 - 2.2)}" y="${f(t + 1.5)}" width="1.2" height="${f(h - 3)}" rx=".6" fill="${d}" opacity=".6"/>` +
+    node(t + .6) + node(y) + node(t + h - .6) + `</g>`;
 }
 const SOU = {
   2: [[30, 23, G, 28], [30, 57, G, 28]],
@@ -82,18 +82,26 @@ const SOU = {
 };
 // 一条: the bird (幺鸡) on its bamboo
 const BIRD =
-  `<path d="M31 44 C22 54 14 62 9 72 C17 68 22 66 27 60 C25 67 25 72 27 76 C31 70 33 62 33 54 Z" fill="${GREEN}"/>` +
-  `<path d="M33 46 C38 56 44 64 52 70 C50 62 44 54 37 46 Z" fill="${BLUE}"/>` +
-  `<circle cx="14" cy="69" r="2.4" fill="${RED}"/><circle cx="26.5" cy="71" r="2.2" fill="${RED}"/><circle cx="47" cy="64" r="2.2" fill="${RED}"/>` +
-  `<ellipse cx="33" cy="38" rx="12" ry="9.5" fill="${GREEN}" transform="rotate(-28 33 38)"/>` +
-  `<path d="M26 38 C31 31 40 30 45 33 C41 40 33 44 26 38 Z" fill="${BLUE}"/>` +
-  `<path d="M29 41 C33 37 39 37 42 38" stroke="#fffdf4" stroke-width="1.1" fill="none"/>` +
-  `<path d="M27 30 C24 25 22 21 22 17" stroke="${GREEN}" stroke-width="6" fill="none" stroke-linecap="round"/>` +
-  `<circle cx="22" cy="16" r="6.2" fill="${GREEN}"/>` +
-  `<path d="M19 10 C19 5 23 3 26 4 C24 6 24 8 25 10 Z" fill="${RED}"/>` +
-  `<path d="M16.5 15 L9 18 L16.5 19 Z" fill="#e0902a"/>` +
-  `<circle cx="21" cy="15" r="1.7" fill="#fffdf4"/><circle cx="20.7" cy="15" r=".9" fill="${INK}"/>` +
-  `<path d="M30 47 L28 55 M36 46 L37 54" stroke="${RED}" stroke-width="1.6" stroke-linecap="round"/>`;
+  // the tail behind, three feathers with their eyes
+  `<path d="M33 44 Q47 56 55 74 Q43 67 30 50 Z" fill="${GREEN}"/>` +
+  `<path d="M31 48 Q37 62 38 78 Q30 67 27 52 Z" fill="${BLUE}"/>` +
+  `<path d="M36 41 Q50 45 57 57 Q46 54 34 46 Z" fill="${GREEN}"/>` +
+  `<circle cx="52" cy="70" r="2.6" fill="${RED}"/><circle cx="37" cy="74" r="2.4" fill="${RED}"/>` +
+  `<circle cx="54.5" cy="55.5" r="2.2" fill="${RED}"/>` +
+  // the perch, legs, body, breast, wing
+  `<rect x="9" y="59" width="30" height="4.4" rx="2.2" fill="${GREEN}"/>` +
+  `<rect x="21" y="58.2" width="2.4" height="6" rx="1" fill="${DARK[GREEN]}"/>` +
+  `<path d="M23 51 L21 60 M29 51 L30 60" stroke="${RED}" stroke-width="1.8" stroke-linecap="round"/>` +
+  `<ellipse cx="27" cy="42" rx="13.5" ry="10.5" fill="${GREEN}" transform="rotate(-22 27 42)"/>` +
+  `<ellipse cx="19.5" cy="43" rx="5.5" ry="7.5" fill="${RED}" transform="rotate(10 19.5 43)"/>` +
+  `<path d="M23 38 C29 30 41 31 43 37 C39 45 31 49 25 46 Z" fill="${BLUE}"/>` +
+  `<path d="M27 41 C31 37 37 36 40 37 M28 44 C32 41 36 40 38 41" stroke="#fffdf4" stroke-width="1" fill="none"/>` +
+  // neck, head, crest, beak, eye
+  `<path d="M24 35 L18 22" stroke="${GREEN}" stroke-width="7.5" stroke-linecap="round"/>` +
+  `<circle cx="17" cy="19" r="6.8" fill="${GREEN}"/>` +
+  `<path d="M13.5 13.5 C11 8 14 4 18 5 C16.5 7.5 17.5 10 19.5 12.5 Z" fill="${RED}"/>` +
+  `<path d="M11 17.5 L3.5 20.5 L11.2 22 Z" fill="#e39a2d"/>` +
+  `<circle cx="15.5" cy="17.8" r="2" fill="#fffdf4"/><circle cx="15.2" cy="17.8" r="1" fill="${INK}"/>`;
 function sou(n) {
   if (n === 1) return BIRD;
   return SOU[n].map(([x, y, c, hgt, a]) => stick(x, y, c, hgt, a)).join("");
@@ -123,8 +131,11 @@ function zipaiFace(n) {
     ? `<rect x="3" y="3" width="44" height="74" rx="2.5" fill="none" stroke="${c}" stroke-width="1.6"/>` +
       `<rect x="5.6" y="5.6" width="38.8" height="68.8" rx="1.5" fill="none" stroke="${c}" stroke-width=".7"/>`
     : `<rect x="3.5" y="3.5" width="43" height="73" rx="2.5" fill="none" stroke="${c}" stroke-width="1"/>`;
-  return frame + txt(25, 27, 34, c, ch, `font-weight="bold"`) +
-    `<g transform="rotate(180 25 60)">${txt(25, 60, 19, c, ch, `font-weight="bold" opacity=".85"`)}</g>`;
+  // .full: the character and its upside-down copy; .solo: one larger character, for the
+  // smallest sizes (page.css chooses)
+  return frame + `<g class="full">${txt(25, 27, 34, c, ch, `font-weight="bold"`)}` +
+    `<g transform="rotate(180 25 60)">${txt(25, 60, 19, c, ch, `font-weight="bold" opacity=".85"`)}</g></g>` +
+    `<g class="solo">${txt(25, 40, 40, c, ch, `font-weight="bold"`)}</g>`;
 }
 
 const cache = new Map();
