@@ -2,7 +2,7 @@
 // It speaks only the protocol of `qipai serve` (docs/reference/protocol.md) and
 // draws only what the server sends this connection.  No build step, no framework.
 
-import { face as tileFace, label as tileLabel } from "./tiles.js";
+import { face as tileFace, label as tileLabel, isRed } from "./tiles.js";
 
 const app = document.getElementById("app");
 const statusEl = document.getElementById("status");
@@ -53,8 +53,6 @@ function words() {
 function flatWords(v) {
   return { ...v.reasons, ...v.bonus, ...v.ends, ...v.ways, ...v.melds, ...v.actions };
 }
-// zipai: 二七十 / 贰柒拾 are the red cards (printed red on the paper cards)
-const ZP_RED = new Set([1, 6, 9, 11, 16, 19]);
 const variantCache = new Map();
 
 async function variantInfo(spec) {
@@ -91,9 +89,9 @@ class Cards {
     const base = { title, role, "aria-label": tileLabel(this.family, info.notation, info.chinese),
       dataset: { kind: String(k) }, ...attrs };
     if (this.family === "zipai") {
-      const big = info.notation.startsWith("d");
-      const cls = `tile zp ${big ? "big" : "small-case"} ${ZP_RED.has(k) ? "red" : ""} ${size} ${extra}`;
-      return h(tag, { class: cls, ...base, title: `${title} ${big ? "大写" : "小写"}${ZP_RED.has(k) ? " 红牌" : ""}` },
+      const big = info.notation.startsWith("d"), red = isRed(this.family, info.notation);
+      const cls = `tile zp ${big ? "big" : "small-case"} ${red ? "red" : ""} ${size} ${extra}`;
+      return h(tag, { class: cls, ...base, title: `${title} ${big ? "大写" : "小写"}${red ? " 红牌" : ""}` },
         tileFace(this.family, info.notation));
     }
     const suit = info.notation.slice(-1);

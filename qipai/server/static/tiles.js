@@ -2,6 +2,7 @@
 //
 //   face(family, notation) -> a fresh <svg> element (cached per face, cloned per use)
 //   label(family, notation, chinese) -> the card's name for aria-label ("三万", "大拾（红）")
+//   isRed(family, notation) -> a 字牌 red card (二七十 / 贰柒拾)
 //
 // Mahjong (viewBox 60×80): 筒 as coloured circles, 条 as bamboo sticks (一条 the bird, 幺鸡),
 // 万 as the numeral over a red 萬, the winds 東南西北 in dark ink, 中 red, 發 green, 白 an
@@ -19,7 +20,9 @@ const FONT = `'Noto Sans CJK SC','Source Han Sans SC','PingFang SC','Microsoft Y
 const INK = "#1a2238", RED = "#c4261d", GREEN = "#137a3c", BLUE = "#1f4fa3";
 const NUM = ["", "一", "二", "三", "四", "五", "六", "七", "八", "九", "十"];
 const HONOR = { E: ["東", INK], S: ["南", INK], W: ["西", INK], N: ["北", INK], C: ["中", RED], F: ["發", GREEN] };
+// zipai: 二七十 / 贰柒拾 are the red cards (printed red on the paper cards)
 const ZP_RED = new Set(["x2", "x7", "x10", "d2", "d7", "d10"]);
+export const isRed = (family, notation) => family === "zipai" && ZP_RED.has(notation);
 
 const f = (x) => +x.toFixed(2);
 const txt = (x, y, size, fill, ch, extra = "") =>
