@@ -2,6 +2,8 @@
 // It speaks only the protocol of `qipai serve` (docs/reference/protocol.md) and
 // draws only what the server sends this connection.  No build step, no framework.
 
+import { face as tileFace, label as tileLabel, isRed } from "./tiles.js";
+
 const app = document.getElementById("app");
 const statusEl = document.getElementById("status");
 const whereEl = document.getElementById("where");
@@ -51,8 +53,6 @@ function words() {
 function flatWords(v) {
   return { ...v.reasons, ...v.bonus, ...v.ends, ...v.ways, ...v.melds, ...v.actions };
 }
-// zipai: 二七十 / 贰柒拾 are the red cards (printed red on the paper cards)
-const ZP_RED = new Set([1, 6, 9, 11, 16, 19]);
 const variantCache = new Map();
 
 async function variantInfo(spec) {
@@ -76,26 +76,27 @@ class Cards {
   chinese(k) { return k === null || k === undefined ? "?" : this.kinds[k].chinese; }
   notation(k) { return k === null || k === undefined ? "?" : this.kinds[k].notation; }
   text(cards) { return cards.map((k) => this.chinese(k)).join(" "); }
-  // one card as an element: drawn faces (the Chinese name), the name and notation on hover
+  // one card as an element: its face drawn (tiles.js, inline SVG), its name as aria-label
+  // (a screen reader's text), the name and notation on hover
   tile(k, { size = "", tag = "span", extra = "", attrs = {} } = {}) {
+    const role = tag === "button" ? null : "img";   // a button stays a button
     if (k === null || k === undefined) {
-      return h(tag, { class: `tile back ${size} ${extra}`, title: "暗牌 face down", ...attrs });
+      return h(tag, { class: `tile back ${this.family === "zipai" ? "zp" : ""} ${size} ${extra}`, title: "暗牌 face down", role,
+        "aria-label": "暗牌", ...attrs });
     }
     const info = this.kinds[k];
     const title = `${info.chinese} ${info.notation}`;
-    const base = { title, dataset: { kind: String(k) }, ...attrs };
+    const base = { title, role, "aria-label": tileLabel(this.family, info.notation, info.chinese),
+      dataset: { kind: String(k) }, ...attrs };
     if (this.family === "zipai") {
-      const big = info.notation.startsWith("d");
-      const cls = `tile zp ${big ? "big" : "small-case"} ${ZP_RED.has(k) ? "red" : ""} ${size} ${extra}`;
-      return h(tag, { class: cls, ...base, title: `${title} ${big ? "大写" : "小写"}${ZP_RED.has(k) ? " 红牌" : ""}` },
-        h("span", { class: "case" }, big ? "大" : "小"), h("b", {}, info.chinese));
+      const big = info.notation.startsWith("d"), red = isRed(this.family, info.notation);
+      const cls = `tile zp ${big ? "big" : "small-case"} ${red ? "red" : ""} ${size} ${extra}`;
+      return h(tag, { class: cls, ...base, title: `${title} ${big ? "大写" : "小写"}${red ? " 红牌" : ""}` },
+        tileFace(this.family, info.notation));
     }
-    const ch = info.chinese;
     const suit = info.notation.slice(-1);
-    if (ch.length === 2 && "mps".includes(suit)) {
-      return h(tag, { class: `tile mj s-${suit} ${size} ${extra}`, ...base }, h("b", {}, ch[0]), h("i", {}, ch[1]));
-    }
-    return h(tag, { class: `tile mj honor h-${info.notation} ${size} ${extra}`, ...base }, h("b", {}, ch));
+    const cls = info.chinese.length === 2 && "mps".includes(suit) ? `s-${suit}` : `honor h-${info.notation}`;
+    return h(tag, { class: `tile mj ${cls} ${size} ${extra}`, ...base }, tileFace(this.family, info.notation));
   }
   tiles(cards, opts) { return cards.map((k) => this.tile(k, opts)); }
   // a payment breakdown (qipai.core.model.format_why, with tiles)
