@@ -70,6 +70,11 @@ from qipai.cli.common import fail
                    "listing and closing tables and reading records and replays then need "
                    "Authorization: Bearer KEY (a seat token also reads its own table's "
                    "records).  Re-read on SIGHUP.  Without it the server is an open demo.")
+@click.option("--lobby", is_flag=True,
+              help="With --keys: list the open tables (GET /tables: their variant, seats "
+                   "and players' names, never a token) to anyone, for the page's lobby.  "
+                   "Without it the page opened without a seat link says to ask the operator "
+                   "for one.  (Without keys the lobby is always on: the open demo.)")
 @click.option("--open", "open_", is_flag=True,
               help="Serve the open demo (no keys) on an address other than loopback "
                    "(refused without this flag): anyone who reaches it may create tables.")
@@ -86,7 +91,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
           max_message_bytes: int, max_body_bytes: int, allow_version_mismatch: bool,
           max_replay_bytes: int, stall_s: float, resync_s: float, max_tables: int,
           bot_delay: float, max_connections: int | None, keys_file: str | None,
-          open_: bool, log_format: str = "text") -> None:
+          open_: bool, log_format: str = "text", lobby: bool = False) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
     Open the printed address in a browser (create a table, play, watch,
@@ -133,6 +138,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     except BaseException:
         sock.close()
         raise
+    server.lobby = lobby
     port = sock.getsockname()[1]   # --port 0: the one the system chose
     dealt = f"seeded {seed} (tests and demos only)" if seed is not None else "OS CSPRNG"
     if logs.json_on():
@@ -154,7 +160,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     else:
         n = len(keys.by_hash)
         click.echo(f"keys: {n} from {keys_file} (SIGHUP reloads them); creating, listing and "
-                   f"closing tables and reading records need Authorization: Bearer KEY",
+                   f"closing tables and reading records need Authorization: Bearer KEY"
+                   + ("; --lobby: the open tables are listed to anyone" if lobby else ""),
                    err=True)
     run(sock, server)
     _exit()
