@@ -173,8 +173,9 @@ def _ask(legal: list[dict[str, Any]], inp: TextIO, p: Any) -> dict[str, Any]:
 def connect(url: str, auto: bool, hands: int | None) -> None:
     """Play a seat of a `qipai serve` table in this terminal.
 
-    URL is ws://HOST:PORT/tables/ID/ws?token=TOKEN (a seat's token, or the
-    spectator's to watch).
+    URL is ws://HOST:PORT/tables/ID/ws?token=TOKEN (a seat's token, a seat
+    token the operator signed — a JWT —, or the spectator's to watch).  The
+    named players are shown by name beside their seats.
     """
     try:
         import websockets  # noqa: F401

@@ -25,6 +25,7 @@ class Printer:
         self.cards: Any = None
         self.names: dict[str, str] = {}  # the variant's (Manifest.names), first
         self.played = False  # a card was drawn or discarded since the deal
+        self.players: dict[str, str] = {}  # the table's named seats: seat → name
 
     def line(self, text: str) -> None:
         print(text, file=self.out, flush=True)
@@ -45,11 +46,16 @@ class Printer:
             return f"chi {self.hand(list(a['cards']))}"
         return t
 
+    def seat(self, s: int) -> str:
+        """``seat 0``, or ``seat 0 (阿明)`` if the seat's player is named."""
+        name = self.players.get(str(s))
+        return f"seat {s} ({name})" if name else f"seat {s}"
+
     def event(self, e: dict[str, Any]) -> str:
         """One event (JSON, as the server sends it) as a line, the names in
         Chinese and pinyin as ``qipai play`` prints them."""
         t = e["type"]
-        who = f"seat {e['seat']}" if "seat" in e else ""
+        who = self.seat(e["seat"]) if "seat" in e else ""
         if t in ("drew", "discarded"):
             self.played = True
         if t == "dealt":
@@ -105,12 +111,18 @@ class Printer:
             self.cards, self.names = None, {}
         v = m["view"]
         self.played = False  # a hand's first view: its events follow
-        seat = "spectator" if m["seat"] is None else f"seat {m['seat']}"
+        self.players = dict(m.get("names") or {})
+        seat = "spectator" if m["seat"] is None else self.seat(m["seat"])
         # hands are counted from 1, as play, replay and verify count them (the protocol's
         # ``hand`` is the 0-based index)
         self.line(f"== table {m['table']} · {m['spec']} · hand {m['hand'] + 1} · {seat} · "
                   f"dealer {v['dealer']} · totals {m['totals']}"
                   + (" · SEEDED (demo deal)" if m["seeded"] else ""))
+        if self.players:
+            self.line("   players: " + ", ".join(
+                f"seat {s} {n}" + (" (you)" if m["seat"] is not None and int(s) == m["seat"]
+                                   else "")
+                for s, n in sorted(self.players.items(), key=lambda i: int(i[0]))))
         for e in v["events"]:
             if e["type"] != "dealt":
                 self.line("   " + self.event(e))

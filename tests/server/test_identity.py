@@ -369,3 +369,22 @@ def test_open_demo_takes_players_and_refuses_signed_tokens(db_url, tmp_path):
         c.close()
     finally:
         s.stop()
+    # restarted: the table is restored with its named player
+    s = start_server(db_url, tmp_path)
+    try:
+        c = SyncSeat(s, t["id"], t["seats"]["0"])
+        w = c.until("welcome")
+        assert w["names"] == {"0": "阿明"} and w["player"] == "u-123"
+        c.close()
+    finally:
+        s.stop()
+
+
+def test_qipai_connect_plays_with_a_signed_seat_token_and_shows_names(keyed):
+    t = make(keyed, bots=[1, 2, 3], players=[AMING])
+    token = sign(secret_of(keyed.keys_file, "alice"), "alice", table=t["id"], seat=0,
+                 player="u-123")
+    r = qipai("connect", "--auto", "--hands", "1", keyed.ws(f"/tables/{t['id']}/ws?token={token}"))
+    assert r.returncode == 0, r.stderr
+    assert "players: seat 0 阿明 (you)" in r.stdout and "seat 0 (阿明)" in r.stdout, r.stdout
+    assert token not in r.stdout + r.stderr
