@@ -83,10 +83,10 @@ def _key_or_refusal(request: Request, what: str) -> str | Response | None:
     return name
 
 
-def _denied(s: Server, d: Denied) -> Response:
+def _denied(s: Server, tid: str, d: Denied) -> Response:
     """The answer of a signed seat token refused (:mod:`qipai.server.identity`),
-    logged once per reason (never the token)."""
-    s.events.emit("refused", reason=d.code)
+    counted and logged as a refusal (its reason and table, never the token)."""
+    s.events.emit("refused", reason=d.code, table=tid)
     r = _error(d.code, d.message, d.status)
     if d.status == 401:
         r.headers["WWW-Authenticate"] = 'Bearer realm="qipai", error="invalid_token"'
@@ -108,7 +108,7 @@ def _table_reader(request: Request, tid: str, row: dict[str, Any]) -> Response |
         try:
             verify(s.keys, token, Seating.of_row(row))
         except Denied as d:
-            return _denied(s, d)
+            return _denied(s, tid, d)
         return None
     if token:
         h = token_hash(token)
@@ -307,8 +307,7 @@ async def list_tables(request: Request) -> Response:
         key = _key_or_refusal(request, "listing the tables")
         if isinstance(key, Response):
             return key
-    return _json([t.info() for t in _server(request).tables.values()
-                  if t.open and t.halted is None])
+    return _json([t.info() for t in s.tables.values() if t.open and t.halted is None])
 
 
 def _table(request: Request) -> HostedTable | None:

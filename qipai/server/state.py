@@ -25,6 +25,7 @@ from qipai.host.match import HostedTable
 from qipai.host.offload import Offload
 from qipai.host.replay import MAX_REPLAY_BYTES
 from qipai.host.store import LockLost, Store, StoreError, said, token_hash
+from qipai.server.identity import check_players
 from qipai.server.keys import Keys
 
 #: The largest HTTP request body read (bytes; ``qipai serve --max-body-bytes``).
@@ -460,8 +461,6 @@ class Server:
         bots = body.bots
         if any(type(b) is not int or not 0 <= b < n for b in bots) or len(set(bots)) != len(bots):
             raise BadBots(f"bots must be distinct seats of {rs.name} (0..{n - 1}), not {bots}")
-        from qipai.server.identity import check_players
-
         players = check_players(body.players, n, bots)
         tid = secrets.token_hex(6)
         seat_tokens = {str(s): secrets.token_urlsafe(24) for s in range(n) if s not in bots}
