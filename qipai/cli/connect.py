@@ -228,10 +228,11 @@ def _ask(legal: list[dict[str, Any]], inp: TextIO, p: Any, m: dict[str, Any]) ->
 def connect(url: str, auto: bool, hands: int | None, auto_pass: bool) -> None:
     """Play a seat of a `qipai serve` table in this terminal.
 
-    URL is ws://HOST:PORT/tables/ID/ws?token=TOKEN (a seat's token, or the
-    spectator's to watch).  Answer with the action's number (from 1), a card
-    to discard (W, 3m, 三万) or an action's word (peng, 胡, pass); Enter alone
-    passes; q leaves.
+    URL is ws://HOST:PORT/tables/ID/ws?token=TOKEN (a seat's token, a seat
+    token the operator signed — a JWT —, or the spectator's to watch; the
+    named players are shown by name beside their seats).  Answer with the
+    action's number (from 1), a card to discard (W, 3m, 三万) or an action's
+    word (peng, 胡, pass); Enter alone passes; q leaves.
     """
     try:
         import websockets  # noqa: F401

@@ -39,19 +39,38 @@ def _given(**limits: int | None) -> dict[str, int]:
 @click.argument("name")
 @_FILE
 @_limit_options
+@click.option("--public-key", "public_key", metavar="FILE.pem", default=None,
+              type=click.Path(exists=True, dir_okay=False),
+              help="An Ed25519 public key (PEM): the seat tokens this key's operator signs "
+                   "are EdDSA JWTs checked with it (the private key stays the operator's). "
+                   "Without it a signing secret (HS256) is made and printed once.")
 def new(name: str, path: str, max_tables: int | None, tables_per_minute: int | None,
-        max_connections: int | None, max_spectators: int | None) -> None:
+        max_connections: int | None, max_spectators: int | None,
+        public_key: str | None) -> None:
     """Add a key named NAME (the file is created, mode 0600, if missing) and
-    print it once: only its hash is kept.  The limit options set its own
-    limits (the others are qipai serve's --key-… defaults)."""
+    print it once on standard output: only its hash is kept.  The signing
+    secret of the seat tokens (JWT, HS256, header kid NAME) the operator may
+    sign itself is printed once on standard error; the file keeps it.  The
+    limit options set its own limits (the others are qipai serve's --key-…
+    defaults)."""
+    from pathlib import Path
+
     from qipai.server.keys import new as add
 
-    click.echo(add(path, name, _given(max_tables=max_tables,
-                                      tables_per_minute=tables_per_minute,
-                                      max_connections=max_connections,
-                                      max_spectators=max_spectators)))
+    pem = Path(public_key).read_text(encoding="utf-8") if public_key is not None else None
+    key, secret = add(path, name, public_key=pem,
+                      limits=_given(max_tables=max_tables, tables_per_minute=tables_per_minute,
+                                    max_connections=max_connections,
+                                    max_spectators=max_spectators))
+    click.echo(key)
     click.echo(f"key {name!r} added to {path}; it is shown only this once (send SIGHUP to a "
                f"running qipai serve to use it)", err=True)
+    if secret is not None:
+        click.echo(f"signing secret of {name!r}'s seat tokens (JWT HS256, kid {name!r}): "
+                   f"{secret}", err=True)
+    else:
+        click.echo(f"{name!r}'s seat tokens are checked with the public key of {public_key} "
+                   f"(JWT EdDSA, kid {name!r})", err=True)
 
 
 @keys.command("list")

@@ -95,6 +95,11 @@ from qipai.cli.common import fail
                    "listing and closing tables and reading records and replays then need "
                    "Authorization: Bearer KEY (a seat token also reads its own table's "
                    "records).  Re-read on SIGHUP.  Without it the server is an open demo.")
+@click.option("--lobby", is_flag=True,
+              help="With --keys: list the open tables (GET /tables: their variant, seats "
+                   "and players' names, never a token) to anyone, for the page's lobby.  "
+                   "Without it the page opened without a seat link says to ask the operator "
+                   "for one.  (Without keys the lobby is always on: the open demo.)")
 @click.option("--open", "open_", is_flag=True,
               help="Serve the open demo (no keys) on an address other than loopback "
                    "(refused without this flag): anyone who reaches it may create tables.")
@@ -114,7 +119,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
           open_: bool, log_format: str = "text", seat_reserve: int | None = None,
           key_max_tables: int | None = None, key_tables_per_minute: int | None = None,
           key_max_connections: int | None = None, key_max_spectators: int | None = None,
-          retention: str | None = None) -> None:
+          retention: str | None = None, lobby: bool = False) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
     Open the printed address in a browser (create a table, play, watch,
@@ -176,6 +181,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                                   "max_connections": key_max_connections,
                                   "max_spectators": key_max_spectators}, seat_reserve)
     server.retention = retention_s
+    server.lobby = lobby
     port = sock.getsockname()[1]   # --port 0: the one the system chose
     dealt = f"seeded {seed} (tests and demos only)" if seed is not None else "OS CSPRNG"
     if logs.json_on():
@@ -198,7 +204,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     else:
         n = len(keys.by_hash)
         click.echo(f"keys: {n} from {keys_file} (SIGHUP reloads them); creating, listing and "
-                   f"closing tables and reading records need Authorization: Bearer KEY",
+                   f"closing tables and reading records need Authorization: Bearer KEY"
+                   + ("; --lobby: the open tables are listed to anyone" if lobby else ""),
                    err=True)
     if retention_s is not None:
         click.echo(f"closed tables are deleted {retention:s} after their close (--retention)",

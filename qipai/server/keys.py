@@ -11,6 +11,14 @@ number ≥ 0; ``qipai keys new NAME --max-tables N …``, :mod:`qipai.server.lim
 a field absent — as in every file written before them — means the
 server's default (``qipai serve --key-max-tables N …``).  Fields this
 version does not know are kept as they are when the file is rewritten.
+
+An entry may also hold what checks the seat tokens the operator signs
+itself (JWTs, :mod:`qipai.server.identity`): ``"secret"`` (HS256: the
+shared signing secret, made by ``qipai keys new`` and printed once — the
+file keeps it, as the server must check with it) or ``"public_key"``
+(EdDSA: an Ed25519 public key in PEM, ``qipai keys new NAME --public-key
+FILE.pem``; the operator keeps the private key).  A file without them (made
+before) still loads: its keys sign nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import os
 import re
 import secrets
 from pathlib import Path
+from typing import Any
 
 from qipai.core.errors import QipaiError
 
@@ -42,10 +51,15 @@ def key_hash(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def read(path: str | Path) -> dict[str, str]:
-    """The keys of ``path``: name → SHA-256 hex (:class:`BadKeysFile` if it
-    does not parse; a missing file is an error too)."""
-    return {e["name"]: e["sha256"] for e in entries(path)}
+#: The JWT algorithm of each kind of signing material an entry may hold.
+ALGORITHMS = {"secret": "HS256", "public_key": "EdDSA"}
+
+
+def read(path: str | Path) -> dict[str, dict[str, Any]]:
+    """The keys of ``path``: name → its entry (``sha256``; ``secret`` or
+    ``public_key`` if it signs seat tokens; its :data:`LIMITS`)
+    (:class:`BadKeysFile` if it does not parse; a missing file is an error too)."""
+    return {e["name"]: e for e in entries(path)}
 
 
 def limits(path: str | Path) -> dict[str, dict[str, int]]:
@@ -86,8 +100,31 @@ def entries(path: str | Path) -> list[dict]:
             if f in e and not (type(e[f]) is int and e[f] >= 0):
                 raise BadKeysFile(f"keys file {p}: key {name!r}: {f} is a whole number "
                                   f">= 0, not {e[f]!r}")
+        signing = [k for k in ALGORITHMS if k in e]
+        if len(signing) > 1:
+            raise BadKeysFile(f"keys file {p}: key {name!r} has both a secret and a public_key "
+                              f"(one or the other)")
+        for k in signing:
+            if not (isinstance(e[k], str) and e[k]):
+                raise BadKeysFile(f"keys file {p}: key {name!r}: {k} is not a string")
+            if k == "public_key":
+                _public_key(e[k], f"keys file {p}: key {name!r}")
         names.add(name)
     return found
+
+
+def _public_key(pem: str, where: str) -> object:
+    """The Ed25519 public key of ``pem`` (:class:`BadKeysFile` if it is not one)."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
+    try:
+        key = load_pem_public_key(pem.encode())
+    except (ValueError, TypeError) as exc:
+        raise BadKeysFile(f"{where}: the public key is not a PEM public key ({exc})") from None
+    if not isinstance(key, Ed25519PublicKey):
+        raise BadKeysFile(f"{where}: the public key is not an Ed25519 key (EdDSA)")
+    return key
 
 
 def _write(path: Path, keys: list[dict]) -> None:
@@ -96,7 +133,7 @@ def _write(path: Path, keys: list[dict]) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({"keys": keys}, f, indent=2)
+            json.dump({"keys": keys}, f, indent=2, ensure_ascii=False)
             f.write("\n")
         os.chmod(tmp, 0o600)
         os.replace(tmp, path)
@@ -105,10 +142,14 @@ def _write(path: Path, keys: list[dict]) -> None:
         raise
 
 
-def new(path: str | Path, name: str, limits: dict[str, int] | None = None) -> str:
+def new(path: str | Path, name: str, public_key: str | None = None,
+        limits: dict[str, int] | None = None) -> tuple[str, str | None]:
     """Add a key named ``name`` to ``path`` (created if missing), with its
     own ``limits`` (:data:`LIMITS` fields; the others: the server's
-    defaults); the key (only its hash is stored)."""
+    defaults): ``(key, secret)`` — the key (only its hash is stored) and the
+    HS256 secret it signs seat tokens with (stored; None when
+    ``public_key``, an Ed25519 public key in PEM, is given: its tokens are
+    then signed EdDSA)."""
     p = Path(path)
     if not NAME.fullmatch(name):
         raise BadKeysFile(f"a key's name is 1-64 letters, digits, '_', '.' or '-' "
@@ -118,9 +159,17 @@ def new(path: str | Path, name: str, limits: dict[str, int] | None = None) -> st
         raise BadKeysFile(f"keys file {p} has a key named {name!r} already (revoke it first: "
                           f"qipai keys revoke {name} --file {p})")
     key = PREFIX + secrets.token_urlsafe(32)
-    keys.append({"name": name, "sha256": key_hash(key), **_checked(limits or {})})
+    entry: dict[str, Any] = {"name": name, "sha256": key_hash(key), **_checked(limits or {})}
+    secret = None
+    if public_key is not None:
+        _public_key(public_key, f"key {name!r}")
+        entry["public_key"] = public_key
+    else:
+        secret = secrets.token_urlsafe(32)
+        entry["secret"] = secret
+    keys.append(entry)
     _write(p, keys)
-    return key
+    return key, secret
 
 
 def set_limits(path: str | Path, name: str, limits: dict[str, int | None]) -> dict[str, int]:
@@ -165,13 +214,24 @@ class Keys:
         self.by_hash: dict[str, str] = {}
         #: each key's own limits (name → {field: N}; :data:`LIMITS`)
         self.limits: dict[str, dict[str, int]] = {}
+        #: name → (JWT algorithm, what checks its signature) of the keys
+        #: that sign seat tokens
+        self.signers: dict[str, tuple[str, Any]] = {}
         self.reload()
 
     def reload(self) -> int:
         """Read the file again (:class:`BadKeysFile`: the keys held stay); how many keys."""
         found = entries(self.path)
+        signers: dict[str, tuple[str, Any]] = {}
+        for e in found:
+            if "secret" in e:
+                signers[e["name"]] = (ALGORITHMS["secret"], e["secret"].encode())
+            elif "public_key" in e:
+                signers[e["name"]] = (ALGORITHMS["public_key"],
+                                      _public_key(e["public_key"], e["name"]))
         self.by_hash = {e["sha256"]: e["name"] for e in found}
         self.limits = {e["name"]: {f: e[f] for f in LIMITS if f in e} for e in found}
+        self.signers = signers
         return len(found)
 
     def name(self, key: str) -> str | None:

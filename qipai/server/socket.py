@@ -19,6 +19,7 @@ from qipai.host.outbox import Conn
 from qipai.host.replay import shown
 from qipai.host.seats import MAX_CONNS_PER_SEAT, MAX_SPECTATORS
 from qipai.host.store import token_hash
+from qipai.server.identity import Denied, Seating, looks_signed, verify
 from qipai.server.limits import LimitReached
 
 if TYPE_CHECKING:
@@ -82,7 +83,13 @@ def _admit(ws: WebSocket, s: Server) -> tuple[HostedTable, int | None]:
     if t is None or not t.open:
         raise _Refusal("UnknownTable", f"no open table {shown(tid)}", 4404)
     token = ws.query_params.get("token", "")
-    who = t.who(token_hash(token)) if token else None
+    if looks_signed(token):   # a seat token the operator signed (JWT)
+        try:
+            who: int | str | None = verify(s.keys, token, Seating.of_table(t))[0]
+        except Denied as d:
+            raise _Refusal(d.code, d.message, d.close) from None
+    else:
+        who = t.who(token_hash(token)) if token else None
     if who is None:
         raise _Refusal("BadToken", "the token is no seat's of this table", 4401)
     if t.halted is not None:   # the server lock lost, or its hand unreadable

@@ -26,11 +26,16 @@ class Printer:
         self.cards: Any = None
         self.names: dict[str, str] = {}  # the variant's (Manifest.names), first
         self.played = False  # a card was drawn or discarded since the deal
+        self.players: dict[str, str] = {}  # the table's named seats: seat → name
         self.me: int | None = None  # the connection's seat (None: a spectator)
 
     def seat(self, s: int) -> str:
-        """``"seat 2"``, or ``"you"`` for the connection's own seat."""
-        return ROLES["en"]["you"] if s == self.me else f"seat {s}"
+        """``"seat 2"``, ``"seat 2 (阿明)"`` if its player is named, or
+        ``"you"`` for the connection's own seat."""
+        if s == self.me:
+            return ROLES["en"]["you"]
+        name = self.players.get(str(s))
+        return f"seat {s} ({name})" if name else f"seat {s}"
 
     def does(self, s: int, verb: str) -> str:
         """``"seat 2 draws"``, ``"you draw"``: who does ``verb`` (its third person)."""
@@ -115,13 +120,21 @@ class Printer:
             self.cards, self.names = None, {}
         v = m["view"]
         self.played = False  # a hand's first view: its events follow
+        self.players = dict(m.get("names") or {})
         self.me = m["seat"]
         seat = "spectator" if m["seat"] is None else f"seat {m['seat']}"
+        if m["seat"] is not None and str(m["seat"]) in self.players:
+            seat += f" ({self.players[str(m['seat'])]})"
         # hands are counted from 1, as play, replay and verify count them (the protocol's
         # ``hand`` is the 0-based index)
         self.line(f"== table {m['table']} · {m['spec']} · hand {m['hand'] + 1} · {seat} · "
                   f"dealer {v['dealer']} · totals {m['totals']}"
                   + (" · SEEDED (demo deal)" if m["seeded"] else ""))
+        if self.players:
+            self.line("   players: " + ", ".join(
+                f"seat {s} {n}" + (" (you)" if m["seat"] is not None and int(s) == m["seat"]
+                                   else "")
+                for s, n in sorted(self.players.items(), key=lambda i: int(i[0]))))
         for e in v["events"]:
             if e["type"] != "dealt":
                 self.line("   " + self.event(e))

@@ -113,11 +113,12 @@ class Reads:
 
     def finished_hands(self, limit: int = 50) -> list[dict[str, Any]]:
         """The latest ``limit`` finished hands of every table, newest table
-        first: ``table_id``, ``hand``, ``spec``, ``variant``, ``net`` (JSON)."""
+        first: ``table_id``, ``hand``, ``spec``, ``variant``, ``net`` (JSON),
+        ``players`` (JSON, or None: the table's named players)."""
         with _reading("the latest finished hands"), self.engine.connect() as c:
             rows = c.execute(
                 sa.select(hands.c.table_id, hands.c.hand, hands.c.net, tables.c.spec,
-                          tables.c.variant)
+                          tables.c.variant, tables.c.players)
                 .join(tables, tables.c.id == hands.c.table_id)
                 .where(hands.c.net.is_not(None))
                 .order_by(tables.c.created.desc(), hands.c.table_id, hands.c.hand.desc())
