@@ -9,10 +9,11 @@ It holds one operator key (its name, the key, and the signing secret
   platform's users, and a player who opens a new link comes back as himself;
 * lists the table's finished hands, by the players' names (``finished``).
 
-Run it against a server::
+Run it against a server, the key and the secret in its environment (not on
+its command line, where any user of the machine could read them with ``ps``)::
 
-    python docs/examples/operator_backend.py http://127.0.0.1:8000 \\
-        --key-name shop --key qk_… --secret …
+    QIPAI_KEY=qk_… QIPAI_SIGNING_SECRET=… \\
+        python docs/examples/operator_backend.py http://127.0.0.1:8000 --key-name shop
 
 It needs only the standard library and PyJWT (``pip install pyjwt``).
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 import urllib.request
 from typing import Any
@@ -71,11 +73,13 @@ def finished(server: str, key: str, table: str) -> list[dict[str, int]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("server", help="the qipai server, http://HOST:PORT")
-    ap.add_argument("--key-name", required=True)
-    ap.add_argument("--key", required=True)
-    ap.add_argument("--secret", required=True)
+    ap.add_argument("--key-name", required=True, help="the operator key's name (the JWT's kid)")
     ap.add_argument("--hands-of", metavar="TABLE", help="list a table's finished hands")
     a = ap.parse_args()
+    missing = [v for v in ("QIPAI_KEY", "QIPAI_SIGNING_SECRET") if not os.environ.get(v)]
+    if missing:
+        ap.error(f"set {' and '.join(missing)} in the environment (qipai keys new prints them)")
+    a.key, a.secret = os.environ["QIPAI_KEY"], os.environ["QIPAI_SIGNING_SECRET"]
     if a.hands_of:
         for i, nets in enumerate(finished(a.server, a.key, a.hands_of)):
             print(f"hand {i + 1}: {nets}")

@@ -7,6 +7,7 @@ listed by name."""
 from __future__ import annotations
 
 import json
+import os
 import runpy
 import subprocess
 import sys
@@ -22,11 +23,12 @@ def test_the_operator_backend_example(db_url, tmp_path):
     key = subprocess.run([sys.executable, "-m", "qipai", "keys", "new", "shop", "--file",
                           str(f)], capture_output=True, text=True, check=True).stdout.strip()
     secret = json.loads(f.read_text())["keys"][0]["secret"]
+    env = {**os.environ, "QIPAI_KEY": key, "QIPAI_SIGNING_SECRET": secret}
     s = start_server(db_url, tmp_path, "--keys", str(f), "--seed", "3")
     try:
-        out = subprocess.run([sys.executable, str(EXAMPLE), s.url, "--key-name", "shop",
-                              "--key", key, "--secret", secret], capture_output=True,
-                             text=True, timeout=PATIENCE, check=True).stdout
+        out = subprocess.run([sys.executable, str(EXAMPLE), s.url, "--key-name", "shop"],
+                             capture_output=True, text=True, timeout=PATIENCE, check=True,
+                             env=env).stdout
         table = out.splitlines()[0].split()[1]
         links = dict(line.split(": ", 1) for line in out.splitlines()[1:])
         assert set(links) == {"阿明", "小红"}
@@ -44,8 +46,9 @@ def test_the_operator_backend_example(db_url, tmp_path):
         assert len(hands) == 1 and set(hands[0]) == {"阿明", "小红", "seat 2", "seat 3"}
         assert sum(hands[0].values()) == 0
         out = subprocess.run([sys.executable, str(EXAMPLE), s.url, "--key-name", "shop",
-                              "--key", key, "--secret", secret, "--hands-of", table],
-                             capture_output=True, text=True, timeout=PATIENCE, check=True).stdout
+                              "--hands-of", table],
+                             capture_output=True, text=True, timeout=PATIENCE, check=True,
+                             env=env).stdout
         assert out.startswith("hand 1: {'阿明': ")
     finally:
         s.stop()
