@@ -59,6 +59,13 @@ def _act_seq(data: str | bytes, cap: int) -> int | None:
     return msg.seq if isinstance(msg, P.Act) else None
 
 
+def _client(ws: WebSocket) -> str | None:
+    """The connection's client address (host only) — the one a trusted
+    proxy forwards with ``qipai serve --forwarded-allow-ips``, else the
+    socket's peer; None if the server does not know it."""
+    return ws.client.host if ws.client is not None else None
+
+
 class _Refusal(Exception):
     """A connection refused before it is attached: it is sent
     ``Error(code, message)``, then closed with ``close``."""
@@ -103,7 +110,8 @@ async def table_ws(ws: WebSocket) -> None:
     try:
         t, seat = _admit(ws, s)
     except _Refusal as r:
-        s.events.emit("refused", reason=r.code, table=ws.path_params["id"][:64])
+        s.events.emit("refused", reason=r.code, table=ws.path_params["id"][:64],
+                      client=_client(ws))
         await ws.send_text(P.encode(P.Error(code=r.code, message=r.message)).decode())
         await ws.close(r.close)
         return
@@ -111,7 +119,7 @@ async def table_ws(ws: WebSocket) -> None:
     if trace.ON:
         conn.tr = {}
     writer = asyncio.get_running_loop().create_task(_writer(ws, conn))
-    reader = _Reader(s, t, conn)
+    reader = _Reader(s, t, conn, _client(ws))
     try:
         t.attach(conn)   # (inside: a connection is detached whatever happens)
         while True:
@@ -137,8 +145,8 @@ class _Reader:
     server's rate and burst), capped in size, decoded and answered; its
     resyncs answered at most once an interval (the server's ``resync_s``)."""
 
-    def __init__(self, s: Server, t: HostedTable, conn: Conn) -> None:
-        self.t, self.conn = t, conn
+    def __init__(self, s: Server, t: HostedTable, conn: Conn, client: str | None = None) -> None:
+        self.t, self.conn, self.client = t, conn, client
         self.events = s.events
         self.rate, self.burst, self.cap = s.rate_per_s, s.burst, s.max_message_bytes
         self.allowance, self.last, self.warned = self.burst, time.monotonic(), 0.0
@@ -149,7 +157,8 @@ class _Reader:
 
     def refused(self, reason: str) -> None:
         """An act or frame of this connection refused ``reason`` (counted and logged)."""
-        self.events.emit("refused", reason=reason, table=self.t.id, seat=self.conn.seat)
+        self.events.emit("refused", reason=reason, table=self.t.id, seat=self.conn.seat,
+                         client=self.client)
 
     def cancel(self) -> None:
         if self.due is not None:
