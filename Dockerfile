@@ -35,14 +35,15 @@ RUN groupadd --system --gid 10001 qipai \
         --shell /usr/sbin/nologin qipai \
     && mkdir -p /data /keys && chown qipai:qipai /data
 COPY --from=build /app/venv /app/venv
-ENV PATH=/app/venv/bin:$PATH PYTHONUNBUFFERED=1
+# QIPAI_HEALTH_URL: what the HEALTHCHECK asks (set it with -e when --port is not 8000)
+ENV PATH=/app/venv/bin:$PATH PYTHONUNBUFFERED=1 QIPAI_HEALTH_URL=http://127.0.0.1:8000/health
 USER qipai
 WORKDIR /data
 VOLUME ["/data"]
 EXPOSE 8000
 # /health answers 200 while the server serves (503: its database stalled or lost)
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-    CMD ["python3", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/health', timeout=4)"]
+    CMD ["python3", "-c", "import os, urllib.request; urllib.request.urlopen(os.environ['QIPAI_HEALTH_URL'], timeout=4)"]
 ENTRYPOINT ["qipai", "serve"]
 CMD ["--host", "0.0.0.0", "--port", "8000", "--db", "sqlite:////data/qipai.db", \
      "--keys", "/keys/keys.json", "--log-format", "json"]

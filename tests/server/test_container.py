@@ -78,6 +78,7 @@ def base_image() -> str:
                         "--include=python3,python3-venv,ca-certificates", "bookworm", root,
                         "http://deb.debian.org/debian"], check=True, capture_output=True,
                        timeout=1800)
+        os.chmod(root, 0o755)   # the image's / (mkdtemp made it 0700: only root could enter)
         tar = subprocess.Popen(["tar", "-C", root, "-c", "."], stdout=subprocess.PIPE)
         podman("import", "-", DEBIAN, stdin=tar.stdout, timeout=1200)
         tar.wait()
@@ -116,6 +117,7 @@ def test_the_image_plays_a_hand_on_postgresql_with_a_key(image, pg_cluster, tmp_
     port = free_port()
     name = f"qipai-test-{port}"
     podman("run", "-d", "--name", name, *RUN, "-v", f"{keys}:/keys:ro",
+           "-e", f"QIPAI_HEALTH_URL=http://127.0.0.1:{port}/health",
            "-v", f"{sockets}:{sockets}", image,
            "--host", "127.0.0.1", "--port", str(port), "--db", db,
            "--keys", "/keys/keys.json", "--log-format", "json")

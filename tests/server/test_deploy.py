@@ -47,13 +47,14 @@ def test_the_dockerfile_runs_qipai_serve_on_all_addresses_with_keys():
     final = dict(steps[last:])   # the runtime stage (one of each instruction asserted)
     assert final["USER"] == "qipai"
     assert json.loads(final["VOLUME"]) == ["/data"]
-    assert "/health" in final["HEALTHCHECK"] and "CMD" in final["HEALTHCHECK"]
+    assert "CMD" in final["HEALTHCHECK"]
     entry, cmd = json.loads(final["ENTRYPOINT"]), json.loads(final["CMD"])
     assert entry == ["qipai", "serve"]
     opts = serve_options(cmd)
     assert opts["host"] == "0.0.0.0" and opts["keys_file"] == "/keys/keys.json"
     assert opts["db"].startswith("sqlite:////data/") and opts["log_format"] == "json"
-    assert f"127.0.0.1:{opts['port']}/health" in final["HEALTHCHECK"]
+    assert "QIPAI_HEALTH_URL" in final["HEALTHCHECK"]
+    assert f"QIPAI_HEALTH_URL=http://127.0.0.1:{opts['port']}/health" in final["ENV"]
     # installed from the lock, with the serve extra, none of the dev groups
     syncs = [v for ins, v in steps if ins == "RUN" and "uv sync" in v]
     assert syncs and all("--locked" in v and "--extra serve" in v and "--no-default-groups" in v
