@@ -1,7 +1,13 @@
 """Load on ``qipai serve``: many tables, four WebSocket clients each, real database.
 
 Run: ``uv run python benchmarks/serve.py [--db sqlite|postgresql] [--tables 200]
-[--hands 1] [--json]``.
+[--hands 1] [--open] [--against REF] [--json]``.
+
+By default the server runs as an operator runs it: with ``--keys`` (an
+operator key creates the tables and reads the records).  ``--against REF``
+runs the server of another commit too (``5c772db``: the code before operator
+keys, necessarily open), each of its runs right after this checkout's on the
+same machine, and prints this checkout's figures over the reference's.
 
 What it does, as a host would see it:
 
@@ -231,13 +237,14 @@ def wait_health(base: str, proc: subprocess.Popen, log: Path) -> None:
     raise SystemExit("the server did not answer /health")
 
 
-def check_records(base: str, ids: list[str], hands: int) -> list[str]:
+def check_records(base: str, ids: list[str], hands: int,
+                  headers: dict[str, str] | None = None) -> list[str]:
     import httpx
 
     from qipai.core.records import decode_record, replay_check
 
     problems = []
-    with httpx.Client(base_url=base, timeout=120) as http:
+    with httpx.Client(base_url=base, timeout=120, headers=headers or {}) as http:
         for tid in ids:
             out = http.get(f"/tables/{tid}/records").json()
             if len(out["hands"]) < hands:
@@ -338,17 +345,29 @@ def run(args: argparse.Namespace, think_ms: float) -> dict[str, Any]:
         prof = ["-m", "pyinstrument", "-r", "text", "-p", "show_all=" + ("true" if os.environ.get("PYI_ALL") else "false"),
                 "-o", str(Path(args.pyinstrument).resolve())]
     env = dict(os.environ)
+    code = getattr(args, "code", None)   # --against: the reference checkout's server
+    if code is not None:
+        env["PYTHONPATH"] = str(code)
+    keyed = args.keys and code is None   # code before keys has no --keys
+    serve_args: list[str] = []
+    headers: dict[str, str] = {}
+    if keyed:
+        key = subprocess.run([sys.executable, "-m", "qipai", "keys", "new", "bench", "--file",
+                              str(tmp / "keys.json")], capture_output=True, text=True,
+                             check=True).stdout.split()[0]
+        serve_args = ["--keys", str(tmp / "keys.json")]
+        headers = {"Authorization": f"Bearer {key}"}
     trace = tmp / "trace.jsonl" if args.trace else None
     if trace is not None:
         env["QIPAI_SERVE_TRACE"] = str(trace)
     proc = subprocess.Popen(
         [sys.executable, *prof, "-m", "qipai", "serve", "--port", str(port), "--db", db,
-         "--turn-timeout", "3600"],
+         "--turn-timeout", "3600", *serve_args],
         stdout=log.open("w"), stderr=subprocess.STDOUT, cwd=tmp, env=env)
     try:
         wait_health(base, proc, log)
         ids, urls = [], []
-        with httpx.Client(base_url=base, timeout=60) as http:
+        with httpx.Client(base_url=base, timeout=60, headers=headers) as http:
             for _ in range(args.tables):
                 r = http.post("/tables", json={"variant": args.variant, "bots": []})
                 r.raise_for_status()
@@ -387,7 +406,7 @@ def run(args: argparse.Namespace, think_ms: float) -> dict[str, Any]:
         errors = [e for o in outs for e in o["errors"]]
         first = min(o["first"] for o in outs if o["first"])
         last = max(o["last"] for o in outs)
-        problems = check_records(base, ids, args.hands)
+        problems = check_records(base, ids, args.hands, headers)
     finally:
         proc.send_signal(signal.SIGINT)   # uvicorn's graceful stop (a profile is written)
         try:
@@ -401,6 +420,8 @@ def run(args: argparse.Namespace, think_ms: float) -> dict[str, Any]:
     for x in rows:
         by_kind.setdefault(x[1], []).append(x[0])
     out = {
+        "code": str(args.against) if code is not None else "this checkout",
+        "mode": "keyed" if keyed else "open",
         "db": args.db, "variant": args.variant, "tables": args.tables, "hands": args.hands,
         "think_ms": think_ms, "jitter": args.jitter if think_ms else 0.0,
         "clients": len(urls), "client_procs": args.procs,
@@ -503,23 +524,75 @@ def main() -> None:
                     "(the bench group), write its text report to FILE")
     ap.add_argument("--profile", metavar="FILE", help="run the server under cProfile, "
                     "write its stats to FILE (slows it down)")
+    ap.add_argument("--open", dest="keys", action="store_false",
+                    help="serve as the open demo (no --keys; default: an operator key "
+                         "creates the tables and reads the records)")
+    ap.add_argument("--against", metavar="REF",
+                    help="also run the server of git commit REF (checked out in a temporary "
+                         f"worktree; e.g. {BEFORE_OPERATOR}, the code before operator keys), "
+                         "each run right after this checkout's, and print the ratios")
     args = ap.parse_args()
+    ref = checkout(args.against) if args.against else None
     runs: dict[str, dict[str, Any]] = {}
-    if args.run in ("both", "saturated"):
-        runs["saturated"] = run(args, 0.0)
-    if args.run in ("both", "paced"):
-        runs["paced"] = run(args, args.think_ms)
+    refs: dict[str, dict[str, Any]] = {}
+    try:
+        for kind, think in (("saturated", 0.0), ("paced", args.think_ms)):
+            if args.run not in ("both", kind):
+                continue
+            args.code = None
+            runs[kind] = run(args, think)
+            if ref is not None:
+                args.code = ref
+                refs[kind] = run(args, think)
+    finally:
+        if ref is not None:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(ref)],
+                           capture_output=True)
     out = summary(runs)
+    if refs:
+        out["against"] = {"ref": args.against, "runs": refs, "ratios": ratios(runs, refs)}
     if args.json:
         print(json.dumps(out, ensure_ascii=False))
     else:
         titles = {"saturated": "(a) saturated: capacity", "paced": "(b) paced: latency at load"}
         for k, r in runs.items():
             print_run(titles[k], r)
+            if k in refs:
+                print_run(f"{titles[k]}, code of {args.against}", refs[k])
         for line in out["verdict"]:
             print(line)
-    if any(r["record_problems"] or r["n_errors"] for r in runs.values()):
+        for kind, r in out.get("against", {}).get("ratios", {}).items():
+            print(f"{kind}: this checkout ({runs[kind]['mode']}) / {args.against} (open): "
+                  f"actions/s × {r['actions_per_s']}, p99 × {r['p99_ms']}, "
+                  f"server CPU per action × {r['server_cpu_ms_per_action']}")
+    if any(r["record_problems"] or r["n_errors"] for r in [*runs.values(), *refs.values()]):
         sys.exit(1)
+
+
+#: The code before issue 34's operator boundary (keys, identity, limits):
+#: the reference ``--against`` is meant for.
+BEFORE_OPERATOR = "5c772db"
+
+
+def checkout(ref: str) -> Path:
+    """A detached worktree of ``ref`` in a temporary folder (removed at the end)."""
+    where = Path(tempfile.mkdtemp(prefix="qipai-bench-ref-")) / "code"
+    done = subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(where),
+                           ref], capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"--against {ref}: git could not check it out: {done.stderr.strip()}")
+    return where
+
+
+def ratios(runs: dict[str, dict[str, Any]], refs: dict[str, dict[str, Any]]
+           ) -> dict[str, dict[str, float]]:
+    """This checkout's figure over the reference's, by run and figure."""
+    out = {}
+    for kind, ref in refs.items():
+        head = runs[kind]
+        out[kind] = {k: round(head[k] / ref[k], 3) if ref[k] else float("nan")
+                     for k in ("actions_per_s", "p99_ms", "server_cpu_ms_per_action")}
+    return out
 
 
 def summary(runs: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -1,8 +1,16 @@
 """``qipai connect URL``: a small terminal client of the game server.
 
-It prints the seat's view and every event in the variant's notation, and at
-each decision lists the legal actions, numbered, and reads a number (Enter
-alone takes the first: a pass, when passing is allowed).  ``--auto`` plays
+It prints the seat's view and every event in the variant's notation (the
+player's own seat as "you"), and at each decision lists the legal actions,
+numbered from 1, with the seconds left before the server's deadline, and
+reads the answer as ``qipai play --human`` does (:mod:`qipai.text.answer`:
+a number, a card to discard such as ``W``, ``3m`` or ``三万``, an action's
+word such as ``peng`` or ``过``; Enter alone passes, when passing is
+allowed).  A line that names no action, or more than one, gets a one-line
+hint and is asked again; nothing is sent.  With ``--auto-pass`` (the
+default) a decision with one legal answer (a claim window where the seat
+may only pass, a forced move) is answered without asking.  ``q``, the end
+of input and Ctrl-C leave: the socket is closed.  ``--auto`` plays
 by itself (wins when it may, passes claims, discards the highest card),
 for demos and checks.  It speaks only the protocol
 (docs/reference/protocol.md), through the ``websockets`` package.
@@ -58,16 +66,28 @@ PACE_S = 0.012
 RESEND_S = 0.25
 
 
+class _Left(Exception):
+    """The player left (``q``, the end of input); ``why`` in words."""
+
+
+#: The language of the words this client adds (:data:`qipai.text.CLIENT`):
+#: the one its lines are printed in (:mod:`qipai.text.wire`).
+LANG = "en"
+
+
 def run(url: str, auto: bool = False, hands: int | None = None,
-        out: TextIO = sys.stdout, inp: TextIO = sys.stdin) -> int:
+        out: TextIO = sys.stdout, inp: TextIO = sys.stdin, auto_pass: bool = True) -> int:
     """Connect to ``url`` (``ws://…/tables/ID/ws?token=…``) and play.
 
     Acts are paced under the server's default message rate, and an act
     the server dropped unread (``Throttled``, naming its ``seq``) is sent
     again, so a decision is never left to the seat's timeout.
 
-    Returns: 0 after ``hands`` hands (or when the table closes), 2 when the
-    server refuses the connection.
+    ``auto_pass``: answer a decision with one legal answer without asking.
+
+    Returns: 0 after ``hands`` hands (or when the table closes, or when the
+    player leaves: ``q`` or the end of ``inp``), 2 when the server refuses
+    the connection.
 
     Raises:
         BadServerMessage: the server sent a ``decide`` with no legal action.
@@ -75,6 +95,7 @@ def run(url: str, auto: bool = False, hands: int | None = None,
     from websockets.sync.client import connect
 
     from qipai.host.protocol import messages
+    from qipai.text.answer import say
     from qipai.text.wire import Printer
 
     p = Printer(out)
@@ -103,7 +124,11 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                     for e in m["events"]:
                         p.line("   " + p.event(e))
                 elif t == "decide":
-                    last = (m["seq"], _answer(m, auto, inp, p))
+                    try:
+                        last = (m["seq"], _answer(m, auto, inp, p, auto_pass))
+                    except _Left as left:
+                        p.line("== " + say(LANG, "left_table", why=left))
+                        return 0   # leaving the with-block closes the socket
                     send(last[1])
                 elif t == "hand_ended":
                     p.line(f"== hand {m['hand'] + 1} over · totals {m['totals']}")
@@ -131,37 +156,64 @@ def run(url: str, auto: bool = False, hands: int | None = None,
     return 0
 
 
-def _answer(m: dict[str, Any], auto: bool, inp: TextIO, p: Any) -> str:
+def _answer(m: dict[str, Any], auto: bool, inp: TextIO, p: Any, auto_pass: bool = True) -> str:
     """The ``act`` frame answering the ``decide`` message ``m``: chosen by
-    :func:`auto_choice`, or asked for.
+    :func:`auto_choice`, the only legal one (``auto_pass``), or asked for.
 
     Raises:
-        BadServerMessage: ``m`` offers no legal action."""
+        BadServerMessage: ``m`` offers no legal action.
+        _Left: the player left (``q``, the end of input)."""
     legal = m["legal"]
     if not isinstance(legal, list) or not legal:
         raise BadServerMessage(f"the server sent a decide (hand "
                                f"{m.get('hand')}, seq {m.get('seq')}) {_NO_LEGAL}")
     if auto:
         choice = auto_choice(legal)
+    elif auto_pass and len(legal) == 1:
+        from qipai.text.answer import say
+
+        choice = legal[0]
+        p.line("   " + say(LANG, "only_move", action=p.action(choice)))
     else:
-        for i, a in enumerate(legal):
-            p.line(f"   [{i}] {p.action(a)}")
-        choice = _ask(legal, inp, p)
+        for i, a in enumerate(legal, 1):   # numbered from 1, as play --human numbers them
+            p.line(f"  {i}  {p.action(a)}")
+        choice = _ask(legal, inp, p, m)
     return json.dumps({"type": "act", "hand": m["hand"], "seq": m["seq"], "action": choice})
 
 
-def _ask(legal: list[dict[str, Any]], inp: TextIO, p: Any) -> dict[str, Any]:
+def _seconds_left(m: dict[str, Any]) -> int:
+    """Whole seconds left before the decision's ``deadline`` (the server's
+    Unix time), within 0 and its ``timeout``: a clock set otherwise than the
+    server's shows the whole allowance rather than nonsense."""
+    timeout = float(m.get("timeout") or 0)
+    left = float(m.get("deadline") or 0) - time.time()
+    if not 0 <= left <= timeout:
+        left = timeout if left > timeout else 0
+    return int(left)
+
+
+def _ask(legal: list[dict[str, Any]], inp: TextIO, p: Any, m: dict[str, Any]) -> dict[str, Any]:
+    """The action the player types (:func:`qipai.text.answer.pick`); a line
+    naming none, or more than one, gets its hint and is asked again, each
+    prompt with the seconds left before the deadline of ``m`` (the decide).
+
+    Raises:
+        _Left: ``q``, or the end of input."""
+    from qipai.text.answer import BadAnswer, leaves, pick, say
+
     while True:
-        print("   choose> ", end="", file=p.out, flush=True)
+        left = say(LANG, "time_left", s=_seconds_left(m))
+        prompt = f"{say(LANG, 'prompt', n=len(legal))} · {left}> "
+        print("   " + prompt, end="", file=p.out, flush=True)
         text = inp.readline()
-        if not text:  # end of input: play on by itself
-            return auto_choice(legal)
-        text = text.strip()
         if not text:
-            return legal[0]
-        if text.isdigit() and int(text) < len(legal):
-            return legal[int(text)]
-        p.line(f"   a number 0..{len(legal) - 1}")
+            raise _Left(say(LANG, "input_ended"))
+        if leaves(text):
+            raise _Left(say(LANG, "quit"))
+        try:
+            return legal[pick(text, legal, p.cards, p.names, LANG)]
+        except BadAnswer as bad:
+            p.line(f"   {bad}")
 
 
 @click.command()
@@ -170,11 +222,17 @@ def _ask(legal: list[dict[str, Any]], inp: TextIO, p: Any) -> dict[str, Any]:
                                            "highest card) instead of asking.")
 @click.option("--hands", type=click.IntRange(min=1), default=None,
               help="Leave after this many hands (default: until the table closes).")
-def connect(url: str, auto: bool, hands: int | None) -> None:
+@click.option("--auto-pass/--no-auto-pass", default=True, show_default=True,
+              help="Answer a decision with one legal answer (a claim window where you may "
+                   "only pass, a forced move) without asking.")
+def connect(url: str, auto: bool, hands: int | None, auto_pass: bool) -> None:
     """Play a seat of a `qipai serve` table in this terminal.
 
-    URL is ws://HOST:PORT/tables/ID/ws?token=TOKEN (a seat's token, or the
-    spectator's to watch).
+    URL is ws://HOST:PORT/tables/ID/ws?token=TOKEN (a seat's token, a seat
+    token the operator signed — a JWT —, or the spectator's to watch; the
+    named players are shown by name beside their seats).  Answer with the
+    action's number (from 1), a card to discard (W, 3m, 三万) or an action's
+    word (peng, 胡, pass); Enter alone passes; q leaves.
     """
     try:
         import websockets  # noqa: F401
@@ -191,7 +249,12 @@ def connect(url: str, auto: bool, hands: int | None) -> None:
         return text.replace(url, shown)
 
     try:
-        code = run(url, auto=auto, hands=hands)
+        code = run(url, auto=auto, hands=hands, auto_pass=auto_pass)
+    except KeyboardInterrupt:   # Ctrl-C: the with-block has closed the socket
+        from qipai.text.answer import say
+
+        click.echo("\n== " + say(LANG, "left_table", why=say(LANG, "interrupted")))
+        sys.exit(130)
     except (OSError, ValueError) as exc:
         fail(hidden(str(exc)) if url in str(exc) else f"cannot connect to {shown}: {exc}")
     except Exception as exc:  # websockets' own errors (refused handshake, closed)

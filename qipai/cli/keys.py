@@ -18,27 +18,92 @@ def keys() -> None:
     """
 
 
+def _limit_options(f):  # type: ignore[no-untyped-def]
+    """The per-key limit options (each: absent, the server's default)."""
+    for name, text in reversed((
+            ("max-tables", "open tables of this key at once"),
+            ("tables-per-minute", "tables this key may create in 60 s"),
+            ("max-connections", "WebSocket connections to this key's tables"),
+            ("max-spectators", "spectator connections to this key's tables"))):
+        f = click.option(f"--{name}", type=click.IntRange(min=0), default=None,
+                         help=f"Its limit of {text} (beyond: 429, or close 4429 for a "
+                              f"connection).  [default: qipai serve --key-{name}]")(f)
+    return f
+
+
+def _given(**limits: int | None) -> dict[str, int]:
+    return {k: v for k, v in limits.items() if v is not None}
+
+
 @keys.command("new")
 @click.argument("name")
 @_FILE
-def new(name: str, path: str) -> None:
+@_limit_options
+@click.option("--public-key", "public_key", metavar="FILE.pem", default=None,
+              type=click.Path(exists=True, dir_okay=False),
+              help="An Ed25519 public key (PEM): the seat tokens this key's operator signs "
+                   "are EdDSA JWTs checked with it (the private key stays the operator's). "
+                   "Without it a signing secret (HS256) is made and printed once.")
+def new(name: str, path: str, max_tables: int | None, tables_per_minute: int | None,
+        max_connections: int | None, max_spectators: int | None,
+        public_key: str | None) -> None:
     """Add a key named NAME (the file is created, mode 0600, if missing) and
-    print it once: only its hash is kept."""
+    print it once on standard output: only its hash is kept.  The signing
+    secret of the seat tokens (JWT, HS256, header kid NAME) the operator may
+    sign itself is printed once on standard error; the file keeps it.  The
+    limit options set its own limits (the others are qipai serve's --key-…
+    defaults)."""
+    from pathlib import Path
+
     from qipai.server.keys import new as add
 
-    click.echo(add(path, name))
+    pem = Path(public_key).read_text(encoding="utf-8") if public_key is not None else None
+    key, secret = add(path, name, public_key=pem,
+                      limits=_given(max_tables=max_tables, tables_per_minute=tables_per_minute,
+                                    max_connections=max_connections,
+                                    max_spectators=max_spectators))
+    click.echo(key)
     click.echo(f"key {name!r} added to {path}; it is shown only this once (send SIGHUP to a "
                f"running qipai serve to use it)", err=True)
+    if secret is not None:
+        click.echo(f"signing secret of {name!r}'s seat tokens (JWT HS256, kid {name!r}): "
+                   f"{secret}", err=True)
+    else:
+        click.echo(f"{name!r}'s seat tokens are checked with the public key of {public_key} "
+                   f"(JWT EdDSA, kid {name!r})", err=True)
 
 
 @keys.command("list")
 @_FILE
 def list_(path: str) -> None:
-    """The names of the keys in FILE, one a line."""
-    from qipai.server.keys import read
+    """The names of the keys in FILE, one a line, each followed by the
+    limits its entry sets (max_tables=N …; the others: the server's defaults)."""
+    from qipai.server.keys import limits
 
-    for name in read(path):
-        click.echo(name)
+    for name, own in limits(path).items():
+        click.echo(" ".join([name, *(f"{k}={v}" for k, v in own.items())]))
+
+
+@keys.command("limit")
+@click.argument("name")
+@_FILE
+@_limit_options
+@click.option("--default", "defaults", multiple=True,
+              type=click.Choice(["max-tables", "tables-per-minute", "max-connections",
+                                 "max-spectators"]),
+              help="Clear this limit of the key: qipai serve's default again (repeatable).")
+def limit(name: str, path: str, max_tables: int | None, tables_per_minute: int | None,
+          max_connections: int | None, max_spectators: int | None,
+          defaults: tuple[str, ...]) -> None:
+    """Set the limits of the key NAME (send SIGHUP to a running qipai serve
+    to apply them); prints its limits now."""
+    from qipai.server.keys import set_limits
+
+    change: dict[str, int | None] = {d.replace("-", "_"): None for d in defaults}
+    change.update(_given(max_tables=max_tables, tables_per_minute=tables_per_minute,
+                         max_connections=max_connections, max_spectators=max_spectators))
+    own = set_limits(path, name, change)
+    click.echo(" ".join([name, *(f"{k}={v}" for k, v in own.items())]))
 
 
 @keys.command("revoke")

@@ -28,8 +28,13 @@ from qipai.cli.common import DEFAULT_VARIANT, fail, load_plugin
                    "or a .py file (repeatable).")
 @click.option("--human", type=int, default=None, metavar="SEAT",
               help="Play seat SEAT yourself in the terminal; bots play the others.")
+@click.option("--auto-pass/--no-auto-pass", default=None,
+              help="With --human: play a decision with one legal answer (a claim window "
+                   "where you may only pass, a forced move) without asking, as qipai "
+                   "connect does (default: on).")
 def play(variant: str, seed: int | None, hands: int, bots: str, as_json: bool,
-         commit: bool, plugins: tuple[str, ...], human: int | None) -> None:
+         commit: bool, plugins: tuple[str, ...], human: int | None,
+         auto_pass: bool | None) -> None:
     """Let bots play HANDS hands of VARIANT (default guilin-mahjong).
 
     VARIANT may carry options: 'guilin-mahjong(hubao=false, max_flips=1)'.
@@ -40,11 +45,14 @@ def play(variant: str, seed: int | None, hands: int, bots: str, as_json: bool,
 
     if commit and not as_json:
         fail("--commit needs --json (the committed records are in the JSON)")
+    if auto_pass is not None and human is None:
+        fail("--auto-pass/--no-auto-pass go with --human (the bots are never asked)")
     rs = load(variant, plugins=[load_plugin(p) for p in plugins])
     if human is not None:
         from qipai.cli.human import play_as_human
 
-        return play_as_human(rs, human, seed=seed, hands=hands, bots=bots, as_json=as_json)
+        return play_as_human(rs, human, seed=seed, hands=hands, bots=bots, as_json=as_json,
+                             auto_pass=auto_pass is not False)
     tables = play_hands(rs, hands, seed=seed, bots=bots)
     if as_json:
         _print_json(rs, seed, bots, list(tables), commit)

@@ -50,6 +50,31 @@ from qipai.cli.common import fail
               help="WebSocket connections the server holds at once; one more upgrade is "
                    "answered 503 TooManyConnections.  [default: 4096, or the descriptor "
                    "limit (ulimit -n) less 256 if lower]")
+@click.option("--seat-reserve", type=click.IntRange(min=0), default=None,
+              help="WebSocket connections spectators leave to seated players: spectators "
+                   "may hold at most --max-connections less the human seats of open tables "
+                   "with no connection now, at least this many and at most half of "
+                   "--max-connections.  [default: a tenth of --max-connections, rounded down]")
+@click.option("--key-max-tables", type=click.IntRange(min=0), default=None,
+              help="With --keys: open tables one key may hold, for a key whose entry sets "
+                   "no max_tables (qipai keys new NAME --max-tables N); beyond, 429 "
+                   "TooManyTables.  [default: no per-key limit]")
+@click.option("--key-tables-per-minute", type=click.IntRange(min=0), default=None,
+              help="With --keys: tables one key may create in 60 s (the default of its "
+                   "tables_per_minute); beyond, 429 TooManyTables with Retry-After.  "
+                   "[default: no per-key limit]")
+@click.option("--key-max-connections", type=click.IntRange(min=0), default=None,
+              help="With --keys: WebSocket connections to one key's tables, seats and "
+                   "spectators (the default of its max_connections); beyond, refused "
+                   "TooManyConnections (close 4429).  [default: no per-key limit]")
+@click.option("--key-max-spectators", type=click.IntRange(min=0), default=None,
+              help="With --keys: spectator connections to one key's tables (the default of "
+                   "its max_spectators).  [default: no per-key limit]")
+@click.option("--retention", metavar="DURATION", default=None,
+              help="Delete a closed table's rows (its hands, actions and row) this long "
+                   "after its close: 90s, 30m, 12h, 7d (a bare number: seconds); export "
+                   "what must be kept before (GET /tables/{id}/records).  [default: keep "
+                   "closed tables for ever]")
 @click.option("--max-message-bytes", type=click.IntRange(min=256), default=4096,
               show_default=True, help="The largest WebSocket message read; larger ones are "
                                       "answered TooLarge.")
@@ -70,6 +95,11 @@ from qipai.cli.common import fail
                    "listing and closing tables and reading records and replays then need "
                    "Authorization: Bearer KEY (a seat token also reads its own table's "
                    "records).  Re-read on SIGHUP.  Without it the server is an open demo.")
+@click.option("--lobby", is_flag=True,
+              help="With --keys: list the open tables (GET /tables: their variant, seats "
+                   "and players' names, never a token) to anyone, for the page's lobby.  "
+                   "Without it the page opened without a seat link says to ask the operator "
+                   "for one.  (Without keys the lobby is always on: the open demo.)")
 @click.option("--open", "open_", is_flag=True,
               help="Serve the open demo (no keys) on an address other than loopback "
                    "(refused without this flag): anyone who reaches it may create tables.")
@@ -93,7 +123,10 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
           max_message_bytes: int, max_body_bytes: int, allow_version_mismatch: bool,
           max_replay_bytes: int, stall_s: float, resync_s: float, max_tables: int,
           bot_delay: float, max_connections: int | None, keys_file: str | None,
-          open_: bool, log_format: str = "text",
+          open_: bool, log_format: str = "text", seat_reserve: int | None = None,
+          key_max_tables: int | None = None, key_tables_per_minute: int | None = None,
+          key_max_connections: int | None = None, key_max_spectators: int | None = None,
+          retention: str | None = None, lobby: bool = False,
           forwarded_allow_ips: str | None = None) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
@@ -112,6 +145,14 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     from qipai.server.keys import BadKeysFile, Keys
 
     shown = f"[{host}]" if ":" in host else host
+    retention_s = None
+    if retention is not None:
+        from qipai.server.retention import parse_duration
+
+        try:
+            retention_s = parse_duration(retention)
+        except ValueError as exc:
+            fail(f"--retention: {exc}")
     keys = None
     if keys_file is not None:
         try:
@@ -141,6 +182,14 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     except BaseException:
         sock.close()
         raise
+    from qipai.server.limits import Quota
+
+    server.quota = Quota(server, {"max_tables": key_max_tables,
+                                  "tables_per_minute": key_tables_per_minute,
+                                  "max_connections": key_max_connections,
+                                  "max_spectators": key_max_spectators}, seat_reserve)
+    server.retention = retention_s
+    server.lobby = lobby
     port = sock.getsockname()[1]   # --port 0: the one the system chose
     dealt = f"seeded {seed} (tests and demos only)" if seed is not None else "OS CSPRNG"
     if logs.json_on():
@@ -148,7 +197,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                   url=f"http://{shown}:{port}", db=server.store.dialect,
                   tables=len(server.tables), refused=len(server.refused), deals=dealt,
                   keys=None if keys is None else len(keys.by_hash), open_demo=keys is None,
-                  forwarded_allow_ips=forwarded_allow_ips)
+                  retention_s=retention_s, forwarded_allow_ips=forwarded_allow_ips)
         run(sock, server, forwarded_allow_ips=forwarded_allow_ips)
         _exit()
     click.echo(f"qipai serve on http://{shown}:{port} · database {db} · "
@@ -163,7 +212,11 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     else:
         n = len(keys.by_hash)
         click.echo(f"keys: {n} from {keys_file} (SIGHUP reloads them); creating, listing and "
-                   f"closing tables and reading records need Authorization: Bearer KEY",
+                   f"closing tables and reading records need Authorization: Bearer KEY"
+                   + ("; --lobby: the open tables are listed to anyone" if lobby else ""),
+                   err=True)
+    if retention_s is not None:
+        click.echo(f"closed tables are deleted {retention:s} after their close (--retention)",
                    err=True)
     if forwarded_allow_ips is not None:
         click.echo(f"behind a proxy: X-Forwarded-For and X-Forwarded-Proto believed from "

@@ -467,4 +467,8 @@ class HostedTable(Journal, Clock, Seats, Outbox):
             dealer=dealer, rng=self.rng_kind, commitment=commitment,
             totals=totals, open=self.open,
             connected=tuple(sorted({c.seat for c in self.conns if c.seat is not None})),
-            watched=bool(self.conns))
+            watched=bool(self.conns), names=self.names())
+
+    def names(self) -> dict[str, str]:
+        """The named seats' names, ``{"0": "阿明"}`` (public at the table)."""
+        return {str(s): p["name"] for s, p in sorted(self.named.items())}

@@ -190,7 +190,9 @@ class Outbox:
                 table=self.id, seat=seat, hand=self.hand, spec=self.ruleset.spec,
                 players=self.n, bots=self.bots, rng=self.rng_kind,
                 seeded=self.rng_kind == "seeded", commitment=self.commitment,
-                totals=tuple(self.totals), view=self.view_of(seat), next_event=len(events))
+                totals=tuple(self.totals), view=self.view_of(seat), next_event=len(events),
+                names=self.names(),
+                player=self.named[seat]["player"] if seat in self.named else None)
         return msg
 
     def offer(self, conn: Conn) -> None:

@@ -31,7 +31,13 @@ ErrorCode = Literal[
     "BadMessage",     # not JSON, not an object, an unknown "type", a malformed field
     "TooLarge",       # the frame is larger than MAX_MESSAGE_BYTES
     "Throttled",      # more messages than the rate allows: dropped
-    "BadToken",       # the token is no seat's (nor the spectator's) of this table
+    "BadToken",       # the token is no seat's (nor the spectator's) of this table, or a
+                      # signed seat token (JWT) that does not verify
+    "BadKey",         # a signed seat token names no key of the server's (kid), or one
+                      # that cannot sign (revoked, or no signing secret)
+    "ExpiredToken",   # a signed seat token past its exp
+    "WrongTable",     # a signed seat token of another table, or of a table another key made
+    "WrongPlayer",    # a signed seat token naming another player than the seat's
     "TooManyConnections",  # the seat (or the spectators) has as many connections open
                            # as a table allows (at connect: closed with code 4429)
     "UnknownTable",   # no open table of that id
@@ -106,6 +112,10 @@ class Welcome(msgspec.Struct, tag="welcome", kw_only=True):
             public information; concealed cards are never in it).
         next_event: the index of the next event of the hand (the first
             :class:`Events` delta starts there).
+        names: the named seats' names (``{"0": "阿明"}``, public to everyone
+            at the table; a seat absent: nobody named).  player: the
+            operator's id of this connection's own player (None: a spectator,
+            or a seat nobody named); another seat's player id is never sent.
     """
 
     table: str
@@ -120,6 +130,8 @@ class Welcome(msgspec.Struct, tag="welcome", kw_only=True):
     totals: tuple[int, ...]
     view: SeatView
     next_event: int
+    names: dict[str, str] = {}
+    player: str | None = None
 
 
 class Events(msgspec.Struct, tag="events", kw_only=True):
@@ -226,19 +238,35 @@ def messages(frame: Any) -> list[Any]:
 # ----------------------------------------------------------------- HTTP bodies
 
 
+class Player(msgspec.Struct, forbid_unknown_fields=True):
+    """One named player of :class:`CreateTable`: ``seat`` (a human seat),
+    ``player`` (the operator's account id: 1-128 characters, no control
+    character; private to the operator and that seat) and ``name`` (shown to
+    everyone at the table: 1-32 characters, not only spaces, no control
+    character)."""
+
+    seat: int
+    player: str
+    name: str
+
+
 class CreateTable(msgspec.Struct, forbid_unknown_fields=True):
     """``POST /tables`` body, a JSON object: the ruleset spec (a registered
-    name or its Chinese title, with options) and the seats the server's bots
-    play.  ``{}`` is the defaults (``guilin-mahjong``, every seat human); an
-    empty body is refused ``BadMessage``."""
+    name or its Chinese title, with options), the seats the server's bots
+    play and the named players (:class:`Player`; a human seat not named is
+    anonymous).  ``{}`` is the defaults (``guilin-mahjong``, every seat
+    human, nobody named); an empty body is refused ``BadMessage``."""
 
     variant: str = "guilin-mahjong"
     bots: list[int] = []
+    players: list[Player] = []
 
 
 class Created(msgspec.Struct, kw_only=True):
     """``POST /tables`` answer: one token per human seat (``{"0": TOKEN}``),
-    the spectator's token and link, and the admin token that closes the table."""
+    the spectator's token and link, the admin token that closes the table,
+    and the named players (``{"0": {"player": "u-123", "name": "阿明"}}``):
+    a named seat's token is bound to its player."""
 
     id: str
     seats: dict[str, str]
@@ -246,6 +274,7 @@ class Created(msgspec.Struct, kw_only=True):
     spectator_token: str
     admin: str
     ws: str
+    players: dict[str, dict[str, str]] = {}
 
 
 class TableInfo(msgspec.Struct, kw_only=True):
@@ -269,6 +298,8 @@ class TableInfo(msgspec.Struct, kw_only=True):
     #: a connection (seat or spectator) is attached; False: the table is
     #: paused — its bots and clock wait for the first connection
     watched: bool = False
+    #: the named seats' names (``{"0": "阿明"}``); never their player ids
+    names: dict[str, str] = {}
 
 
 class HttpError(msgspec.Struct, kw_only=True):

@@ -24,7 +24,9 @@ Routes (docs/reference/protocol.md):
 * ``POST /tables`` — create a table; ``GET /tables`` — the open tables;
   ``GET /tables/{id}``; ``GET /tables/{id}/records`` — the finished hands'
   records (``qipai replay`` reads the answer); ``POST /tables/{id}/close``
-  with ``Authorization: Bearer ADMIN_TOKEN``.
+  with ``Authorization: Bearer ADMIN_TOKEN``; ``GET /admin/tables`` and
+  ``POST /admin/tables/close`` — the operator's list and bulk close
+  (:mod:`qipai.server.admin`).
 * ``WS /tables/{id}/ws?token=TOKEN`` — one seat (or the spectator) per connection.
 * ``GET /`` — the browser page (``qipai/server/static/``: lobby, play, watch,
   replay); ``GET /records`` — the latest finished hands of all tables;
@@ -48,6 +50,7 @@ from starlette.staticfiles import StaticFiles
 
 from qipai.host import protocol as P
 from qipai.host import trace
+from qipai.server.admin import admin_tables, close_many
 from qipai.server.guard import OneValueEach
 from qipai.server.routes import (
     STATIC, close_table, create_table, finished, get_table, health, list_tables, not_found,
@@ -121,12 +124,19 @@ def create_app(server: Server) -> Starlette:
         server.store.watch(server.lock_lost)   # told of a lost lock; PostgreSQL: its watchdog
         loop = asyncio.get_running_loop()
         stalls = loop.create_task(_log_stalls(server))
+        prunes = None
+        if server.retention is not None:   # --retention: closed tables deleted after it
+            from qipai.server.retention import prune_loop
+
+            prunes = loop.create_task(prune_loop(server, server.retention))
         if server.keys is not None:   # a key added or revoked takes effect on SIGHUP
             with contextlib.suppress(NotImplementedError, AttributeError):
                 loop.add_signal_handler(signal.SIGHUP, server.reload_keys)
         probe = trace.start()
         yield
         stalls.cancel()
+        if prunes is not None:
+            prunes.cancel()
         for t in server.tables.values():
             t.stop()
         # every write answered — unless the store is lost, or SHUTDOWN_S passes: a
@@ -161,6 +171,8 @@ def create_app(server: Server) -> Starlette:
         Route("/tables/{id}", get_table),
         Route("/tables/{id}/records", records),
         Route("/tables/{id}/close", close_table, methods=["POST"]),
+        Route("/admin/tables", admin_tables, methods=["GET"]),   # qipai.server.admin
+        Route("/admin/tables/close", close_many, methods=["POST"]),
         WebSocketRoute("/tables/{id}/ws", table_ws),
     ], lifespan=lifespan, exception_handlers={404: not_found, 405: not_found},
         middleware=[Middleware(_Stopping), Middleware(OneValueEach)])

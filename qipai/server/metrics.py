@@ -17,7 +17,13 @@ Metrics (``qipai_`` first):
 * ``qipai_refusals_total{reason="…"}`` — acts, frames and connections
   refused, by the code the client was sent (``IllegalAction``, ``StaleSeq``,
   ``Throttled``, ``BadToken``, ``TooManyConnections`` …);
-* ``qipai_commit_seconds`` (histogram) — each group-commit batch's commit.
+* ``qipai_commit_seconds`` (histogram) — each group-commit batch's commit;
+* with ``--keys``, per operator key (:mod:`qipai.server.limits`):
+  ``qipai_key_tables_open{key}``, ``qipai_key_connections{key}``,
+  ``qipai_key_spectators{key}`` (gauges) and
+  ``qipai_limit_refusals_total{key,limit}`` (``key`` empty for the
+  server-wide ``seat_reserve``);
+* ``qipai_tables_pruned_total`` — closed tables deleted after ``--retention``.
 
 ``/metrics`` is open (no key) for now.
 """
@@ -70,6 +76,22 @@ class _Counts(Collector):
         for reason, n in sorted(e.refusals.items()):
             refusals.add_metric([reason], n)
         yield refusals
+        q = s.quota
+        for what, values in q.samples().items():
+            g = GaugeMetricFamily(f"qipai_key_{what}" + ("_open" if what == "tables" else ""),
+                                  f"Per operator key: its {what}"
+                                  + (" open." if what == "tables" else " open."),
+                                  labels=["key"])
+            for key, n in sorted(values.items()):
+                g.add_metric([key], n)
+            yield g
+        limited = CounterMetricFamily("qipai_limit_refusals", "Requests refused over a limit, "
+                                      "by key and limit.", labels=["key", "limit"])
+        for (key, limit), n in sorted(q.refusals.items()):
+            limited.add_metric([key, limit], n)
+        yield limited
+        yield CounterMetricFamily("qipai_tables_pruned", "Closed tables deleted after the "
+                                  "retention.", value=q.pruned)
 
 
 def install(server: Any) -> CollectorRegistry:

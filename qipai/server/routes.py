@@ -21,6 +21,8 @@ from qipai.host.match import HostedTable
 from qipai.host.offload import Crowded, Stopped
 from qipai.host.replay import replay_steps, shown
 from qipai.host.store import LockLost, ReadsBusy, StoreError, StoreStopped, token_hash
+from qipai.server import limits, logs
+from qipai.server.identity import Denied, Seating, looks_signed, verify
 from qipai.server.state import (
     REPLAY_WAITING, REPLAY_WORKERS, SPEC_WAITING, SPEC_WORKERS, Server, TooManyTables,
 )
@@ -82,15 +84,34 @@ def _key_or_refusal(request: Request, what: str) -> str | Response | None:
     return name
 
 
+def _denied(s: Server, tid: str, d: Denied, client: str | None = None) -> Response:
+    """The answer of a signed seat token refused (:mod:`qipai.server.identity`),
+    counted and logged as a refusal (its reason, table and client address,
+    never the token)."""
+    s.events.emit("refused", reason=d.code, table=tid, client=client)
+    r = _error(d.code, d.message, d.status)
+    if d.status == 401:
+        r.headers["WWW-Authenticate"] = 'Bearer realm="qipai", error="invalid_token"'
+    return r
+
+
 def _table_reader(request: Request, tid: str, row: dict[str, Any]) -> Response | None:
-    """With ``--keys``, who may read table ``tid``'s records and replays: a
-    configured key, or a seat token of that table (a player sees his
-    table's finished hands); a seat token of another table → 403
-    ``WrongTable``.  None: allowed."""
+    """With ``--keys``, who may read table ``tid``'s records and replays
+    (open or closed): a configured key, or a seat token of that table —
+    the one the server made, or one the operator signed (a JWT,
+    :func:`~qipai.server.identity.verify`) — (a player sees his table's
+    finished hands); a seat token of another table → 403 ``WrongTable``.
+    None: allowed."""
     s = _server(request)
     if s.keys is None:
         return None
     token = _bearer(request)
+    if token and looks_signed(token):   # a seat token the operator signed (JWT)
+        try:
+            verify(s.keys, token, Seating.of_row(row))
+        except Denied as d:
+            return _denied(s, tid, d, logs.client(request))
+        return None
     if token:
         h = token_hash(token)
         seats = msgspec.json.decode(row["tokens"], type=dict[str, str]).values()
@@ -262,7 +283,10 @@ async def create_table(request: Request) -> Response:
         return lost
     s = _server(request)
     try:
-        _, created = await s.create(spec, key)
+        with s.quota.table_for(key):   # the key's own limits (429), then the server's
+            _, created = await s.create(spec, key)
+    except limits.LimitReached as exc:
+        return limits.refusal(s, exc, logs.client(request))
     except LockLost:
         return _error("LockLost", LOCK_LOST, 503)
     except TooManyTables as exc:
@@ -280,12 +304,15 @@ async def create_table(request: Request) -> Response:
 
 async def list_tables(request: Request) -> Response:
     """The tables this server plays: open and not halted (a halted table's
-    hand in memory may not be the database's; ``GET /tables/{id}`` reads it)."""
-    key = _key_or_refusal(request, "listing the tables")
-    if isinstance(key, Response):
-        return key
-    return _json([t.info() for t in _server(request).tables.values()
-                  if t.open and t.halted is None])
+    hand in memory may not be the database's; ``GET /tables/{id}`` reads it).
+    With ``--keys`` it needs a key, unless the server was started with
+    ``--lobby``."""
+    s = _server(request)
+    if not s.lobby:   # --lobby: the open tables are listed to anyone (names, never tokens)
+        key = _key_or_refusal(request, "listing the tables")
+        if isinstance(key, Response):
+            return key
+    return _json([t.info() for t in s.tables.values() if t.open and t.halted is None])
 
 
 def _table(request: Request) -> HostedTable | None:
@@ -306,12 +333,20 @@ async def get_table(request: Request) -> Response:
     row, done, totals = stored
     out = {"id": row["id"], "spec": row["spec"], "variant": row["variant"],
            "players": len(totals), "bots": msgspec.json.decode(row["bots"]),
-           "rng": row["rng"], "open": bool(row["open"]), "hands_done": done, "totals": totals}
+           "rng": row["rng"], "open": bool(row["open"]), "hands_done": done, "totals": totals,
+           "names": _names(row)}
     if t is not None and t.halted is not None:
         # halted: what the database holds, not the hand in memory (it may hold
         # actions the database does not), and why it is not played
         out["halted"], out["message"] = t.halted
     return _json(out)
+
+
+def _names(row: dict[str, Any]) -> dict[str, str]:
+    """The named seats' names of a stored table row (``{"0": "阿明"}``; never
+    their player ids)."""
+    named = msgspec.json.decode(row.get("players") or "{}", type=dict[str, dict[str, str]])
+    return {s: p["name"] for s, p in sorted(named.items(), key=lambda i: int(i[0]))}
 
 
 async def _stored(s: Server, request: Request
@@ -337,8 +372,8 @@ async def _stored(s: Server, request: Request
     return row, len(nets), totals
 
 
-async def _readable(s: Server, request: Request) -> Response | str:
-    """The path's table id if the request may read its stored hands (it
+async def _readable(s: Server, request: Request) -> Response | dict[str, Any]:
+    """The path's table row if the request may read its stored hands (it
     exists; with ``--keys``, a key or one of its seat tokens is sent), else
     the error answer (:func:`_table_reader`, ``UnknownTable``, a failed read)."""
     tid = _table_id(request)
@@ -351,14 +386,15 @@ async def _readable(s: Server, request: Request) -> Response | str:
     if row is None:
         return _no_table(request)
     refusal = _table_reader(request, tid, row)
-    return tid if refusal is None else refusal
+    return row if refusal is None else refusal
 
 
 async def records(request: Request) -> Response:
     s = _server(request)
-    tid = await _readable(s, request)
-    if isinstance(tid, Response):
-        return tid
+    row = await _readable(s, request)
+    if isinstance(row, Response):
+        return row
+    tid = row["id"]
     try:
         stored = await s.store.read(s.store.hands_of, tid)
     except StoreError as exc:
@@ -371,7 +407,7 @@ async def records(request: Request) -> Response:
         net = msgspec.json.decode(h["net"])
         total = net if total is None else [a + b for a, b in zip(total, net)]
         hands.append({"hand": h["hand"], "record": rec})
-    return _json({"table": tid, "hands": hands, "total": total})
+    return _json({"table": tid, "hands": hands, "total": total, "names": _names(row)})
 
 
 async def finished(request: Request) -> Response:
@@ -391,7 +427,8 @@ async def finished(request: Request) -> Response:
     except StoreError as exc:
         return _unread(s, exc)
     return _json([{"table": r["table_id"], "hand": r["hand"], "spec": r["spec"],
-                   "variant": r["variant"], "net": msgspec.json.decode(r["net"])} for r in rows])
+                   "variant": r["variant"], "net": msgspec.json.decode(r["net"]),
+                   "names": _names(r)} for r in rows])
 
 
 _WHOLE = re.compile(r"0|[1-9][0-9]{0,17}")
@@ -429,9 +466,10 @@ async def replay_stored(request: Request) -> Response:
     """``GET /tables/{id}/records/{hand}/replay``: a stored finished hand,
     step by step (an unfinished hand is 404, its cards never served)."""
     s = _server(request)
-    tid = await _readable(s, request)
-    if isinstance(tid, Response):
-        return tid
+    row = await _readable(s, request)
+    if isinstance(row, Response):
+        return row
+    tid = row["id"]
     hand = _whole(request.path_params["hand"])
     if hand is None:
         return _error("UnknownHand", f"a hand is a whole number written in ASCII digits "

@@ -19,6 +19,9 @@ from qipai.host.outbox import Conn
 from qipai.host.replay import shown
 from qipai.host.seats import MAX_CONNS_PER_SEAT, MAX_SPECTATORS
 from qipai.host.store import token_hash
+from qipai.server import logs
+from qipai.server.identity import Denied, Seating, looks_signed, verify
+from qipai.server.limits import LimitReached
 
 if TYPE_CHECKING:
     from qipai.host.match import HostedTable
@@ -59,20 +62,14 @@ def _act_seq(data: str | bytes, cap: int) -> int | None:
     return msg.seq if isinstance(msg, P.Act) else None
 
 
-def _client(ws: WebSocket) -> str | None:
-    """The connection's client address (host only) — the one a trusted
-    proxy forwards with ``qipai serve --forwarded-allow-ips``, else the
-    socket's peer; None if the server does not know it."""
-    return ws.client.host if ws.client is not None else None
-
-
 class _Refusal(Exception):
     """A connection refused before it is attached: it is sent
     ``Error(code, message)``, then closed with ``close``."""
 
-    def __init__(self, code: str, message: str, close: int) -> None:
+    def __init__(self, code: str, message: str, close: int, **fields: object) -> None:
         super().__init__(message)
         self.code, self.message, self.close = code, message, close
+        self.fields = fields   # more for its ``refused`` event (a limit: its key and name)
 
 
 def _admit(ws: WebSocket, s: Server) -> tuple[HostedTable, int | None]:
@@ -87,7 +84,13 @@ def _admit(ws: WebSocket, s: Server) -> tuple[HostedTable, int | None]:
     if t is None or not t.open:
         raise _Refusal("UnknownTable", f"no open table {shown(tid)}", 4404)
     token = ws.query_params.get("token", "")
-    who = t.who(token_hash(token)) if token else None
+    if looks_signed(token):   # a seat token the operator signed (JWT)
+        try:
+            who: int | str | None = verify(s.keys, token, Seating.of_table(t))[0]
+        except Denied as d:
+            raise _Refusal(d.code, d.message, d.close) from None
+    else:
+        who = t.who(token_hash(token)) if token else None
     if who is None:
         raise _Refusal("BadToken", "the token is no seat's of this table", 4401)
     if t.halted is not None:   # the server lock lost, or its hand unreadable
@@ -99,6 +102,11 @@ def _admit(ws: WebSocket, s: Server) -> tuple[HostedTable, int | None]:
                        f"{'seat ' + str(seat) if seat is not None else 'spectators'} of this "
                        f"table already {'has' if seat is not None else 'have'} {most} "
                        f"connections open; close one first", 4429)
+    try:   # its key's limits, and the room kept for seats
+        s.quota.admit(t, seat is None)
+    except LimitReached as exc:
+        raise _Refusal("TooManyConnections", exc.body.message, 4429, limit=exc.body.limit,
+                       key=exc.body.key) from None
     return t, seat
 
 
@@ -110,8 +118,8 @@ async def table_ws(ws: WebSocket) -> None:
     try:
         t, seat = _admit(ws, s)
     except _Refusal as r:
-        s.events.emit("refused", reason=r.code, table=ws.path_params["id"][:64],
-                      client=_client(ws))
+        s.events.emit("refused", reason=r.code, table=ws.path_params["id"][:64], **r.fields,
+                      client=logs.client(ws))
         await ws.send_text(P.encode(P.Error(code=r.code, message=r.message)).decode())
         await ws.close(r.close)
         return
@@ -119,7 +127,8 @@ async def table_ws(ws: WebSocket) -> None:
     if trace.ON:
         conn.tr = {}
     writer = asyncio.get_running_loop().create_task(_writer(ws, conn))
-    reader = _Reader(s, t, conn, _client(ws))
+    reader = _Reader(s, t, conn, logs.client(ws))
+    s.quota.attached(t, seat is None)
     try:
         t.attach(conn)   # (inside: a connection is detached whatever happens)
         while True:
@@ -137,6 +146,7 @@ async def table_ws(ws: WebSocket) -> None:
     finally:
         reader.cancel()
         t.detach(conn)
+        s.quota.detached(t, seat is None)
         writer.cancel()
 
 

@@ -25,7 +25,9 @@ from qipai.host.match import HostedTable
 from qipai.host.offload import Offload
 from qipai.host.replay import MAX_REPLAY_BYTES
 from qipai.host.store import LockLost, Store, StoreError, said, token_hash
+from qipai.server.identity import check_players
 from qipai.server.keys import Keys
+from qipai.server.limits import Quota
 
 #: The largest HTTP request body read (bytes; ``qipai serve --max-body-bytes``).
 MAX_BODY_BYTES = 64 * 1024
@@ -135,6 +137,10 @@ class RestoreRefused(QipaiError):
 class Server:
     """The server's state: the store, the hosted tables, the settings.
 
+    :attr:`lobby` (``qipai serve --lobby``, set after it is made): with
+    keys, ``GET /tables`` lists the open tables to anyone (their names,
+    never a token), for the page's lobby; False: it needs a key.
+
     Args:
         db: a database URL (``sqlite:///qipai.db``, ``postgresql://…``).
         turn_timeout: seconds a seat has for a turn.  claim_timeout: for a
@@ -185,6 +191,9 @@ class Server:
             released).
     """
 
+    #: ``--lobby``: ``GET /tables`` needs no key (see the class docstring)
+    lobby: bool = False
+
     def __init__(self, db: str, turn_timeout: float = 30.0, claim_timeout: float | None = None,
                  seed: int | None = None, plugins: tuple[str, ...] = (),
                  quiet: bool = False, rate_per_s: float = RATE_PER_S,
@@ -230,6 +239,12 @@ class Server:
                      f"{room + FD_RESERVE}, less {FD_RESERVE} for HTTP and the database): the "
                      f"server may run out of descriptors before the limit; raise ulimit -n")
         self.bot_delay = float(bot_delay)
+        #: limits per key and the room kept for seats (:mod:`qipai.server.limits`;
+        #: ``qipai serve`` sets its defaults)
+        self.quota = Quota(self)
+        #: seconds a closed table is kept before its rows are deleted (None:
+        #: for ever; ``qipai serve --retention``, :mod:`qipai.server.retention`)
+        self.retention: float | None = None
         self._creating = 0   # POST /tables accepted and not done (counted as open)
         self._stalled: float | None = None   # time.monotonic() the logged stall began
         self.replays = Offload("qipai-replay", REPLAY_WORKERS, REPLAY_WAITING)
@@ -453,6 +468,7 @@ class Server:
         bots = body.bots
         if any(type(b) is not int or not 0 <= b < n for b in bots) or len(set(bots)) != len(bots):
             raise BadBots(f"bots must be distinct seats of {rs.name} (0..{n - 1}), not {bots}")
+        players = check_players(body.players, n, bots)
         tid = secrets.token_hex(6)
         seat_tokens = {str(s): secrets.token_urlsafe(24) for s in range(n) if s not in bots}
         spectator, admin = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
@@ -467,7 +483,8 @@ class Server:
                    tokens=msgspec.json.encode({s: token_hash(t) for s, t in seat_tokens.items()}
                                               ).decode(),
                    spectator_hash=token_hash(spectator), admin_hash=token_hash(admin),
-                   open=True, created=time.time(), key_name=key_name, players=None,
+                   open=True, created=time.time(), key_name=key_name,
+                   players=msgspec.json.encode(players).decode() if players else None,
                    closed=None)
         t = HostedTable(self, row, rs)
         hand = t.new_hand(0, None)
@@ -480,10 +497,11 @@ class Server:
         else:
             t.start()
         self.events.emit("table_created", table=tid, variant=rs.spec, bots=sorted(bots),
-                         key=key_name)
+                         key=key_name, named=len(players))
         return t, P.Created(id=tid, seats=seat_tokens,
                             spectator=f"/tables/{tid}/ws?token={spectator}",
-                            spectator_token=spectator, admin=admin, ws=f"/tables/{tid}/ws")
+                            spectator_token=spectator, admin=admin, ws=f"/tables/{tid}/ws",
+                            players=players)
 
 
 class TooManyTables(QipaiError):

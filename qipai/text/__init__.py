@@ -11,6 +11,8 @@ draw their words from here:
   (``qipai play --human``) and the environments' ``render`` show it;
 * :mod:`qipai.text.wire` — the game server's messages, as ``qipai connect``
   prints them;
+* :mod:`qipai.text.answer` — what a player types at a decision (a number,
+  a card, an action's word), read alike by both terminal clients;
 * :mod:`qipai.text.score` — a hand scored by ``qipai score``;
 * :mod:`qipai.text.payments` — payments with their breakdown.
 
@@ -30,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["LANGUAGES", "end_label", "how_label", "label", "meld_label", "role_label",
+__all__ = ["CLIENT", "LANGUAGES", "end_label", "how_label", "label", "meld_label", "role_label",
            "vocabulary", "word"]
 
 #: The languages :func:`vocabulary` knows.
@@ -76,8 +78,40 @@ BONUS = {
     "zh": {"fanxing": "翻醒", "xing": "醒"},
     "en": {"fanxing": "bonus flip", "xing": "bonus"},
 }
+#: The terminal clients' own words (``qipai connect`` and ``qipai play
+#: --human``, :mod:`qipai.text.answer`): the prompt, the time left, the
+#: hints of an answer not taken, leaving.  ``{…}`` are filled in by the
+#: client (``{n}``: how many actions; ``{text}``: what was typed).
+CLIENT = {
+    "zh": {"prompt": "请选择（1–{n}、牌或动作；q 离开）", "time_left": "剩 {s} 秒",
+           "only_move": "唯一可选，已代为：{action}",
+           "not_a_number": "{text} 不是可选的编号：请选 1 到 {n}",
+           "unknown": "无法识别 {text!r}：请输入 1 到 {n}、要打的牌（如 {card}）或动作（{words}）",
+           "ambiguous": "{text!r} 可指编号 {which}：请输入其中一个编号",
+           "cannot_discard": "现在不能打 {card}：请选 1 到 {n}",
+           "not_now": "现在不能{word}：请选 1 到 {n}",
+           "one_card": "{text!r} 是 {k} 张牌：一次只打一张",
+           "no_pass": "现在不能过：请选 1 到 {n}",
+           "quit": "你离开了", "input_ended": "输入结束", "interrupted": "已中断",
+           "unfinished": "{why}：本局未打完。再见。", "left_table": "{why}：已离开牌桌。"},
+    "en": {"prompt": "your choice (1–{n}, a card or a word; q to leave)",
+           "time_left": "{s} s left",
+           "only_move": "only move: {action}",
+           "not_a_number": "{text} is not one of the actions: choose 1 to {n}",
+           "unknown": "{text!r} is not an action: type 1 to {n}, a card to discard (as "
+                      "{card}) or a word ({words})",
+           "ambiguous": "{text!r} could be {which}: type one of these numbers",
+           "cannot_discard": "you may not discard {card} now: choose 1 to {n}",
+           "not_now": "no {word} now: choose 1 to {n}",
+           "one_card": "{text!r} is {k} cards: discard one at a time",
+           "no_pass": "passing is not among the actions now: choose 1 to {n}",
+           "quit": "you quit", "input_ended": "the input ended",
+           "interrupted": "interrupted (Ctrl-C)",
+           "unfinished": "{why}: the hand is left unfinished. Goodbye.",
+           "left_table": "{why}: you left the table."},
+}
 _SECTIONS = {"melds": MELDS, "ways": WAYS, "ends": ENDS, "actions": ACTIONS, "roles": ROLES,
-             "bonus": BONUS}
+             "bonus": BONUS, "client": CLIENT}
 
 
 def _lang(lang: str) -> str:
@@ -89,7 +123,8 @@ def _lang(lang: str) -> str:
 def vocabulary(lang: str = "zh") -> dict[str, Any]:
     """The words of ``lang`` (``"zh"`` or ``"en"``) as JSON-ready data:
     ``{"lang", "melds", "ways", "ends", "actions", "roles", "bonus",
-    "reasons"}``, each section a dict from pinyin id to word.
+    "client", "reasons"}``, each section a dict from pinyin id to word
+    (``client``: the terminal clients' templates, :data:`CLIENT`).
 
     ``reasons`` are the payment breakdown's ids every variant of a family
     shares (a variant's ``Manifest.names`` adds and may rename); they have

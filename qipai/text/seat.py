@@ -38,7 +38,8 @@ def cards_text(cards: Any, kinds: Sequence[int | None]) -> str:
 
 
 def _seat(seat: int, me: int) -> str:
-    return "you" if seat == me else f"seat {seat}"
+    """``"seat 2"``, or ``"you"`` (``ROLES``' word, as ``qipai connect`` says it) for ``me``."""
+    return ROLES["en"]["you"] if seat == me else f"seat {seat}"
 
 
 def action_text(cards: Any, action: m.Action, window: tuple[int, int, str] | None,
@@ -116,7 +117,7 @@ def show_table(console: Any, view: Any, cards: Any, n_players: int) -> None:
     grid.add_column("discards", overflow="fold")
     for s in range(n_players):
         mark = f" {ROLES['zh']['dealer']}" if s == view.dealer else ""
-        name = ("you" if s == me else f"seat {s}") + mark
+        name = _seat(s, me) + mark
         melds = "; ".join(f"{mv.kind} {cards_text(cards, mv.cards)}" for mv in view.melds[s])
         discards = " ".join(cards.token(k) for k in view.discards[s])
         grid.add_row(name, str(view.hand_sizes[s]), melds or "—", discards or "—")

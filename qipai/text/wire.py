@@ -3,7 +3,8 @@
 :class:`Printer` writes the seat's view and every event (JSON, as the
 protocol sends them, docs/reference/protocol.md) in the variant's notation,
 cards as ``5p(五筒)``, names from :mod:`qipai.text` as ``qipai play`` prints
-them.
+them; the connection's own seat is "you" (``ROLES``' word, as ``qipai play
+--human`` says it).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from qipai.text import end_label, how_label, meld_label
+from qipai.text import ROLES, end_label, how_label, meld_label
 from qipai.text.payments import no_card_win
 
 __all__ = ["Printer"]
@@ -25,6 +26,20 @@ class Printer:
         self.cards: Any = None
         self.names: dict[str, str] = {}  # the variant's (Manifest.names), first
         self.played = False  # a card was drawn or discarded since the deal
+        self.players: dict[str, str] = {}  # the table's named seats: seat → name
+        self.me: int | None = None  # the connection's seat (None: a spectator)
+
+    def seat(self, s: int) -> str:
+        """``"seat 2"``, ``"seat 2 (阿明)"`` if its player is named, or
+        ``"you"`` for the connection's own seat."""
+        if s == self.me:
+            return ROLES["en"]["you"]
+        name = self.players.get(str(s))
+        return f"seat {s} ({name})" if name else f"seat {s}"
+
+    def does(self, s: int, verb: str) -> str:
+        """``"seat 2 draws"``, ``"you draw"``: who does ``verb`` (its third person)."""
+        return f"{self.seat(s)} {verb[:-1] if s == self.me else verb}"
 
     def line(self, text: str) -> None:
         print(text, file=self.out, flush=True)
@@ -49,7 +64,7 @@ class Printer:
         """One event (JSON, as the server sends it) as a line, the names in
         Chinese and pinyin as ``qipai play`` prints them."""
         t = e["type"]
-        who = f"seat {e['seat']}" if "seat" in e else ""
+        who = self.seat(e["seat"]) if "seat" in e else ""
         if t in ("drew", "discarded"):
             self.played = True
         if t == "dealt":
@@ -58,20 +73,20 @@ class Printer:
             return f"shown at the deal: {self.hand(shown)}" if shown else "dealt"
         if t == "drew":
             tail = " from the tail" if e.get("tail") else ""
-            return f"{who} draws{tail} {self.card(e['card'])}" + \
+            return f"{self.does(e['seat'], 'draws')}{tail} {self.card(e['card'])}" + \
                 (" (shown)" if e.get("shown") else "")
         if t == "discarded":
-            return f"{who} discards {self.card(e['card'])}"
+            return f"{self.does(e['seat'], 'discards')} {self.card(e['card'])}"
         if t == "melded":
             m = e["meld"]
-            src = f" from seat {m['from_seat']}" if m.get("from_seat") is not None else ""
+            src = f" from {self.seat(m['from_seat'])}" if m.get("from_seat") is not None else ""
             return f"{who} {meld_label(m['kind'], self.names)} {self.hand(m['cards'])}{src}"
         if t == "won":
-            src = f" from seat {e['from_seat']}" if e.get("from_seat") is not None else ""
+            src = f" from {self.seat(e['from_seat'])}" if e.get("from_seat") is not None else ""
             pats = f" — {', '.join(e['patterns'])}" if e.get("patterns") else ""
             if e.get("card") is None:  # 三笼五坎 …: won on the cards as they are
-                return f"{who} wins {no_card_win(not self.played)}{src}{pats}"
-            return (f"{who} wins: {how_label(e['how'], self.names)} on "
+                return f"{self.does(e['seat'], 'wins')} {no_card_win(not self.played)}{src}{pats}"
+            return (f"{self.does(e['seat'], 'wins')}: {how_label(e['how'], self.names)} on "
                     f"{self.card(e['card'])}{src}{pats}")
         if t == "flipped":
             xing = ", ".join(f"seat {s}: {x}" for s, x in
@@ -80,7 +95,7 @@ class Printer:
                     f" — 醒 xing {xing or 'none'}")
         if t == "marked":
             if e["what"] == "jiagang" and e.get("seats"):
-                return (f"seat {e['seats'][0]} adds {self.card(e.get('card'))} to a peng "
+                return (f"{self.does(e['seats'][0], 'adds')} {self.card(e.get('card'))} to a peng "
                         f"({meld_label('jiagang', self.names)}) — open to "
                         f"{how_label('qianggang', self.names)}")
             about = f" on {self.card(e['card'])}" if e.get("card") is not None else ""
@@ -91,7 +106,7 @@ class Printer:
             return f"hand over: {end}, net {e['net']}, next dealer seat {e['next_dealer']}"
         if t == "paid":
             return "paid at once: " + "; ".join(
-                f"seat {p['payer']} → seat {p['payee']} {p['amount']}"
+                f"{self.seat(p['payer'])} → {self.seat(p['payee'])} {p['amount']}"
                 + (f" ({p['reason']})" if p.get("reason") else "") for p in e["payments"])
         return f"{t} {json.dumps({k: v for k, v in e.items() if k != 'type'}, ensure_ascii=False)}"
 
@@ -105,12 +120,21 @@ class Printer:
             self.cards, self.names = None, {}
         v = m["view"]
         self.played = False  # a hand's first view: its events follow
+        self.players = dict(m.get("names") or {})
+        self.me = m["seat"]
         seat = "spectator" if m["seat"] is None else f"seat {m['seat']}"
+        if m["seat"] is not None and str(m["seat"]) in self.players:
+            seat += f" ({self.players[str(m['seat'])]})"
         # hands are counted from 1, as play, replay and verify count them (the protocol's
         # ``hand`` is the 0-based index)
         self.line(f"== table {m['table']} · {m['spec']} · hand {m['hand'] + 1} · {seat} · "
                   f"dealer {v['dealer']} · totals {m['totals']}"
                   + (" · SEEDED (demo deal)" if m["seeded"] else ""))
+        if self.players:
+            self.line("   players: " + ", ".join(
+                f"seat {s} {n}" + (" (you)" if m["seat"] is not None and int(s) == m["seat"]
+                                   else "")
+                for s, n in sorted(self.players.items(), key=lambda i: int(i[0]))))
         for e in v["events"]:
             if e["type"] != "dealt":
                 self.line("   " + self.event(e))

@@ -56,3 +56,24 @@ def test_a_malformed_proxy_address_is_refused_in_one_line():
                         "10.0.0.1/8"], capture_output=True, text=True, timeout=PATIENCE)
     assert p.returncode == 2
     assert "'10.0.0.1/8' is not an IP address or a network" in p.stderr, p.stderr
+
+
+def test_an_http_refusal_names_the_forwarded_client(tmp_path):
+    keys = tmp_path / "keys.json"
+    key = subprocess.run([sys.executable, "-m", "qipai", "keys", "new", "ops", "--file",
+                          str(keys)], capture_output=True, text=True, check=True,
+                         timeout=PATIENCE).stdout.strip()
+    s = start_server(f"sqlite:///{tmp_path / 'q.db'}", tmp_path, "--log-format", "json",
+                     "--keys", str(keys), "--key-max-tables", "0",
+                     "--forwarded-allow-ips", "127.0.0.1")
+    try:
+        with s.http() as h:
+            r = h.post("/tables", json={"bots": [1, 2, 3]},
+                       headers={"Authorization": f"Bearer {key}",
+                                "X-Forwarded-For": "203.0.113.8"})
+        assert r.status_code == 429, r.text
+    finally:
+        s.stop()
+    lines = [json.loads(x) for x in s.log_path.read_text().splitlines()]
+    refused = [x for x in lines if x["event"] == "refused"]
+    assert [(x["reason"], x["client"]) for x in refused] == [("TooManyTables", "203.0.113.8")]

@@ -52,7 +52,7 @@ def test_records_lists_finished_hands_only(played):
     with s.http() as http:
         rows = [r for r in http.get("/records").json() if r["table"] == tid]
         assert rows == [{"table": tid, "hand": 0, "spec": "guilin-zipai", "variant": "guilin-zipai",
-                         "net": record["result"]["net"]}]
+                         "net": record["result"]["net"], "names": {}}]
         assert http.get("/records", params={"limit": "x"}).json()["error"] == "BadMessage"
 
 

@@ -19,7 +19,7 @@ def test_the_vocabulary_is_json_with_the_same_ids_in_every_language(lang):
     words = vocabulary(lang)
     assert json.loads(json.dumps(words, ensure_ascii=False)) == words
     zh = vocabulary("zh")
-    for section in ("melds", "ways", "ends", "actions", "roles", "bonus"):
+    for section in ("melds", "ways", "ends", "actions", "roles", "bonus", "client"):
         assert set(words[section]) == set(zh[section]), section
 
 

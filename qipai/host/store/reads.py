@@ -113,13 +113,25 @@ class Reads:
 
     def finished_hands(self, limit: int = 50) -> list[dict[str, Any]]:
         """The latest ``limit`` finished hands of every table, newest table
-        first: ``table_id``, ``hand``, ``spec``, ``variant``, ``net`` (JSON)."""
+        first: ``table_id``, ``hand``, ``spec``, ``variant``, ``net`` (JSON),
+        ``players`` (JSON, or None: the table's named players)."""
         with _reading("the latest finished hands"), self.engine.connect() as c:
             rows = c.execute(
                 sa.select(hands.c.table_id, hands.c.hand, hands.c.net, tables.c.spec,
-                          tables.c.variant)
+                          tables.c.variant, tables.c.players)
                 .join(tables, tables.c.id == hands.c.table_id)
                 .where(hands.c.net.is_not(None))
                 .order_by(tables.c.created.desc(), hands.c.table_id, hands.c.hand.desc())
                 .limit(limit)).mappings()
             return [dict(r) for r in rows]
+
+    def closed_before(self, cutoff: float, limit: int) -> list[str]:
+        """The ids of at most ``limit`` closed tables closed before
+        ``cutoff`` (``time.time()``; a table closed before the ``closed``
+        column existed counts from its creation), oldest first."""
+        when = sa.func.coalesce(tables.c.closed, tables.c.created)
+        with _reading("the closed tables"), self.engine.connect() as c:
+            rows = c.execute(sa.select(tables.c.id)
+                             .where(tables.c.open == sa.false(), when < cutoff)
+                             .order_by(when, tables.c.id).limit(limit))
+            return [r[0] for r in rows]

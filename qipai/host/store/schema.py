@@ -92,10 +92,19 @@ _UPDATE_HAND = (hands.update()
 _CLOSE_TABLE = (tables.update().where(tables.c.id == sa.bindparam("k_table"))
                 .values(open=False, closed=sa.bindparam("closed")))
 _encode = msgspec.json.Encoder().encode
+# a closed table's rows deleted (``qipai serve --retention``): ``ids``, a list
+# of closed tables' ids; each only if closed (an open table is never deleted)
+_IDS = sa.bindparam("ids", expanding=True)
+_CLOSED_IDS = sa.select(tables.c.id).where(tables.c.id.in_(_IDS), tables.c.open == sa.false())
+_PRUNE_ACTIONS = actions.delete().where(actions.c.table_id.in_(_CLOSED_IDS))
+_PRUNE_HANDS = hands.delete().where(hands.c.table_id.in_(_CLOSED_IDS))
+_PRUNE_TABLES = tables.delete().where(tables.c.id.in_(_IDS), tables.c.open == sa.false())
 
 #: Operations a :class:`Write` may hold: (kind, parameters).
 _STATEMENTS = {"action": _INSERT_ACTION, "finish_hand": _UPDATE_HAND, "hand": _INSERT_HAND,
-               "close": _CLOSE_TABLE, "table": tables.insert()}
+               "close": _CLOSE_TABLE, "table": tables.insert(),
+               "prune_actions": _PRUNE_ACTIONS, "prune_hands": _PRUNE_HANDS,
+               "prune_tables": _PRUNE_TABLES}
 
 
 @dataclass(eq=False)
@@ -107,7 +116,9 @@ class Write:
         ops: ``(kind, params)`` in order: ``"action"`` (a ``qipai_actions``
             row), ``"finish_hand"`` (``record``, ``net``, ``k_table``,
             ``k_hand``), ``"hand"`` (a ``qipai_hands`` row), ``"close"``
-            (``k_table``).
+            (``k_table``); ``"prune_actions"``, ``"prune_hands"``,
+            ``"prune_tables"`` (``ids``: closed tables whose rows are
+            deleted, in that order; an open table's are never touched).
         done: called in the event loop once committed (``None``) or failed
             (the exception); not called for a cancelled write.
     """

@@ -2,6 +2,8 @@
 // It speaks only the protocol of `qipai serve` (docs/reference/protocol.md) and
 // draws only what the server sends this connection.  No build step, no framework.
 
+import { face as tileFace, label as tileLabel, isRed } from "./tiles.js";
+
 const app = document.getElementById("app");
 const statusEl = document.getElementById("status");
 const whereEl = document.getElementById("where");
@@ -51,8 +53,6 @@ function words() {
 function flatWords(v) {
   return { ...v.reasons, ...v.bonus, ...v.ends, ...v.ways, ...v.melds, ...v.actions };
 }
-// zipai: 二七十 / 贰柒拾 are the red cards (printed red on the paper cards)
-const ZP_RED = new Set([1, 6, 9, 11, 16, 19]);
 const variantCache = new Map();
 
 async function variantInfo(spec) {
@@ -76,26 +76,27 @@ class Cards {
   chinese(k) { return k === null || k === undefined ? "?" : this.kinds[k].chinese; }
   notation(k) { return k === null || k === undefined ? "?" : this.kinds[k].notation; }
   text(cards) { return cards.map((k) => this.chinese(k)).join(" "); }
-  // one card as an element: drawn faces (the Chinese name), the name and notation on hover
+  // one card as an element: its face drawn (tiles.js, inline SVG), its name as aria-label
+  // (a screen reader's text), the name and notation on hover
   tile(k, { size = "", tag = "span", extra = "", attrs = {} } = {}) {
+    const role = tag === "button" ? null : "img";   // a button stays a button
     if (k === null || k === undefined) {
-      return h(tag, { class: `tile back ${size} ${extra}`, title: "暗牌 face down", ...attrs });
+      return h(tag, { class: `tile back ${this.family === "zipai" ? "zp" : ""} ${size} ${extra}`, title: "暗牌 face down", role,
+        "aria-label": "暗牌", ...attrs });
     }
     const info = this.kinds[k];
     const title = `${info.chinese} ${info.notation}`;
-    const base = { title, dataset: { kind: String(k) }, ...attrs };
+    const base = { title, role, "aria-label": tileLabel(this.family, info.notation, info.chinese),
+      dataset: { kind: String(k) }, ...attrs };
     if (this.family === "zipai") {
-      const big = info.notation.startsWith("d");
-      const cls = `tile zp ${big ? "big" : "small-case"} ${ZP_RED.has(k) ? "red" : ""} ${size} ${extra}`;
-      return h(tag, { class: cls, ...base, title: `${title} ${big ? "大写" : "小写"}${ZP_RED.has(k) ? " 红牌" : ""}` },
-        h("span", { class: "case" }, big ? "大" : "小"), h("b", {}, info.chinese));
+      const big = info.notation.startsWith("d"), red = isRed(this.family, info.notation);
+      const cls = `tile zp ${big ? "big" : "small-case"} ${red ? "red" : ""} ${size} ${extra}`;
+      return h(tag, { class: cls, ...base, title: `${title} ${big ? "大写" : "小写"}${red ? " 红牌" : ""}` },
+        tileFace(this.family, info.notation));
     }
-    const ch = info.chinese;
     const suit = info.notation.slice(-1);
-    if (ch.length === 2 && "mps".includes(suit)) {
-      return h(tag, { class: `tile mj s-${suit} ${size} ${extra}`, ...base }, h("b", {}, ch[0]), h("i", {}, ch[1]));
-    }
-    return h(tag, { class: `tile mj honor h-${info.notation} ${size} ${extra}`, ...base }, h("b", {}, ch));
+    const cls = info.chinese.length === 2 && "mps".includes(suit) ? `s-${suit}` : `honor h-${info.notation}`;
+    return h(tag, { class: `tile mj ${cls} ${size} ${extra}`, ...base }, tileFace(this.family, info.notation));
   }
   tiles(cards, opts) { return cards.map((k) => this.tile(k, opts)); }
   // a payment breakdown (qipai.core.model.format_why, with tiles)
@@ -116,7 +117,10 @@ class Cards {
 }
 
 // ------------------------------------------------------------------ board (shared by play, watch, replay)
-function seatName(s) { return `座位 ${s}`; }
+// The named players' names at the table shown (the welcome's `names`, a
+// stored table's GET /tables/{id}): seat → name; a seat absent is shown by number.
+let NAMES = {};
+function seatName(s) { return NAMES[s] ? NAMES[s] : `座位 ${s}`; }
 
 function seatPanel(cards, b, s) {
   const st = b.seats[s];
@@ -150,7 +154,7 @@ function seatPanel(cards, b, s) {
   const discards = h("div", { class: "tiles discards" },
     st.discards.map((k) => cards.tile(k, { size: "small" })));
   return h("div", { class: `seat ${b.turn === s ? "turn" : ""} ${b.me === s ? "me" : ""}`, dataset: { seat: String(s) } },
-    h("h3", {}, seatName(s), tags),
+    h("h3", {}, NAMES[s] ? [h("span", { class: "pname", dataset: { seat: String(s) } }, NAMES[s]), h("span", { class: "py" }, ` 座位 ${s} `)] : seatName(s), tags),
     h("div", { class: "part" }, h("span", { class: "lbl" }, "手牌"), hand),
     h("div", { class: "part" }, h("span", { class: "lbl" }, "牌组"), melds),
     h("div", { class: "part" }, h("span", { class: "lbl" }, "弃牌"), discards));
@@ -271,8 +275,9 @@ class Seat {
     switch (m.type) {
       case "welcome":
         this.cards = await variantInfo(m.spec);
+        NAMES = m.names || {};
         if (!this.welcome || this.welcome.hand !== m.hand) this.log = m.view.events.map((e) => eventText(this.cards, e, m.seat));
-        this.welcome = m; this.resyncing = false;
+        this.welcome = m; this.resyncing = false; NAMES = m.names || {};
         if (this.decide && (this.decide.hand !== m.hand)) this.decide = null;
         if (this.dirty) { this.dirty = false; this.requestResync(); }
         break;
@@ -401,7 +406,7 @@ class Seat {
     const w = this.welcome, cards = this.cards;
     const { b, legal } = this.board();
     whereEl.textContent = `${cards.info.title} ${w.spec} · 桌 ${w.table} · 第 ${w.hand + 1} 手` +
-      (w.seeded ? " · 种子发牌（演示）seeded" : "") + (w.seat === null ? " · 观战 watching" : ` · 座位 ${w.seat}`);
+      (w.seeded ? " · 种子发牌（演示）seeded" : "") + (w.seat === null ? " · 观战 watching" : ` · ${NAMES[w.seat] ? NAMES[w.seat] + " " : ""}座位 ${w.seat}`);
     const extra = [h("span", { class: "countdown", id: "countdown" })];
     const parts = [];
     if (this.ended) {
@@ -542,14 +547,19 @@ async function lobby() {
   app.replaceChildren(form, tablesEl, recordsEl, h("section", { class: "card" }, h("h2", {}, "回放文件 replay a file"), drop));
 
   async function refresh() {
-    let tables, records;
-    try {
-      [tables, records] = await Promise.all([getJSON("/tables"), getJSON("/records")]);
-    } catch (e) {
-      if (!needsKey(e)) throw e;
-      // a server with operator keys: no list without a key; the finished hands of
-      // the tables this tab played at, read with their seat tokens
-      tables = null; records = [];
+    let tables = null, records = null;
+    const [tl, rl] = await Promise.allSettled([getJSON("/tables"), getJSON("/records")]);
+    for (const r of [tl, rl]) if (r.status === "rejected" && !needsKey(r.reason)) throw r.reason;
+    if (tl.status === "fulfilled") tables = tl.value;
+    if (rl.status === "fulfilled") records = rl.value;
+    const keyed = records === null;
+    if (keyed) {
+      // a server with operator keys: no list without a key (the tables, with
+      // --lobby); the finished hands of the tables this tab played at, read with
+      // their seat tokens
+      records = [];
+      form.replaceChildren(h("h2", {}, "开桌 new table"), h("div", { class: "notice", id: "ask-operator" },
+        "这个服务器由运营者开桌：请向运营者要一个入座链接 tables here are made by the operator: ask the operator for a seat link"));
       for (const id of Object.keys(seatTokens())) {
         try {
           const got = await getJSON(`/tables/${encodeURIComponent(id)}/records`, asSeat(id));
@@ -559,13 +569,15 @@ async function lobby() {
     }
     if (tables === null) {
       tablesEl.replaceChildren(h("h2", {}, "开放的桌 open tables"), h("div", { class: "notice", id: "keyed" },
-        "这个服务器需要运营者密钥才能开桌和列桌 this server needs an operator key to create and list tables; 入座链接照样能玩 a seat link still plays"));
+        "列桌需要运营者密钥 listing the tables needs the operator's key"));
     }
     const mine = saved();
     if (tables !== null) tablesEl.replaceChildren(h("h2", {}, "开放的桌 open tables"), tables.length ? h("table", {},
-      h("thead", {}, h("tr", {}, h("th", {}, "桌 table"), h("th", {}, "规则 rules"), h("th", {}, "手 hand"), h("th", {}, "累计 totals"), h("th", {}, ""))),
+      h("thead", {}, h("tr", {}, h("th", {}, "桌 table"), h("th", {}, "规则 rules"), h("th", {}, "玩家 players"), h("th", {}, "手 hand"), h("th", {}, "累计 totals"), h("th", {}, ""))),
       h("tbody", {}, tables.map((t) => h("tr", {},
-        h("td", {}, t.id), h("td", {}, t.spec), h("td", { class: "num" }, String(t.hand + 1)),
+        h("td", {}, t.id), h("td", {}, t.spec),
+        h("td", { class: "names" }, Object.entries(t.names || {}).map(([s, n]) => `${s}: ${n}`).join("、") || "—"),
+        h("td", { class: "num" }, String(t.hand + 1)),
         h("td", {}, t.totals.join(" / ")),
         h("td", {}, mine[t.id] ? linksEl(t.id, mine[t.id], true) : h("span", { class: "py" }, "（链接在开桌的浏览器 links are with whoever opened it）")))))) : h("p", {}, "没有 none"));
     recordsEl.replaceChildren(h("h2", {}, "已完成的手 finished hands"), records.length ? h("table", {},
@@ -589,14 +601,16 @@ async function replayFile(file) {
 
 // ------------------------------------------------------------------ routing (the token stays in the fragment: never sent over HTTP)
 let current = null;
-function start(make) { if (current && current.stop) current.stop(); current = make(); }
+function start(make) { if (current && current.stop) current.stop(); NAMES = {}; current = make(); }
 async function route() {
   const parts = location.hash.replace(/^#\/?/, "").split("/");
   try {
     if (parts[0] === "play" && parts.length >= 3) return start(() => new Seat(decodeURIComponent(parts[1]), decodeURIComponent(parts[2])));
     if (parts[0] === "replay" && parts.length >= 3) {
       const data = await getJSON(`/tables/${encodeURIComponent(parts[1])}/records/${encodeURIComponent(parts[2])}/replay`, asSeat(parts[1]));
-      return start(() => new Replay(data));
+      let names = {};
+      try { names = (await getJSON(`/tables/${encodeURIComponent(parts[1])}`)).names || {}; } catch (e) { /* shown by seat number */ }
+      return start(() => { NAMES = names; return new Replay(data); });
     }
     if (parts[0] === "replay-file") return;  // a file already shown
     start(() => null);
