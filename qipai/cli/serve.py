@@ -108,6 +108,13 @@ from qipai.cli.common import fail
               help="The log on standard error: text lines, or one JSON object a line "
                    "(time, level, event and its fields: tables created and closed, hands "
                    "ended, timeouts, refusals, the server's own lines).")
+@click.option("--forwarded-allow-ips", metavar="IPS", default=None,
+              callback=lambda ctx, param, value: _trusted(value),
+              help="Behind a reverse proxy (TLS): the proxies' addresses, comma-separated "
+                   "(IP addresses or networks such as 10.0.0.0/8; * trusts any), whose "
+                   "X-Forwarded-For and X-Forwarded-Proto headers are believed — the "
+                   "client address logged is then the one the proxy forwards (uvicorn's "
+                   "proxy headers).  [default: none; the headers are ignored]")
 @click.option("--allow-version-mismatch", is_flag=True,
               help="Restore open tables made under another qipai version (the variant "
                    "version, ruleset and plugins must still match).")
@@ -119,7 +126,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
           open_: bool, log_format: str = "text", seat_reserve: int | None = None,
           key_max_tables: int | None = None, key_tables_per_minute: int | None = None,
           key_max_connections: int | None = None, key_max_spectators: int | None = None,
-          retention: str | None = None, lobby: bool = False) -> None:
+          retention: str | None = None, lobby: bool = False,
+          forwarded_allow_ips: str | None = None) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
     Open the printed address in a browser (create a table, play, watch,
@@ -189,8 +197,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                   url=f"http://{shown}:{port}", db=server.store.dialect,
                   tables=len(server.tables), refused=len(server.refused), deals=dealt,
                   keys=None if keys is None else len(keys.by_hash), open_demo=keys is None,
-                  retention_s=retention_s)
-        run(sock, server)
+                  retention_s=retention_s, forwarded_allow_ips=forwarded_allow_ips)
+        run(sock, server, forwarded_allow_ips=forwarded_allow_ips)
         _exit()
     click.echo(f"qipai serve on http://{shown}:{port} · database {db} · "
                f"{len(server.tables)} open table{'s' if len(server.tables) != 1 else ''} "
@@ -210,7 +218,10 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     if retention_s is not None:
         click.echo(f"closed tables are deleted {retention:s} after their close (--retention)",
                    err=True)
-    run(sock, server)
+    if forwarded_allow_ips is not None:
+        click.echo(f"behind a proxy: X-Forwarded-For and X-Forwarded-Proto believed from "
+                   f"{forwarded_allow_ips} only", err=True)
+    run(sock, server, forwarded_allow_ips=forwarded_allow_ips)
     _exit()
 
 
@@ -222,6 +233,28 @@ def _exit() -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def _trusted(value: str | None) -> str | None:
+    """``--forwarded-allow-ips``: ``*``, or comma-separated IP addresses and
+    networks (``10.0.0.0/8``) — checked here, since uvicorn takes a
+    malformed one for a literal name that never matches; the value with the
+    blanks around items removed (None: not given)."""
+    import ipaddress
+
+    if value is None:
+        return None
+    items = [x.strip() for x in value.split(",")]
+    if items == ["*"]:
+        return "*"
+    for item in items:
+        try:
+            ipaddress.ip_network(item) if "/" in item else ipaddress.ip_address(item)
+        except ValueError:
+            raise click.BadParameter(
+                f"{item!r} is not an IP address or a network such as 10.0.0.0/8 "
+                f"(or give * alone: any)") from None
+    return ",".join(items)
 
 
 def _loopback(host: str) -> bool:

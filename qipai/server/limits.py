@@ -267,13 +267,14 @@ class Quota:
 
 
 
-def refusal(server: Any, exc: LimitReached) -> Any:
+def refusal(server: Any, exc: LimitReached, client: str | None = None) -> Any:
     """The HTTP 429 answer of ``exc`` (``Retry-After`` for
-    ``tables_per_minute``), its ``refused`` event emitted."""
+    ``tables_per_minute``), its ``refused`` event emitted (with the
+    request's ``client`` address)."""
     from starlette.responses import Response
 
     b = exc.body
-    server.events.emit("refused", reason=b.error, limit=b.limit, key=b.key)
+    server.events.emit("refused", reason=b.error, limit=b.limit, key=b.key, client=client)
     r = Response(msgspec.json.encode(b), status_code=429, media_type="application/json")
     if b.retry_after is not None:
         r.headers["Retry-After"] = str(b.retry_after)

@@ -81,10 +81,19 @@ class RepeatsFilter(logging.Filter):
         return True
 
 
-def run(sock: socket.socket, server: Server, log_level: str = "warning") -> None:
+def run(sock: socket.socket, server: Server, log_level: str = "warning",
+        forwarded_allow_ips: str | None = None) -> None:
     """Serve ``server`` with uvicorn on ``sock`` (:func:`listen`) until
     interrupted; uvicorn closes the socket at its shutdown.  Exits with
-    status 3 (uvicorn's startup failure) if the server did not start."""
+    status 3 (uvicorn's startup failure) if the server did not start.
+
+    ``forwarded_allow_ips``: the reverse proxies (comma-separated addresses
+    or networks, ``*`` any) whose ``X-Forwarded-For``/``X-Forwarded-Proto``
+    uvicorn's proxy-headers middleware believes, making the forwarded
+    address the request's client (``scope["client"]``).  None: no proxy
+    headers at all — uvicorn's own default (trust 127.0.0.1, or the
+    ``FORWARDED_ALLOW_IPS`` environment variable) is not used, so a client
+    cannot name its own address."""
     import uvicorn
 
     config = uvicorn.Config(create_app(server), log_level=log_level, access_log=False,
@@ -92,7 +101,9 @@ def run(sock: socket.socket, server: Server, log_level: str = "warning") -> None
                             ws=ws_protocol(server), lifespan="on", backlog=BACKLOG,
                             # a request still waiting for a database that does not answer
                             # is cancelled then, so SIGTERM stops the server (SHUTDOWN_S)
-                            timeout_graceful_shutdown=SHUTDOWN_S)
+                            timeout_graceful_shutdown=SHUTDOWN_S,
+                            proxy_headers=forwarded_allow_ips is not None,
+                            forwarded_allow_ips=forwarded_allow_ips)
     # (uvicorn's Config has just configured its loggers)
     logging.getLogger("uvicorn.error").addFilter(RepeatsFilter())
     logs.json_uvicorn()   # --log-format json: uvicorn's lines too

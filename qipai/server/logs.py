@@ -22,6 +22,7 @@ import logging
 import sys
 import time
 from datetime import datetime, timezone
+from typing import Any
 
 #: Seconds between two logged ``refused`` events of one reason.
 REFUSED_LOG_S = 10.0
@@ -107,6 +108,14 @@ def json_uvicorn() -> None:
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         for h in logging.getLogger(name).handlers:
             h.setFormatter(JsonFormatter())
+
+
+def client(conn: Any) -> str | None:
+    """The client address (host only) of a request or WebSocket, for its
+    log lines and ``refused`` events: the address a trusted proxy forwards
+    (``qipai serve --forwarded-allow-ips``: uvicorn's proxy headers set it),
+    else the socket's peer; None if the server does not know it."""
+    return conn.client.host if conn.client is not None else None
 
 
 def line(message: str, level: int = logging.WARNING, event: str | None = None,

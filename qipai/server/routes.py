@@ -21,7 +21,7 @@ from qipai.host.match import HostedTable
 from qipai.host.offload import Crowded, Stopped
 from qipai.host.replay import replay_steps, shown
 from qipai.host.store import LockLost, ReadsBusy, StoreError, StoreStopped, token_hash
-from qipai.server import limits
+from qipai.server import limits, logs
 from qipai.server.identity import Denied, Seating, looks_signed, verify
 from qipai.server.state import (
     REPLAY_WAITING, REPLAY_WORKERS, SPEC_WAITING, SPEC_WORKERS, Server, TooManyTables,
@@ -84,10 +84,11 @@ def _key_or_refusal(request: Request, what: str) -> str | Response | None:
     return name
 
 
-def _denied(s: Server, tid: str, d: Denied) -> Response:
+def _denied(s: Server, tid: str, d: Denied, client: str | None = None) -> Response:
     """The answer of a signed seat token refused (:mod:`qipai.server.identity`),
-    counted and logged as a refusal (its reason and table, never the token)."""
-    s.events.emit("refused", reason=d.code, table=tid)
+    counted and logged as a refusal (its reason, table and client address,
+    never the token)."""
+    s.events.emit("refused", reason=d.code, table=tid, client=client)
     r = _error(d.code, d.message, d.status)
     if d.status == 401:
         r.headers["WWW-Authenticate"] = 'Bearer realm="qipai", error="invalid_token"'
@@ -109,7 +110,7 @@ def _table_reader(request: Request, tid: str, row: dict[str, Any]) -> Response |
         try:
             verify(s.keys, token, Seating.of_row(row))
         except Denied as d:
-            return _denied(s, tid, d)
+            return _denied(s, tid, d, logs.client(request))
         return None
     if token:
         h = token_hash(token)
@@ -285,7 +286,7 @@ async def create_table(request: Request) -> Response:
         with s.quota.table_for(key):   # the key's own limits (429), then the server's
             _, created = await s.create(spec, key)
     except limits.LimitReached as exc:
-        return limits.refusal(s, exc)
+        return limits.refusal(s, exc, logs.client(request))
     except LockLost:
         return _error("LockLost", LOCK_LOST, 503)
     except TooManyTables as exc:

@@ -19,6 +19,7 @@ from qipai.host.outbox import Conn
 from qipai.host.replay import shown
 from qipai.host.seats import MAX_CONNS_PER_SEAT, MAX_SPECTATORS
 from qipai.host.store import token_hash
+from qipai.server import logs
 from qipai.server.identity import Denied, Seating, looks_signed, verify
 from qipai.server.limits import LimitReached
 
@@ -117,7 +118,8 @@ async def table_ws(ws: WebSocket) -> None:
     try:
         t, seat = _admit(ws, s)
     except _Refusal as r:
-        s.events.emit("refused", reason=r.code, table=ws.path_params["id"][:64], **r.fields)
+        s.events.emit("refused", reason=r.code, table=ws.path_params["id"][:64], **r.fields,
+                      client=logs.client(ws))
         await ws.send_text(P.encode(P.Error(code=r.code, message=r.message)).decode())
         await ws.close(r.close)
         return
@@ -125,7 +127,7 @@ async def table_ws(ws: WebSocket) -> None:
     if trace.ON:
         conn.tr = {}
     writer = asyncio.get_running_loop().create_task(_writer(ws, conn))
-    reader = _Reader(s, t, conn)
+    reader = _Reader(s, t, conn, logs.client(ws))
     s.quota.attached(t, seat is None)
     try:
         t.attach(conn)   # (inside: a connection is detached whatever happens)
@@ -153,8 +155,8 @@ class _Reader:
     server's rate and burst), capped in size, decoded and answered; its
     resyncs answered at most once an interval (the server's ``resync_s``)."""
 
-    def __init__(self, s: Server, t: HostedTable, conn: Conn) -> None:
-        self.t, self.conn = t, conn
+    def __init__(self, s: Server, t: HostedTable, conn: Conn, client: str | None = None) -> None:
+        self.t, self.conn, self.client = t, conn, client
         self.events = s.events
         self.rate, self.burst, self.cap = s.rate_per_s, s.burst, s.max_message_bytes
         self.allowance, self.last, self.warned = self.burst, time.monotonic(), 0.0
@@ -165,7 +167,8 @@ class _Reader:
 
     def refused(self, reason: str) -> None:
         """An act or frame of this connection refused ``reason`` (counted and logged)."""
-        self.events.emit("refused", reason=reason, table=self.t.id, seat=self.conn.seat)
+        self.events.emit("refused", reason=reason, table=self.t.id, seat=self.conn.seat,
+                         client=self.client)
 
     def cancel(self) -> None:
         if self.due is not None:
