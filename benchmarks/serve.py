@@ -4,7 +4,9 @@ Run: ``uv run python benchmarks/serve.py [--db sqlite|postgresql] [--tables 200]
 [--hands 1] [--open] [--against REF] [--json]``.
 
 By default the server runs as an operator runs it: with ``--keys`` (an
-operator key creates the tables and reads the records).  ``--against REF``
+operator key creates the tables, naming a player at every seat, and reads
+the records; each client plays with a seat token signed for its player, a
+JWT, as a platform hands its players).  ``--against REF``
 runs the server of another commit too (``5c772db``: the code before operator
 keys, necessarily open), each of its runs right after this checkout's on the
 same machine, and prints this checkout's figures over the reference's.
@@ -237,6 +239,23 @@ def wait_health(base: str, proc: subprocess.Popen, log: Path) -> None:
     raise SystemExit("the server did not answer /health")
 
 
+def seats_of(variant: str) -> int:
+    from qipai.core.ruleset import load
+
+    return load(variant).manifest.players
+
+
+def signed(keys_file: Path, table: str, seat: int, player: str) -> str:
+    """A seat token the operator signs itself (JWT HS256 with the key's
+    signing secret, kid = the key's name), as a platform hands its players."""
+    import jwt
+
+    entry = json.loads(keys_file.read_text())["keys"][0]
+    return jwt.encode({"table": table, "seat": seat, "player": player,
+                       "exp": int(time.time()) + 3600},
+                      entry["secret"], algorithm="HS256", headers={"kid": entry["name"]})
+
+
 def check_records(base: str, ids: list[str], hands: int,
                   headers: dict[str, str] | None = None) -> list[str]:
     import httpx
@@ -368,13 +387,19 @@ def run(args: argparse.Namespace, think_ms: float) -> dict[str, Any]:
         wait_health(base, proc, log)
         ids, urls = [], []
         with httpx.Client(base_url=base, timeout=60, headers=headers) as http:
-            for _ in range(args.tables):
-                r = http.post("/tables", json={"variant": args.variant, "bots": []})
+            for i in range(args.tables):
+                body: dict[str, Any] = {"variant": args.variant, "bots": []}
+                if keyed:   # every seat a named player, who plays with a token signed for him
+                    body["players"] = [{"seat": s, "player": f"u-{i}-{s}", "name": f"玩家{s}"}
+                                       for s in range(seats_of(args.variant))]
+                r = http.post("/tables", json=body)
                 r.raise_for_status()
                 t = r.json()
                 ids.append(t["id"])
-                urls += [f"ws://127.0.0.1:{port}/tables/{t['id']}/ws?token={tok}"
-                         for _, tok in sorted(t["seats"].items())]
+                urls += [f"ws://127.0.0.1:{port}/tables/{t['id']}/ws?token="
+                         + (signed(tmp / "keys.json", t["id"], int(s), f"u-{i}-{s}")
+                            if keyed else tok)
+                         for s, tok in sorted(t["seats"].items())]
         rss_idle = peak_rss_mb(proc.pid)
         # tables stay together in one process: a table's four seats share a client loop
         per = -(-args.tables // args.procs)
