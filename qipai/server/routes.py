@@ -55,7 +55,13 @@ def _bearer(request: Request) -> str | None:
     return auth[7:].strip() if auth[:7].lower() == "bearer " else ""
 
 
-def _no_key(s: Server, code: str, message: str) -> Response:
+def _no_key(s: Server, code: str, message: str, request: Request) -> Response:
+    """The 401 answer of a request without a valid operator key, counted and
+    logged as a ``refused`` event (its reason, path and client address,
+    never the key sent): a client guessing keys shows in the log and in
+    ``qipai_refusals_total``."""
+    s.events.emit("refused", reason=code, path=request.url.path[:128],
+                  client=logs.client(request))
     r = _error(code, message, 401)
     r.headers["WWW-Authenticate"] = f'Bearer realm="qipai", error="invalid_token"' \
         if code == "BadKey" else 'Bearer realm="qipai"'
@@ -65,7 +71,8 @@ def _no_key(s: Server, code: str, message: str) -> Response:
 def _key_or_refusal(request: Request, what: str) -> str | Response | None:
     """With ``--keys``: the name of the configured key the request sends
     (logged the first time it is used), or its 401 answer (``NoKey``,
-    ``BadKey``: a refusal is logged once per reload of the keys).  Without
+    ``BadKey``: each a ``refused`` event, :func:`_no_key`; the text log says
+    ``BadKey`` once per reload of the keys).  Without
     keys: None (the open demo)."""
     s = _server(request)
     if s.keys is None:
@@ -73,13 +80,15 @@ def _key_or_refusal(request: Request, what: str) -> str | Response | None:
     token = _bearer(request)
     if token is None or token == "":
         return _no_key(s, "NoKey", f"{what} needs an operator key: "
-                                   f"Authorization: Bearer KEY (qipai keys new NAME)")
+                                   f"Authorization: Bearer KEY (qipai keys new NAME)", request)
     name = s.keys.name(token)
     if name is None:
-        s.log_once("bad-key", "a request sent a key that is not (or no longer) in the keys "
-                              "file: refused 401 BadKey (logged once until the next reload)")
+        if not logs.json_on():   # (a JSON log has the refused event, each reason every 10 s)
+            s.log_once("bad-key", f"a request from {logs.client(request)} sent a key that is "
+                                  f"not (or no longer) in the keys file: refused 401 BadKey "
+                                  f"(logged once until the next reload)")
         return _no_key(s, "BadKey", f"{what}: the key sent is not one of this server's "
-                                    f"(revoked, or mistyped)")
+                                    f"(revoked, or mistyped)", request)
     s.log_once(f"key:{name}", f"key {name!r} used (first time since the keys were loaded)")
     return name
 

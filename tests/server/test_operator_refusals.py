@@ -1,0 +1,73 @@
+"""Refusals of a keyed server (``qipai serve --keys``) found by the review of
+issue 34, each against a real server process: typed, counted, logged with
+the client's address and never the key or token sent, and changing nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from hostkit import PATIENCE, start_server
+
+
+def new_key(path, name: str) -> str:
+    r = subprocess.run([sys.executable, "-m", "qipai", "keys", "new", name, "--file", str(path)],
+                       capture_output=True, text=True, timeout=PATIENCE)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def bearer(token: str) -> dict:
+    return {"Authorization": f"Bearer {token}"}
+
+
+@pytest.fixture(scope="module")
+def keyed(module_db_url, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("refusals")
+    f = tmp / "keys.json"
+    key = new_key(f, "shop")
+    s = start_server(module_db_url, tmp, "--keys", str(f), "--log-format", "json")
+    s.key, s.keys_file = key, f
+    yield s
+    s.stop()
+    log = s.log_path.read_text()
+    assert "Traceback" not in log and key not in log
+    assert json.loads(f.read_text())["keys"][0]["secret"] not in log
+
+
+def events(s, event: str) -> list[dict]:
+    out = []
+    for line in s.log_path.read_text().splitlines():
+        if line.startswith("{"):
+            rec = json.loads(line)
+            if rec.get("event") == event:
+                out.append(rec)
+    return out
+
+
+def refusals(s) -> dict[str, float]:
+    with s.http() as h:
+        text = h.get("/metrics", headers=bearer(s.key)).text
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("qipai_refusals_total{"):
+            out[line.split('"')[1]] = float(line.rsplit(" ", 1)[1])
+    return out
+
+
+def test_a_missing_or_wrong_key_is_a_counted_refused_event_with_the_client(keyed):
+    before = refusals(keyed)
+    wrong = "qk_" + "x" * 43
+    with keyed.http() as h:
+        assert h.get("/tables").json()["error"] == "NoKey"
+        assert h.get("/admin/tables", headers=bearer(wrong)).json()["error"] == "BadKey"
+    after = refusals(keyed)
+    assert after.get("NoKey", 0) == before.get("NoKey", 0) + 1
+    assert after.get("BadKey", 0) == before.get("BadKey", 0) + 1
+    got = {e["reason"]: e for e in events(keyed, "refused")}
+    assert got["NoKey"]["client"] == "127.0.0.1" and got["NoKey"]["path"] == "/tables"
+    assert got["BadKey"]["client"] == "127.0.0.1" and got["BadKey"]["path"] == "/admin/tables"
+    assert wrong not in keyed.log_path.read_text()
