@@ -99,7 +99,8 @@ def _text(value: str, what: str, most: int) -> str | None:
 def check_players(players: list[P.Player], n: int, bots: list[int]) -> dict[str, dict[str, str]]:
     """The named players of a ``POST /tables`` as stored (``{"0": {"player",
     "name"}}``), or :class:`BadPlayers` saying which entry is wrong and why:
-    a seat that is not one of the ``n`` seats, a bot's, named twice, or a
+    a seat that is not one of the ``n`` seats, a bot's, named twice, a
+    player at two seats, or a
     ``player`` (1-:data:`MAX_PLAYER` characters) or ``name``
     (1-:data:`MAX_NAME`) that is empty, too long or holds a control
     character."""
@@ -116,6 +117,10 @@ def check_players(players: list[P.Player], n: int, bots: list[int]) -> dict[str,
         why = _text(p.player, "player", MAX_PLAYER) or _text(p.name, "name", MAX_NAME)
         if why is not None:
             raise BadPlayers(f"{where} (seat {p.seat}): {why}")
+        twice = next((s for s, q in out.items() if q["player"] == p.player), None)
+        if twice is not None:   # one account holding two seats of a table sees two hands
+            raise BadPlayers(f"{where} (seat {p.seat}): that player sits at seat {twice} "
+                             f"already (a player holds one seat of a table)")
         out[str(p.seat)] = {"player": p.player, "name": p.name}
     return out
 

@@ -71,3 +71,14 @@ def test_a_missing_or_wrong_key_is_a_counted_refused_event_with_the_client(keyed
     assert got["NoKey"]["client"] == "127.0.0.1" and got["NoKey"]["path"] == "/tables"
     assert got["BadKey"]["client"] == "127.0.0.1" and got["BadKey"]["path"] == "/admin/tables"
     assert wrong not in keyed.log_path.read_text()
+
+
+def test_one_player_at_two_seats_is_refused_and_makes_nothing(keyed):
+    with keyed.http() as h:
+        before = h.get("/admin/tables", headers=bearer(keyed.key)).json()
+        r = h.post("/tables", headers=bearer(keyed.key), json={"bots": [2, 3], "players": [
+            {"seat": 0, "player": "u-1", "name": "阿明"},
+            {"seat": 1, "player": "u-1", "name": "阿明2"}]})
+        assert r.status_code == 400, r.text
+        assert r.json()["error"] == "BadPlayers" and "seat 0" in r.json()["message"]
+        assert h.get("/admin/tables", headers=bearer(keyed.key)).json() == before
