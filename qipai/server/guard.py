@@ -2,7 +2,9 @@
 route sees it: a query parameter given twice (``?token=bad&token=GOOD``)
 is answered **400** ``BadMessage`` naming it, on every HTTP route and on the
 WebSocket upgrade (which is then refused with that HTTP answer, never
-accepted) — so no route ever picks one of two values."""
+accepted) — so no route ever picks one of two values.  So is an
+``Authorization`` header given twice (a proxy in front may check one, the
+server would take the other)."""
 
 from __future__ import annotations
 
@@ -47,7 +49,8 @@ async def deny(scope: Any, receive: Any, send: Any, status: int, error: P.HttpEr
 
 
 class OneValueEach:
-    """(ASGI middleware.)  A query parameter given twice → 400 ``BadMessage``."""
+    """(ASGI middleware.)  A query parameter, or the ``Authorization``
+    header, given twice → 400 ``BadMessage``."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -61,5 +64,10 @@ class OneValueEach:
                     error="BadMessage",
                     message=f"query parameter {names} given more than once: each "
                             f"parameter is given at most once"))
+                return
+            if sum(1 for k, _ in scope.get("headers", ()) if k == b"authorization") > 1:
+                await deny(scope, receive, send, 400, P.HttpError(
+                    error="BadMessage",
+                    message="the Authorization header is given more than once: send one"))
                 return
         await self.app(scope, receive, send)

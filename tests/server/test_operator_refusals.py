@@ -82,3 +82,17 @@ def test_one_player_at_two_seats_is_refused_and_makes_nothing(keyed):
         assert r.status_code == 400, r.text
         assert r.json()["error"] == "BadPlayers" and "seat 0" in r.json()["message"]
         assert h.get("/admin/tables", headers=bearer(keyed.key)).json() == before
+
+
+def test_two_authorization_headers_are_refused_whatever_their_order(keyed):
+    import httpx
+
+    for first, second in ((keyed.key, "qk_wrong"), ("qk_wrong", keyed.key)):
+        headers = httpx.Headers([("Authorization", f"Bearer {first}"),
+                                 ("Authorization", f"Bearer {second}")])
+        with keyed.http() as h:
+            r = h.get("/tables", headers=headers)
+            assert r.status_code == 400 and r.json()["error"] == "BadMessage", r.text
+            assert "Authorization" in r.json()["message"]
+            r = h.post("/tables", headers=headers, json={"bots": [1, 2, 3]})
+            assert r.status_code == 400 and r.json()["error"] == "BadMessage", r.text
