@@ -229,8 +229,9 @@ def connect(url: str, auto: bool, hands: int | None, auto_pass: bool) -> None:
     """Play a seat of a `qipai serve` table in this terminal.
 
     URL is ws://HOST:PORT/tables/ID/ws?token=TOKEN (a seat's token, a seat
-    token the operator signed — a JWT —, or the spectator's to watch; the
-    named players are shown by name beside their seats).  Answer with the
+    token the operator signed — a JWT —, or the spectator's to watch), or
+    the page's seat link http://HOST:PORT/#play/ID/TOKEN; the named players
+    are shown by name beside their seats.  Answer with the
     action's number (from 1), a card to discard (W, 3m, 三万) or an action's
     word (peng, 胡, pass); Enter alone passes; q leaves.
     """
@@ -239,9 +240,11 @@ def connect(url: str, auto: bool, hands: int | None, auto_pass: bool) -> None:
     except ModuleNotFoundError as exc:
         fail(f"qipai connect needs the 'serve' extra (missing module {exc.name!r}): "
              f"pip install 'qipai[serve]'")
-    if not url.startswith(("ws://", "wss://")):   # the page's http:// address, say
-        fail(f"{url} is not a seat's WebSocket address: give "
-             f"ws://HOST:PORT/tables/ID/ws?token=TOKEN (wss:// over TLS)")
+    url = seat_address(url)
+    if not url.startswith(("ws://", "wss://")):   # the page's lobby address, say
+        fail(f"{re.sub(r'#.*', '#…', url)} is not a seat's WebSocket address: give "
+             f"ws://HOST:PORT/tables/ID/ws?token=TOKEN (wss:// over TLS), or the page's "
+             f"seat link http://HOST:PORT/#play/ID/TOKEN")
     # the seat's token is not echoed (a terminal's output is pasted, logged)
     shown = re.sub(r"(?<=[?&]token=)[^&#]*", "…", url)
 
@@ -266,6 +269,24 @@ def connect(url: str, auto: bool, hands: int | None, auto_pass: bool) -> None:
             fail(hidden(str(exc)) if url in str(exc) else f"{shown}: {exc}")
         raise
     sys.exit(code)
+
+
+_SEAT_LINK = re.compile(r"(https?)://([^/?#]+)/?#play/([^/?#]+)/([^/?#]+)")
+
+
+def seat_address(url: str) -> str:
+    """The WebSocket address of the page's seat link
+    ``http(s)://HOST/#play/ID/TOKEN`` (what an operator hands a player):
+    ``ws(s)://HOST/tables/ID/ws?token=TOKEN``; any other ``url`` as it is."""
+    from urllib.parse import quote, unquote
+
+    m = _SEAT_LINK.fullmatch(url.strip())
+    if m is None:
+        return url
+    scheme, host, table, token = m.groups()
+    ws = "wss" if scheme == "https" else "ws"
+    return (f"{ws}://{host}/tables/{quote(unquote(table), safe='')}/ws"
+            f"?token={quote(unquote(token), safe='')}")
 
 
 def _refusal_said(exc: BaseException) -> str | None:

@@ -96,3 +96,28 @@ def test_two_authorization_headers_are_refused_whatever_their_order(keyed):
             assert "Authorization" in r.json()["message"]
             r = h.post("/tables", headers=headers, json={"bots": [1, 2, 3]})
             assert r.status_code == 400 and r.json()["error"] == "BadMessage", r.text
+
+
+def test_qipai_connect_plays_the_pages_seat_link_and_never_echoes_a_token(keyed):
+    import time
+
+    import jwt
+
+    secret = json.loads(keyed.keys_file.read_text())["keys"][0]["secret"]
+    with keyed.http() as h:
+        t = h.post("/tables", headers=bearer(keyed.key), json={
+            "bots": [1, 2, 3], "players": [{"seat": 0, "player": "u-7", "name": "阿明"}]}).json()
+    token = jwt.encode({"table": t["id"], "seat": 0, "player": "u-7",
+                        "exp": int(time.time()) + 600}, secret, algorithm="HS256",
+                       headers={"kid": "shop"})
+    # the link an operator hands a player (docs/howto/integrate.md)
+    r = subprocess.run([sys.executable, "-m", "qipai", "connect", "--auto", "--hands", "1",
+                        f"{keyed.url}/#play/{t['id']}/{token}"],
+                       capture_output=True, text=True, timeout=PATIENCE * 4)
+    assert r.returncode == 0, r.stderr
+    assert "seat 0 (阿明)" in r.stdout and "hand 1 over" in r.stdout
+    # a link that is no seat's: refused, the fragment (a token, maybe) not echoed
+    r = subprocess.run([sys.executable, "-m", "qipai", "connect",
+                        f"{keyed.url}/#watch/{t['id']}/{token}"],
+                       capture_output=True, text=True, timeout=PATIENCE)
+    assert r.returncode != 0 and "seat link" in r.stderr and token not in r.stderr + r.stdout
