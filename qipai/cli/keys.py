@@ -66,11 +66,11 @@ def new(name: str, path: str, max_tables: int | None, tables_per_minute: int | N
     click.echo(f"key {name!r} added to {path}; it is shown only this once (send SIGHUP to a "
                f"running qipai serve to use it)", err=True)
     if secret is not None:
-        click.echo(f"signing secret of {name!r}'s seat tokens (JWT HS256, kid {name!r}): "
+        click.echo(f"seat-token signing secret of key {name!r} (JWT HS256, kid {name!r}): "
                    f"{secret}", err=True)
     else:
-        click.echo(f"{name!r}'s seat tokens are checked with the public key of {public_key} "
-                   f"(JWT EdDSA, kid {name!r})", err=True)
+        click.echo(f"the seat tokens of key {name!r} are checked with the public key of "
+                   f"{public_key} (JWT EdDSA, kid {name!r})", err=True)
 
 
 @keys.command("list")
