@@ -265,7 +265,10 @@ class Seat {
       // is not shown why, so say what it may be
       setStatus(opened ? `连接已断开 disconnected (${ev.code})`
         : "无法连接 cannot connect (the server may be full or unreachable): retrying…");
-      if (!this.closed && ev.code !== 4401 && ev.code !== 4404 && !this.stopped) setTimeout(() => this.connect(), 1500);
+      // a token refused (4401: bad or expired; 4403: another table's, seat's or
+      // player's) or no such table (4404) is final: its error says why, and
+      // trying again would be refused again, every 1.5 s for as long as the tab is open
+      if (!this.closed && ![4401, 4403, 4404].includes(ev.code) && !this.stopped) setTimeout(() => this.connect(), 1500);
     };
   }
   stop() { this.stopped = true; clearInterval(this.tick); try { this.ws.close(); } catch (e) { /* closed */ } }
@@ -402,7 +405,16 @@ class Seat {
       actionLabel(cards, a), cards.tiles(a.cards, { size: "tiny" }), extra);
   }
   render() {
-    if (this.stopped || !this.welcome || !this.cards) return;
+    if (this.stopped) return;
+    if (!this.welcome || !this.cards) {
+      // refused before any welcome (an expired or wrong seat link, a closed table):
+      // the server's words say why and what to do (ask the operator for a new link)
+      if (this.error) {
+        app.replaceChildren(h("div", { class: "notice error", id: "refusal" },
+          `服务器拒绝 refused: ${this.error.code} — ${this.error.message}`), h("a", { href: "#" }, "回大厅 lobby"));
+      }
+      return;
+    }
     const w = this.welcome, cards = this.cards;
     const { b, legal } = this.board();
     whereEl.textContent = `${cards.info.title} ${w.spec} · 桌 ${w.table} · 第 ${w.hand + 1} 手` +
