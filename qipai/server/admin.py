@@ -21,7 +21,10 @@
 Who: with ``--keys``, any operator key (as ``GET /tables`` and the
 per-table close: a key sees and closes every table; ``?key=`` narrows to
 one key's); the open demo serves them to a client on a loopback address
-only (403 ``NotLoopback`` to any other), since anyone could reach it.
+only (403 ``NotLoopback`` to any other), since anyone could reach it — and
+not to a request a proxy forwarded (``X-Forwarded-For``, ``Forwarded``,
+``X-Real-IP``): behind a proxy on the same host every request comes from
+loopback.
 """
 
 from __future__ import annotations
@@ -63,12 +66,20 @@ def _who(request: Request, what: str) -> Response | None:
         loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
         loopback = False
-    if loopback:
+    # a request a proxy forwards comes from the proxy's (loopback) address, whoever sent
+    # it: one that says it was forwarded is not a local client's
+    if loopback and not any(h in request.headers for h in _FORWARDED):
         return None
     s.log_once("admin-not-loopback", "an admin route was asked from a non-loopback address "
-                                     "of an open demo: refused 403 NotLoopback (logged once)")
+                                     "of an open demo, or through a proxy: refused 403 "
+                                     "NotLoopback (logged once)")
     return _error("NotLoopback", f"{what}: an open demo (no --keys) serves the admin routes "
-                                 f"to a loopback client only", 403)
+                                 f"to a loopback client only, asking it directly (not through "
+                                 f"a proxy)", 403)
+
+
+#: The headers a proxy adds to a request it forwards.
+_FORWARDED = ("x-forwarded-for", "forwarded", "x-real-ip")
 
 
 def _item(s: Any, t: Any, now: float) -> dict[str, Any]:

@@ -121,3 +121,24 @@ def test_qipai_connect_plays_the_pages_seat_link_and_never_echoes_a_token(keyed)
                         f"{keyed.url}/#watch/{t['id']}/{token}"],
                        capture_output=True, text=True, timeout=PATIENCE)
     assert r.returncode != 0 and "seat link" in r.stderr and token not in r.stderr + r.stdout
+
+
+def test_an_open_demo_behind_a_proxy_keeps_its_admin_routes_to_itself(db_url, tmp_path):
+    """A proxy on the same host forwards every request from loopback: the
+    open demo's admin routes (list and close every table) refused a
+    forwarded request (they listed and closed every table for anyone)."""
+    s = start_server(db_url, tmp_path)
+    try:
+        with s.http() as h:
+            t = h.post("/tables", json={"bots": [1, 2, 3]}).json()
+            for header in ({"X-Forwarded-For": "203.0.113.9"},
+                           {"Forwarded": "for=203.0.113.9"}, {"X-Real-IP": "203.0.113.9"}):
+                r = h.get("/admin/tables", headers=header)
+                assert r.status_code == 403 and r.json()["error"] == "NotLoopback", r.text
+                r = h.post("/admin/tables/close", json={"all": True}, headers=header)
+                assert r.status_code == 403 and r.json()["error"] == "NotLoopback", r.text
+            assert h.get(f"/tables/{t['id']}").json()["open"]
+            # asked directly on the machine: served
+            assert [x["id"] for x in h.get("/admin/tables").json()] == [t["id"]]
+    finally:
+        s.stop()
