@@ -154,11 +154,13 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
         except ValueError as exc:
             fail(f"--retention: {exc}")
     keys = None
+    loose = None   # a warning: the keys file is readable by other users
     if keys_file is not None:
         try:
             keys = Keys(keys_file)
         except BadKeysFile as exc:
             fail(str(exc))
+        loose = _loose(keys_file, keys)
     elif not _loopback(host) and not open_:
         fail(f"--host {host} is not a loopback address and no --keys FILE is given: anyone "
              f"who reaches it could create tables; serve with --keys FILE (qipai keys new "
@@ -198,6 +200,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                   tables=len(server.tables), refused=len(server.refused), deals=dealt,
                   keys=None if keys is None else len(keys.by_hash), open_demo=keys is None,
                   retention_s=retention_s, forwarded_allow_ips=forwarded_allow_ips)
+        if loose is not None:
+            logs.line(loose)
         run(sock, server, forwarded_allow_ips=forwarded_allow_ips)
         _exit()
     click.echo(f"qipai serve on http://{shown}:{port} · database {db} · "
@@ -215,6 +219,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                    f"closing tables and reading records need Authorization: Bearer KEY"
                    + ("; --lobby: the open tables are listed to anyone" if lobby else ""),
                    err=True)
+        if loose is not None:
+            click.echo(f"warning: {loose}", err=True)
     if retention_s is not None:
         click.echo(f"closed tables are deleted {retention:s} after their close (--retention)",
                    err=True)
@@ -273,3 +279,22 @@ def _reason(exc: OSError) -> str:
     """An OSError's reason as the end of a line: ``address already in use``."""
     text = exc.strerror or str(exc)
     return text[0].lower() + text[1:] if text[1:2].islower() else text
+
+
+def _loose(path: str, keys: object) -> str | None:
+    """The warning to give if the keys file ``path`` holds seat-token signing
+    secrets and other users may read it (``qipai keys`` writes it 0600), else None."""
+    import os
+    import stat
+
+    if not getattr(keys, "signers", None):
+        return None
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if not mode & (stat.S_IRGRP | stat.S_IROTH):
+        return None
+    return (f"keys file {path} is readable by other users (mode {stat.S_IMODE(mode):04o}) and "
+            f"holds the secrets that sign seat tokens: anyone who reads it can sit at any "
+            f"seat of its keys' tables; chmod 600 {path}")

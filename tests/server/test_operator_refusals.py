@@ -142,3 +142,22 @@ def test_an_open_demo_behind_a_proxy_keeps_its_admin_routes_to_itself(db_url, tm
             assert [x["id"] for x in h.get("/admin/tables").json()] == [t["id"]]
     finally:
         s.stop()
+
+
+def test_a_keys_file_others_may_read_is_warned_of_at_start(db_url, tmp_path):
+    """The keys file holds the HS256 secrets that sign seat tokens: readable
+    by other users of the machine, the server says so at start (it did not)."""
+    import os
+
+    f = tmp_path / "keys.json"
+    key = new_key(f, "shop")
+    os.chmod(f, 0o644)
+    s = start_server(db_url, tmp_path, "--keys", str(f))
+    s.stop()
+    log = s.log_path.read_text()
+    assert f"keys file {f} is readable by other users (mode 0644)" in log
+    assert f"chmod 600 {f}" in log and key not in log
+    os.chmod(f, 0o600)
+    s = start_server(db_url, tmp_path, "--keys", str(f))
+    s.stop()
+    assert "readable by other users" not in s.log_path.read_text()
