@@ -161,3 +161,28 @@ def test_a_keys_file_others_may_read_is_warned_of_at_start(db_url, tmp_path):
     s = start_server(db_url, tmp_path, "--keys", str(f))
     s.stop()
     assert "readable by other users" not in s.log_path.read_text()
+
+
+def test_signed_tokens_with_nbf_iat_or_aud_as_documented(keyed):
+    """protocol.md, "Signed seat tokens": ``nbf``/``iat`` in the future
+    (beyond 30 s of skew) and any ``aud`` are refused 401 ``BadToken``."""
+    import time
+
+    import jwt
+
+    secret = json.loads(keyed.keys_file.read_text())["keys"][0]["secret"]
+    with keyed.http() as h:
+        t = h.post("/tables", headers=bearer(keyed.key), json={"bots": [1, 2, 3]}).json()
+    now = int(time.time())
+    base = {"table": t["id"], "seat": 0, "player": "u-1", "exp": now + 600}
+
+    def status(**more) -> tuple[int, str | None]:
+        tok = jwt.encode({**base, **more}, secret, algorithm="HS256", headers={"kid": "shop"})
+        with keyed.http() as h:
+            r = h.get(f"/tables/{t['id']}/records", headers=bearer(tok))
+        return r.status_code, r.json().get("error")
+
+    assert status(nbf=now + 3600) == (401, "BadToken")
+    assert status(iat=now + 3600) == (401, "BadToken")
+    assert status(aud="qipai") == (401, "BadToken")
+    assert status(nbf=now + 5, iat=now + 5) == (200, None)   # within the skew
