@@ -318,6 +318,38 @@ def test_a_restart_keeps_the_room(tmp_path):
         served.stop()
 
 
+def test_qipai_connect_plays_a_room_to_its_tally(quick):
+    import io
+
+    from qipai.cli import connect as client
+
+    t = make(quick, bots=[1, 2, 3], hands=2)
+    out = io.StringIO()
+    url = quick.ws(f"/tables/{t['id']}/ws?token={t['seats']['0']}")
+    assert client.run(url, auto=True, out=out) == 0
+    text = out.getvalue()
+    assert "第 1/2 局" in text and "第 2/2 局" in text
+    assert "摊牌 you:" in text and "net: " in text
+    assert "ready for hand 2 (sent)" in text and "final tally (大结算), room finished" in text
+    assert "table closed" in text
+
+
+def test_qipai_connect_types_d_and_t(quick):
+    import io
+
+    from qipai.cli import connect as client
+
+    t = make(quick, bots=[1, 2, 3], hands=4)
+    out = io.StringIO()
+    url = quick.ws(f"/tables/{t['id']}/ws?token={t['seats']['0']}")
+    # t: 托管 on (the bot plays the seat); d: the only human agrees: the room is dissolved
+    inp = io.StringIO("t\nd\n")
+    assert client.run(url, out=out, inp=inp) == 0
+    assert "托管 (played by the bot): you" in out.getvalue()
+    info = get(quick, f"/tables/{t['id']}")
+    assert info["ended"] == "dissolved" and info["tally"]["ended"] == "dissolved"
+
+
 @pytest.mark.parametrize("variant,bots", [("guilin-mahjong", [1, 2, 3]),
                                           ("guilin-zipai", [1, 2])])
 def test_the_showdown_is_never_in_a_message_of_a_hand_under_way(quick, variant, bots):
