@@ -216,7 +216,9 @@ def test_dissolve_passes(quick):
     info = get(quick, f"/tables/{t['id']}")
     assert info["open"] is False and info["ended"] == "dissolved"
     assert info["tally"]["ended"] == "dissolved"
-    assert get(quick, f"/tables/{t['id']}/records")["ended"] == "dissolved"
+    recs = get(quick, f"/tables/{t['id']}/records")
+    assert recs["ended"] == "dissolved"
+    assert recs["hands"] == []   # the hand under way: stored unfinished, as a host close does
     a.close(), b.close()
 
 
@@ -367,3 +369,23 @@ def test_the_showdown_is_never_in_a_message_of_a_hand_under_way(quick, variant, 
     # the views of a hand under way are as they were: a spectator's holds no hand
     assert all(m["view"]["hand"] == [] for m in spec.received if m["type"] == "welcome")
     c.close(), spec.close()
+
+
+def test_a_restart_keeps_tuoguan(tmp_path):
+    db = sqlite(tmp_path)
+    served = start_server(db, tmp_path, "--seed", "5", "--turn-timeout", "0.3",
+                          "--bot-delay", "0.5")
+    t = make(served, bots=[0, 2, 3], hands=8)
+    b = seat(served, t, 1)
+    b.until("presence", lambda m: m["tuoguan"] == [1])   # two timeouts
+    served.kill()
+    b.close()
+    served = start_server(db, tmp_path, "--seed", "5", "--turn-timeout", "0.3",
+                          "--bot-delay", "0.5")
+    try:
+        again = seat(served, t, 1)
+        w = again.until("welcome")
+        assert w["presence"]["tuoguan"] == [1] and w["room"]["hands"] == 8
+        again.close()
+    finally:
+        served.stop()
