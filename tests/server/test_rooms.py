@@ -389,3 +389,16 @@ def test_a_restart_keeps_tuoguan(tmp_path):
         again.close()
     finally:
         served.stop()
+
+
+def test_a_host_close_of_a_room_sends_and_stores_its_tally(quick):
+    t = make(quick, bots=[1, 2, 3], hands=4)
+    c = seat(quick, t, 0)
+    c.until("welcome")
+    quick.close(t)
+    tally = c.until("tally")
+    assert tally["ended"] == "closed" and tally["hands_done"] == 0
+    assert [s["total"] for s in tally["seats"]] == c.until("closed")["totals"]
+    info = get(quick, f"/tables/{t['id']}")
+    assert info["ended"] == "closed" and info["tally"] == {k: v for k, v in tally.items()}
+    c.close()
