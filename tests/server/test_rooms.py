@@ -402,3 +402,29 @@ def test_a_host_close_of_a_room_sends_and_stores_its_tally(quick):
     info = get(quick, f"/tables/{t['id']}")
     assert info["ended"] == "closed" and info["tally"] == {k: v for k, v in tally.items()}
     c.close()
+
+
+@pytest.mark.slow
+def test_a_restart_keeps_tuoguan_from_the_hand_before(tmp_path):
+    db = sqlite(tmp_path)
+    served = start_server(db, tmp_path, "--seed", "5", "--ready-timeout", "600")
+    t = make(served, bots=[2, 3], hands=4)
+    a, b = seat(served, t, 0), seat(served, t, 1, strict=False)
+    a.until("welcome")
+    b.until("welcome")
+    b.send({"type": "tuoguan", "on": True}, paced=True)   # the bot plays seat 1 all hand 0
+    b.until("presence", lambda m: m["tuoguan"] == [1])
+    play(a, 0, kind("hand_ended"), ready=False)
+    step = a.until("ready_step")   # waits for seat 0 alone: hand 1 has no move stored
+    assert step["waiting"] == [0]
+    served.kill()
+    a.close(), b.close()
+    served = start_server(db, tmp_path, "--seed", "5", "--ready-timeout", "600")
+    try:
+        again = seat(served, t, 0)
+        w = again.until("welcome")
+        assert w["hand"] == 1 and w["presence"]["tuoguan"] == [1]   # from hand 0's record
+        assert w["ready_step"]["waiting"] == [0]
+        again.close()
+    finally:
+        served.stop()
