@@ -141,8 +141,11 @@ async def health(request: Request) -> Response:
         return _json({"status": "lock-lost", **counts, "message": LOCK_LOST}, 503)
     halted = sorted(t.id for t in s.tables.values() if t.halted is not None)
     if halted:   # a hand not read back after a failed write, or an internal error
-        shown_ids = ", ".join(halted[:5]) + (f" and {len(halted) - 5} more" if len(halted) > 5
-                                             else "")
+        # /health answers anyone: on a keyed server table ids are the
+        # operator's, so they are left to the log (and GET /admin/tables)
+        shown_ids = ("their ids in the log" if s.keys is not None else
+                     ", ".join(halted[:5]) + (f" and {len(halted) - 5} more"
+                                              if len(halted) > 5 else ""))
         why = sorted({"after a failed write the hand could not be read back from the database"
                       if s.tables[i].halted[0] != "InternalError" else  # type: ignore[index]
                       "an internal error (of the server or a plugin) stopped it"
