@@ -246,16 +246,19 @@ class Room:
                 self.set_tuoguan(seat, True)
         else:
             self.missed[seat] = 0
-            if seat in self.tuoguan:
-                self.set_tuoguan(seat, False)
+            if seat in self.tuoguan:   # (the decision he answered is gone: the
+                # next one, made after this, has his clock)
+                self.set_tuoguan(seat, False, offer=False)
 
-    def set_tuoguan(self, seat: int, on: bool) -> None:
+    def set_tuoguan(self, seat: int, on: bool, offer: bool = True) -> None:
+        """托管 on or off for ``seat`` (``offer``: a decision he holds,
+        offered in 托管 without a clock, is offered again with one)."""
         if on:
             self.tuoguan.add(seat)
         else:
             self.tuoguan.discard(seat)
             self.missed[seat] = 0
-            d = self.decisions.get(seat)
+            d = self.decisions.get(seat) if offer else None
             if d is not None and d.deadline is None:   # his clock again, from now
                 d.deadline = time.time() + d.timeout
                 for c in self.conns:

@@ -4,7 +4,8 @@ what a player may do out of place in a ready step, a dissolve vote or
 
 from __future__ import annotations
 
-from test_rooms import kind, make, play, quick, seat  # noqa: F401 - a fixture
+from hostkit import choose, start_server
+from test_rooms import kind, make, play, quick, seat, sqlite  # noqa: F401 - a fixture
 
 
 def test_an_act_during_the_ready_step_is_not_now(quick):
@@ -33,3 +34,36 @@ def test_an_act_during_the_ready_step_is_not_now(quick):
     d.until("ready_step", lambda m: m["waiting"] == [])
     assert d.until("decide")["seq"] == 0
     c.close(), d.close()
+
+
+def test_acting_out_of_tuoguan_offers_no_stale_decision(tmp_path):
+    """A player in 托管 answers a decision offered to him there (no clock):
+    he is out of 托管 and his clock runs again — but the decision he has
+    just answered is not offered to him once more (it was: a ``decide``
+    with the acked ``seq``, which a client answers only to be told
+    ``StaleSeq``)."""
+    served = start_server(sqlite(tmp_path), tmp_path, "--seed", "5", "--bot-delay", "0.5",
+                          "--ready-timeout", "600")
+    try:
+        t = make(served, bots=[1, 2, 3], hands=2)
+        c = seat(served, t, 0, strict=False)
+        c.until("welcome")
+        c.send({"type": "tuoguan", "on": True}, paced=True)
+        c.until("presence", lambda m: m["tuoguan"] == [0])
+        while True:   # a decision offered in 托管 (no clock), answered before the bot
+            d = c.until("decide", lambda m: m["deadline"] == 0)
+            c.send({"type": "act", "hand": d["hand"], "seq": d["seq"],
+                    "action": choose(d["legal"])}, paced=True)
+            a = c.recv()
+            while a["type"] not in ("ack", "error"):
+                a = c.recv()
+            if a["type"] == "ack":
+                break
+            assert a["code"] == "StaleSeq", a   # the bot was first: the next one
+        c.until("presence", lambda m: m["tuoguan"] == [])
+        after = c.received[c.received.index(a) + 1:]
+        assert not [m for m in after if m["type"] == "decide" and m["seq"] == a["seq"]
+                    and m["hand"] == a["hand"]], after
+        c.close()
+    finally:
+        served.stop()
