@@ -18,7 +18,8 @@ of N hands with their 大结算, the 准备 step, the dissolve vote, presence an
   its ready step, which a restart begins again (a fresh deadline, nobody
   ready yet) — a player asked once more, nothing else.
 - **Dissolve vote** (a room): a seated human proposes, every seated human
-  must agree before ``--vote-timeout`` (bots agree); passed, the room
+  must agree before ``--vote-timeout`` (bots agree; a seat whose vote was
+  refused proposes again only after that vote's deadline); passed, the room
   closes at once as a host close does (the hand under way stored
   unfinished), ``ended: "dissolved"``.  A vote is not stored: a restart
   drops it (nothing was decided; it may be proposed again).
@@ -38,6 +39,7 @@ of N hands with their 大结算, the 准备 step, the dissolve vote, presence an
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import time
 from typing import Any
@@ -101,6 +103,10 @@ class Room:
         self.vote: dict[str, Any] | None = None
         self._vote_timer: asyncio.TimerHandle | None = None
         self._dissolving: asyncio.Task | None = None
+        #: seat → when it may propose again (a vote of its refused: not before
+        #: that vote's deadline — a refusal ends a vote early, and proposing
+        #: again at once, again and again, would stall the table)
+        self.vote_after: dict[int, float] = {}
         #: seats the table's bot plays for their player (托管)
         self.tuoguan: set[int] = set()
         #: consecutive timeouts per seat
@@ -403,6 +409,10 @@ class Room:
         if v is None:
             if not msg.agree:
                 raise Refused("NotNow", "no dissolve vote is under way to refuse")
+            wait = self.vote_after.get(seat, 0.0) - time.time()
+            if wait > 0:
+                raise Refused("NotNow", f"seat {seat}'s last dissolve vote was refused: it may "
+                                        f"propose again in {math.ceil(wait)} s (its deadline)")
             self.vote = v = {"by": seat, "agreed": {seat},
                              "deadline": time.time() + self.server.vote_timeout}
             loop = asyncio.get_running_loop()
@@ -432,6 +442,8 @@ class Room:
             self.flush()
 
     def _end_vote(self, outcome: str, refused_by: int | None = None) -> None:
+        if outcome == "refused":
+            self.vote_after[self.vote["by"]] = self.vote["deadline"]  # type: ignore[index]
         self._tell_all(self.vote_msg(outcome, refused_by))
         self.server.events.emit("vote", table=self.id, seat=refused_by, what=outcome)
         self.vote = None

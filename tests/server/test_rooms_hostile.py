@@ -67,3 +67,28 @@ def test_acting_out_of_tuoguan_offers_no_stale_decision(tmp_path):
         c.close()
     finally:
         served.stop()
+
+
+def test_a_refused_proposer_cannot_propose_again_at_once(quick):
+    """Propose, be refused, propose again, for ever: every proposal is a
+    prompt on every other player's screen and a log line.  A seat whose
+    vote was refused may propose again only after that vote's deadline
+    (``NotNow``, nothing sent to the others); another seat may propose."""
+    t = make(quick, bots=[2, 3], hands=8)
+    a, b = seat(quick, t, 0, strict=False), seat(quick, t, 1, strict=False)
+    a.until("welcome"), b.until("welcome")
+    a.send({"type": "dissolve"}, paced=True)
+    b.until("vote", lambda m: m["outcome"] is None)
+    b.send({"type": "dissolve", "agree": False}, paced=True)
+    a.until("vote", lambda m: m["outcome"] == "refused")
+    for _ in range(3):
+        a.send({"type": "dissolve"}, paced=True)
+        err = a.until("error")
+        assert err["code"] == "NotNow" and "refused" in err["message"], err
+    b.send({"type": "dissolve"}, paced=True)   # seat 1's own proposal: under way
+    v = a.until("vote", lambda m: m["outcome"] is None)
+    assert v["by"] == 1
+    b.until("vote", lambda m: m["by"] == 1)
+    votes = [m for m in b.received if m["type"] == "vote"]
+    assert [(m["by"], m["outcome"]) for m in votes] == [(0, None), (0, "refused"), (1, None)]
+    a.close(), b.close()
