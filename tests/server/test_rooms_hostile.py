@@ -4,8 +4,11 @@ what a player may do out of place in a ready step, a dissolve vote or
 
 from __future__ import annotations
 
+import json
+
+from hostile import db_rows
 from hostkit import choose, start_server
-from test_rooms import kind, make, play, quick, seat, sqlite  # noqa: F401 - a fixture
+from test_rooms import get, kind, make, play, quick, seat, sqlite  # noqa: F401 - a fixture
 
 
 def test_an_act_during_the_ready_step_is_not_now(quick):
@@ -92,3 +95,77 @@ def test_a_refused_proposer_cannot_propose_again_at_once(quick):
     votes = [m for m in b.received if m["type"] == "vote"]
     assert [(m["by"], m["outcome"]) for m in votes] == [(0, None), (0, "refused"), (1, None)]
     a.close(), b.close()
+
+
+def _money(served, tid: str) -> dict:
+    """The stored room: every finished record replays, the nets sum to zero
+    hand by hand, and the tally, the records' total and the table's totals
+    are their sums."""
+    from qipai.core.records import decode_record, replay_check
+
+    info = get(served, f"/tables/{tid}")
+    recs = get(served, f"/tables/{tid}/records")
+    nets = []
+    for h in recs["hands"]:
+        rec = h["record"]
+        assert replay_check(decode_record(json.dumps(rec))) is None
+        net = rec["result"]["net"]
+        assert sum(net) == 0
+        nets.append(net)
+    total = [sum(n[s] for n in nets) for s in range(info["players"])]
+    tally = info["tally"]
+    assert recs["tally"] == tally and recs["ended"] == info["ended"]
+    assert tally["hands_done"] == len(nets) == info["hands_done"]
+    assert [s["total"] for s in tally["seats"]] == total == info["totals"]
+    assert (recs["total"] or [0] * info["players"]) == total
+    wins = sum(len(h["record"]["result"]["winners"]) for h in recs["hands"]
+               if h["record"]["result"]["end"] == "hu")
+    assert sum(s["wins"] for s in tally["seats"]) == wins
+    return recs
+
+
+def test_a_room_in_tuoguan_sums_and_replays(db_url, tmp_path):
+    """Seat 1 turns 托管 on and leaves: the room plays on (seat 0 online),
+    to its tally; every move made for seat 1 is listed as 托管's, and the
+    money adds up."""
+    served = start_server(db_url, tmp_path, "--seed", "5", "--ready-timeout", "600")
+    try:
+        t = make(served, bots=[2, 3], hands=3)
+        b = seat(served, t, 1)
+        b.until("welcome")
+        b.send({"type": "tuoguan", "on": True}, paced=True)
+        b.until("presence", lambda m: m["tuoguan"] == [1])
+        b.close()
+        c = seat(served, t, 0)
+        tally = play(c, 0, kind("tally"))
+        c.until("closed")
+        c.close()
+        assert tally["ended"] == "finished" and tally["hands_done"] == 3
+        recs = _money(served, t["id"])
+        for h in recs["hands"]:
+            rec = h["record"]
+            mine = {i for i, a in enumerate(rec["actions"]) if a["seat"] == 1}
+            assert set(rec.get("tuoguan", [])) == mine and not set(rec["timeouts"]) & mine
+    finally:
+        served.stop()
+
+
+def test_a_room_dissolved_mid_hand_pays_the_finished_hands_only(db_url, tmp_path):
+    served = start_server(db_url, tmp_path, "--seed", "5", "--ready-timeout", "600")
+    try:
+        t = make(served, bots=[1, 2, 3], hands=4)
+        c = seat(served, t, 0)
+        play(c, 0, kind("hand_ended"))
+        # hand 1 under way: a few actions in, then the only human dissolves it
+        play(c, 0, lambda m: m["type"] == "events" and m["hand"] == 1 and m["first"] >= 6)
+        c.send({"type": "dissolve"}, paced=True)
+        tally = c.until("tally")
+        c.until("closed")
+        c.close()
+        assert tally["ended"] == "dissolved" and tally["hands_done"] == 1
+        recs = _money(served, t["id"])
+        assert len(recs["hands"]) == 1
+        rows = db_rows(db_url)["qipai_hands"]
+        assert len(rows) == 2   # hand 1 kept, unfinished (no net)
+    finally:
+        served.stop()
