@@ -142,6 +142,8 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                     if me[0] in tuoguan:
                         p.line("   (托管: the bot plays this for you; answer to take the "
                                "seat back)")
+                        if auto or (auto_pass and len(m["legal"]) == 1):
+                            continue   # left to the bot: an answer of ours ends 托管
                     try:
                         frame = _answer(m, auto, inp, p, auto_pass, extra)
                     except _Left as left:
@@ -290,15 +292,18 @@ def _ask(legal: list[dict[str, Any]], inp: TextIO, p: Any, m: dict[str, Any],
     """The action the player types (:func:`qipai.text.answer.pick`); a line
     naming none, or more than one, gets its hint and is asked again, each
     prompt with the seconds left before the deadline of ``m`` (the decide).
-    ``d``, ``d no`` and ``t`` go to ``extra`` (dissolve, 托管) and answer
-    None: the decision is left to the clock, or to the bot in 托管.
+    ``d`` and ``d no`` go to ``extra`` (dissolve) and the decision is asked
+    again; ``t`` goes to ``extra`` (托管 on or off) and answers None: the
+    bot takes the decision, or the server offers it again with a clock.
+    A decision offered in 托管 (no deadline) says so instead of "0 s left".
 
     Raises:
         _Left: ``q``, or the end of input."""
     from qipai.text.answer import BadAnswer, leaves, pick, say
 
     while True:
-        left = say(LANG, "time_left", s=_seconds_left(m))
+        left = (say(LANG, "time_left", s=_seconds_left(m)) if m.get("deadline")
+                else "no clock (托管)")
         prompt = f"{say(LANG, 'prompt', n=len(legal))} · {left}> "
         print("   " + prompt, end="", file=p.out, flush=True)
         text = inp.readline()
@@ -307,8 +312,11 @@ def _ask(legal: list[dict[str, Any]], inp: TextIO, p: Any, m: dict[str, Any],
         if leaves(text):
             raise _Left(say(LANG, "quit"))
         word = " ".join(text.split()).lower()
-        if extra is not None and word in ("d", "d no", "t"):
-            extra(word)
+        if extra is not None and word in ("d", "d no"):
+            extra(word)   # the vote answered: the decision is still to be taken
+            continue
+        if extra is not None and word == "t":
+            extra(word)   # 托管 on: the bot takes it; off: the server offers it again
             return None
         try:
             return legal[pick(text, legal, p.cards, p.names, LANG)]

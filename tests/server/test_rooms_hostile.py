@@ -169,3 +169,47 @@ def test_a_room_dissolved_mid_hand_pays_the_finished_hands_only(db_url, tmp_path
         assert len(rows) == 2   # hand 1 kept, unfinished (no net)
     finally:
         served.stop()
+
+
+def test_qipai_connect_d_no_asks_the_decision_again(quick):
+    """``d no`` (or ``d``) typed at a prompt sends the vote's answer and asks
+    the decision again — it used to leave the decision unanswered, the
+    player's clock running down to a timeout (two of them: 托管)."""
+    import io
+
+    from qipai.cli import connect as client
+
+    t = make(quick, bots=[1, 2, 3], hands=2)
+    out = io.StringIO()
+    url = quick.ws(f"/tables/{t['id']}/ws?token={t['seats']['0']}")
+    assert client.run(url, out=out, inp=io.StringIO("d no\n1\n")) == 0
+    text = out.getvalue()
+    first = text.index("you discard")
+    assert text[:first].count("your choice") == 2, text   # asked again after d no
+    assert "NotNow" in text   # no vote to refuse: the server said so
+
+
+def test_qipai_connect_in_tuoguan_does_not_auto_pass(tmp_path):
+    """In 托管 the client does not answer a pass-only window itself (its
+    auto-pass would be the player's own act, taking the seat out of 托管
+    whenever it beats the bot, which ``--bot-delay`` makes it do); the
+    prompt says there is no clock."""
+    import io
+
+    from qipai.cli import connect as client
+
+    served = start_server(sqlite(tmp_path), tmp_path, "--seed", "5", "--bot-delay", "0.2",
+                          "--ready-timeout", "600")
+    try:
+        t = make(served, bots=[1, 2, 3], hands=2)
+        out = io.StringIO()
+        url = served.ws(f"/tables/{t['id']}/ws?token={t['seats']['0']}")
+        # t: 托管 on; then the input ends at the next prompt (the client leaves)
+        assert client.run(url, out=out, inp=io.StringIO("t\n")) == 0
+        text = out.getvalue()
+        on = text.index("托管 (played by the bot): you")
+        assert "only move" not in text[on:], text[on:]
+        assert "== online: you\n" not in text[on:], text[on:]   # never out of 托管
+        assert "no clock" in text[on:] and "0 s left" not in text[on:]
+    finally:
+        served.stop()
