@@ -55,6 +55,11 @@ from qipai.host.errors import Refused
 MAX_ROOM_HANDS = 64
 #: Consecutive timeouts after which a seat is put in 托管.
 TIMEOUTS_TO_TUOGUAN = 2
+#: Seconds a seat's player waits between two 托管 switches of his own (each
+#: one tells every connection at the table, and turns the bot on or offers
+#: the decision again: switched as fast as the message rate allows, it
+#: would flood the table)
+TUOGUAN_SWITCH_S = 1.0
 
 
 def showdown_of(table: Any) -> P.Showdown:
@@ -113,6 +118,8 @@ class Room:
         self.missed: dict[int, int] = {}
         #: the current hand's actions the bot made for a seat in 托管 (indices)
         self.tuoguan_moves: list[int] = []
+        #: seat → when its player last switched 托管 himself (time.monotonic())
+        self._switched: dict[int, float] = {}
         self._presence: P.Presence | None = None
         self._ready_sent: P.ReadyStep | None = None
 
@@ -279,6 +286,11 @@ class Room:
         seat = self._seated(conn, "托管")
         if msg.on == (seat in self.tuoguan):
             raise Refused("NotNow", f"seat {seat} is {'already' if msg.on else 'not'} in 托管")
+        now = time.monotonic()
+        if now - self._switched.get(seat, -TUOGUAN_SWITCH_S) < TUOGUAN_SWITCH_S:
+            raise Refused("NotNow", f"seat {seat} switched 托管 less than "
+                                    f"{TUOGUAN_SWITCH_S:g} s ago: try again in a moment")
+        self._switched[seat] = now
         self.set_tuoguan(seat, msg.on)
         self.flush()
         self.poke()

@@ -213,3 +213,27 @@ def test_qipai_connect_in_tuoguan_does_not_auto_pass(tmp_path):
         assert "no clock" in text[on:] and "0 s left" not in text[on:]
     finally:
         served.stop()
+
+
+def test_tuoguan_switched_on_and_off_as_fast_as_allowed_is_not_now(quick):
+    """Switching 托管 on, off, on … at the message rate would send every
+    connection at the table a ``presence`` each time (and start the bot,
+    or offer the decision again): a seat's second switch within
+    ``TUOGUAN_SWITCH_S`` is ``NotNow`` and changes nothing."""
+    t = make(quick, bots=[2, 3], hands=2)
+    a, b = seat(quick, t, 0, strict=False), seat(quick, t, 1, strict=False)
+    a.until("welcome"), b.until("welcome")
+    a.until("presence", lambda m: m["online"] == [0, 1])
+    a.send({"type": "tuoguan", "on": True}, paced=True)
+    b.until("presence", lambda m: m["tuoguan"] == [0])
+    for on in (False, True, False):
+        a.send({"type": "tuoguan", "on": on}, paced=True)
+    errs = [a.until("error") for _ in range(2)]   # (the True: already on, NotNow too)
+    assert {e["code"] for e in errs} == {"NotNow"}
+    a.send({"type": "ping"}, paced=True)
+    a.until("pong")
+    b.send({"type": "ping"}, paced=True)
+    b.until("pong")
+    told = [m for m in b.received if m["type"] == "presence"]
+    assert told[-1]["tuoguan"] == [0], told   # still in 托管: nothing changed
+    a.close(), b.close()
