@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from hostile import db_rows
 from hostkit import choose, start_server
 from test_rooms import get, kind, make, play, quick, seat, sqlite  # noqa: F401 - a fixture
@@ -237,3 +239,44 @@ def test_tuoguan_switched_on_and_off_as_fast_as_allowed_is_not_now(quick):
     told = [m for m in b.received if m["type"] == "presence"]
     assert told[-1]["tuoguan"] == [0], told   # still in 托管: nothing changed
     a.close(), b.close()
+
+
+@pytest.mark.slow
+def test_sigkill_after_the_last_hand_and_during_a_vote(db_url, tmp_path):
+    """SIGKILL once the room's tally is out (the last action and the close
+    are one write): after a restart the room is closed once — not restored,
+    its tally and totals as sent, its records summing to it.  SIGKILL
+    during a dissolve vote: the room is restored, the vote gone (nothing
+    was decided), and it can be proposed again."""
+    served = start_server(db_url, tmp_path, "--seed", "5", "--ready-timeout", "600")
+    t = make(served, bots=[1, 2, 3], hands=2)
+    v = make(served, bots=[2, 3], hands=4)
+    c = seat(served, t, 0)
+    tally = play(c, 0, kind("tally"))
+    a, b = seat(served, v, 0, strict=False), seat(served, v, 1, strict=False)
+    a.until("welcome"), b.until("welcome")
+    a.send({"type": "dissolve"}, paced=True)
+    b.until("vote", lambda m: m["outcome"] is None)
+    served.kill()
+    for x in (a, b, c):
+        x.close()
+    served = start_server(db_url, tmp_path, "--seed", "5", "--ready-timeout", "600")
+    try:
+        with served.http() as h:
+            assert h.get("/health").json()["tables"] == 1   # the voting room only
+        info = get(served, f"/tables/{t['id']}")
+        assert info["open"] is False and info["ended"] == "finished"
+        assert info["tally"] == {k: v for k, v in tally.items()}
+        _money(served, t["id"])
+        a, b = seat(served, v, 0, strict=False), seat(served, v, 1, strict=False)
+        w = a.until("welcome")
+        assert w["vote"] is None and w["room"] == {"hands": 4, "hand": 1, "done": 0}
+        b.until("welcome")
+        b.send({"type": "dissolve"}, paced=True)
+        a.until("vote", lambda m: m["outcome"] is None and m["by"] == 1)
+        a.send({"type": "dissolve", "agree": True}, paced=True)
+        assert a.until("tally")["ended"] == "dissolved"
+        a.close(), b.close()
+        assert get(served, f"/tables/{v['id']}")["ended"] == "dissolved"
+    finally:
+        served.stop()
