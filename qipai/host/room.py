@@ -72,17 +72,25 @@ def showdown_of(table: Any) -> P.Showdown:
         wins=tuple(e for e in st.events if isinstance(e, Won)))
 
 
+#: Ways of winning whose ``from_seat`` turned the card up rather than gave
+#: it: 自摸, and 字牌's ``pinghu`` (a card another seat drew and showed) —
+#: no 点炮 (as :mod:`qipai.text.log` tells the 放炮 seat).
+NOT_DIANPAO = ("zimo", "pinghu")
+
+
 def hand_stats(n: int, net: Any, events: Any) -> list[tuple[int, int, int, int]]:
     """Per seat, what one finished hand adds to a 大结算: ``(wins, dianpao,
     zimo, gain)`` — 点炮 the seat whose card another won on (a ``won`` whose
-    ``from_seat`` is another seat and not a 自摸)."""
+    ``from_seat`` is another seat, its ``how`` not in :data:`NOT_DIANPAO`:
+    a discard, an added kong)."""
     out = [[0, 0, 0, int(net[s]) if net else 0] for s in range(n)]
     for e in events:
         if isinstance(e, Won):
             out[e.seat][0] += 1
             if e.how == "zimo":
                 out[e.seat][2] += 1
-            elif e.from_seat is not None and e.from_seat != e.seat:
+            elif (e.from_seat is not None and e.from_seat != e.seat
+                  and e.how not in NOT_DIANPAO):
                 out[e.from_seat][1] += 1
     return [tuple(x) for x in out]  # type: ignore[misc]
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from hostile import db_rows
-from hostkit import choose, start_server
+from hostkit import SyncSeat, choose, start_server
 from test_rooms import get, kind, make, play, quick, seat, sqlite  # noqa: F401 - a fixture
 
 
@@ -123,6 +123,11 @@ def _money(served, tid: str) -> dict:
     wins = sum(len(h["record"]["result"]["winners"]) for h in recs["hands"]
                if h["record"]["result"]["end"] == "hu")
     assert sum(s["wins"] for s in tally["seats"]) == wins
+    won = [e for h in recs["hands"] for e in h["record"]["events"] if e["type"] == "won"]
+    for s in tally["seats"]:   # 点炮: a discard (or added kong) won on; 字牌's pinghu is not
+        assert s["zimo"] == sum(1 for e in won if e["seat"] == s["seat"] and e["how"] == "zimo")
+        assert s["dianpao"] == sum(1 for e in won if e["from_seat"] == s["seat"] != e["seat"]
+                                   and e["how"] not in ("zimo", "pinghu"))
     return recs
 
 
@@ -280,3 +285,15 @@ def test_sigkill_after_the_last_hand_and_during_a_vote(db_url, tmp_path):
         assert get(served, f"/tables/{v['id']}")["ended"] == "dissolved"
     finally:
         served.stop()
+
+
+@pytest.mark.parametrize("variant,bots", [("guilin-zipai", [0, 1, 2]),
+                                          ("guilin-mahjong", [0, 1, 2, 3])])
+def test_an_all_bot_room_watched_to_its_tally_adds_up(quick, variant, bots):
+    t = make(quick, variant=variant, bots=bots, hands=6)
+    spec = SyncSeat(quick, t["id"], t["spectator_token"])
+    tally = spec.until("tally")
+    spec.until("closed")
+    spec.close()
+    assert tally["hands_done"] == 6
+    _money(quick, t["id"])
