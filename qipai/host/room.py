@@ -198,6 +198,7 @@ class Room:
             self._follow(self.table.actions[i].seat, bool(row.get("tuoguan")),
                          bool(row["timeout"]))
         self.cancel_ready()
+        self.ready_step = self._ready_sent = None   # (a re-read: the one a failed write began)
         if self.room_hands is not None and self.hand > 0 and not acts:
             self.ready_step = {"hand": self.hand, "ready": set(),
                                "deadline": time.time() + self.server.ready_timeout}
