@@ -104,6 +104,7 @@ def run(url: str, auto: bool = False, hands: int | None = None,
     done = 0
     last: tuple[int, str] | None = None  # (seq, frame) of the last act sent
     seat_conns = 1   # the seat's connections open at the table, as last told
+    shown = -1       # the last hand whose end (摊牌, payments) was printed
     sent_at = 0.0
 
     def send(frame: str) -> None:
@@ -123,7 +124,7 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                 if t == "welcome":
                     p.welcome(m)
                     me[0] = m["seat"]
-                    _room_lines(p, m)
+                    _room_lines(p, m, shown)
                     if m.get("presence"):
                         tuoguan = set(m["presence"]["tuoguan"])
                     step = m.get("ready_step")
@@ -154,6 +155,7 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                         send(frame)
                 elif t == "hand_ended":
                     _showdown(p, m)
+                    shown = m["hand"]
                     p.line(f"== hand {m['hand'] + 1} over · totals {m['totals']}")
                     done += 1
                     if hands is not None and done >= hands:
@@ -205,14 +207,15 @@ def _seats(p: Any, seats: list[int]) -> str:
     return ", ".join(p.seat(s) for s in seats)
 
 
-def _room_lines(p: Any, m: dict[str, Any]) -> None:
-    """A welcome's room (第 k/N 局) and, between two hands, the last one's 摊牌."""
+def _room_lines(p: Any, m: dict[str, Any], shown: int = -1) -> None:
+    """A welcome's room (第 k/N 局) and, between two hands, the last one's 摊牌
+    — unless it is hand ``shown``, whose end was just printed."""
     room = m.get("room")
     if room and room.get("hands"):
         p.line(f"   room: hand {room['hand']} of {room['hands']} (第 {room['hand']}/"
                f"{room['hands']} 局)")
     last = m.get("last_result")
-    if last and m.get("ready_step"):
+    if last and m.get("ready_step") and last["hand"] != shown:
         p.line(f"== the last hand (hand {last['hand'] + 1}):")
         _showdown(p, {"showdown": last["showdown"], "result": last["result"]})
 

@@ -297,3 +297,20 @@ def test_an_all_bot_room_watched_to_its_tally_adds_up(quick, variant, bots):
     spec.close()
     assert tally["hands_done"] == 6
     _money(quick, t["id"])
+
+
+def test_qipai_connect_prints_a_hand_s_end_once(quick):
+    """The 摊牌 and payments of a hand are printed at its ``hand_ended``; the
+    next hand's welcome (its ready step) carries them again as
+    ``last_result`` for a player who rejoins — not printed a second time
+    to one who saw them (a client joining in a ready step still shows them)."""
+    import io
+
+    from qipai.cli import connect as client
+
+    t = make(quick, bots=[1, 2, 3], hands=3)
+    out = io.StringIO()
+    url = quick.ws(f"/tables/{t['id']}/ws?token={t['seats']['0']}")
+    assert client.run(url, auto=True, out=out) == 0
+    text = out.getvalue()
+    assert text.count("摊牌 you:") == 3 and "== the last hand" not in text, text
