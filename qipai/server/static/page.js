@@ -158,6 +158,7 @@ function lastDiscard(events) {
 function seatBox(cards, b, s) {
   const st = b.seats[s], me = b.me === s;
   const tags = [];
+  if (me && NAMES[s]) tags.push(h("span", { class: "tag you" }, V.roles.you));  // unnamed: it is the name
   if (s === b.dealer) tags.push(h("span", { class: "tag dealer" }, V.roles.dealer));
   if (has(b.me) && !me && NAMES[s]) tags.push(h("span", { class: "tag rel" }, relWord(s)));  // unnamed: it is the name
   if ((b.bots || []).includes(s)) tags.push(h("span", { class: "tag" }, V.roles.bot));
@@ -234,7 +235,7 @@ function settlementEl(cards, result, n, totals, title) {
   const seats = Array.from({ length: n }, (_, i) => i);
   const pats = result.patterns || {};
   const how = result.end === "hu"
-    ? result.winners.map((s) => `${seatName(s)} ${cards.label("hu")}${(pats[s] || []).length ? ": " + pats[s].map((p) => cards.label(p)).join(" ") : ""}`).join(" · ")
+    ? result.winners.map((s) => `${seatName(s)} ${cards.label("hu")}${(pats[s] || []).length ? (LANG === "zh" ? "：" : ": ") + pats[s].map((p) => cards.label(p)).join(" ") : ""}`).join(" · ")
     : cards.label("huangzhuang");
   const xing = Object.entries(result.xing || {});
   return h("div", { class: "settle", id: "settlement", dataset: { end: result.end } },
