@@ -145,12 +145,12 @@ function seatName(s) {
   return t("seat_n", { n: s });
 }
 
-// the seat that made the latest discard still lying in its river (or null)
+// the seat whose river ends with the latest discard (or null: none yet, or it was claimed)
 function lastDiscard(events) {
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i];
     if (e.type === "discarded") return e.seat;
-    if (e.type === "melded" || e.type === "drew" || e.type === "dealt") return null;
+    if (e.type === "melded" || e.type === "dealt") return null;
   }
   return null;
 }
@@ -183,7 +183,7 @@ function seatBox(cards, b, s) {
       h("span", { class: "backs" }, t("n_cards", { n: st.size })));
   }
   const river = st.discards.map((k, i) => cards.tile(k, { size: "small",
-    extra: b.last === s && i === st.discards.length - 1 ? "last" : "" }));
+    extra: b.last === s && !b.window && i === st.discards.length - 1 ? "last" : "" }));  // in a window: the card in the middle
   const place = (PLACES[b.n] || [])[relOf(s)] || "top";
   return h("div", { class: `seat ${place} ${b.turn === s && !b.window ? "turn" : ""} ${me ? "me" : ""}`, dataset: { seat: String(s) } },
     h("h3", {}, h("span", { class: "pname", dataset: { seat: String(s) } }, seatName(s)), tags),
@@ -208,7 +208,8 @@ function tableEl(cards, b, d = null, middle = []) {
   const order = Array.from({ length: b.n }, (_, i) => i);
   const center = h("div", { class: "center" },
     h("div", { class: "stock" }, t("stock"), " ", h("span", { class: "big", id: "stock" }, String(b.stock))),
-    b.window ? h("div", { id: "window" }, cards.tile(b.window[0], { extra: "last" })) : null,
+    b.window ? h("div", { id: "window" }, cards.tile(b.window[0], { extra: "last" }),
+      h("div", { class: "from" }, `${seatName(b.window[1])} ${cards.name(b.window[2]) || b.window[2]}`)) : null,
     h("div", { id: "turn", class: "turnline" }, turnText(cards, b, d)),
     middle);
   return h("div", { class: `table n${b.n}`, id: "board" }, order.map((s) => seatBox(cards, b, s)), center);
@@ -358,9 +359,14 @@ class Seat {
       case "decide":
         // a resync offers the open decision again: one already answered stays answered
         if (this.sent && this.sent.hand === m.hand && this.sent.seq === m.seq) return;
+        // a decision of this seat's left unanswered (its clock ran out): the player is
+        // away, and the page no longer passes for him, so that the server's count of
+        // his timeouts may put him in 托管 (and a page passing for a seat in 托管
+        // would take it out)
+        if (this.decide && !this.decide.auto && this.decide.legal.length && this.decide.seq !== m.seq) this.away = true;
         this.decide = { ...m, got: performance.now() };
         this.choosing = false;
-        if (m.legal.length === 1 && m.legal[0].type === "pass") {
+        if (m.legal.length === 1 && m.legal[0].type === "pass" && !this.away && !this.inTuoguan()) {
           // Nothing to claim: answered by itself, but after a pause like a
           // player's (autoPassMs), never at once — how soon a claim window
           // closes would tell the other seats that this seat had no claim.
@@ -410,8 +416,10 @@ class Seat {
     this.resyncing = true;
     this.send({ type: "resync" });
   }
+  inTuoguan() { return !!(this.presence && this.presence.tuoguan.includes(this.welcome && this.welcome.seat)); }
   act(action) {
     if (!this.decide) return;
+    if (!this.decide.auto) this.away = false;  // the player's own click: he is back
     this.send({ type: "act", hand: this.decide.hand, seq: this.decide.seq, action });
     this.sent = { hand: this.decide.hand, seq: this.decide.seq };
     this.decide = { ...this.decide, legal: [], sentAt: performance.now() };
@@ -497,7 +505,7 @@ class Seat {
     }
     if (this.presence && !(w.bots || []).includes(me)) {
       const on = this.presence.tuoguan.includes(me);
-      parts.push(h("button", { class: `btn secondary ${on ? "on" : ""}`, id: "tuoguan", onclick: () => this.send({ type: "tuoguan", on: !on }) },
+      parts.push(h("button", { class: `btn secondary ${on ? "on" : ""}`, id: "tuoguan", onclick: () => { this.away = false; this.send({ type: "tuoguan", on: !on }); } },
         on ? t("tuoguan_off") : t("tuoguan")));
     }
     if (this.room && (!this.vote || this.vote.outcome)) {
