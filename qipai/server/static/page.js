@@ -82,6 +82,7 @@ class Cards {
   }
   name(id) { return this.names[id] || (LANG === "en" ? String(id).replace(/_/g, " ") : ""); }
   label(id) { return this.name(id) || id; }
+  source(id) { return V.sources[id] || this.label(id); }  // where a card in play came from (打出, 摸出…)
   spoken(k) {
     const info = this.kinds[k];
     if (LANG === "zh") return tileLabel(this.family, info.notation, info.chinese);
@@ -198,7 +199,7 @@ function turnText(cards, b, d) {
   if (d && d.legal.length) return d.legal.some((a) => a.type === "discard") ? t("your_turn") : t("your_decision");
   if (b.window) {
     const [card, from, source] = b.window;
-    return t("claims", { who: seatName(from), what: cards.name(source) || source, card: cards.spoken(card) });
+    return t("claims", { who: seatName(from), what: cards.source(source), card: cards.spoken(card) });
   }
   return has(b.turn) ? (b.turn === b.me ? t("your_turn") : t("their_turn", { who: seatName(b.turn) })) : "—";
 }
@@ -209,7 +210,7 @@ function tableEl(cards, b, d = null, middle = []) {
   const center = h("div", { class: "center" },
     h("div", { class: "stock" }, t("stock"), " ", h("span", { class: "big", id: "stock" }, String(b.stock))),
     b.window ? h("div", { id: "window" }, cards.tile(b.window[0], { extra: "last" }),
-      h("div", { class: "from" }, `${seatName(b.window[1])} ${cards.name(b.window[2]) || b.window[2]}`)) : null,
+      h("div", { class: "from" }, `${seatName(b.window[1])} ${cards.source(b.window[2])}`)) : null,
     h("div", { id: "turn", class: "turnline" }, turnText(cards, b, d)),
     middle);
   return h("div", { class: `table n${b.n}`, id: "board" }, order.map((s) => seatBox(cards, b, s)), center);
