@@ -99,6 +99,8 @@ def run(url: str, auto: bool = False, hands: int | None = None,
     from qipai.text.wire import Printer
 
     p = Printer(out)
+    me: list[int | None] = [None]     # the connection's seat
+    tuoguan: set[int] = set()         # seats in 托管, as last told
     done = 0
     last: tuple[int, str] | None = None  # (seq, frame) of the last act sent
     seat_conns = 1   # the seat's connections open at the table, as last told
@@ -120,17 +122,36 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                 t = m["type"]
                 if t == "welcome":
                     p.welcome(m)
+                    me[0] = m["seat"]
+                    _room_lines(p, m)
+                    if m.get("presence"):
+                        tuoguan = set(m["presence"]["tuoguan"])
+                    step = m.get("ready_step")
+                    if step and m["seat"] in step["waiting"]:
+                        send(json.dumps({"type": "ready", "hand": step["hand"]}))
                 elif t == "events":
                     for e in m["events"]:
                         p.line("   " + p.event(e))
                 elif t == "decide":
+                    def extra(word: str) -> None:
+                        """``d``/``d no``: dissolve; ``t``: 托管 on or off."""
+                        if word == "t":
+                            send(json.dumps({"type": "tuoguan", "on": me[0] not in tuoguan}))
+                        else:
+                            send(json.dumps({"type": "dissolve", "agree": word == "d"}))
+                    if me[0] in tuoguan:
+                        p.line("   (托管: the bot plays this for you; answer to take the "
+                               "seat back)")
                     try:
-                        last = (m["seq"], _answer(m, auto, inp, p, auto_pass))
+                        frame = _answer(m, auto, inp, p, auto_pass, extra)
                     except _Left as left:
                         p.line("== " + say(LANG, "left_table", why=left))
                         return 0   # leaving the with-block closes the socket
-                    send(last[1])
+                    if frame is not None:   # (None: d or t was typed instead)
+                        last = (m["seq"], frame)
+                        send(frame)
                 elif t == "hand_ended":
+                    _showdown(p, m)
                     p.line(f"== hand {m['hand'] + 1} over · totals {m['totals']}")
                     done += 1
                     if hands is not None and done >= hands:
@@ -142,6 +163,28 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                     elif seat_conns > 1:
                         p.line("== this seat has 1 connection open again (this one)")
                     seat_conns = m["count"]
+                elif t == "ready_step":
+                    if not m["waiting"]:
+                        p.line(f"== hand {m['hand'] + 1} begins")
+                    elif me[0] in m["waiting"]:   # 准备: answered at once
+                        p.line(f"== ready for hand {m['hand'] + 1} (sent)")
+                        send(json.dumps({"type": "ready", "hand": m["hand"]}))
+                    else:
+                        p.line(f"== waiting for {_seats(p, m['waiting'])} to be ready")
+                elif t == "vote":
+                    p.line("== " + _vote(p, m))
+                elif t == "presence":
+                    tuoguan = set(m["tuoguan"])
+                    p.line(f"== online: {_seats(p, m['online']) or 'nobody'}"
+                           + (f" · 托管 (played by the bot): {_seats(p, m['tuoguan'])}"
+                              if m["tuoguan"] else ""))
+                elif t == "tally":
+                    p.line(f"== final tally (大结算), room {m['ended']} after "
+                           f"{m['hands_done']} hands:")
+                    for st in m["seats"]:
+                        p.line(f"   {p.seat(st['seat'])}: total {st['total']}, wins "
+                               f"{st['wins']}, 自摸 {st['zimo']}, 点炮 {st['dianpao']}, "
+                               f"best hand {st['best']}")
                 elif t == "closed":
                     p.line(f"== table closed · totals {m['totals']}")
                     return 0
@@ -156,7 +199,55 @@ def run(url: str, auto: bool = False, hands: int | None = None,
     return 0
 
 
-def _answer(m: dict[str, Any], auto: bool, inp: TextIO, p: Any, auto_pass: bool = True) -> str:
+def _seats(p: Any, seats: list[int]) -> str:
+    return ", ".join(p.seat(s) for s in seats)
+
+
+def _room_lines(p: Any, m: dict[str, Any]) -> None:
+    """A welcome's room (第 k/N 局) and, between two hands, the last one's 摊牌."""
+    room = m.get("room")
+    if room and room.get("hands"):
+        p.line(f"   room: hand {room['hand']} of {room['hands']} (第 {room['hand']}/"
+               f"{room['hands']} 局)")
+    last = m.get("last_result")
+    if last and m.get("ready_step"):
+        p.line(f"== the last hand (hand {last['hand'] + 1}):")
+        _showdown(p, {"showdown": last["showdown"], "result": last["result"]})
+
+
+def _showdown(p: Any, m: dict[str, Any]) -> None:
+    """A hand's 摊牌 (every seat's hand and melds) and its settlement."""
+    sd = m.get("showdown")
+    if sd:
+        for h in sd["hands"]:
+            melds = " ".join(f"[{p.hand(x['cards'])}]" for x in h["melds"])
+            p.line(f"   摊牌 {p.seat(h['seat'])}: {p.hand(h['hand'])}"
+                   + (f" · melds {melds}" if melds else ""))
+        for w in sd["wins"]:
+            p.line("   " + p.event(w))
+    r = m.get("result")
+    if r:
+        for pay in r.get("payments") or ():
+            p.line(f"   {p.seat(pay['payer'])} → {p.seat(pay['payee'])} {pay['amount']}"
+                   + (f" ({pay['reason']})" if pay.get("reason") else ""))
+        p.line(f"   net: {', '.join(f'{p.seat(s)} {n:+d}' for s, n in enumerate(r['net']))}")
+
+
+def _vote(p: Any, m: dict[str, Any]) -> str:
+    """A dissolve vote in words."""
+    by = p.seat(m["by"])
+    if m.get("outcome") == "passed":
+        return f"dissolve vote ({by}'s) passed: the room ends"
+    if m.get("outcome") == "refused":
+        return f"dissolve vote ({by}'s) refused by {p.seat(m['refused_by'])}"
+    if m.get("outcome") == "expired":
+        return f"dissolve vote ({by}'s) expired"
+    return (f"dissolve vote proposed by {by}: agreed {_seats(p, m['agreed'])}; waiting for "
+            f"{_seats(p, m['waiting'])} (type d to agree, d no to refuse)")
+
+
+def _answer(m: dict[str, Any], auto: bool, inp: TextIO, p: Any, auto_pass: bool = True,
+            extra: Any = None) -> str | None:
     """The ``act`` frame answering the ``decide`` message ``m``: chosen by
     :func:`auto_choice`, the only legal one (``auto_pass``), or asked for.
 
@@ -177,7 +268,9 @@ def _answer(m: dict[str, Any], auto: bool, inp: TextIO, p: Any, auto_pass: bool 
     else:
         for i, a in enumerate(legal, 1):   # numbered from 1, as play --human numbers them
             p.line(f"  {i}  {p.action(a)}")
-        choice = _ask(legal, inp, p, m)
+        choice = _ask(legal, inp, p, m, extra)
+        if choice is None:
+            return None
     return json.dumps({"type": "act", "hand": m["hand"], "seq": m["seq"], "action": choice})
 
 
@@ -192,10 +285,13 @@ def _seconds_left(m: dict[str, Any]) -> int:
     return int(left)
 
 
-def _ask(legal: list[dict[str, Any]], inp: TextIO, p: Any, m: dict[str, Any]) -> dict[str, Any]:
+def _ask(legal: list[dict[str, Any]], inp: TextIO, p: Any, m: dict[str, Any],
+         extra: Any = None) -> dict[str, Any] | None:
     """The action the player types (:func:`qipai.text.answer.pick`); a line
     naming none, or more than one, gets its hint and is asked again, each
     prompt with the seconds left before the deadline of ``m`` (the decide).
+    ``d``, ``d no`` and ``t`` go to ``extra`` (dissolve, 托管) and answer
+    None: the decision is left to the clock, or to the bot in 托管.
 
     Raises:
         _Left: ``q``, or the end of input."""
@@ -210,6 +306,10 @@ def _ask(legal: list[dict[str, Any]], inp: TextIO, p: Any, m: dict[str, Any]) ->
             raise _Left(say(LANG, "input_ended"))
         if leaves(text):
             raise _Left(say(LANG, "quit"))
+        word = " ".join(text.split()).lower()
+        if extra is not None and word in ("d", "d no", "t"):
+            extra(word)
+            return None
         try:
             return legal[pick(text, legal, p.cards, p.names, LANG)]
         except BadAnswer as bad:
@@ -232,7 +332,9 @@ def connect(url: str, auto: bool, hands: int | None, auto_pass: bool) -> None:
     token the operator signed — a JWT —, or the spectator's to watch; the
     named players are shown by name beside their seats).  Answer with the
     action's number (from 1), a card to discard (W, 3m, 三万) or an action's
-    word (peng, 胡, pass); Enter alone passes; q leaves.
+    word (peng, 胡, pass); Enter alone passes; q leaves; d proposes or agrees
+    to dissolving a room (d no refuses); t turns 托管 on or off.  A room's
+    ready step is answered at once.
     """
     try:
         import websockets  # noqa: F401

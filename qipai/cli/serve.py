@@ -43,6 +43,15 @@ from qipai.cli.common import fail
               help="Seconds the bots wait before answering a turn or a card in play "
                    "(one wait for all the bots asked), so people can follow a table where "
                    "bots play (an all-bot demo: 0.5).")
+@click.option("--ready-timeout", type=click.FloatRange(min=0), default=30.0, show_default=True,
+              metavar="SECONDS",
+              help="A room's ready step (准备, between the hands of a table made with "
+                   "hands): seconds it waits for its players to send ready before the next "
+                   "hand begins anyway.  Open-ended tables have none.")
+@click.option("--vote-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True,
+              metavar="SECONDS",
+              help="Seconds a room's dissolve vote (解散房间) waits for every seated "
+                   "player's answer before it fails.")
 @click.option("--max-tables", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Open tables the server holds at most; POST /tables beyond is answered "
                    "503 TooManyTables until one is closed.")
@@ -127,7 +136,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
           key_max_tables: int | None = None, key_tables_per_minute: int | None = None,
           key_max_connections: int | None = None, key_max_spectators: int | None = None,
           retention: str | None = None, lobby: bool = False,
-          forwarded_allow_ips: str | None = None) -> None:
+          forwarded_allow_ips: str | None = None, ready_timeout: float = 30.0,
+          vote_timeout: float = 60.0) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
     Open the printed address in a browser (create a table, play, watch,
@@ -178,7 +188,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                         allow_version_mismatch=allow_version_mismatch,
                         max_replay_bytes=max_replay_bytes, stall_s=stall_s,
                         resync_s=resync_s, max_tables=max_tables, bot_delay=bot_delay,
-                        max_connections=max_connections, keys=keys)
+                        max_connections=max_connections, keys=keys,
+                        ready_timeout=ready_timeout, vote_timeout=vote_timeout)
     except BaseException:
         sock.close()
         raise

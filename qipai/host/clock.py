@@ -45,8 +45,9 @@ class Clock:
                 continue
             allow = (self.server.claim_timeout if table.window is not None
                      else self.server.turn_timeout)
-            fresh[seat] = Decision(len(table.actions), legal,
-                                   None if seat in self.bots else now + allow, allow)
+            fresh[seat] = Decision(len(table.actions), legal,   # a bot's, or 托管: no clock
+                                   None if seat in self.bots or seat in self.tuoguan
+                                   else now + allow, allow)
         self.decisions = fresh
 
     def start(self) -> None:
@@ -60,8 +61,12 @@ class Clock:
             return   # (the re-read pokes once it is done)
         if not self.conns:
             return   # paused
+        if self.ready_step is not None:   # a room's ready step: nothing runs but its timer
+            self.arm_ready()
+            return
         self._arm()
-        if not self._bots_running and any(s in self.bots for s in self.decisions):
+        if not self._bots_running and any(s in self.bots or s in self.tuoguan
+                                          for s in self.decisions):
             self._bots_running = True
             self._tasks.append(asyncio.get_running_loop().create_task(self._run_bots()))
 
@@ -87,8 +92,8 @@ class Clock:
         whose time is up (the next one re-arms the timer)."""
         self._timer = self._due = None
         if (not self.open or self.closing or not self.conns or self.halted is not None
-                or self.rereading is not None):
-            return   # closed, halted, re-reading or paused (the next poke re-arms)
+                or self.rereading is not None or self.ready_step is not None):
+            return   # closed, halted, re-reading, paused or a ready step (the next poke re-arms)
         now = time.time()
         for seat, d in sorted(self.decisions.items()):
             if d.deadline is not None and d.deadline <= now:
@@ -111,6 +116,7 @@ class Clock:
     def stop(self) -> None:
         """Stop the clock and the tasks (server shutdown; the table stays
         open in the database)."""
+        self.stop_room()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

@@ -121,6 +121,7 @@ class Journal:
         except ReplayDiverged as exc:
             # the table's own refusal names what is wrong with the stored row
             raise exc.refused or exc from None
+        self.rebuild_room(done, acts)
         self.committed_now()
         if table.over:  # pragma: no cover - the next hand is stored with the last action
             raise QipaiError(f"table {self.id}: hand {self.hand} is over but has no next hand")

@@ -30,12 +30,15 @@ recorded in the hand's ``timeouts``.
 
 Hands: the first dealer comes from the variant; each next hand's dealer is
 the previous result's ``next_dealer``.  Running totals are the sum of the
-finished hands' net.  A table plays until the host closes it.
+finished hands' net.  An open-ended table plays until the host closes it;
+a room (made with ``hands``) closes itself after its last hand, its last
+action and its close written together (:mod:`~qipai.host.room`: the 摊牌,
+the ready step, the dissolve vote, presence and 托管).
 
 Its parts: :mod:`~qipai.host.outbox` (what connections are told),
 :mod:`~qipai.host.clock` (decisions and deadlines), :mod:`~qipai.host.seats`
 (tokens, connections, bots), :mod:`~qipai.host.journal` (the database rows
-and the rebuild from them).
+and the rebuild from them), :mod:`~qipai.host.room` (rooms, 准备, 托管).
 """
 
 from __future__ import annotations
@@ -61,11 +64,12 @@ from qipai.host.clock import Clock, Decision
 from qipai.host.errors import LOCK_LOST, REREADING, Refused
 from qipai.host.journal import Journal
 from qipai.host.outbox import Conn, Outbox
+from qipai.host.room import Room, showdown_of
 from qipai.host.seats import Seats
 from qipai.host.store import LockLost, StoreError, Write, action_params, said
 
 
-class HostedTable(Journal, Clock, Seats, Outbox):
+class HostedTable(Journal, Clock, Seats, Outbox, Room):
     """One table of the server (see the module docstring).
 
     Attributes:
@@ -141,6 +145,7 @@ class HostedTable(Journal, Clock, Seats, Outbox):
         #: The re-read of the hand after a failed write (:meth:`reread`),
         #: while it runs; None otherwise.
         self.rereading: asyncio.Task | None = None
+        self.room_init(row)
 
     # ------------------------------------------------------------ hands
 
@@ -157,6 +162,7 @@ class HostedTable(Journal, Clock, Seats, Outbox):
         self.hand, self.table, self.salt, self.commitment = index, table, salt, commit
         self.hand_seed = seed
         self.timeouts = []
+        self.tuoguan_moves = []
         self.decisions = {}
         self.answered: dict[int, int] = {}  # seat → seq of its last decision taken
         self.refresh_decisions()
@@ -168,7 +174,10 @@ class HostedTable(Journal, Clock, Seats, Outbox):
         rec = committed(record_of(self.table), self.salt)
         assert rec.commitment == self.commitment
         rec.timeouts = list(self.timeouts)
-        return msgspec.to_builtins(rec)
+        out = msgspec.to_builtins(rec)
+        if self.tuoguan_moves:   # (only then: a record of a hand without 托管 is as before)
+            out["tuoguan"] = list(self.tuoguan_moves)
+        return out
 
     # ------------------------------------------------------------ playing
 
@@ -210,10 +219,11 @@ class HostedTable(Journal, Clock, Seats, Outbox):
 
     def play(self, seat: int, action: Action, timeout: bool = False,
              conn: Conn | None = None, seq: int | None = None,
-             future: asyncio.Future | None = None) -> None:
+             future: asyncio.Future | None = None, tuoguan: bool = False) -> None:
         """Apply ``action`` of ``seat``, submit it to the group commit and
         prepare what the connections are told (held until it is committed).
 
+        ``tuoguan``: the table's bot plays for a seat in 托管 (recorded so).
         ``conn`` and ``seq``: the acting connection gets ``Ack(seq)`` first,
         or ``Error(Unavailable, seq)`` if the write fails.  ``future``, if
         given, gets None once committed, or :class:`Refused` ``Unavailable``.
@@ -244,21 +254,30 @@ class HostedTable(Journal, Clock, Seats, Outbox):
             raise self._broken(exc, f"seat {seat}'s {action!r}") from None
         if timeout:
             self.timeouts.append(index)
+        elif tuoguan:
+            self.tuoguan_moves.append(index)
         try:   # the action is applied in memory: until it is submitted, nothing may fail
             # what it caused must reach the seats: an event a plugin made that does
             # not encode would fail at its commit, in the store's writer
             P.encode(P.Events(hand=hand, first=start, events=tuple(table.events[start:])))
             ops = [("action", action_params(self.id, hand, index, table.actions[-1],
-                                            timeout))]
+                                            timeout, tuoguan))]
             nxt = None
+            tally = None   # the room's last hand ended: its 大结算
             if table.over:
                 rec = self.record()
                 ops.append(("finish_hand", dict(
                     record=msgspec.json.encode(rec).decode(),
                     net=msgspec.json.encode(list(table.result.net)).decode(),
                     k_table=self.id, k_hand=hand)))
-                nxt = self.new_hand(hand + 1, table.result.next_dealer)
-                ops.append(("hand", self.hand_row(hand + 1, *nxt)))
+                if self.last_hand():   # the room is over: it closes in the same write
+                    tally = self.final_tally(table)
+                    ops.append(("close", dict(k_table=self.id, closed=time.time(),
+                                              ended="finished",
+                                              tally=msgspec.json.encode(tally).decode())))
+                else:
+                    nxt = self.new_hand(hand + 1, table.result.next_dealer)
+                    ops.append(("hand", self.hand_row(hand + 1, *nxt)))
         except Exception as exc:  # noqa: BLE001 - the next deal's plugins, the record's encoding
             raise self._broken(exc, f"writing seat {seat}'s {action!r}") from None
         for c in self.conns:   # what is held so far waits for the writes before this one
@@ -266,8 +285,11 @@ class HostedTable(Journal, Clock, Seats, Outbox):
                 c.cuts.append((self.submitted, len(c.held)))
         self.submitted += 1
         ends: list = []   # a hand ended: what info() shows once this write commits
-        self.store.submit(Write(self.id, ops, functools.partial(
-            self._written, self.epoch, conn, hand, seq, future, ends)))
+        answer = functools.partial(self._written, self.epoch, conn, hand, seq, future, ends)
+        if tally is not None:
+            self.closing = True   # no act, bot move or timeout from now on
+            answer = functools.partial(self._room_written, answer)
+        self.store.submit(Write(self.id, ops, answer))
         self.server.events.applied()
         if taken is not None:
             self.answered[seat] = taken.seq
@@ -275,20 +297,34 @@ class HostedTable(Journal, Clock, Seats, Outbox):
         if conn is not None:
             conn.send(P.Ack(hand=hand, seq=seq))
         try:   # submitted: the action counts (it is answered at its commit), the rest may fail
+            if seat not in self.bots and not tuoguan:
+                self.played(seat, timeout)   # 托管: a timeout counts, a move of his own ends it
             self.refresh_decisions()
             self.sync()
-            if nxt is not None:
+            if table.over:
                 result = table.result
                 self.totals = [a + b for a, b in zip(self.totals, result.net)]
                 self.hands_done += 1
+                if tally is None:
+                    self.count_hand(result.net, table.events)
+                showdown = showdown_of(table)   # 摊牌: the hand is over
+                self.last = P.LastResult(hand=hand, result=result, showdown=showdown)
                 ended = P.HandEnded(hand=hand, result=result, totals=tuple(self.totals),
-                                    records=f"/tables/{self.id}/records")
+                                    records=f"/tables/{self.id}/records", showdown=showdown)
                 for c in list(self.conns):
                     c.send(ended)
-                self.install(hand + 1, *nxt)
+                if nxt is not None:
+                    self.install(hand + 1, *nxt)
+                    if self.room_hands is not None:
+                        self.begin_ready()
                 ends.append(self._now())
                 ends.append((hand, result.end, list(result.net)))   # logged at its commit
-                self.sync()
+                if nxt is not None:
+                    self.sync()
+                    self.check_ready()
+                else:
+                    for c in list(self.conns):
+                        c.send(tally)
         except Exception as exc:  # noqa: BLE001 - a plugin's view or legal list, or ours
             for c, n in marks:   # half of what it caused may be held: only the acks stay
                 c.held[n:] = [m for m in c.held[n:] if isinstance(m, P.Ack)]
@@ -371,11 +407,13 @@ class HostedTable(Journal, Clock, Seats, Outbox):
         while self.uncommitted or self.rereading is not None:
             await asyncio.sleep(0.002)
 
-    async def close(self) -> None:
+    async def close(self, ended: str = "closed") -> None:
         """Close the table: no more actions or hands; an unfinished hand's
         record (deal and salt revealed, no result) is stored, and the
         server no longer holds the table (``Server.tables``): what is asked
-        of it later is read from the database.
+        of it later is read from the database.  ``ended``: ``"closed"`` (the
+        host) or ``"dissolved"`` (a room's vote passed); a room's
+        :class:`~qipai.host.protocol.Tally` is stored and sent first.
 
         Raises:
             LockLost: the server lock was lost (the table stays open).
@@ -391,7 +429,7 @@ class HostedTable(Journal, Clock, Seats, Outbox):
         self.closing = True     # no act, bot move or timeout from now on
         self._closed = closed = asyncio.get_running_loop().create_future()
         try:
-            await self._close()
+            await self._close(ended)
         except asyncio.CancelledError:
             closed.cancel()
             raise
@@ -404,12 +442,15 @@ class HostedTable(Journal, Clock, Seats, Outbox):
         finally:
             self._closed = None
 
-    async def _close(self) -> None:
+    async def _close(self, ended: str) -> None:
+        tally = None
         try:
             await self.settled()
             if self.halted is not None:   # its hand in memory may not be the database's
                 raise StoreError(f"table {self.id} was not closed: {self.halted[1]}")
             rec = self.record()
+            if self.room_hands is not None:
+                tally = self.tally(ended, self.totals, self.hands_done)
             done = asyncio.get_running_loop().create_future()
 
             def written(exc: BaseException | None) -> None:
@@ -419,7 +460,9 @@ class HostedTable(Journal, Clock, Seats, Outbox):
             self.store.submit(Write(self.id, [
                 ("finish_hand", dict(record=msgspec.json.encode(rec).decode(),
                                      k_table=self.id, k_hand=self.hand)),
-                ("close", dict(k_table=self.id, closed=time.time()))], written))
+                ("close", dict(k_table=self.id, closed=time.time(), ended=ended,
+                               tally=msgspec.json.encode(tally).decode() if tally else None)),
+            ], written))
             exc = await done
             if isinstance(exc, LockLost):   # logged once, by the server
                 raise LockLost(f"table {self.id} was not closed: {LOCK_LOST}")
@@ -429,11 +472,30 @@ class HostedTable(Journal, Clock, Seats, Outbox):
                                  f"it (the server's log says why); try again")
         finally:
             self.closing = False
+        self.closed_now(ended, tally)
+
+    def _room_written(self, answer: Any, exc: BaseException | None) -> None:
+        """The write of a room's last action (its close too) is committed
+        (the room ends: ``finished``) or failed (re-read as any write)."""
+        answer(exc)
+        if exc is None and self.halted is None:
+            self.closing = False
+            self.closed_now("finished", None)
+        elif exc is not None:
+            self.closing = False
+
+    def closed_now(self, ended: str, tally: P.Tally | None) -> None:
+        """The close is committed: tell everyone (``tally`` first, if any),
+        close the connections, forget the table."""
         self.open = False
+        self.ended = ended
+        self.stop_room()
         self.server.events.emit("table_closed", table=self.id, hands=self.hands_done,
-                                totals=list(self.totals))
+                                totals=list(self.totals), ended=ended)
         closed = P.Closed(totals=tuple(self.totals))
         for conn in list(self.conns):
+            if tally is not None:
+                conn.send(tally)
             conn.send(closed)
             conn.frame()
             conn.put(None)  # the writer closes the socket
@@ -467,7 +529,8 @@ class HostedTable(Journal, Clock, Seats, Outbox):
             dealer=dealer, rng=self.rng_kind, commitment=commitment,
             totals=totals, open=self.open,
             connected=tuple(sorted({c.seat for c in self.conns if c.seat is not None})),
-            watched=bool(self.conns), names=self.names())
+            watched=bool(self.conns), names=self.names(), hands=self.room_hands,
+            ended=self.ended)
 
     def names(self) -> dict[str, str]:
         """The named seats' names, ``{"0": "阿明"}`` (public at the table)."""

@@ -14,6 +14,8 @@ import collections
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from qipai.core.views import SeatView
 from qipai.core.views import SPECTATOR, public_view, seen_events
 from qipai.host import protocol as P
@@ -162,7 +164,11 @@ class Outbox:
         """Send ``conn`` the full view (and its decision, if any); what it
         was sent before its first welcome (:attr:`Conn.early`) follows."""
         early, conn.early = conn.early, None
-        conn.send(self._welcome_for(conn.seat))
+        msg = self._welcome_for(conn.seat)
+        conn.send(msgspec.structs.replace(   # what changes without a move: made each time
+            msg, presence=self.presence(),
+            ready_step=self.ready_msg() if self.ready_step is not None else None,
+            vote=self.vote_msg() if self.vote is not None else None))
         conn.hand, conn.sent, conn.decided = self.hand, len(self.table.events), None
         self.offer(conn)
         if early:
@@ -192,12 +198,13 @@ class Outbox:
                 seeded=self.rng_kind == "seeded", commitment=self.commitment,
                 totals=tuple(self.totals), view=self.view_of(seat), next_event=len(events),
                 names=self.names(),
-                player=self.named[seat]["player"] if seat in self.named else None)
+                player=self.named[seat]["player"] if seat in self.named else None,
+                room=self.room_of(), last_result=self.last)
         return msg
 
     def offer(self, conn: Conn) -> None:
-        if conn.seat is None:
-            return
+        if conn.seat is None or self.ready_step is not None:
+            return   # (a ready step: the hand's decisions wait for its end)
         d = self.decisions.get(conn.seat)
         if d is not None and d.seq != conn.decided:
             conn.send(P.Decide(hand=self.hand, seq=d.seq, legal=tuple(d.legal),

@@ -18,7 +18,7 @@ from typing import Any, Literal, Union
 
 import msgspec
 
-from qipai.core.model import Action, Event, Result
+from qipai.core.model import Action, Event, Meld, Result, Won
 from qipai.core.records import plain_schema
 from qipai.core.views import SeatView
 
@@ -56,6 +56,9 @@ ErrorCode = Literal[
                       # nothing is written any more (not worth retrying until restarted)
     "InternalError",  # the server or a plugin failed on the action: not applied; the
                       # table takes none until the server is restarted
+    "NotNow",         # a ready, dissolve or tuoguan message out of place: no ready
+                      # step, no vote, 托管 already as asked, a bot seat (nothing changed)
+    "AlreadyDone",    # the seat already answered this ready step or this vote
 ]
 
 
@@ -86,10 +89,135 @@ class Ping(msgspec.Struct, tag="ping", forbid_unknown_fields=True):
     """Keep-alive; answered by :class:`Pong`."""
 
 
-ClientMessage = Union[Act, Resync, Ping]
+class Ready(msgspec.Struct, tag="ready", forbid_unknown_fields=True):
+    """准备/继续: the seat has read hand ``hand - 1``'s end and is ready for
+    hand ``hand`` (the one the :class:`ReadyStep` names).  Refused
+    ``NotNow`` outside a ready step (or for another hand), ``AlreadyDone``
+    when sent twice, ``Spectator`` from a spectator."""
+
+    hand: int
+
+
+class Dissolve(msgspec.Struct, tag="dissolve", forbid_unknown_fields=True):
+    """解散房间 (a room only): propose (no vote under way, ``agree`` true)
+    or answer the vote under way (``agree`` true or false).  Every seated
+    human must agree before the vote's deadline (bots agree); a refusal or
+    the deadline ends it.  Refused ``Spectator``, ``NotNow`` (an open-ended
+    table, or a refusal with no vote under way), ``AlreadyDone`` (the seat
+    answered already)."""
+
+    agree: bool = True
+
+
+class Tuoguan(msgspec.Struct, tag="tuoguan", forbid_unknown_fields=True):
+    """托管: ``on`` true lets the table's bot play the seat until the player
+    acts or sends ``on`` false.  Refused ``Spectator``, ``NotNow`` when the
+    seat is already as asked."""
+
+    on: bool
+
+
+ClientMessage = Union[Act, Resync, Ping, Ready, Dissolve, Tuoguan]
 
 
 # ----------------------------------------------------------------- server → client
+
+
+class ShownHand(msgspec.Struct, kw_only=True):
+    """摊牌: one seat's hand as the hand ended — its concealed cards
+    (sorted kinds) and its melds, face-down cards shown."""
+
+    seat: int
+    hand: tuple[int, ...]
+    melds: tuple[Meld, ...]
+
+
+class Showdown(msgspec.Struct, kw_only=True):
+    """Every seat's hand at the end of a hand (:class:`ShownHand`, by seat)
+    and its wins (the ``won`` events: winner, how, the winning card and
+    whom it came from).  Sent only once the hand is over."""
+
+    hands: tuple[ShownHand, ...]
+    wins: tuple[Won, ...]
+
+
+class LastResult(msgspec.Struct, kw_only=True):
+    """The last finished hand: its index, result and 摊牌."""
+
+    hand: int
+    result: Result | None
+    showdown: Showdown
+
+
+class Room(msgspec.Struct, kw_only=True):
+    """A room of ``hands`` hands (局数; None: open-ended, played until the
+    host closes it): ``hand`` is the current one counted from 1 (第 k/N 局),
+    ``done`` the finished ones."""
+
+    hands: int | None
+    hand: int
+    done: int
+
+
+class ReadyStep(msgspec.Struct, tag="ready_step", kw_only=True):
+    """准备/继续 (a room only): hand ``hand`` is dealt (its ``welcome`` came)
+    and waits for the seats ``waiting`` (human seats online and not in 托管)
+    to send :class:`Ready` before ``deadline`` (Unix time); ``ready`` are
+    those that did.  No :class:`Decide` is sent, no bot moves and no clock
+    runs meanwhile.  Sent when the step begins and at each change;
+    ``waiting`` empty: it is over (the hand's decisions follow)."""
+
+    hand: int
+    deadline: float
+    ready: tuple[int, ...]
+    waiting: tuple[int, ...]
+
+
+class Vote(msgspec.Struct, tag="vote", kw_only=True):
+    """解散房间: a dissolve vote: ``by`` proposed it, ``agreed`` agree,
+    ``waiting`` have not answered, before ``deadline``.  ``outcome``:
+    None while under way, then ``"passed"`` (the room ends: a :class:`Tally`
+    follows), ``"refused"`` (``refused_by`` refused) or ``"expired"``."""
+
+    by: int
+    deadline: float
+    agreed: tuple[int, ...]
+    waiting: tuple[int, ...]
+    outcome: Literal["passed", "refused", "expired"] | None = None
+    refused_by: int | None = None
+
+
+class Presence(msgspec.Struct, tag="presence", kw_only=True):
+    """Which seats have a connection (``online``) and which are played by the
+    table's bot for their player (``tuoguan``, 托管): sent to everyone at the
+    table when either changes.  Bot seats are never listed."""
+
+    online: tuple[int, ...]
+    tuoguan: tuple[int, ...]
+
+
+class SeatTally(msgspec.Struct, kw_only=True):
+    """One seat's 大结算: ``total`` net, hands ``wins``, ``dianpao`` (点炮:
+    times it dealt the winning discard in), ``zimo`` (自摸 wins) and
+    ``best`` (its biggest gain in one hand, 0 if none)."""
+
+    seat: int
+    total: int
+    wins: int
+    dianpao: int
+    zimo: int
+    best: int
+
+
+class Tally(msgspec.Struct, tag="tally", kw_only=True):
+    """大结算: the room is over — ``ended`` ``"finished"`` (its last hand
+    played), ``"dissolved"`` (a vote passed) or ``"closed"`` (the host) —
+    after ``hands_done`` hands; one :class:`SeatTally` per seat.  A
+    :class:`Closed` follows and the connection is closed."""
+
+    ended: Literal["finished", "dissolved", "closed"]
+    hands_done: int
+    seats: tuple[SeatTally, ...]
 
 
 class Welcome(msgspec.Struct, tag="welcome", kw_only=True):
@@ -132,6 +260,16 @@ class Welcome(msgspec.Struct, tag="welcome", kw_only=True):
     next_event: int
     names: dict[str, str] = {}
     player: str | None = None
+    #: the room: hand k of N (:class:`Room`)
+    room: Room | None = None
+    #: the last finished hand, with its 摊牌 (None before the first ends)
+    last_result: LastResult | None = None
+    #: the ready step under way (:class:`ReadyStep`), else None
+    ready_step: ReadyStep | None = None
+    #: the dissolve vote under way (:class:`Vote`), else None
+    vote: Vote | None = None
+    #: who is online and who is in 托管 (:class:`Presence`)
+    presence: Presence | None = None
 
 
 class Events(msgspec.Struct, tag="events", kw_only=True):
@@ -174,6 +312,8 @@ class HandEnded(msgspec.Struct, tag="hand_ended", kw_only=True):
     result: Result | None
     totals: tuple[int, ...]
     records: str
+    #: 摊牌: every seat's hand as it ended (:class:`Showdown`)
+    showdown: Showdown | None = None
 
 
 class Closed(msgspec.Struct, tag="closed", kw_only=True):
@@ -207,7 +347,8 @@ class Error(msgspec.Struct, tag="error", kw_only=True):
     seq: int | None = None
 
 
-ServerMessage = Union[Welcome, Events, Decide, Ack, HandEnded, Closed, SeatConns, Pong, Error]
+ServerMessage = Union[Welcome, Events, Decide, Ack, HandEnded, Closed, SeatConns, Pong, Error,
+                      ReadyStep, Vote, Presence, Tally]
 
 
 class Batch(msgspec.Struct, tag="batch", kw_only=True):
@@ -221,7 +362,7 @@ class Batch(msgspec.Struct, tag="batch", kw_only=True):
 
 #: What one server frame holds.
 ServerFrame = Union[Welcome, Events, Decide, Ack, HandEnded, Closed, SeatConns, Pong, Error,
-                    Batch]
+                    ReadyStep, Vote, Presence, Tally, Batch]
 
 
 def messages(frame: Any) -> list[Any]:
@@ -260,6 +401,10 @@ class CreateTable(msgspec.Struct, forbid_unknown_fields=True):
     variant: str = "guilin-mahjong"
     bots: list[int] = []
     players: list[Player] = []
+    #: 局数: a room of this many hands (1-64; outside: ``BadOption``), with a
+    #: ready step after each hand and a final :class:`Tally`; None: an
+    #: open-ended table (hands dealt at once, played until closed)
+    hands: int | None = None
 
 
 class Created(msgspec.Struct, kw_only=True):
@@ -300,6 +445,12 @@ class TableInfo(msgspec.Struct, kw_only=True):
     watched: bool = False
     #: the named seats' names (``{"0": "阿明"}``); never their player ids
     names: dict[str, str] = {}
+    #: a room's hand count (局数; None: open-ended)
+    hands: int | None = None
+    #: how it ended: ``"finished"``, ``"dissolved"``, ``"closed"`` (None: open)
+    ended: str | None = None
+    #: 大结算 (:class:`Tally`), once a room has ended
+    tally: Tally | None = None
 
 
 class HttpError(msgspec.Struct, kw_only=True):

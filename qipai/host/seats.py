@@ -50,12 +50,16 @@ class Seats:
             for d in self.decisions.values():
                 if d.deadline is not None:
                     d.deadline = now + d.timeout   # paused time is not counted
+            if self.ready_step is not None:   # the same for a ready step
+                self.ready_step["deadline"] = now + self.server.ready_timeout
         if self.rereading is not None:
             conn.early = []   # its welcome comes first, once the hand is back
             self.tell_seat(conn.seat)
             return
         self.greet(conn)
         self.tell_seat(conn.seat)
+        if self.open and self.halted is None:
+            self.seat_came()
         self.flush()
         if resume:
             self.poke()
@@ -81,9 +85,14 @@ class Seats:
         if conn.seat is not None and any(c.seat == conn.seat for c in self.conns):
             self.tell_seat(conn.seat)
             self.flush()
+        elif conn.seat is not None and self.open and self.halted is None and self.conns:
+            self.seat_left()   # the seat's last connection: offline
+            self.flush()
         if not self.conns and self._timer is not None:
             self._timer.cancel()   # nothing runs unwatched: no timeout while paused
             self._timer = self._due = None
+        if not self.conns:
+            self.cancel_ready()
 
     @property
     def paused(self) -> bool:
@@ -100,7 +109,9 @@ class Seats:
         waited = None   # (hand, events) when the bots last waited
         try:
             while self._bots_may_move():
-                seats = [s for s in sorted(self.decisions) if s in self.bots]
+                if self.ready_step is not None:
+                    break   # (its end pokes the bots)
+                seats = [s for s in sorted(self.decisions) if s in self.bots or s in self.tuoguan]
                 if not seats:
                     break
                 if delay > 0 and waited != (self.hand, len(self.table.events)):
@@ -115,13 +126,13 @@ class Seats:
                     continue   # (what is pending, read again)
                 seat = seats[0]
                 try:
-                    action = decide(self.bot_of[seat], self.table, seat)  # its view only
+                    action = decide(self.bot_for(seat), self.table, seat)  # its view only
                 except Exception as exc:  # noqa: BLE001 - a bot's fault, or the view's
                     self._broken(exc, f"bot seat {seat}'s decision")
                     break
                 done = loop.create_future()
                 try:
-                    self.play(seat, action, future=done)
+                    self.play(seat, action, future=done, tuoguan=seat not in self.bots)
                     self.flush()
                     await done
                 except Refused as exc:  # Unavailable: try again shortly

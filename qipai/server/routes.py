@@ -334,12 +334,21 @@ async def get_table(request: Request) -> Response:
     out = {"id": row["id"], "spec": row["spec"], "variant": row["variant"],
            "players": len(totals), "bots": msgspec.json.decode(row["bots"]),
            "rng": row["rng"], "open": bool(row["open"]), "hands_done": done, "totals": totals,
-           "names": _names(row)}
+           "names": _names(row), **_room(row)}
     if t is not None and t.halted is not None:
         # halted: what the database holds, not the hand in memory (it may hold
         # actions the database does not), and why it is not played
         out["halted"], out["message"] = t.halted
     return _json(out)
+
+
+def _room(row: dict[str, Any]) -> dict[str, Any]:
+    """A stored table row's room: ``hands`` (局数, None: open-ended),
+    ``ended`` (``finished``, ``dissolved``, ``closed``; None: open) and
+    ``tally`` (its 大结算, once a room ended; else None)."""
+    tally = row.get("tally")
+    return {"hands": row.get("hands"), "ended": row.get("ended"),
+            "tally": msgspec.json.decode(tally) if tally else None}
 
 
 def _names(row: dict[str, Any]) -> dict[str, str]:
@@ -407,7 +416,9 @@ async def records(request: Request) -> Response:
         net = msgspec.json.decode(h["net"])
         total = net if total is None else [a + b for a, b in zip(total, net)]
         hands.append({"hand": h["hand"], "record": rec})
-    return _json({"table": tid, "hands": hands, "total": total, "names": _names(row)})
+    room = _room(row)
+    return _json({"table": tid, "hands": hands, "total": total, "names": _names(row),
+                  "room_hands": room["hands"], "ended": room["ended"], "tally": room["tally"]})
 
 
 async def finished(request: Request) -> Response:

@@ -197,6 +197,18 @@ class _Reader:
             conn.send(P.Pong())
         elif isinstance(msg, P.Resync):
             self._resync(now)
+        elif not isinstance(msg, P.Act):   # ready, dissolve, tuoguan
+            t = self.t
+            try:
+                if isinstance(msg, P.Ready):
+                    t.ask_ready(conn, msg)
+                elif isinstance(msg, P.Dissolve):
+                    t.ask_dissolve(conn, msg)
+                else:
+                    t.ask_tuoguan(conn, msg)
+            except Refused as exc:
+                self.refused(exc.code)
+                conn.send(P.Error(code=exc.code, message=exc.message))
         else:
             t = self.t
             try:

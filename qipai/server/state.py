@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from qipai.core.errors import QipaiError
+from qipai.core.errors import BadOption, QipaiError
 from qipai.host import protocol as P
 from qipai.host.errors import DamagedTable
 from qipai.host.events import Events
@@ -24,6 +24,7 @@ from qipai.host.journal import UNREADABLE
 from qipai.host.match import HostedTable
 from qipai.host.offload import Offload
 from qipai.host.replay import MAX_REPLAY_BYTES
+from qipai.host.room import MAX_ROOM_HANDS
 from qipai.host.store import LockLost, Store, StoreError, said, token_hash
 from qipai.server.identity import check_players
 from qipai.server.keys import Keys
@@ -176,6 +177,9 @@ class Server:
             wait for all of them) — (0: at once), so people can follow a
             table where bots play; the same wait every time, whatever the
             bots hold or decide.
+        ready_timeout: seconds a room's ready step (准备) waits for its
+            players before the next hand begins anyway.  vote_timeout:
+            seconds a dissolve vote (解散房间) waits for its answers.
 
     An open table that cannot be restored — made under another qipai or
     variant version, ruleset or house-plugin source (``VersionMismatch``,
@@ -203,7 +207,8 @@ class Server:
                  max_replay_bytes: int = MAX_REPLAY_BYTES, stall_s: float = STALL_S,
                  resync_s: float = RESYNC_S, max_tables: int = MAX_TABLES,
                  bot_delay: float = 0.0, max_connections: int | None = None,
-                 keys: Keys | None = None) -> None:
+                 keys: Keys | None = None, ready_timeout: float = 30.0,
+                 vote_timeout: float = 60.0) -> None:
         from qipai.core.ruleset import load_plugin
 
         self.db_url = db
@@ -239,6 +244,8 @@ class Server:
                      f"{room + FD_RESERVE}, less {FD_RESERVE} for HTTP and the database): the "
                      f"server may run out of descriptors before the limit; raise ulimit -n")
         self.bot_delay = float(bot_delay)
+        self.ready_timeout = float(ready_timeout)
+        self.vote_timeout = float(vote_timeout)
         #: limits per key and the room kept for seats (:mod:`qipai.server.limits`;
         #: ``qipai serve`` sets its defaults)
         self.quota = Quota(self)
@@ -469,6 +476,10 @@ class Server:
         if any(type(b) is not int or not 0 <= b < n for b in bots) or len(set(bots)) != len(bots):
             raise BadBots(f"bots must be distinct seats of {rs.name} (0..{n - 1}), not {bots}")
         players = check_players(body.players, n, bots)
+        hands = body.hands
+        if hands is not None and (type(hands) is not int or not 1 <= hands <= MAX_ROOM_HANDS):
+            raise BadOption(f"hands (局数) must be a whole number from 1 to {MAX_ROOM_HANDS}, "
+                            f"not {hands!r}")
         tid = secrets.token_hex(6)
         seat_tokens = {str(s): secrets.token_urlsafe(24) for s in range(n) if s not in bots}
         spectator, admin = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
@@ -485,7 +496,7 @@ class Server:
                    spectator_hash=token_hash(spectator), admin_hash=token_hash(admin),
                    open=True, created=time.time(), key_name=key_name,
                    players=msgspec.json.encode(players).decode() if players else None,
-                   closed=None)
+                   closed=None, hands=hands, ended=None, tally=None)
         t = HostedTable(self, row, rs)
         hand = t.new_hand(0, None)
         await self.store.create_table_async(row, t.hand_row(0, *hand))
@@ -497,7 +508,7 @@ class Server:
         else:
             t.start()
         self.events.emit("table_created", table=tid, variant=rs.spec, bots=sorted(bots),
-                         key=key_name, named=len(players))
+                         key=key_name, named=len(players), hands=hands)
         return t, P.Created(id=tid, seats=seat_tokens,
                             spectator=f"/tables/{tid}/ws?token={spectator}",
                             spectator_token=spectator, admin=admin, ws=f"/tables/{tid}/ws",

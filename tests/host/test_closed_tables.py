@@ -42,7 +42,8 @@ def test_a_closed_table_is_let_go_and_answered_from_the_database(served):
                    for s in range(4)]
         assert info == {"id": t["id"], "spec": "guilin-mahjong", "variant": "guilin-mahjong",
                         "players": 4, "bots": [0, 1, 2, 3], "rng": "seeded", "open": False,
-                        "hands_done": len(recs["hands"]), "totals": by_seat, "names": {}}
+                        "hands_done": len(recs["hands"]), "totals": by_seat, "names": {},
+                        "hands": None, "ended": "closed", "tally": None}
         assert closed["totals"] == by_seat == recs["total"]
         assert _closed_at(served.db, t["id"]) is not None   # when: for the retention
         assert _closed_at(served.db, other["id"]) is None

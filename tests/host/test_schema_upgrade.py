@@ -31,8 +31,8 @@ def test_old_database_gains_the_columns(db_url):
     _old_schema(db_url)
     store = Store(db_url)
     try:
-        assert sorted(store.upgraded) == sorted(f"qipai_tables.{c}"
-                                                for c in UPGRADES["qipai_tables"])
+        assert sorted(store.upgraded) == sorted(f"{t}.{c}" for t, cols in UPGRADES.items()
+                                                for c in cols)
         with store.engine.connect() as conn:
             have = {c["name"] for c in sa.inspect(conn).get_columns("qipai_tables")}
         assert set(UPGRADES["qipai_tables"]) <= have

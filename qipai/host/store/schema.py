@@ -52,12 +52,17 @@ tables = sa.Table(
     sa.Column("key_name", sa.String(100)),                  # the operator key that made it
     sa.Column("players", sa.Text),                          # JSON {seat: {player, name}}
     sa.Column("closed", sa.Float),                          # time.time() of its close
+    sa.Column("hands", sa.Integer),                         # a room's 局数 (NULL: open-ended)
+    sa.Column("ended", sa.String(20)),                      # finished | dissolved | closed
+    sa.Column("tally", sa.Text),                            # JSON Tally (大结算) of a room, once ended
 )
 
 #: Columns added to a table after the first release, by table: each is
 #: nullable, so an older database gains them with ``ALTER TABLE … ADD
 #: COLUMN`` when a server opens it (:func:`upgrade`), its old rows reading NULL.
-UPGRADES: dict[str, tuple[str, ...]] = {"qipai_tables": ("key_name", "players", "closed")}
+UPGRADES: dict[str, tuple[str, ...]] = {"qipai_tables": ("key_name", "players", "closed",
+                                                         "hands", "ended", "tally"),
+                                        "qipai_actions": ("tuoguan",)}
 
 hands = sa.Table(
     "qipai_hands", metadata,
@@ -78,6 +83,8 @@ actions = sa.Table(
     sa.Column("seq", sa.Integer, primary_key=True, autoincrement=False),
     sa.Column("action", sa.Text, nullable=False),           # JSON Action
     sa.Column("timeout", sa.Boolean, nullable=False, default=False),
+    # played for the seat by the table's bot while it was in 托管 (NULL: an older row, no)
+    sa.Column("tuoguan", sa.Boolean),
     sa.ForeignKeyConstraint(["table_id", "hand"], ["qipai_hands.table_id", "qipai_hands.hand"]),
 )
 
@@ -90,7 +97,9 @@ _UPDATE_HAND = (hands.update()
                 .where(hands.c.table_id == sa.bindparam("k_table"),
                        hands.c.hand == sa.bindparam("k_hand")))
 _CLOSE_TABLE = (tables.update().where(tables.c.id == sa.bindparam("k_table"))
-                .values(open=False, closed=sa.bindparam("closed")))
+                .values(open=False, closed=sa.bindparam("closed"),
+                        ended=sa.bindparam("ended", None, required=False),
+                        tally=sa.bindparam("tally", None, required=False)))
 _encode = msgspec.json.Encoder().encode
 # a closed table's rows deleted (``qipai serve --retention``): ``ids``, a list
 # of closed tables' ids; each only if closed (an open table is never deleted)
@@ -116,7 +125,7 @@ class Write:
         ops: ``(kind, params)`` in order: ``"action"`` (a ``qipai_actions``
             row), ``"finish_hand"`` (``record``, ``net``, ``k_table``,
             ``k_hand``), ``"hand"`` (a ``qipai_hands`` row), ``"close"``
-            (``k_table``); ``"prune_actions"``, ``"prune_hands"``,
+            (``k_table``, ``closed``, ``ended``, ``tally``: JSON or None); ``"prune_actions"``, ``"prune_hands"``,
             ``"prune_tables"`` (``ids``: closed tables whose rows are
             deleted, in that order; an open table's are never touched).
         done: called in the event loop once committed (``None``) or failed
@@ -130,10 +139,11 @@ class Write:
 
 
 def action_params(table_id: str, hand: int, seq: int, action: Any,
-                  timeout: bool) -> dict[str, Any]:
-    """The ``qipai_actions`` row of one action (``action`` a msgspec Struct)."""
+                  timeout: bool, tuoguan: bool = False) -> dict[str, Any]:
+    """The ``qipai_actions`` row of one action (``action`` a msgspec Struct;
+    ``tuoguan``: played by the table's bot for a seat in 托管)."""
     return dict(table_id=table_id, hand=hand, seq=seq, action=_encode(action).decode(),
-                timeout=timeout)
+                timeout=timeout, tuoguan=tuoguan)
 
 
 

@@ -1,0 +1,369 @@
+"""Rooms of N hands (issue 35), against a real server: the 摊牌 at a hand's
+end and in a rejoining player's welcome, the ready step, the final tally and
+the room's close, the dissolve vote, presence and 托管, bad input, a restart."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from hostkit import SyncSeat, choose, start_server
+
+
+def sqlite(tmp_path) -> str:
+    return f"sqlite:///{tmp_path / 'rooms.db'}"
+
+
+def make(served, **body: Any) -> dict[str, Any]:
+    with served.http() as h:
+        r = h.post("/tables", json=body)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def get(served, path: str) -> dict[str, Any]:
+    with served.http() as h:
+        r = h.get(path)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def seat(served, t: dict[str, Any], s: int, **kw: Any) -> SyncSeat:
+    return SyncSeat(served, t["id"], t["seats"][str(s)], **kw)
+
+
+def play(c: SyncSeat, me: int, stop: Any, ready: bool = True, act: bool = True
+         ) -> dict[str, Any]:
+    """Read ``c`` until ``stop(msg)``: answering decisions (:func:`choose`)
+    if ``act`` and ready steps if ``ready``."""
+    while True:
+        m = c.recv()
+        if stop(m):
+            return m
+        step = m.get("ready_step") if m["type"] == "welcome" else (
+            m if m["type"] == "ready_step" else None)
+        if ready and step and me in step["waiting"]:
+            c.send({"type": "ready", "hand": step["hand"]}, paced=True)
+        if act and m["type"] == "decide":
+            c.send({"type": "act", "hand": m["hand"], "seq": m["seq"],
+                    "action": choose(m["legal"])}, paced=True)
+
+
+def kind(k: str, **fields: Any) -> Any:
+    return lambda m: m["type"] == k and all(m.get(f) == v for f, v in fields.items())
+
+
+def no_early_showdown(received: list[dict[str, Any]]) -> None:
+    """The 摊牌 is only in ``hand_ended`` and in a welcome's ``last_result``
+    of a hand already over — never in a message of a hand under way."""
+    for m in received:
+        text = json.dumps(m)
+        if m["type"] == "hand_ended":
+            assert m["showdown"] is not None
+        elif m["type"] == "welcome":
+            last = m["last_result"]
+            assert last is None or last["hand"] < m["hand"]
+            rest = {k: v for k, v in m.items() if k != "last_result"}
+            assert "showdown" not in json.dumps(rest)
+        else:
+            assert "showdown" not in text, m["type"]
+
+
+@pytest.fixture
+def quick(tmp_path):
+    s = start_server(sqlite(tmp_path), tmp_path, "--seed", "5", "--ready-timeout", "600",
+                     "--vote-timeout", "600")
+    yield s
+    s.stop()
+
+
+def test_a_four_hand_room_ends_in_its_tally_and_closes(db_url, tmp_path):
+    served = start_server(db_url, tmp_path, "--seed", "5", "--ready-timeout", "600")
+    try:
+        t = make(served, bots=[1, 2, 3], hands=4)
+        c = seat(served, t, 0)
+        welcome = c.until("welcome")
+        assert welcome["room"] == {"hands": 4, "hand": 1, "done": 0}
+        assert welcome["last_result"] is None and welcome["ready_step"] is None
+        assert welcome["presence"] == {"type": "presence", "online": [0], "tuoguan": []}
+        tally = play(c, 0, kind("tally"))
+        closed = c.until("closed")
+        ended = [m for m in c.received if m["type"] == "hand_ended"]
+        assert [m["hand"] for m in ended] == [0, 1, 2, 3]
+        for m in ended:
+            sd = m["showdown"]
+            assert [h["seat"] for h in sd["hands"]] == [0, 1, 2, 3]
+            assert len(sd["wins"]) == len(m["result"]["winners"])
+        steps = [m for m in c.received if m["type"] == "ready_step"]
+        assert {m["hand"] for m in steps} == {1, 2, 3}
+        welcomes = [m for m in c.received if m["type"] == "welcome"]
+        assert [w["room"]["hand"] for w in welcomes] == [1, 2, 3, 4]
+        assert tally["ended"] == "finished" and tally["hands_done"] == 4
+        assert [s["total"] for s in tally["seats"]] == closed["totals"] == ended[-1]["totals"]
+        wins = sum(len(m["result"]["winners"]) for m in ended if m["result"]["end"] == "hu")
+        assert sum(s["wins"] for s in tally["seats"]) == wins
+        no_early_showdown(c.received)
+        c.close()
+        info = get(served, f"/tables/{t['id']}")
+        assert info["open"] is False and info["ended"] == "finished" and info["hands"] == 4
+        assert info["tally"]["seats"] == tally["seats"]
+        recs = get(served, f"/tables/{t['id']}/records")
+        assert recs["ended"] == "finished" and recs["room_hands"] == 4
+        assert recs["tally"] == info["tally"] and len(recs["hands"]) == 4
+    finally:
+        served.stop()
+
+
+def test_hands_outside_1_to_64_is_bad_option(quick):
+    with quick.http() as h:
+        for bad in (0, 65, -1):
+            r = h.post("/tables", json={"hands": bad})
+            assert r.status_code == 400 and r.json()["error"] == "BadOption", r.text
+            assert "hands" in r.json()["message"]
+    t = make(quick, bots=[1, 2, 3])   # open-ended: as before
+    assert get(quick, f"/tables/{t['id']}")["hands"] is None
+
+
+def test_a_reconnect_between_hands_gets_the_last_result(quick):
+    t = make(quick, bots=[1, 2, 3], hands=2)
+    c = seat(quick, t, 0)
+    ended = play(c, 0, kind("hand_ended"))
+    step = c.until("ready_step")
+    assert step["hand"] == 1 and step["waiting"] == [0]
+    c.close()
+    again = seat(quick, t, 0)
+    w = again.until("welcome")
+    assert w["hand"] == 1 and w["room"] == {"hands": 2, "hand": 2, "done": 1}
+    assert w["last_result"]["hand"] == 0
+    assert w["last_result"]["showdown"] == ended["showdown"]
+    assert w["last_result"]["result"] == ended["result"]
+    assert w["ready_step"]["waiting"] == [0]
+    play(again, 0, kind("tally"))
+    no_early_showdown(again.received)
+    again.close()
+
+
+@pytest.mark.slow
+def test_ready_step_waits_for_humans_and_refuses_out_of_place(quick):
+    t = make(quick, bots=[2, 3], hands=2)
+    a, b = seat(quick, t, 0), seat(quick, t, 1)
+    a.until("welcome"), b.until("welcome")
+    # from a spectator: Spectator
+    spec = SyncSeat(quick, t["id"], t["spectator_token"], strict=False)
+    spec.until("welcome")
+    for msg in ({"type": "ready", "hand": 1}, {"type": "dissolve"},
+                {"type": "tuoguan", "on": True}):
+        spec.send(msg, paced=True)
+        assert spec.until("error")["code"] == "Spectator"
+    a.strict = b.strict = False
+    import threading
+    done = {}
+
+    def run(c, me):
+        done[me] = play(c, me, kind("hand_ended"), ready=False)
+
+    th = threading.Thread(target=run, args=(b, 1))
+    th.start()
+    run(a, 0)
+    th.join()
+    step = a.until("ready_step")
+    assert step["hand"] == 1 and step["waiting"] == [0, 1]
+    a.send({"type": "ready", "hand": 2})
+    assert a.until("error")["code"] == "NotNow"
+    a.send({"type": "ready", "hand": 1}, paced=True)
+    assert a.until("ready_step")["waiting"] == [1]
+    a.send({"type": "ready", "hand": 1}, paced=True)
+    assert a.until("error")["code"] == "AlreadyDone"
+    assert not any(m["type"] == "decide" and m["hand"] == 1 for m in a.received)
+    b.send({"type": "ready", "hand": 1}, paced=True)
+    over = a.until("ready_step", lambda m: m["waiting"] == [])
+    assert over["ready"] == [0, 1]
+    for c in (a, b, spec):
+        c.close()
+
+
+def test_ready_step_ends_at_its_deadline(tmp_path):
+    served = start_server(sqlite(tmp_path), tmp_path, "--seed", "5", "--ready-timeout", "0.5")
+    try:
+        t = make(served, bots=[1, 2, 3], hands=2)
+        c = seat(served, t, 0)
+        play(c, 0, kind("ready_step"), ready=False)
+        over = play(c, 0, lambda m: m["type"] == "ready_step" and m["waiting"] == [],
+                    ready=False)
+        assert over["ready"] == []
+        play(c, 0, kind("tally"), ready=False)
+        c.close()
+    finally:
+        served.stop()
+
+
+def test_dissolve_passes(quick):
+    t = make(quick, bots=[2, 3], hands=8)
+    a, b = seat(quick, t, 0), seat(quick, t, 1)
+    a.until("welcome"), b.until("welcome")
+    a.send({"type": "dissolve", "agree": True}, paced=True)
+    v = b.until("vote")
+    assert v["by"] == 0 and v["agreed"] == [0] and v["waiting"] == [1] and v["outcome"] is None
+    a.send({"type": "dissolve", "agree": True}, paced=True)
+    assert a.until("error")["code"] == "AlreadyDone"
+    b.send({"type": "dissolve", "agree": True}, paced=True)
+    assert b.until("vote")["outcome"] == "passed"
+    tally = b.until("tally")
+    assert tally["ended"] == "dissolved" and tally["hands_done"] == 0
+    b.until("closed")
+    info = get(quick, f"/tables/{t['id']}")
+    assert info["open"] is False and info["ended"] == "dissolved"
+    assert info["tally"]["ended"] == "dissolved"
+    assert get(quick, f"/tables/{t['id']}/records")["ended"] == "dissolved"
+    a.close(), b.close()
+
+
+def test_dissolve_fails_on_a_refusal_and_at_its_deadline(tmp_path):
+    served = start_server(sqlite(tmp_path), tmp_path, "--seed", "5", "--vote-timeout", "0.5")
+    try:
+        t = make(served, bots=[2, 3], hands=8)
+        a, b = seat(served, t, 0), seat(served, t, 1)
+        a.until("welcome"), b.until("welcome")
+        b.send({"type": "dissolve", "agree": False}, paced=True)
+        assert b.until("error")["code"] == "NotNow"     # nothing to refuse
+        a.send({"type": "dissolve"}, paced=True)
+        b.until("vote")
+        b.send({"type": "dissolve", "agree": False}, paced=True)
+        v = a.until("vote", lambda m: m["outcome"] is not None)
+        assert v["outcome"] == "refused" and v["refused_by"] == 1
+        a.send({"type": "dissolve"}, paced=True)
+        v = a.until("vote", lambda m: m["outcome"] is not None)
+        assert v["outcome"] == "expired"
+        assert get(served, f"/tables/{t['id']}")["open"] is True
+        open_ended = make(served, bots=[1, 2, 3])
+        c = seat(served, open_ended, 0)
+        c.until("welcome")
+        c.send({"type": "dissolve"}, paced=True)
+        assert c.until("error")["code"] == "NotNow"
+        c.send({"type": "ready", "hand": 1}, paced=True)   # no ready step: an open table
+        assert c.until("error")["code"] == "NotNow"
+        for x in (a, b, c):
+            x.close()
+    finally:
+        served.stop()
+
+
+@pytest.mark.slow
+def test_two_timeouts_put_a_seat_in_tuoguan_and_an_act_takes_it_out(tmp_path):
+    served = start_server(sqlite(tmp_path), tmp_path, "--seed", "5", "--turn-timeout", "0.3",
+                          "--bot-delay", "0.1")
+    try:
+        t = make(served, bots=[0, 2, 3], hands=4)
+        b = seat(served, t, 1, strict=False)
+        assert b.until("welcome")["presence"] == {"type": "presence", "online": [1],
+                                                  "tuoguan": []}
+        # seat 1 does not answer: two timeouts, then 托管 (the bot plays for it)
+        b.until("presence", lambda m: m["tuoguan"] == [1])
+        # it acts again: out of 托管
+        while True:
+            d = b.until("decide")
+            assert d["deadline"] == 0   # 托管: no clock
+            b.send({"type": "act", "hand": d["hand"], "seq": d["seq"],
+                    "action": choose(d["legal"])}, paced=True)
+            answer = b.recv()
+            while answer["type"] not in ("ack", "error"):
+                answer = b.recv()
+            if answer["type"] == "ack":
+                break
+            assert answer["code"] == "StaleSeq"   # the bot was first: again
+        b.until("presence", lambda m: m["tuoguan"] == [])
+        # 托管 by hand: twice is NotNow; the bot plays on to the hand's end
+        b.send({"type": "tuoguan", "on": False}, paced=True)
+        assert b.until("error")["code"] == "NotNow"
+        b.send({"type": "tuoguan", "on": True}, paced=True)
+        b.until("presence", lambda m: m["tuoguan"] == [1])
+        b.send({"type": "tuoguan", "on": True}, paced=True)
+        assert b.until("error")["code"] == "NotNow"
+        b.until("hand_ended")
+        b.send({"type": "tuoguan", "on": False}, paced=True)
+        b.until("presence", lambda m: m["tuoguan"] == [])
+        b.close()
+        rec = get(served, f"/tables/{t['id']}/records")["hands"][0]["record"]
+        assert len(rec["timeouts"]) >= 2 and rec["tuoguan"]
+        seats = {i: rec["actions"][i]["seat"] for i in rec["tuoguan"] + rec["timeouts"]}
+        assert set(seats.values()) == {1}
+        from qipai.core.records import decode_record, replay_check
+        assert replay_check(decode_record(json.dumps(rec))) is None   # it reads and replays
+    finally:
+        served.stop()
+
+
+def test_a_restart_keeps_the_room(tmp_path):
+    db = sqlite(tmp_path)
+    served = start_server(db, tmp_path, "--seed", "5", "--ready-timeout", "600")
+    t = make(served, bots=[1, 2, 3], hands=3)
+    c = seat(served, t, 0)
+    ended = play(c, 0, kind("hand_ended"))
+    c.until("ready_step")
+    served.kill()
+    c.close()
+    served = start_server(db, tmp_path, "--seed", "5", "--ready-timeout", "600")
+    try:
+        again = seat(served, t, 0)
+        w = again.until("welcome")
+        assert w["room"] == {"hands": 3, "hand": 2, "done": 1}
+        assert w["last_result"]["showdown"] == ended["showdown"]
+        assert w["ready_step"]["hand"] == 1 and w["ready_step"]["waiting"] == [0]
+        tally = play(again, 0, kind("tally"))
+        assert tally["hands_done"] == 3 and tally["ended"] == "finished"
+        again.close()
+    finally:
+        served.stop()
+
+
+def test_qipai_connect_plays_a_room_to_its_tally(quick):
+    import io
+
+    from qipai.cli import connect as client
+
+    t = make(quick, bots=[1, 2, 3], hands=2)
+    out = io.StringIO()
+    url = quick.ws(f"/tables/{t['id']}/ws?token={t['seats']['0']}")
+    assert client.run(url, auto=True, out=out) == 0
+    text = out.getvalue()
+    assert "第 1/2 局" in text and "第 2/2 局" in text
+    assert "摊牌 you:" in text and "net: " in text
+    assert "ready for hand 2 (sent)" in text and "final tally (大结算), room finished" in text
+    assert "table closed" in text
+
+
+def test_qipai_connect_types_d_and_t(quick):
+    import io
+
+    from qipai.cli import connect as client
+
+    t = make(quick, bots=[1, 2, 3], hands=4)
+    out = io.StringIO()
+    url = quick.ws(f"/tables/{t['id']}/ws?token={t['seats']['0']}")
+    # t: 托管 on (the bot plays the seat); d: the only human agrees: the room is dissolved
+    inp = io.StringIO("t\nd\n")
+    assert client.run(url, out=out, inp=inp) == 0
+    assert "托管 (played by the bot): you" in out.getvalue()
+    info = get(quick, f"/tables/{t['id']}")
+    assert info["ended"] == "dissolved" and info["tally"]["ended"] == "dissolved"
+
+
+@pytest.mark.parametrize("variant,bots", [("guilin-mahjong", [1, 2, 3]),
+                                          ("guilin-zipai", [1, 2])])
+def test_the_showdown_is_never_in_a_message_of_a_hand_under_way(quick, variant, bots):
+    """For each seat kind (a player, a spectator), over a room of 3 hands:
+    the 摊牌 is only in hand_ended and in a later hand's welcome."""
+    t = make(quick, variant=variant, bots=bots, hands=3)
+    spec = SyncSeat(quick, t["id"], t["spectator_token"])
+    c = seat(quick, t, 0)
+    play(c, 0, kind("closed"))
+    spec.until("closed")
+    for conn in (c, spec):
+        no_early_showdown(conn.received)
+        shown = [m["showdown"] for m in conn.received if m["type"] == "hand_ended"]
+        assert len(shown) == 3
+    # the views of a hand under way are as they were: a spectator's holds no hand
+    assert all(m["view"]["hand"] == [] for m in spec.received if m["type"] == "welcome")
+    c.close(), spec.close()
