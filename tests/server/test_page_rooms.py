@@ -96,7 +96,8 @@ def test_a_room_of_four_hands_ends_in_its_tally(driver, rooms, artifacts):
 @pytest.mark.parametrize("agree", [False, True], ids=["refused", "passed"])
 def test_a_dissolve_vote(driver, rooms, artifacts, agree):
     """The page proposes 解散房间; the other human (a WebSocket client)
-    refuses (play on) or agrees (the room ends in its tally, dissolved)."""
+    refuses (play on; then leaves, and his seat shows 离线) or agrees (the
+    room ends in its tally, dissolved)."""
     sized(driver, (390, 844))
     t = room(rooms, "guilin-mahjong", 8, [2, 3])
     other = SyncSeat(rooms, t["id"], t["seats"]["1"], strict=False)
@@ -116,6 +117,11 @@ def test_a_dissolve_vote(driver, rooms, artifacts, agree):
             wait(driver, lambda d: d.find_elements("css selector", "#vote[data-outcome=refused]"))
             assert not driver.find_elements("id", "tally")
             driver.save_screenshot(str(artifacts / "room-vote-refused-390.png"))
+            # the other player's connection gone: his seat is marked offline
+            assert not driver.find_elements("css selector", ".seat[data-seat='1'] .tag.off")
+            other.close()
+            wait(driver, lambda d: d.find_elements("css selector", ".seat[data-seat='1'] .tag.off"))
+            driver.save_screenshot(str(artifacts / "room-offline-390.png"))
     finally:
         other.close()
 
@@ -125,14 +131,15 @@ def test_two_timeouts_put_a_seat_in_tuoguan_and_its_player_takes_it_back(driver,
     """A player who does not answer: after two timeouts his seat shows 托管
     (the page stops passing for him once a decision ran out); 取消托管 ends it."""
     s = start_server(f"sqlite:///{tmp_path / 'q.db'}", tmp_path, "--seed", "11",
-                     "--turn-timeout", "2")
+                     "--turn-timeout", "2", "--bot-delay", "0.3")  # paced: 托管 plays at the bots' pace
     try:
         sized(driver, (390, 844))
-        t = room(s, "guilin-mahjong", 4, [1, 2, 3])
+        # an open-ended table: a room would play its hands out in 托管 and close
+        t = s.create("guilin-mahjong", bots=[1, 2, 3])
         open_link(driver, s, t)
         wait(driver, lambda d: d.find_elements("css selector", ".seat.me .tag.tg"),
              timeout=4 * PATIENCE)
-        button = driver.find_element("id", "tuoguan")
+        button = wait(driver, lambda d: d.find_elements("css selector", "#tuoguan.on"))[0]
         driver.save_screenshot(str(artifacts / "room-tuoguan-390.png"))
         button.click()
         wait(driver, lambda d: not d.find_elements("css selector", ".seat.me .tag.tg"))

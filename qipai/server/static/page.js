@@ -266,7 +266,7 @@ function tallyEl(tally) {
     h("h2", {}, t("tally")),
     h("p", {}, t(`ended_${tally.ended}`, { k: tally.hands_done })),
     h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, ""), ["total", "wins", "dianpao", "zimo", "best"].map((c) => h("th", { class: "num" }, t(`col_${c}`))))),
-      h("tbody", {}, tally.seats.map((x) => h("tr", { class: x.total === best ? "top" : "", dataset: { tallySeat: String(x.seat) } },
+      h("tbody", {}, tally.seats.map((x) => h("tr", { class: x.total === best ? "lead" : "", dataset: { tallySeat: String(x.seat) } },
         h("td", {}, seatName(x.seat)),
         h("td", { class: `num ${x.total > 0 ? "pos" : x.total < 0 ? "neg" : ""}` }, sign(x.total)),
         [x.wins, x.dianpao, x.zimo, x.best].map((v) => h("td", { class: "num" }, String(v))))))),
@@ -315,8 +315,17 @@ class Seat {
     this.chain = Promise.resolve();
     this.ws.onmessage = (m) => {
       const frame = JSON.parse(m.data);  // one message, or a batch of them in order (protocol: Frames)
-      for (const msg of frame.type === "batch" ? frame.messages : [frame]) {
-        this.chain = this.chain.then(() => this.onMessage(msg));
+      const msgs = frame.type === "batch" ? frame.messages : [frame];
+      for (const msg of msgs) this.chain = this.chain.then(() => this.onMessage(msg));
+      // a welcome comes with the seat's open decision, if any: none offered, none is open
+      // (it ran out, or the bot played it in 托管)
+      if (msgs.some((x) => x.type === "welcome") && !msgs.some((x) => x.type === "decide")) {
+        this.chain = this.chain.then(() => {
+          if (!this.decide) return;
+          if (!this.decide.auto && this.decide.legal.length) this.away = true;
+          this.decide = null;
+          this.render();
+        });
       }
     };
     this.ws.onclose = (ev) => {
@@ -357,7 +366,7 @@ class Seat {
         // deltas feed the log; the page never infers the rules' state changes)
         this.requestResync();
         break;
-      case "decide":
+      case "decide": {
         // a resync offers the open decision again: one already answered stays answered
         if (this.sent && this.sent.hand === m.hand && this.sent.seq === m.seq) return;
         // a decision of this seat's left unanswered (its clock ran out): the player is
@@ -365,7 +374,10 @@ class Seat {
         // his timeouts may put him in 托管 (and a page passing for a seat in 托管
         // would take it out)
         if (this.decide && !this.decide.auto && this.decide.legal.length && this.decide.seq !== m.seq) this.away = true;
-        this.decide = { ...m, got: performance.now() };
+        // the same decision offered again (a resync): its clock started when first offered
+        const same = this.decide && this.decide.hand === m.hand && this.decide.seq === m.seq;
+        if (same && this.decide.expired) return;
+        this.decide = { ...m, got: same ? this.decide.got : performance.now() };
         this.choosing = false;
         if (m.legal.length === 1 && m.legal[0].type === "pass" && !this.away && !this.inTuoguan()) {
           // Nothing to claim: answered by itself, but after a pause like a
@@ -376,6 +388,7 @@ class Seat {
           setTimeout(() => { if (this.decide === d) { d.legal = [pass]; this.act(pass); } }, autoPassMs(d));
         }
         break;
+      }
       case "seat_conns":  // connections open on this seat: more than this tab's may be someone else's
         this.seatConns = m.count;
         break;
@@ -430,7 +443,14 @@ class Seat {
   countdown() {
     const el = document.getElementById("countdown");
     if (!el) return;
-    const d = this.decide && this.decide.legal.length ? this.decide : null;
+    let d = this.decide && this.decide.legal.length ? this.decide : null;
+    if (d && !d.auto && performance.now() - d.got > d.timeout * 1000 + 1000) {
+      // ran out unanswered (the server played for the seat): its buttons go, and
+      // the player is away (the page no longer passes for him)
+      this.decide = { ...d, legal: [], expired: true }; this.away = true; d = null;
+      this.render();
+      return;
+    }
     const until = d ? Math.min(d.deadline, Date.now() / 1000 + d.timeout)
       : this.readyStep ? this.readyStep.deadline : this.vote && !this.vote.outcome ? this.vote.deadline : null;
     if (!until) { el.textContent = ""; return; }
@@ -457,7 +477,7 @@ class Seat {
     const open = !!(this.decide && legal.length);
     const el = h("div", { class: "actions", id: "actions", dataset: { open: open ? "1" : "0", seq: this.decide ? String(this.decide.seq) : "" } });
     if (!open) {
-      el.append(h("span", { class: "hint" }, this.decide && !this.decide.auto ? t("sent") : t("waiting")));
+      el.append(h("span", { class: "hint" }, this.decide && !this.decide.auto && !this.decide.expired ? t("sent") : t("waiting")));
       return el;
     }
     const groups = new Map();
@@ -509,7 +529,7 @@ class Seat {
       parts.push(h("button", { class: `btn secondary ${on ? "on" : ""}`, id: "tuoguan", onclick: () => { this.away = false; this.send({ type: "tuoguan", on: !on }); } },
         on ? t("tuoguan_off") : t("tuoguan")));
     }
-    if (this.room && (!this.vote || this.vote.outcome)) {
+    if (this.room && this.room.hands && (!this.vote || this.vote.outcome)) {
       parts.push(h("button", { class: "btn secondary", id: "dissolve", onclick: () => this.send({ type: "dissolve", agree: true }) }, t("dissolve")));
     }
     return parts.length ? h("div", { class: "roombar" }, parts) : null;
