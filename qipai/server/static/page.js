@@ -197,10 +197,7 @@ function seatBox(cards, b, s) {
 // seats' that may claim (this reader's if he has one), not the discarder's
 function turnText(cards, b, d) {
   if (d && d.legal.length) return d.legal.some((a) => a.type === "discard") ? t("your_turn") : t("your_decision");
-  if (b.window) {
-    const [card, from, source] = b.window;
-    return t("claims", { who: seatName(from), what: cards.source(source), card: cards.spoken(card) });
-  }
+  if (b.window) return t("claims");  // the card and who played it: under the card
   return has(b.turn) ? (b.turn === b.me ? t("your_turn") : t("their_turn", { who: seatName(b.turn) })) : "—";
 }
 
