@@ -29,9 +29,9 @@ of N hands with their 大结算, the 准备 step, the dissolve vote, presence an
   acts or sends ``tuoguan: false``; a player may turn it on himself.  Each
   move the bot made for him is stored (the action row's ``tuoguan``) and
   listed in the hand's record (``tuoguan``: action indices).  A restart
-  rebuilds the flags from the hand's stored actions (the seat's last move
-  the bot's, or its last two timeouts); a switch with no move since is not
-  kept — safe either way: a seat wrongly out of 托管 has its clock, one
+  rebuilds the flags from the stored moves of the hand before (its record)
+  and of the current hand (the seat's last move the bot's, or its last two
+  timeouts); a switch with no move since is not kept — safe either way: a seat wrongly out of 托管 has its clock, one
   wrongly in it is played as it would be on a timeout.
 """
 
@@ -146,6 +146,7 @@ class Room:
     def rebuild_room(self, done: list[dict[str, Any]], acts: list[dict[str, Any]]) -> None:
         """(At a rebuild, the current hand replayed.)  The last result and
         the 大结算 counts from the finished hands' records, 托管 from the
+        hand before's record (its ``timeouts`` and ``tuoguan``) and the
         current hand's action rows, the ready step if the room's hand has
         no action yet."""
         from qipai.core.records import Record, apply_steps
@@ -153,6 +154,7 @@ class Room:
         self.stats = [[0, 0, 0, 0] for _ in range(self.n)]
         self.last = None
         want = done if self.room_hands is not None else done[-1:]
+        self.tuoguan, self.missed, self.tuoguan_moves = set(), {}, []
         for i, h in enumerate(want):
             rec = msgspec.json.decode(h["record"], type=Record)
             net = msgspec.json.decode(h["net"])
@@ -164,23 +166,35 @@ class Room:
                     pass
                 self.last = P.LastResult(hand=h["hand"], result=table.result,
                                          showdown=showdown_of(table))
-        self.tuoguan, self.missed, self.tuoguan_moves = set(), {}, []
+                # 托管 and timeouts in a row carry over from the hand before
+                raw = msgspec.json.decode(h["record"])
+                outs, tgs = set(raw.get("timeouts") or ()), set(raw.get("tuoguan") or ())
+                for j, a in enumerate(rec.actions):
+                    self._follow(a.seat, j in tgs, j in outs)
         for i, row in enumerate(acts):
-            seat = self.table.actions[i].seat
             if row.get("tuoguan"):
-                self.tuoguan.add(seat)
                 self.tuoguan_moves.append(i)
-            elif row["timeout"]:
-                self.missed[seat] = self.missed.get(seat, 0) + 1
-                if self.missed[seat] >= TIMEOUTS_TO_TUOGUAN:
-                    self.tuoguan.add(seat)
-            else:
-                self.missed[seat] = 0
-                self.tuoguan.discard(seat)
+            self._follow(self.table.actions[i].seat, bool(row.get("tuoguan")),
+                         bool(row["timeout"]))
         self.cancel_ready()
         if self.room_hands is not None and self.hand > 0 and not acts:
             self.ready_step = {"hand": self.hand, "ready": set(),
                                "deadline": time.time() + self.server.ready_timeout}
+
+    def _follow(self, seat: int, tuoguan: bool, timeout: bool) -> None:
+        """(A rebuild.)  One stored move of ``seat``: the bot's for it in
+        托管, a timeout, or its player's own."""
+        if seat in self.bots:
+            return
+        if tuoguan:
+            self.tuoguan.add(seat)
+        elif timeout:
+            self.missed[seat] = self.missed.get(seat, 0) + 1
+            if self.missed[seat] >= TIMEOUTS_TO_TUOGUAN:
+                self.tuoguan.add(seat)
+        else:
+            self.missed[seat] = 0
+            self.tuoguan.discard(seat)
 
     # ------------------------------------------------------------ presence
 

@@ -216,7 +216,9 @@ def test_dissolve_passes(quick):
     info = get(quick, f"/tables/{t['id']}")
     assert info["open"] is False and info["ended"] == "dissolved"
     assert info["tally"]["ended"] == "dissolved"
-    assert get(quick, f"/tables/{t['id']}/records")["ended"] == "dissolved"
+    recs = get(quick, f"/tables/{t['id']}/records")
+    assert recs["ended"] == "dissolved"
+    assert recs["hands"] == []   # the hand under way: stored unfinished, as a host close does
     a.close(), b.close()
 
 
@@ -367,3 +369,62 @@ def test_the_showdown_is_never_in_a_message_of_a_hand_under_way(quick, variant, 
     # the views of a hand under way are as they were: a spectator's holds no hand
     assert all(m["view"]["hand"] == [] for m in spec.received if m["type"] == "welcome")
     c.close(), spec.close()
+
+
+def test_a_restart_keeps_tuoguan(tmp_path):
+    db = sqlite(tmp_path)
+    served = start_server(db, tmp_path, "--seed", "5", "--turn-timeout", "0.3",
+                          "--bot-delay", "0.5")
+    t = make(served, bots=[0, 2, 3], hands=8)
+    b = seat(served, t, 1)
+    b.until("presence", lambda m: m["tuoguan"] == [1])   # two timeouts
+    served.kill()
+    b.close()
+    served = start_server(db, tmp_path, "--seed", "5", "--turn-timeout", "0.3",
+                          "--bot-delay", "0.5")
+    try:
+        again = seat(served, t, 1)
+        w = again.until("welcome")
+        assert w["presence"]["tuoguan"] == [1] and w["room"]["hands"] == 8
+        again.close()
+    finally:
+        served.stop()
+
+
+def test_a_host_close_of_a_room_sends_and_stores_its_tally(quick):
+    t = make(quick, bots=[1, 2, 3], hands=4)
+    c = seat(quick, t, 0)
+    c.until("welcome")
+    quick.close(t)
+    tally = c.until("tally")
+    assert tally["ended"] == "closed" and tally["hands_done"] == 0
+    assert [s["total"] for s in tally["seats"]] == c.until("closed")["totals"]
+    info = get(quick, f"/tables/{t['id']}")
+    assert info["ended"] == "closed" and info["tally"] == {k: v for k, v in tally.items()}
+    c.close()
+
+
+@pytest.mark.slow
+def test_a_restart_keeps_tuoguan_from_the_hand_before(tmp_path):
+    db = sqlite(tmp_path)
+    served = start_server(db, tmp_path, "--seed", "5", "--ready-timeout", "600")
+    t = make(served, bots=[2, 3], hands=4)
+    a, b = seat(served, t, 0), seat(served, t, 1, strict=False)
+    a.until("welcome")
+    b.until("welcome")
+    b.send({"type": "tuoguan", "on": True}, paced=True)   # the bot plays seat 1 all hand 0
+    b.until("presence", lambda m: m["tuoguan"] == [1])
+    play(a, 0, kind("hand_ended"), ready=False)
+    step = a.until("ready_step")   # waits for seat 0 alone: hand 1 has no move stored
+    assert step["waiting"] == [0]
+    served.kill()
+    a.close(), b.close()
+    served = start_server(db, tmp_path, "--seed", "5", "--ready-timeout", "600")
+    try:
+        again = seat(served, t, 0)
+        w = again.until("welcome")
+        assert w["hand"] == 1 and w["presence"]["tuoguan"] == [1]   # from hand 0's record
+        assert w["ready_step"]["waiting"] == [0]
+        again.close()
+    finally:
+        served.stop()
