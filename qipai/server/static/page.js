@@ -159,9 +159,9 @@ function lastDiscard(events) {
 function seatBox(cards, b, s) {
   const st = b.seats[s], me = b.me === s;
   const tags = [];
-  if (me && NAMES[s]) tags.push(h("span", { class: "tag you" }, V.roles.you));  // unnamed: it is the name
+  if (me && NAMES[s]) tags.push(h("span", { class: "tag you" }, V.roles.you));  // unnamed: 你 is the name
   if (s === b.dealer) tags.push(h("span", { class: "tag dealer" }, V.roles.dealer));
-  if (has(b.me) && !me && NAMES[s]) tags.push(h("span", { class: "tag rel" }, relWord(s)));  // unnamed: it is the name
+  if (has(b.me) && !me && NAMES[s]) tags.push(h("span", { class: "tag rel" }, relWord(s)));  // unnamed: 下家… is the name
   if ((b.bots || []).includes(s)) tags.push(h("span", { class: "tag" }, V.roles.bot));
   if (b.presence && !(b.bots || []).includes(s) && !b.presence.online.includes(s)) tags.push(h("span", { class: "tag off" }, t("offline")));
   if (b.presence && b.presence.tuoguan.includes(s)) tags.push(h("span", { class: "tag tg" }, t("tuoguan")));
