@@ -129,20 +129,40 @@ def test_a_dissolve_vote(driver, rooms, artifacts, agree):
 def test_two_timeouts_put_a_seat_in_tuoguan_and_its_player_takes_it_back(driver, artifacts,
                                                                           tmp_path):
     """A player who does not answer: after two timeouts his seat shows 托管
-    (the page stops passing for him once a decision ran out); 取消托管 ends it."""
+    (the page stops passing for him once a decision ran out); his click on a
+    decision offered meanwhile takes the seat back; 托管 asked with the
+    toggle, then 取消托管, likewise."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+    # an open-ended table (a room would play its hands out in 托管 and close),
+    # paced: the bot answers for a seat in 托管 after 1 s, time for the click
     s = start_server(f"sqlite:///{tmp_path / 'q.db'}", tmp_path, "--seed", "11",
-                     "--turn-timeout", "2", "--bot-delay", "0.3")  # paced: 托管 plays at the bots' pace
+                     "--turn-timeout", "2", "--bot-delay", "1")
+    mine = ".seat.me .tag.tg"
     try:
         sized(driver, (390, 844))
-        # an open-ended table: a room would play its hands out in 托管 and close
         t = s.create("guilin-mahjong", bots=[1, 2, 3])
         open_link(driver, s, t)
-        wait(driver, lambda d: d.find_elements("css selector", ".seat.me .tag.tg"),
-             timeout=4 * PATIENCE)
-        button = wait(driver, lambda d: d.find_elements("css selector", "#tuoguan.on"))[0]
+        wait(driver, lambda d: d.find_elements("css selector", mine), timeout=4 * PATIENCE)
+        wait(driver, lambda d: d.find_elements("css selector", "#tuoguan.on"))
         driver.save_screenshot(str(artifacts / "room-tuoguan-390.png"))
-        button.click()
-        wait(driver, lambda d: not d.find_elements("css selector", ".seat.me .tag.tg"))
+
+        def act(d):  # a decision offered while in 托管: the player's own click
+            if not d.find_elements("css selector", mine):
+                return True
+            try:
+                for el in d.find_elements("css selector", "#actions button.btn, "
+                                          ".seat.me .hand button.tile.can")[:1]:
+                    el.click()
+            except (StaleElementReferenceException, WebDriverException):
+                pass  # redrawn, or the bot was first: the next one
+            return False
+
+        wait(driver, act, timeout=4 * PATIENCE)
+        driver.find_element("id", "tuoguan").click()  # asked: 托管 on
+        wait(driver, lambda d: d.find_elements("css selector", mine))
+        wait(driver, lambda d: d.find_elements("css selector", "#tuoguan.on"))[0].click()
+        wait(driver, lambda d: not d.find_elements("css selector", mine))
     finally:
         driver.get("about:blank")
         s.stop()
