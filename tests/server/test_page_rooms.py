@@ -8,11 +8,11 @@ Skipped on a server without rooms (``qipai.host.protocol.ReadyStep``).
 Screenshots go to ``test-artifacts/<run>/room-*.png``.
 """
 
+# ruff: noqa: F811 - the browser fixtures are test_page's, imported by name
 from __future__ import annotations
 
 import httpx
 import pytest
-
 from hostkit import PATIENCE, SyncSeat, start_server
 from test_page import artifacts, driver, wait  # noqa: F401 - the browser fixtures
 from test_page_table import check_settlement, play_to_the_end, rooms_served, sized

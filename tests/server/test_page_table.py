@@ -12,6 +12,7 @@ faces, Chinese no English words.  Screenshots go to
 ``test-artifacts/<run>/table-*.png``; copies of some are in docs/howto/img/.
 """
 
+# ruff: noqa: F811 - the browser fixtures are test_page's, imported by name
 from __future__ import annotations
 
 import re
@@ -19,7 +20,6 @@ import time
 
 import httpx
 import pytest
-
 from hostkit import PATIENCE
 from test_page import artifacts, driver, served, wait  # noqa: F401 - the browser fixtures
 
@@ -141,7 +141,7 @@ def play_to_the_end(driver, shots, name: str) -> None:
             driver.save_screenshot(str(shots / f"table-{name}-in-play.png"))
         refusal = driver.find_elements("id", "refusal")
         assert not refusal, refusal[0].text
-        wait(driver, lambda d: d.find_elements("id", "settlement") or d.execute_script(
+        wait(driver, lambda d, seq=seq: d.find_elements("id", "settlement") or d.execute_script(
             "const a = document.getElementById('actions'); return a.dataset.seq + '/' + a.dataset.open")
             != seq)
 
