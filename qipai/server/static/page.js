@@ -83,6 +83,10 @@ class Cards {
   name(id) { return this.names[id] || (LANG === "en" ? String(id).replace(/_/g, " ") : ""); }
   label(id) { return this.name(id) || id; }
   source(id) { return V.sources[id] || this.label(id); }  // where a card in play came from (打出, 摸出…)
+  // a pattern or a payment's reason: in English the kongs' and the bonus's words, else
+  // the pinyin id (平胡 is a plain win there, not the way of winning 'pinghu' names)
+  how(id) { return (LANG === "en" && V.ways[id]) || this.label(id); }  // a way of winning (自摸, 点炮…)
+  term(id) { return LANG === "zh" ? this.label(id) : ({ ...V.melds, ...V.bonus }[id] || String(id).replace(/_/g, " ")); }
   spoken(k) {
     const info = this.kinds[k];
     if (LANG === "zh") return tileLabel(this.family, info.notation, info.chinese);
@@ -118,7 +122,7 @@ class Cards {
     const out = [];
     terms.forEach((x, i) => {
       if (i) out.push(` ${x.op === "*" ? "×" : (x.op || "+")} `);
-      const label = x.id === parent ? "" : this.label(x.id);
+      const label = x.id === parent ? "" : this.term(x.id);
       const span = h("span", { class: "term", dataset: { id: x.id, kind: x.kind } }, label);
       if (x.cards && x.cards.length) span.append(" ", ...this.tiles(x.cards, { size: "tiny" }));
       if (x.of && x.of.length) span.append(label ? ` ${x.value} (` : "(", ...this.why(x.of, x.id), ")");
@@ -222,11 +226,11 @@ function showdownEl(cards, result, showdown, n) {
       const w = wins.get(x.seat);
       return h("div", { class: `shown ${w ? "winner" : ""}`, dataset: { seat: String(x.seat) } },
         h("div", { class: "who" }, seatName(x.seat),
-          w ? h("span", { class: "tag win" }, `${V.roles.winner} · ${w.card !== null ? cards.label(w.how) : t("no_winning_card")}`) : null),
+          w ? h("span", { class: "tag win" }, `${V.roles.winner} · ${w.card !== null ? cards.how(w.how) : t("no_winning_card")}`) : null),
         h("div", { class: "tiles" }, cards.tiles(x.hand, { size: "small" }),
           w && has(w.card) ? [h("span", { class: "lbl" }, t("winning_card")), cards.tile(w.card, { size: "small", extra: "last wincard" })] : null),
         x.melds.length ? h("div", { class: "tiles" }, cards.melds(x.melds, "tiny")) : null,
-        w && w.patterns && w.patterns.length ? h("div", { class: "pats" }, w.patterns.map((p) => cards.label(p)).join(" ")) : null);
+        w && w.patterns && w.patterns.length ? h("div", { class: "pats" }, w.patterns.map((p) => cards.term(p)).join(" ")) : null);
     }));
 }
 
@@ -234,7 +238,7 @@ function settlementEl(cards, result, n, totals, title) {
   const seats = Array.from({ length: n }, (_, i) => i);
   const pats = result.patterns || {};
   const how = result.end === "hu"
-    ? result.winners.map((s) => `${seatName(s)} ${cards.label("hu")}${(pats[s] || []).length ? (LANG === "zh" ? "：" : ": ") + pats[s].map((p) => cards.label(p)).join(" ") : ""}`).join(" · ")
+    ? result.winners.map((s) => `${seatName(s)} ${V.ends.hu}${(pats[s] || []).length ? (LANG === "zh" ? "：" : ": ") + pats[s].map((p) => cards.term(p)).join(" ") : ""}`).join(" · ")
     : cards.label("huangzhuang");
   const xing = Object.entries(result.xing || {});
   return h("div", { class: "settle", id: "settlement", dataset: { end: result.end } },
@@ -246,7 +250,7 @@ function settlementEl(cards, result, n, totals, title) {
     h("div", { class: "payments" }, result.payments.length ? result.payments.map((p) =>
       h("div", { class: "payment", dataset: { payer: String(p.payer), payee: String(p.payee), amount: String(p.amount), reason: p.reason || "" } },
         h("div", { class: "pline" }, h("span", { class: "pwho" }, `${seatName(p.payer)} → ${seatName(p.payee)}`),
-          h("span", { class: "reason" }, cards.label(p.reason || "")), h("span", { class: "num amt" }, String(p.amount))),
+          h("span", { class: "reason" }, cards.term(p.reason || "")), h("span", { class: "num amt" }, String(p.amount))),
         p.why && p.why.length ? h("div", { class: "why" }, cards.why(p.why)) : null))
       : h("p", {}, t("no_payments"))),
     // one row per seat: never wider with more seats
@@ -277,12 +281,12 @@ function eventText(cards, e) {
     case "drew": return t("ev_drew", { who }) + (has(e.card) ? " " + cards.spoken(e.card) : "") + (e.shown ? t("ev_shown_draw") : "") + (e.tail ? t("ev_tail") : "");
     case "discarded": return t("ev_discarded", { who, card: cards.spoken(e.card) });
     case "melded": return `${who} ${cards.label(e.meld.kind)} ${cards.text(e.meld.cards)}`;
-    case "paid": return t("ev_paid", { list: e.payments.map((p) => `${seatName(p.payer)} → ${seatName(p.payee)} ${p.amount} (${cards.label(p.reason || "")})`).join("; ") });
+    case "paid": return t("ev_paid", { list: e.payments.map((p) => `${seatName(p.payer)} → ${seatName(p.payee)} ${p.amount} (${cards.term(p.reason || "")})`).join("; ") });
     case "marked": return `${cards.label(e.what)}${e.seats && e.seats.length ? " " + list(e.seats.map(seatName)) : ""}${has(e.card) ? " " + cards.spoken(e.card) : ""}`;
     // A win with no winning card (桂林字牌 三笼五坎 on the deal …) is no 自摸,
     // though its how is "zimo" (each other seat pays): it reads 无胡牌.
-    case "won": return t("ev_won", { who, how: has(e.card) ? cards.label(e.how) : t("no_winning_card"),
-      card: has(e.card) ? cards.spoken(e.card) : "", patterns: e.patterns.map((p) => cards.label(p)).join(" ") });
+    case "won": return t("ev_won", { who, how: has(e.card) ? cards.how(e.how) : t("no_winning_card"),
+      card: has(e.card) ? cards.spoken(e.card) : "", patterns: e.patterns.map((p) => cards.term(p)).join(" ") });
     case "flipped": return `${cards.label("fanxing")} ${cards.text(e.cards)}`;
     case "ended": return t("ev_ended", { end: cards.label(e.end), net: e.net.map(sign).join(" / ") });
     default: return `${e.type}`;
