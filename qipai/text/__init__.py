@@ -32,8 +32,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["CLIENT", "LANGUAGES", "end_label", "how_label", "label", "meld_label", "role_label",
-           "vocabulary", "word"]
+__all__ = ["CLIENT", "LANGUAGES", "PAGE", "SOURCES", "end_label", "how_label", "label",
+           "meld_label", "role_label", "vocabulary", "word"]
 
 #: The languages :func:`vocabulary` knows.
 LANGUAGES = ("zh", "en")
@@ -110,8 +110,109 @@ CLIENT = {
            "unfinished": "{why}: the hand is left unfinished. Goodbye.",
            "left_table": "{why}: you left the table."},
 }
+#: Where a card in play came from (a view's ``window``: a claim window's source).
+SOURCES = {
+    "zh": {"discard": "打出", "draw": "摸出", "jiagang": "蓄杠", "dihu": "地胡"},
+    "en": {"discard": "discarded", "draw": "drawn", "jiagang": "added to a kong",
+           "dihu": "earthly win"},
+}
+#: The browser page's own words (``qipai serve``'s page, one language at a
+#: time).  ``{…}`` are filled in by the page.
+PAGE = {
+    "zh": {"hands": "局数", "hands_open": "不限", "n_hands": "{n} 局", "ready_wait": "等待其他玩家准备",
+           "tuoguan_off": "取消托管", "dissolve": "解散房间", "vote_title": "{who} 提议解散房间",
+           "agree": "同意", "refuse": "拒绝", "agreed": "已同意：{list}",
+           "vote_passed": "解散通过", "vote_refused": "{who} 拒绝解散，继续打", "vote_expired": "投票超时，继续打",
+           "tally": "大结算", "ended_finished": "{k} 局打完", "ended_dissolved": "第 {k} 局后解散",
+           "ended_closed": "{k} 局后关桌", "col_total": "总分", "col_wins": "胡", "col_dianpao": "点炮",
+           "col_zimo": "自摸", "col_best": "最大一手",
+           "brand": "棋牌", "lang_other": "English", "lobby": "大厅",
+           "connecting": "连接中…", "connected": "已连接", "disconnected": "连接已断开（{code}）",
+           "cannot_connect": "无法连接（服务器可能已满或无法访问），正在重试…",
+           "stock": "余牌", "your_turn": "轮到你出牌", "your_decision": "轮到你决定",
+           "their_turn": "轮到{who}", "claims": "等待吃碰胡",
+           "seconds": "{s} 秒",
+           "seat_n": "座位 {n}", "xiajia": "下家", "duijia": "对家", "shangjia": "上家",
+           "n_cards": "{n} 张", "hand_no": "第 {k} 手", "round_of": "第 {k}/{n} 局",
+           "table_id": "桌 {id}", "watching": "观战", "seeded": "种子发牌（演示）",
+           "offline": "离线", "tuoguan": "托管", "ready": "准备", "is_ready": "已准备",
+           "settlement": "结算", "settlement_of": "第 {k} 手结算",
+           "no_payments": "无支付", "net": "本手", "totals": "累计",
+           "tanpai": "摊牌", "winning_card": "胡牌",
+           "discards": "弃牌", "hide": "收起", "next_hand": "继续",
+           "hint_discard": "点一张亮起的牌打出", "sent": "已发送…", "waiting": "等待…",
+           "which_run": "吃哪一组", "xiahuo": "下伙", "face_down": "暗牌",
+           "seat_conns": "本座位有 {n} 个连接：若其他不是你开的，别人持有你的链接",
+           "refused": "服务器拒绝：{code} — {message}", "closed": "桌已关闭 · 累计 {totals}",
+           "events": "记录", "ev_dealt": "发牌，庄 {who}", "ev_shown": "，亮张 {cards}",
+           "ev_drew": "{who} 摸牌", "ev_shown_draw": "（示众）", "ev_tail": "（杠后）",
+           "ev_discarded": "{who} 打出 {card}", "ev_paid": "支付 {list}",
+           "ev_won": "{who} 胡（{how}）{card} {patterns}", "no_winning_card": "无胡牌",
+           "ev_ended": "本手结束：{end}，{net}",
+           "replay": "回放", "replay_keys": "回放 · ← → 键", "file": "文件", "first": "开始",
+           "prev": "上一步", "next": "下一步", "last": "最后", "step": "步 {i} / {n}",
+           "the_deal": "发牌", "new_table": "开桌", "options_hint": "选项，如 hubao=false",
+           "bots": "机器人", "create": "开桌", "created": "桌 {id} 已开 · {spec}",
+           "open_tables": "开放的桌", "finished_hands": "已完成的手", "replay_file": "回放文件",
+           "drop": "把记录 JSON 文件拖到这里回放", "ask_operator":
+           "这个服务器由运营者开桌：请向运营者要一个入座链接",
+           "keyed": "列桌需要运营者密钥", "col_table": "桌", "col_rules": "规则",
+           "col_players": "玩家", "col_hand": "手", "col_totals": "累计", "col_net": "输赢",
+           "none": "没有", "links_elsewhere": "（链接在开桌的浏览器）", "sit": "入座",
+           "watch": "观战", "cannot_replay": "回放失败：{message}", "error": "出错：{message}",
+           "back_lobby": "回大厅"},
+    "en": {"hands": "hands", "hands_open": "no limit", "n_hands": "{n} hands",
+           "ready_wait": "waiting for the others to be ready", "tuoguan_off": "stop auto-play",
+           "dissolve": "end the room", "vote_title": "{who} asks to end the room",
+           "agree": "agree", "refuse": "refuse", "agreed": "agreed: {list}",
+           "vote_passed": "the room ends", "vote_refused": "{who} refused: play on",
+           "vote_expired": "no answer in time: play on", "tally": "final tally",
+           "ended_finished": "all {k} hands played", "ended_dissolved": "ended by a vote after {k} hands",
+           "ended_closed": "closed after {k} hands", "col_total": "total", "col_wins": "wins",
+           "col_dianpao": "dealt in", "col_zimo": "self-drawn", "col_best": "best hand",
+           "brand": "Qipai", "lang_other": "中文", "lobby": "Lobby",
+           "connecting": "connecting…", "connected": "connected",
+           "disconnected": "disconnected ({code})",
+           "cannot_connect": "cannot connect (the server may be full or unreachable): retrying…",
+           "stock": "stock", "your_turn": "your turn: discard",
+           "your_decision": "your decision", "their_turn": "{who} to play",
+           "claims": "waiting for claims", "seconds": "{s} s",
+           "seat_n": "seat {n}", "xiajia": "right", "duijia": "across", "shangjia": "left",
+           "n_cards": "{n} cards", "hand_no": "hand {k}",
+           "round_of": "hand {k} of {n}", "table_id": "table {id}", "watching": "watching",
+           "seeded": "seeded deal (demo)", "offline": "offline", "tuoguan": "auto-play",
+           "ready": "ready", "is_ready": "ready", "settlement": "settlement",
+           "settlement_of": "settlement of hand {k}",
+           "no_payments": "no payments", "net": "this hand", "totals": "total", "tanpai": "the hands", "winning_card": "winning card", "discards": "discards", "hide": "hide",
+           "next_hand": "continue", "hint_discard": "tap a lit tile to discard",
+           "sent": "sent…", "waiting": "waiting…", "which_run": "which run",
+           "xiahuo": "with", "face_down": "face down",
+           "seat_conns": "this seat has {n} connections open: if you did not open the "
+                         "others, someone else has your link",
+           "refused": "refused: {code} — {message}",
+           "closed": "the table is closed · totals {totals}", "events": "events",
+           "ev_dealt": "dealt, dealer {who}", "ev_shown": ", shown {cards}",
+           "ev_drew": "{who} drew", "ev_shown_draw": " (shown)", "ev_tail": " (after a kong)",
+           "ev_discarded": "{who} discarded {card}", "ev_paid": "paid {list}",
+           "ev_won": "{who} won ({how}) {card} {patterns}", "no_winning_card": "no winning card",
+           "ev_ended": "hand over: {end}, {net}",
+           "replay": "replay", "replay_keys": "replay · ← → keys", "file": "file",
+           "first": "start", "prev": "back", "next": "forward", "last": "end",
+           "step": "step {i} / {n}", "the_deal": "the deal", "new_table": "New table",
+           "options_hint": "options, e.g. hubao=false", "bots": "bots", "create": "create",
+           "created": "table {id} created · {spec}", "open_tables": "Open tables",
+           "finished_hands": "Finished hands", "replay_file": "Replay a file",
+           "drop": "drop a record file here to replay", "ask_operator":
+           "tables here are made by the operator: ask the operator for a seat link",
+           "keyed": "listing the tables needs the operator's key", "col_table": "table",
+           "col_rules": "rules", "col_players": "players", "col_hand": "hand",
+           "col_totals": "totals", "col_net": "net", "none": "none",
+           "links_elsewhere": "(the links are with whoever opened it)", "sit": "sit",
+           "watch": "watch", "cannot_replay": "cannot replay: {message}",
+           "error": "error: {message}", "back_lobby": "back to the lobby"},
+}
 _SECTIONS = {"melds": MELDS, "ways": WAYS, "ends": ENDS, "actions": ACTIONS, "roles": ROLES,
-             "bonus": BONUS, "client": CLIENT}
+             "bonus": BONUS, "client": CLIENT, "sources": SOURCES, "page": PAGE}
 
 
 def _lang(lang: str) -> str:
@@ -123,8 +224,10 @@ def _lang(lang: str) -> str:
 def vocabulary(lang: str = "zh") -> dict[str, Any]:
     """The words of ``lang`` (``"zh"`` or ``"en"``) as JSON-ready data:
     ``{"lang", "melds", "ways", "ends", "actions", "roles", "bonus",
-    "client", "reasons"}``, each section a dict from pinyin id to word
-    (``client``: the terminal clients' templates, :data:`CLIENT`).
+    "client", "sources", "page", "reasons"}``, each section a dict from
+    pinyin id to word (``client``: the terminal clients' templates,
+    :data:`CLIENT`; ``sources``: where a card in play came from,
+    :data:`SOURCES`; ``page``: the browser page's words, :data:`PAGE`).
 
     ``reasons`` are the payment breakdown's ids every variant of a family
     shares (a variant's ``Manifest.names`` adds and may rename); they have

@@ -4,8 +4,8 @@ bots at the others) every visible tile has a drawn SVG face and an
 ``aria-label`` naming the card (face-down ones: 暗牌); the 字牌 red cards
 (二七十 / 贰柒拾) are printed red and no other; a dealt 14-tile hand fits a
 390 px phone in one row; and the page's first load, every resource it
-fetches from qipai gzip'd, is at most 150 KB.  Screenshots at 1280×800 and
-390×844 go to ``test-artifacts/<run>/tiles-*.png``; copies of some are in
+fetches from qipai gzip'd (the vocabulary included), is at most 150 KB.
+Screenshots at 1280×800 and 390×844 go to ``test-artifacts/<run>/tiles-*.png``; copies of some are in
 docs/howto/img/."""
 
 from __future__ import annotations
@@ -141,6 +141,8 @@ def test_tiles_are_drawn_named_and_light(driver, served, artifacts, variant):  #
     packed, raw, urls = first_load(driver, served.url)
     print(f"{variant}: first load {packed} bytes gzip'd ({raw} raw) over {len(urls)} requests")
     assert any(u.endswith("/static/tiles.js") for u in urls), urls
+    # the words are counted too: the page's vocabulary and the variant's names
+    assert any("/vocabulary?lang=" in u for u in urls) and any("/variants/" in u for u in urls), urls
     assert packed <= FIRST_LOAD_LIMIT, f"first load {packed} bytes gzip'd: {urls}"
 
     # the deal: seat 0 deals, so its hand is 14 (mahjong) / 21 (zipai) and its turn

@@ -19,8 +19,24 @@ def test_the_vocabulary_is_json_with_the_same_ids_in_every_language(lang):
     words = vocabulary(lang)
     assert json.loads(json.dumps(words, ensure_ascii=False)) == words
     zh = vocabulary("zh")
-    for section in ("melds", "ways", "ends", "actions", "roles", "bonus", "client"):
+    for section in ("melds", "ways", "ends", "actions", "roles", "bonus", "client", "sources",
+                    "page"):
         assert set(words[section]) == set(zh[section]), section
+
+
+def test_the_page_words_have_the_same_placeholders_in_every_language():
+    """Every template of the page (and of the terminal clients) names the same
+    ``{…}`` fields in Chinese and in English, and English has no Chinese."""
+    import re
+
+    zh, en = vocabulary("zh"), vocabulary("en")
+    for section in ("page", "client"):
+        for key, text in zh[section].items():
+            fields = sorted(re.findall(r"{(\w+)", text))
+            assert fields == sorted(re.findall(r"{(\w+)", en[section][key])), (section, key)
+    for section in ("page", "sources", "melds", "ways", "ends", "actions", "roles", "bonus"):
+        for key, text in en[section].items():
+            assert not re.search(r"[\u4e00-\u9fff]", text) or key == "lang_other", (section, key)
 
 
 def test_an_unknown_language_is_refused():

@@ -1,6 +1,7 @@
 // qipai page: lobby, play (a seat link), watch (the spectator link), replay.
 // It speaks only the protocol of `qipai serve` (docs/reference/protocol.md) and
 // draws only what the server sends this connection.  No build step, no framework.
+// One language at a time: every word comes from GET /vocabulary?lang=… (qipai.text).
 
 import { face as tileFace, label as tileLabel, isRed } from "./tiles.js";
 
@@ -24,8 +25,9 @@ function h(tag, attrs = {}, ...children) {
   }
   return el;
 }
-const py = (text) => h("span", { class: "py" }, text);
 const setStatus = (text) => { statusEl.textContent = text; };
+const sign = (x) => (x > 0 ? `+${x}` : String(x ?? 0));
+const has = (x) => x !== null && x !== undefined;
 
 async function getJSON(url, opts) {
   const r = await fetch(url, opts);
@@ -33,6 +35,20 @@ async function getJSON(url, opts) {
   if (!r.ok) throw Object.assign(new Error(`${body.error}: ${body.message}`), { body });
   return body;
 }
+
+// ------------------------------------------------------------------ words
+// The language is the reader's choice (localStorage), Chinese by default; the
+// words are qipai.text's (GET /vocabulary), a variant's `names` over them in Chinese.
+const LANG_KEY = "qipai-lang";
+let LANG = "zh";
+try { if (localStorage.getItem(LANG_KEY) === "en") LANG = "en"; } catch (e) { /* storage off */ }
+let V = null;
+// a page word, its {fields} filled in
+function t(key, vars = {}) {
+  const s = (V && V.page[key]) || key;
+  return s.replace(/\{(\w+)\}/g, (m, k) => (k in vars ? String(vars[k]) : m));
+}
+const list = (xs) => xs.join(LANG === "zh" ? "、" : ", ");
 
 // A pass-only decision is answered after a random pause of 0.8–2.2 s (within
 // half the time left), like a player glancing at the card: an instant answer
@@ -43,195 +59,238 @@ function autoPassMs(d) {
 }
 
 // ------------------------------------------------------------------ cards
-// The words of ids (melds, actions, ways of winning, ends, payment reasons) are
-// the command line's: GET /vocabulary (qipai.text), a variant's `names` over them.
-let vocabulary = null;
-function words() {
-  if (!vocabulary) vocabulary = getJSON("/vocabulary?lang=zh");
-  return vocabulary;
-}
-function flatWords(v) {
-  return { ...v.reasons, ...v.bonus, ...v.ends, ...v.ways, ...v.melds, ...v.actions };
-}
 const variantCache = new Map();
-
 async function variantInfo(spec) {
   const name = spec.split("(")[0];
   if (!variantCache.has(name)) {
-    variantCache.set(name, Promise.all([getJSON(`/variants/${encodeURIComponent(name)}`), words()])
-      .then(([v, w]) => new Cards(v, w)));
+    variantCache.set(name, getJSON(`/variants/${encodeURIComponent(name)}`).then((v) => new Cards(v)));
   }
   return variantCache.get(name);
 }
 
 class Cards {
-  constructor(info, vocab) {
+  constructor(info) {
     this.info = info;
     this.family = info.family;
     this.kinds = info.cards.kinds;
-    this.names = { ...flatWords(vocab), ...(info.names || {}) };
+    const v = V;
+    // Chinese: the variant's own names first; English: the vocabulary's, else the
+    // pinyin id (the payment reasons and a variant's names are Chinese only)
+    const own = { ...(LANG === "zh" ? v.reasons : {}), ...v.bonus, ...v.ends, ...v.ways, ...v.sources, ...v.melds, ...v.actions };
+    this.names = LANG === "zh" ? { ...own, ...(info.names || {}) } : own;
+    this.title = LANG === "zh" ? info.title : info.name;
   }
-  name(id) { return this.names[id] || ""; }
-  label(id) { const n = this.name(id); return n ? `${n} ${id}` : id; }
-  chinese(k) { return k === null || k === undefined ? "?" : this.kinds[k].chinese; }
-  notation(k) { return k === null || k === undefined ? "?" : this.kinds[k].notation; }
-  text(cards) { return cards.map((k) => this.chinese(k)).join(" "); }
+  name(id) { return this.names[id] || (LANG === "en" ? String(id).replace(/_/g, " ") : ""); }
+  label(id) { return this.name(id) || id; }
+  source(id) { return V.sources[id] || this.label(id); }  // where a card in play came from (打出, 摸出…)
+  // a pattern or a payment's reason: in English the kongs' and the bonus's words, else
+  // the pinyin id (平胡 is a plain win there, not the way of winning 'pinghu' names)
+  how(id) { return (LANG === "en" && V.ways[id]) || this.label(id); }  // a way of winning (自摸, 点炮…)
+  term(id) { return LANG === "zh" ? this.label(id) : ({ ...V.melds, ...V.bonus }[id] || String(id).replace(/_/g, " ")); }
+  spoken(k) {
+    const info = this.kinds[k];
+    if (LANG === "zh") return tileLabel(this.family, info.notation, info.chinese);
+    if (this.family !== "zipai") return info.notation;
+    return `${info.notation[0] === "d" ? "big" : "small"} ${info.notation.slice(1)}${isRed(this.family, info.notation) ? " red" : ""}`;
+  }
+  text(cards) { return cards.map((k) => (has(k) ? this.spoken(k) : "?")).join(" "); }
   // one card as an element: its face drawn (tiles.js, inline SVG), its name as aria-label
-  // (a screen reader's text), the name and notation on hover
   tile(k, { size = "", tag = "span", extra = "", attrs = {} } = {}) {
     const role = tag === "button" ? null : "img";   // a button stays a button
-    if (k === null || k === undefined) {
-      return h(tag, { class: `tile back ${this.family === "zipai" ? "zp" : ""} ${size} ${extra}`, title: "暗牌 face down", role,
-        "aria-label": "暗牌", ...attrs });
+    const zp = this.family === "zipai" ? "zp" : "";
+    if (!has(k)) {
+      return h(tag, { class: `tile back ${zp} ${size} ${extra}`, title: t("face_down"), role,
+        "aria-label": t("face_down"), ...attrs });
     }
     const info = this.kinds[k];
-    const title = `${info.chinese} ${info.notation}`;
-    const base = { title, role, "aria-label": tileLabel(this.family, info.notation, info.chinese),
-      dataset: { kind: String(k) }, ...attrs };
-    if (this.family === "zipai") {
+    const base = { title: this.spoken(k), role, "aria-label": this.spoken(k), dataset: { kind: String(k) }, ...attrs };
+    if (zp) {
       const big = info.notation.startsWith("d"), red = isRed(this.family, info.notation);
-      const cls = `tile zp ${big ? "big" : "small-case"} ${red ? "red" : ""} ${size} ${extra}`;
-      return h(tag, { class: cls, ...base, title: `${title} ${big ? "大写" : "小写"}${red ? " 红牌" : ""}` },
+      return h(tag, { class: `tile zp ${big ? "big" : "small-case"} ${red ? "red" : ""} ${size} ${extra}`, ...base },
         tileFace(this.family, info.notation));
     }
-    const suit = info.notation.slice(-1);
-    const cls = info.chinese.length === 2 && "mps".includes(suit) ? `s-${suit}` : `honor h-${info.notation}`;
-    return h(tag, { class: `tile mj ${cls} ${size} ${extra}`, ...base }, tileFace(this.family, info.notation));
+    return h(tag, { class: `tile mj ${size} ${extra}`, ...base }, tileFace(this.family, info.notation));
   }
   tiles(cards, opts) { return cards.map((k) => this.tile(k, opts)); }
+  melds(melds, size = "small") {
+    return melds.map((m) => h("span", { class: "meld", dataset: { kind: m.kind } },
+      h("span", { class: "mk" }, this.label(m.kind)),
+      m.cards.map((k, i) => this.tile(k, { size, extra: m.hidden && i < m.hidden ? "facedown-seen" : "" }))));
+  }
   // a payment breakdown (qipai.core.model.format_why, with tiles)
   why(terms, parent = "") {
     const out = [];
-    terms.forEach((t, i) => {
-      if (i) out.push(` ${t.op === "*" ? "×" : (t.op || "+")} `);
-      const label = t.id === parent ? "" : this.label(t.id);
-      const span = h("span", { class: "term", dataset: { id: t.id, kind: t.kind } }, label);
-      if (t.cards && t.cards.length) span.append(" ", ...this.tiles(t.cards, { size: "tiny" }));
-      if (t.of && t.of.length) span.append(label ? ` ${t.value} (` : "(", ...this.why(t.of, t.id), ")");
-      else span.append(label ? ` ${t.value}` : String(t.value));
-      if (t.basis && t.basis.length) span.append(" [", ...this.why(t.basis), "]");
+    terms.forEach((x, i) => {
+      if (i) out.push(` ${x.op === "*" ? "×" : (x.op || "+")} `);
+      const label = x.id === parent ? "" : this.term(x.id);
+      const span = h("span", { class: "term", dataset: { id: x.id, kind: x.kind } }, label);
+      if (x.cards && x.cards.length) span.append(" ", ...this.tiles(x.cards, { size: "tiny" }));
+      if (x.of && x.of.length) span.append(label ? ` ${x.value} (` : "(", ...this.why(x.of, x.id), ")");
+      else span.append(label ? ` ${x.value}` : String(x.value));
+      if (x.basis && x.basis.length) span.append(" [", ...this.why(x.basis), "]");
       out.push(span);
     });
     return out;
   }
 }
 
-// ------------------------------------------------------------------ board (shared by play, watch, replay)
-// The named players' names at the table shown (the welcome's `names`, a
-// stored table's GET /tables/{id}): seat → name; a seat absent is shown by number.
+// ------------------------------------------------------------------ seats
+// The named players' names (the welcome's `names`, a stored table's GET
+// /tables/{id}); else where the seat sits from the reader (下家, 对家, 上家) or,
+// for a spectator, its number.
 let NAMES = {};
-function seatName(s) { return NAMES[s] ? NAMES[s] : `座位 ${s}`; }
+const AT = { n: 4, me: null };
+const PLACES = { 4: ["bottom", "right", "top", "left"], 3: ["bottom", "right", "left"], 2: ["bottom", "top"] };
+const RELS = { 4: [null, "xiajia", "duijia", "shangjia"], 3: [null, "xiajia", "shangjia"], 2: [null, "duijia"] };
+const relOf = (s) => (s - (AT.me ?? 0) + AT.n) % AT.n;
+function relWord(s) { const r = (RELS[AT.n] || [])[relOf(s)]; return r ? t(r) : null; }
+function seatName(s) {
+  if (NAMES[s]) return NAMES[s];
+  if (has(AT.me)) return s === AT.me ? V.roles.you : (relWord(s) || t("seat_n", { n: s }));
+  return t("seat_n", { n: s });
+}
 
-function seatPanel(cards, b, s) {
-  const st = b.seats[s];
+// the seat whose river ends with the latest discard (or null: none yet, or it was claimed)
+function lastDiscard(events) {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if (e.type === "discarded") return e.seat;
+    if (e.type === "melded" || e.type === "dealt") return null;
+  }
+  return null;
+}
+
+function seatBox(cards, b, s) {
+  const st = b.seats[s], me = b.me === s;
   const tags = [];
-  if (s === b.dealer) tags.push(h("span", { class: "tag dealer" }, "庄 dealer"));
-  if (b.me === s) tags.push(h("span", { class: "tag you" }, "你 you"));
-  if ((b.bots || []).includes(s)) tags.push(h("span", { class: "tag" }, "机器人 bot"));
-  if (b.totals) tags.push(h("span", { class: "tag" }, `总 ${b.totals[s] > 0 ? "+" : ""}${b.totals[s] ?? 0}`));
+  if (me && NAMES[s]) tags.push(h("span", { class: "tag you" }, V.roles.you));  // unnamed: 你 is the name
+  if (s === b.dealer) tags.push(h("span", { class: "tag dealer" }, V.roles.dealer));
+  if (has(b.me) && !me && NAMES[s]) tags.push(h("span", { class: "tag rel" }, relWord(s)));  // unnamed: 下家… is the name
+  if ((b.bots || []).includes(s)) tags.push(h("span", { class: "tag" }, V.roles.bot));
+  if (b.presence && !(b.bots || []).includes(s) && !b.presence.online.includes(s)) tags.push(h("span", { class: "tag off" }, t("offline")));
+  if (b.presence && b.presence.tuoguan.includes(s)) tags.push(h("span", { class: "tag tg" }, t("tuoguan")));
+  if (b.totals) tags.push(h("span", { class: `score ${b.totals[s] > 0 ? "pos" : b.totals[s] < 0 ? "neg" : ""}`, dataset: { scoreSeat: String(s) } }, sign(b.totals[s])));
   let hand;
   if (st.hand) {
     hand = h("div", { class: "tiles hand", dataset: { seat: String(s) } },
-      st.hand.map((k, i) => {
+      st.hand.map((k) => {
         const legal = b.discardable ? b.discardable.get(k) : undefined;
-        if (b.me === s && b.discardable) {
+        if (me && b.discardable) {
           return cards.tile(k, { tag: "button", extra: legal ? "can" : "",
             attrs: { disabled: !legal, onclick: legal ? () => b.onAct(legal) : null,
-                     "aria-label": `打 ${cards.chinese(k)}` } });
+                     "aria-label": `${cards.name("discard")} ${cards.spoken(k)}` } });
         }
         return cards.tile(k, {});
       }));
   } else {
     hand = h("div", { class: "tiles hand concealed", dataset: { seat: String(s), size: String(st.size) } },
       Array.from({ length: Math.min(st.size, 21) }, () => cards.tile(null, { size: "tiny" })),
-      h("span", { class: "backs" }, ` ${st.size} 张`));
+      h("span", { class: "backs" }, t("n_cards", { n: st.size })));
   }
-  const melds = h("div", { class: "tiles melds" }, st.melds.map((m) =>
-    h("span", { class: "meld", dataset: { kind: m.kind }, title: cards.label(m.kind) },
-      h("span", { class: "mk" }, cards.name(m.kind) || m.kind),
-      m.cards.map((k, i) => cards.tile(k, { size: "small",
-        extra: m.hidden && i < m.hidden ? "facedown-seen" : "" })))));
-  const discards = h("div", { class: "tiles discards" },
-    st.discards.map((k) => cards.tile(k, { size: "small" })));
-  return h("div", { class: `seat ${b.turn === s ? "turn" : ""} ${b.me === s ? "me" : ""}`, dataset: { seat: String(s) } },
-    h("h3", {}, NAMES[s] ? [h("span", { class: "pname", dataset: { seat: String(s) } }, NAMES[s]), h("span", { class: "py" }, ` 座位 ${s} `)] : seatName(s), tags),
-    h("div", { class: "part" }, h("span", { class: "lbl" }, "手牌"), hand),
-    h("div", { class: "part" }, h("span", { class: "lbl" }, "牌组"), melds),
-    h("div", { class: "part" }, h("span", { class: "lbl" }, "弃牌"), discards));
+  const river = st.discards.map((k, i) => cards.tile(k, { size: "small",
+    extra: b.last === s && !b.window && i === st.discards.length - 1 ? "last" : "" }));  // in a window: the card in the middle
+  const place = (PLACES[b.n] || [])[relOf(s)] || "top";
+  return h("div", { class: `seat ${place} ${b.turn === s && !b.window ? "turn" : ""} ${me ? "me" : ""}`, dataset: { seat: String(s) } },
+    h("h3", {}, h("span", { class: "pname", dataset: { seat: String(s) } }, seatName(s)), tags),
+    hand,
+    h("div", { class: "tiles melds" }, cards.melds(st.melds)),
+    h("div", { class: "tiles discards", title: t("discards") }, river));  // the river: toward the middle
 }
 
-function boardEl(cards, b) {
-  const order = [];
-  for (let i = 0; i < b.n; i++) order.push(b.me === null || b.me === undefined ? i : (b.me + 1 + i) % b.n);
-  const others = order.filter((s) => s !== b.me);
-  const grid = h("div", { class: `board n${others.length === 2 || b.n === 2 ? 2 : 3}` },
-    others.map((s) => seatPanel(cards, b, s)));
-  if (b.me !== null && b.me !== undefined) grid.append(seatPanel(cards, b, b.me));
-  return grid;
+// whose turn, or whose decision: during a claim window the decision is the
+// seats' that may claim (this reader's if he has one), not the discarder's
+function turnText(cards, b, d) {
+  if (d && d.legal.length) return d.legal.some((a) => a.type === "discard") ? t("your_turn") : t("your_decision");
+  if (b.window) return t("claims");  // the card and who played it: under the card
+  return has(b.turn) ? (b.turn === b.me ? t("your_turn") : t("their_turn", { who: seatName(b.turn) })) : "—";
 }
 
-function infoBar(cards, b, extra = []) {
-  const w = b.window;
-  return h("div", { class: "bar" },
-    h("span", {}, "余牌 ", h("span", { class: "big", id: "stock" }, String(b.stock)), py(" stock")),
-    h("span", {}, "轮到 ", h("span", { class: "big", id: "turn" }, b.turn === null || b.turn === undefined ? "—" : seatName(b.turn))),
-    w ? h("span", { id: "window" }, "在打 ", cards.tile(w[0], { size: "small" }),
-      ` ${seatName(w[1])} · ${{ discard: "打出", draw: "摸出" }[w[2]] || cards.name(w[2]) || w[2]}`) : null,
-    extra);
+function tableEl(cards, b, d = null, middle = []) {
+  AT.n = b.n; AT.me = b.me;
+  const order = Array.from({ length: b.n }, (_, i) => i);
+  const center = h("div", { class: "center" },
+    h("div", { class: "stock" }, t("stock"), " ", h("span", { class: "big", id: "stock" }, String(b.stock))),
+    b.window ? h("div", { id: "window" }, cards.tile(b.window[0], { extra: "last" }),
+      h("div", { class: "from" }, `${seatName(b.window[1])} ${cards.source(b.window[2])}`)) : null,
+    h("div", { id: "turn", class: "turnline" }, turnText(cards, b, d)),
+    middle);
+  return h("div", { class: `table n${b.n}`, id: "board" }, order.map((s) => seatBox(cards, b, s)), center);
 }
 
-function settlementEl(cards, result, n, totals, title = "结算 settlement") {
-  const rows = result.payments.map((p) => h("tr", { class: "payment",
-      dataset: { payer: String(p.payer), payee: String(p.payee), amount: String(p.amount), reason: p.reason || "" } },
-    h("td", {}, `${seatName(p.payer)} → ${seatName(p.payee)}`),
-    h("td", { class: "num" }, String(p.amount)),
-    h("td", {}, cards.label(p.reason || "")),
-    h("td", { class: "why" }, p.why && p.why.length ? cards.why(p.why) : "")));
+// ------------------------------------------------------------------ the end of a hand
+function showdownEl(cards, result, showdown, n) {
+  if (!showdown) return null;
+  const wins = new Map((showdown.wins || []).map((w) => [w.seat, w]));
+  return h("div", { class: "showdown", id: "showdown" }, h("h3", {}, t("tanpai")),
+    showdown.hands.map((x) => {
+      const w = wins.get(x.seat);
+      return h("div", { class: `shown ${w ? "winner" : ""}`, dataset: { seat: String(x.seat) } },
+        h("div", { class: "who" }, seatName(x.seat),
+          w ? h("span", { class: "tag win" }, `${V.roles.winner} · ${w.card !== null ? cards.how(w.how) : t("no_winning_card")}`) : null),
+        h("div", { class: "tiles" }, cards.tiles(x.hand, { size: "small" }),
+          w && has(w.card) ? [h("span", { class: "lbl" }, t("winning_card")), cards.tile(w.card, { size: "small", extra: "last wincard" })] : null),
+        x.melds.length ? h("div", { class: "tiles" }, cards.melds(x.melds, "tiny")) : null,
+        w && w.patterns && w.patterns.length ? h("div", { class: "pats" }, w.patterns.map((p) => cards.term(p)).join(" ")) : null);
+    }));
+}
+
+function settlementEl(cards, result, n, totals, title) {
   const seats = Array.from({ length: n }, (_, i) => i);
-  const sign = (x) => (x > 0 ? `+${x}` : String(x));
+  const pats = result.patterns || {};
   const how = result.end === "hu"
-    ? `胡 hu · 赢家 ${result.winners.map(seatName).join("、")}` +
-      Object.entries(result.patterns || {}).map(([s, ps]) => ` · ${seatName(+s)}: ${ps.map((p) => cards.label(p)).join(" ")}`).join("") +
-      (result.flipped && result.flipped.length ? " · 翻醒 " : "")
-    : "荒庄 huangzhuang";
-  return h("section", { class: "card settle", id: "settlement", dataset: { end: result.end } },
-    h("h2", {}, title),
-    h("p", {}, how, result.flipped && result.flipped.length ? cards.tiles(result.flipped, { size: "tiny" }) : null,
-      Object.keys(result.xing || {}).length ? ` 醒 xing ${Object.entries(result.xing).map(([s, x]) => `${seatName(+s)} ${x}`).join(", ")}` : ""),
-    h("table", {},
-      h("thead", {}, h("tr", {}, h("th", {}, "谁付给谁 payer → payee"), h("th", { class: "num" }, "子"),
-        h("th", {}, "原因 reason"), h("th", {}, "明细 why"))),
-      h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 4 }, "无支付 no payments")))),
+    ? result.winners.map((s) => `${seatName(s)} ${V.ends.hu}${(pats[s] || []).length ? (LANG === "zh" ? "：" : ": ") + pats[s].map((p) => cards.term(p)).join(" ") : ""}`).join(" · ")
+    : cards.label("huangzhuang");
+  const xing = Object.entries(result.xing || {});
+  return h("div", { class: "settle", id: "settlement", dataset: { end: result.end } },
+    title ? h("h3", {}, title) : null,
+    h("p", { class: "how" }, how,
+      result.flipped && result.flipped.length ? [` · ${cards.label("fanxing")} `, cards.tiles(result.flipped, { size: "tiny" })] : null,
+      xing.length ? ` · ${cards.label("xing")} ${xing.map(([s, x]) => `${seatName(+s)} ${x}`).join(", ")}` : ""),
+    // one block per payment, its why under it: as readable at 360 px as at 1280
+    h("div", { class: "payments" }, result.payments.length ? result.payments.map((p) =>
+      h("div", { class: "payment", dataset: { payer: String(p.payer), payee: String(p.payee), amount: String(p.amount), reason: p.reason || "" } },
+        h("div", { class: "pline" }, h("span", { class: "pwho" }, `${seatName(p.payer)} → ${seatName(p.payee)}`),
+          h("span", { class: "reason" }, cards.term(p.reason || "")), h("span", { class: "num amt" }, String(p.amount))),
+        p.why && p.why.length ? h("div", { class: "why" }, cards.why(p.why)) : null))
+      : h("p", {}, t("no_payments"))),
+    // one row per seat: never wider with more seats
     h("table", { class: "nets" },
-      h("thead", {}, h("tr", {}, h("th", {}, ""), seats.map((s) => h("th", { class: "num" }, seatName(s))))),
-      h("tbody", {},
-        h("tr", { class: "net" }, h("td", {}, "本手 net"), seats.map((s) =>
-          h("td", { class: `num ${result.net[s] > 0 ? "pos" : result.net[s] < 0 ? "neg" : ""}`, dataset: { netSeat: String(s) } }, sign(result.net[s])))),
-        totals ? h("tr", { class: "tot" }, h("td", {}, "累计 totals"), seats.map((s) =>
-          h("td", { class: "num", dataset: { totalSeat: String(s) } }, sign(totals[s])))) : null)));
+      h("thead", {}, h("tr", {}, h("th", {}, ""), h("th", { class: "num" }, t("net")), totals ? h("th", { class: "num" }, t("totals")) : null)),
+      h("tbody", {}, seats.map((s) => h("tr", {}, h("td", {}, seatName(s)),
+        h("td", { class: `num ${result.net[s] > 0 ? "pos" : result.net[s] < 0 ? "neg" : ""}`, dataset: { netSeat: String(s) } }, sign(result.net[s])),
+        totals ? h("td", { class: "num", dataset: { totalSeat: String(s) } }, sign(totals[s])) : null)))));
 }
 
-function eventText(cards, e, me) {
-  const who = e.seat !== undefined ? (e.seat === me ? "你" : seatName(e.seat)) : "";
+function tallyEl(tally) {
+  const best = Math.max(...tally.seats.map((x) => x.total));
+  return h("section", { class: "card tally", id: "tally", dataset: { ended: tally.ended } },
+    h("h2", {}, t("tally")),
+    h("p", {}, t(`ended_${tally.ended}`, { k: tally.hands_done })),
+    h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, ""), ["total", "wins", "dianpao", "zimo", "best"].map((c) => h("th", { class: "num" }, t(`col_${c}`))))),
+      h("tbody", {}, tally.seats.map((x) => h("tr", { class: x.total === best ? "lead" : "", dataset: { tallySeat: String(x.seat) } },
+        h("td", {}, seatName(x.seat)),
+        h("td", { class: `num ${x.total > 0 ? "pos" : x.total < 0 ? "neg" : ""}` }, sign(x.total)),
+        [x.wins, x.dianpao, x.zimo, x.best].map((v) => h("td", { class: "num" }, String(v))))))),
+    h("a", { class: "btn", href: "#" }, t("back_lobby")));
+}
+
+function eventText(cards, e) {
+  const who = has(e.seat) ? seatName(e.seat) : "";
   switch (e.type) {
-    case "dealt": return `发牌，庄 ${seatName(e.dealer)}` + (e.shown && e.shown.length ? `，亮张 ${cards.text(e.shown)}` : "");
-    case "drew": return `${who} 摸牌${e.card !== null ? " " + cards.chinese(e.card) : ""}${e.shown ? "（示众）" : ""}${e.tail ? "（杠后）" : ""}`;
-    case "discarded": return `${who} 打出 ${cards.chinese(e.card)}`;
-    case "melded": return `${who} ${cards.name(e.meld.kind) || e.meld.kind} ${cards.text(e.meld.cards)}`;
-    case "paid": return "支付 " + e.payments.map((p) => `${seatName(p.payer)}→${seatName(p.payee)} ${p.amount}（${cards.label(p.reason || "")}）`).join("；");
-    case "marked": return `${cards.label(e.what)}${e.seats && e.seats.length ? " " + e.seats.map(seatName).join("、") : ""}${e.card !== null && e.card !== undefined ? " " + cards.chinese(e.card) : ""}`;
+    case "dealt": return t("ev_dealt", { who: seatName(e.dealer) }) + (e.shown && e.shown.length ? t("ev_shown", { cards: cards.text(e.shown) }) : "");
+    case "drew": return t("ev_drew", { who }) + (has(e.card) ? " " + cards.spoken(e.card) : "") + (e.shown ? t("ev_shown_draw") : "") + (e.tail ? t("ev_tail") : "");
+    case "discarded": return t("ev_discarded", { who, card: cards.spoken(e.card) });
+    case "melded": return `${who} ${cards.label(e.meld.kind)} ${cards.text(e.meld.cards)}`;
+    case "paid": return t("ev_paid", { list: e.payments.map((p) => `${seatName(p.payer)} → ${seatName(p.payee)} ${p.amount} (${cards.term(p.reason || "")})`).join("; ") });
+    case "marked": return `${cards.label(e.what)}${e.seats && e.seats.length ? " " + list(e.seats.map(seatName)) : ""}${has(e.card) ? " " + cards.spoken(e.card) : ""}`;
     // A win with no winning card (桂林字牌 三笼五坎 on the deal …) is no 自摸,
     // though its how is "zimo" (each other seat pays): it reads 无胡牌.
-    case "won": return `${who} 胡（${e.card !== null ? cards.label(e.how) + "）" + cards.chinese(e.card) : "无胡牌）"} ${e.patterns.map((p) => cards.name(p) || p).join(" ")}`;
-    case "flipped": return `翻醒 ${cards.text(e.cards)}`;
-    case "ended": return `本手结束：${e.end === "hu" ? "胡" : "荒庄"}，${e.net.join(" / ")}`;
+    case "won": return t("ev_won", { who, how: has(e.card) ? cards.how(e.how) : t("no_winning_card"),
+      card: has(e.card) ? cards.spoken(e.card) : "", patterns: e.patterns.map((p) => cards.term(p)).join(" ") });
+    case "flipped": return `${cards.label("fanxing")} ${cards.text(e.cards)}`;
+    case "ended": return t("ev_ended", { end: cards.label(e.end), net: e.net.map(sign).join(" / ") });
     default: return `${e.type}`;
   }
-}
-
-function actionLabel(cards, a) {
-  const name = cards.name(a.type) || a.type;
-  return [name, " ", py(a.type)];
 }
 
 // ------------------------------------------------------------------ play and watch
@@ -239,9 +298,10 @@ class Seat {
   constructor(table, token) {
     this.table = table; this.token = token;
     rememberSeat(table, token);
-    this.welcome = null; this.cards = null; this.decide = null; this.log = [];
+    this.welcome = null; this.cards = null; this.decide = null; this.events = [];
     this.error = null; this.ended = null; this.choosing = false; this.resyncing = false;
-    this.dirty = false; this.timer = null; this.closed = false;
+    this.dirty = false; this.closed = false; this.readyStep = null; this.vote = null;
+    this.presence = null; this.tally = null; this.room = null;
     this.connect();
     this.tick = setInterval(() => this.countdown(), 250);
   }
@@ -249,22 +309,30 @@ class Seat {
     this.seatConns = 1;  // a new connection: the count it is told after its welcome
     const proto = location.protocol === "https:" ? "wss" : "ws";
     this.ws = new WebSocket(`${proto}://${location.host}/tables/${encodeURIComponent(this.table)}/ws?token=${encodeURIComponent(this.token)}`);
-    setStatus("连接中 connecting…");
+    setStatus(t("connecting"));
     let opened = false;
-    this.ws.onopen = () => { opened = true; setStatus("已连接 connected"); };
+    this.ws.onopen = () => { opened = true; setStatus(t("connected")); };
     // one message at a time, in order (a welcome may wait for the card table)
     this.chain = Promise.resolve();
     this.ws.onmessage = (m) => {
       const frame = JSON.parse(m.data);  // one message, or a batch of them in order (protocol: Frames)
-      for (const msg of frame.type === "batch" ? frame.messages : [frame]) {
-        this.chain = this.chain.then(() => this.onMessage(msg));
+      const msgs = frame.type === "batch" ? frame.messages : [frame];
+      for (const msg of msgs) this.chain = this.chain.then(() => this.onMessage(msg));
+      // a welcome comes with the seat's open decision, if any: none offered, none is open
+      // (it ran out, or the bot played it in 托管)
+      if (msgs.some((x) => x.type === "welcome") && !msgs.some((x) => x.type === "decide")) {
+        this.chain = this.chain.then(() => {
+          if (!this.decide) return;
+          if (!this.decide.auto && this.decide.legal.length) this.away = true;
+          this.decide = null;
+          this.render();
+        });
       }
     };
     this.ws.onclose = (ev) => {
       // refused before it opened (the server full, or not reachable): a browser
       // is not shown why, so say what it may be
-      setStatus(opened ? `连接已断开 disconnected (${ev.code})`
-        : "无法连接 cannot connect (the server may be full or unreachable): retrying…");
+      setStatus(opened ? t("disconnected", { code: ev.code }) : t("cannot_connect"));
       // a token refused (4401: bad or expired; 4403: another table's, seat's or
       // player's) or no such table (4404) is final: its error says why, and
       // trying again would be refused again, every 1.5 s for as long as the tab is open
@@ -276,36 +344,55 @@ class Seat {
   async onMessage(m) {
     if (this.stopped) return;
     switch (m.type) {
-      case "welcome":
+      case "welcome": {
         this.cards = await variantInfo(m.spec);
         NAMES = m.names || {};
-        if (!this.welcome || this.welcome.hand !== m.hand) this.log = m.view.events.map((e) => eventText(this.cards, e, m.seat));
-        this.welcome = m; this.resyncing = false; NAMES = m.names || {};
+        const first = !this.welcome;
+        this.welcome = m; this.resyncing = false;
+        this.events = m.view.events;
+        if (m.room) this.room = m.room;
+        if ("presence" in m) this.presence = m.presence;
+        if ("vote" in m) this.vote = m.vote;
+        if ("ready_step" in m) this.readyStep = m.ready_step && m.ready_step.waiting.length ? m.ready_step : null;
+        // a player back between hands (or on a fresh page) sees the last hand's result
+        const lr = m.last_result;
+        if (lr && lr.result && (first || this.readyStep) && (!this.ended || this.ended.hand !== lr.hand) && this.dismissed !== lr.hand) {
+          this.ended = { hand: lr.hand, result: lr.result, showdown: lr.showdown, totals: m.totals };
+        }
         if (this.decide && (this.decide.hand !== m.hand)) this.decide = null;
         if (this.dirty) { this.dirty = false; this.requestResync(); }
         break;
+      }
       case "events":
         if (!this.welcome || m.hand !== this.welcome.hand) return;
-        for (const e of m.events) this.log.push(eventText(this.cards, e, this.welcome.seat));
+        this.events = this.events.concat(m.events);
         // the board is drawn from the seat's full view: ask for it again (the
         // deltas feed the log; the page never infers the rules' state changes)
         this.requestResync();
         break;
-      case "decide":
+      case "decide": {
         // a resync offers the open decision again: one already answered stays answered
         if (this.sent && this.sent.hand === m.hand && this.sent.seq === m.seq) return;
-        this.decide = { ...m, got: performance.now() };
+        // a decision of this seat's left unanswered (its clock ran out): the player is
+        // away, and the page no longer passes for him, so that the server's count of
+        // his timeouts may put him in 托管 (and a page passing for a seat in 托管
+        // would take it out)
+        if (this.decide && !this.decide.auto && this.decide.legal.length && this.decide.seq !== m.seq) this.away = true;
+        // the same decision offered again (a resync): its clock started when first offered
+        const same = this.decide && this.decide.hand === m.hand && this.decide.seq === m.seq;
+        if (same && this.decide.expired) return;
+        this.decide = { ...m, got: same ? this.decide.got : performance.now() };
         this.choosing = false;
-        if (m.legal.length === 1 && m.legal[0].type === "pass") {
+        if (m.legal.length === 1 && m.legal[0].type === "pass" && !this.away && !this.inTuoguan()) {
           // Nothing to claim: answered by itself, but after a pause like a
           // player's (autoPassMs), never at once — how soon a claim window
           // closes would tell the other seats that this seat had no claim.
           const d = this.decide, pass = m.legal[0];
           d.legal = []; d.auto = true;  // shown as waiting meanwhile
-          setTimeout(() => { if (this.decide === d) { d.legal = [pass]; this.act(pass); } },
-                     autoPassMs(d));
+          setTimeout(() => { if (this.decide === d) { d.legal = [pass]; this.act(pass); } }, autoPassMs(d));
         }
         break;
+      }
       case "seat_conns":  // connections open on this seat: more than this tab's may be someone else's
         this.seatConns = m.count;
         break;
@@ -316,10 +403,23 @@ class Seat {
       case "hand_ended":
         this.ended = m;
         this.decide = null;
+        if (this.room) this.room = { ...this.room, done: m.hand + 1 };
+        break;
+      case "ready_step":
+        this.readyStep = m.waiting.length ? m : null;
+        break;
+      case "vote":
+        this.vote = m;
+        break;
+      case "presence":
+        this.presence = m;
+        break;
+      case "tally":
+        this.tally = m;
         break;
       case "closed":
         this.closed = true; this.decide = null;
-        this.error = { code: "closed", message: `桌已关闭 the table is closed · 累计 ${m.totals.join(" / ")}` };
+        if (!this.tally) this.error = { code: "closed", message: t("closed", { totals: m.totals.join(" / ") }) };
         break;
       case "error":
         this.error = m;
@@ -334,8 +434,10 @@ class Seat {
     this.resyncing = true;
     this.send({ type: "resync" });
   }
+  inTuoguan() { return !!(this.presence && this.presence.tuoguan.includes(this.welcome && this.welcome.seat)); }
   act(action) {
     if (!this.decide) return;
+    if (!this.decide.auto) this.away = false;  // the player's own click: he is back
     this.send({ type: "act", hand: this.decide.hand, seq: this.decide.seq, action });
     this.sent = { hand: this.decide.hand, seq: this.decide.seq };
     this.decide = { ...this.decide, legal: [], sentAt: performance.now() };
@@ -345,18 +447,28 @@ class Seat {
   countdown() {
     const el = document.getElementById("countdown");
     if (!el) return;
-    if (!this.decide || !this.decide.legal.length) { el.textContent = ""; return; }
-    const left = Math.max(0, Math.min(this.decide.timeout, this.decide.deadline - Date.now() / 1000));
-    el.textContent = `倒计时 ${left.toFixed(0)} 秒`;
+    let d = this.decide && this.decide.legal.length ? this.decide : null;
+    if (d && !d.auto && performance.now() - d.got > d.timeout * 1000 + 1000) {
+      // ran out unanswered (the server played for the seat): its buttons go, and
+      // the player is away (the page no longer passes for him)
+      this.decide = { ...d, legal: [], expired: true }; this.away = true; d = null;
+      this.render();
+      return;
+    }
+    const until = d ? Math.min(d.deadline, Date.now() / 1000 + d.timeout)
+      : this.readyStep ? this.readyStep.deadline : this.vote && !this.vote.outcome ? this.vote.deadline : null;
+    if (!until) { el.textContent = ""; return; }
+    const left = Math.max(0, until - Date.now() / 1000);
+    el.textContent = t("seconds", { s: left.toFixed(0) });
     el.classList.toggle("low", left < 8);
   }
   board() {
     const w = this.welcome, v = w.view;
     const seats = v.hand_sizes.map((size, s) => ({
-      hand: s === w.seat ? v.hand : null, size,
-      melds: v.melds[s], discards: v.discards[s] }));
+      hand: s === w.seat ? v.hand : null, size, melds: v.melds[s], discards: v.discards[s] }));
     const b = { n: w.players, me: w.seat, dealer: v.dealer, turn: v.turn, stock: v.stock,
-      window: v.window, seats, bots: w.bots, totals: w.totals };
+      window: v.window, seats, bots: w.bots, totals: w.totals, presence: this.presence,
+      last: lastDiscard(this.events) };
     const legal = this.decide && this.decide.hand === w.hand ? this.decide.legal : [];
     if (w.seat !== null) {
       b.discardable = new Map(legal.filter((a) => a.type === "discard").map((a) => [a.card, a]));
@@ -369,30 +481,30 @@ class Seat {
     const open = !!(this.decide && legal.length);
     const el = h("div", { class: "actions", id: "actions", dataset: { open: open ? "1" : "0", seq: this.decide ? String(this.decide.seq) : "" } });
     if (!open) {
-      el.append(h("span", { class: "hint" }, this.decide && !this.decide.auto ? "已发送 sent…" : "等待 waiting…"));
+      el.append(h("span", { class: "hint" }, this.decide && !this.decide.auto && !this.decide.expired ? t("sent") : t("waiting")));
       return el;
     }
     const groups = new Map();
     for (const a of legal) if (a.type !== "discard") { if (!groups.has(a.type)) groups.set(a.type, []); groups.get(a.type).push(a); }
-    if (legal.some((a) => a.type === "discard")) el.append(h("span", { class: "hint" }, "点一张亮起的牌打出 click a lit tile to discard"));
+    if (legal.some((a) => a.type === "discard")) el.append(h("span", { class: "hint" }, t("hint_discard")));
     const order = ["hu", "zimo", "angang", "jiagang", "minggang", "peng", "chi", "pass"];
     const types = [...groups.keys()].sort((x, y) => order.indexOf(x) - order.indexOf(y));
-    for (const t of types) {
-      const as = groups.get(t);
-      if (t === "chi") {
-        if (as.length === 1) el.append(this.chiButton(as[0], "btn", `chi`));
+    for (const ty of types) {
+      const as = groups.get(ty);
+      if (ty === "chi") {
+        if (as.length === 1) el.append(this.chiButton(as[0], "btn", "chi"));
         else el.append(h("button", { class: "btn", dataset: { action: "chi" }, onclick: () => { this.choosing = true; this.render(); } },
-          actionLabel(cards, as[0]), ` (${as.length})…`));
+          cards.label("chi"), ` (${as.length})…`));
       } else if (as.length > 1 || as[0].card !== undefined) {
-        for (const a of as) el.append(h("button", { class: "btn", dataset: { action: t }, onclick: () => this.act(a) },
-          actionLabel(cards, a), a.card !== undefined ? cards.tile(a.card, { size: "tiny" }) : null));
+        for (const a of as) el.append(h("button", { class: "btn", dataset: { action: ty }, onclick: () => this.act(a) },
+          cards.label(ty), " ", a.card !== undefined ? cards.tile(a.card, { size: "tiny" }) : null));
       } else {
-        el.append(h("button", { class: `btn ${t === "pass" ? "secondary" : ""}`, dataset: { action: t }, onclick: () => this.act(as[0]) },
-          actionLabel(cards, as[0])));
+        el.append(h("button", { class: `btn ${ty === "pass" ? "secondary" : ""}`, dataset: { action: ty }, onclick: () => this.act(as[0]) },
+          cards.label(ty)));
       }
     }
     if (this.choosing && groups.has("chi")) {
-      el.append(h("div", { class: "choices", id: "chi-choices" }, h("span", { class: "hint" }, "吃哪一组 which run:"),
+      el.append(h("div", { class: "choices", id: "chi-choices" }, h("span", { class: "hint" }, t("which_run")),
         groups.get("chi").map((a, i) => this.chiButton(a, "btn", "chi-choice", i))));
     }
     return el;
@@ -400,9 +512,47 @@ class Seat {
   chiButton(a, cls, action, i) {
     const cards = this.cards;
     // zipai 下伙: the further groups laid with the 吃 are part of the one action
-    const extra = (a.extra || []).map((g) => [h("span", { class: "xiahuo" }, "下伙 xiahuo"), cards.tiles(g, { size: "tiny" })]);
+    const extra = (a.extra || []).map((g) => [h("span", { class: "xiahuo" }, t("xiahuo")), cards.tiles(g, { size: "tiny" })]);
     return h("button", { class: cls, dataset: { action, choice: i === undefined ? "0" : String(i) }, onclick: () => this.act(a) },
-      actionLabel(cards, a), cards.tiles(a.cards, { size: "tiny" }), extra);
+      cards.label("chi"), " ", cards.tiles(a.cards, { size: "tiny" }), extra);
+  }
+  // 准备 / 解散房间 / 托管: shown only when the server runs rooms (welcome.room, presence)
+  roomBar() {
+    const w = this.welcome, me = w.seat;
+    if (me === null || this.closed) return null;
+    const parts = [];
+    const rs = this.readyStep;
+    if (rs && (rs.waiting.includes(me) || rs.ready.includes(me))) {
+      const done = rs.ready.includes(me);
+      parts.push(h("button", { class: "btn", id: "ready", disabled: done, onclick: () => this.send({ type: "ready", hand: rs.hand }) },
+        done ? t("is_ready") : (rs.hand > 0 ? t("next_hand") : t("ready"))));
+      if (done) parts.push(h("span", { class: "hint" }, t("ready_wait")));
+    }
+    if (this.presence && !(w.bots || []).includes(me)) {
+      const on = this.presence.tuoguan.includes(me);
+      parts.push(h("button", { class: `btn secondary ${on ? "on" : ""}`, id: "tuoguan", onclick: () => { this.away = false; this.send({ type: "tuoguan", on: !on }); } },
+        on ? t("tuoguan_off") : t("tuoguan")));
+    }
+    if (this.room && this.room.hands && (!this.vote || this.vote.outcome)) {
+      parts.push(h("button", { class: "btn secondary", id: "dissolve", onclick: () => this.send({ type: "dissolve", agree: true }) }, t("dissolve")));
+    }
+    return parts.length ? h("div", { class: "roombar" }, parts) : null;
+  }
+  voteEl() {
+    const v = this.vote, me = this.welcome.seat;
+    if (!v) return null;
+    const body = [h("p", {}, t("vote_title", { who: seatName(v.by) }))];
+    if (v.outcome) body.push(h("p", { class: "outcome" }, t(`vote_${v.outcome}`, { who: has(v.refused_by) ? seatName(v.refused_by) : "" })));
+    else {
+      body.push(h("p", {}, t("agreed", { list: list(v.agreed.map(seatName)) || t("none") })));
+      if (v.waiting.includes(me)) {
+        body.push(h("div", { class: "row" },
+          h("button", { class: "btn", id: "vote-agree", onclick: () => this.send({ type: "dissolve", agree: true }) }, t("agree")),
+          h("button", { class: "btn secondary", id: "vote-refuse", onclick: () => this.send({ type: "dissolve", agree: false }) }, t("refuse"))));
+      }
+    }
+    if (v.outcome) body.push(h("button", { class: "btn secondary", onclick: () => { this.vote = null; this.render(); } }, t("hide")));
+    return h("div", { class: "dialog", id: "vote", role: "dialog", dataset: { outcome: v.outcome || "" } }, body);
   }
   render() {
     if (this.stopped) return;
@@ -411,32 +561,38 @@ class Seat {
       // the server's words say why and what to do (ask the operator for a new link)
       if (this.error) {
         app.replaceChildren(h("div", { class: "notice error", id: "refusal" },
-          `服务器拒绝 refused: ${this.error.code} — ${this.error.message}`), h("a", { href: "#" }, "回大厅 lobby"));
+          t("refused", { code: this.error.code, message: this.error.message })), h("a", { href: "#" }, t("back_lobby")));
       }
       return;
     }
     const w = this.welcome, cards = this.cards;
     const { b, legal } = this.board();
-    whereEl.textContent = `${cards.info.title} ${w.spec} · 桌 ${w.table} · 第 ${w.hand + 1} 手` +
-      (w.seeded ? " · 种子发牌（演示）seeded" : "") + (w.seat === null ? " · 观战 watching" : ` · ${NAMES[w.seat] ? NAMES[w.seat] + " " : ""}座位 ${w.seat}`);
-    const extra = [h("span", { class: "countdown", id: "countdown" })];
+    AT.n = b.n; AT.me = b.me;
+    const no = this.room && this.room.hands ? t("round_of", { k: this.room.hand, n: this.room.hands }) : t("hand_no", { k: w.hand + 1 });
+    whereEl.textContent = `${cards.title} · ${t("table_id", { id: w.table })} · ${no}` +
+      (w.seeded ? ` · ${t("seeded")}` : "") + (w.seat === null ? ` · ${t("watching")}` : ` · ${NAMES[w.seat] || t("seat_n", { n: w.seat })}`);
     const parts = [];
-    if (this.ended) {
+    if (this.tally) parts.push(tallyEl(this.tally));
+    if (this.vote) parts.push(this.voteEl());
+    if (this.ended && this.ended.result) {
       const e = this.ended;
-      parts.push(settlementEl(cards, e.result, w.players, e.totals, `第 ${e.hand + 1} 手结算 settlement of hand ${e.hand + 1}`));
-      parts.push(h("button", { class: "btn secondary", id: "dismiss", onclick: () => { this.ended = null; this.render(); } }, "收起 hide · 继续下一手 next hand"));
+      parts.push(h("section", { class: "card result", id: "result" },
+        h("h2", {}, t("settlement_of", { k: e.hand + 1 })),
+        showdownEl(cards, e.result, e.showdown, w.players),
+        settlementEl(cards, e.result, w.players, e.totals, null),
+        this.readyStep ? null : h("button", { class: "btn secondary", id: "dismiss", onclick: () => { this.dismissed = e.hand; this.ended = null; this.render(); } }, t("hide"))));
     }
-    if (this.seatConns > 1) parts.push(h("div", { class: "notice error", id: "seat-conns" },
-      `本座位有 ${this.seatConns} 个连接 this seat has ${this.seatConns} connections open — ` +
-      "若其他不是你开的，别人持有你的链接 if you did not open the others, someone else has your link"));
-    if (this.error) parts.push(h("div", { class: "notice error", id: "refusal" }, `服务器拒绝 refused: ${this.error.code} — ${this.error.message}`));
-    parts.push(infoBar(cards, b, extra));
+    if (this.seatConns > 1) parts.push(h("div", { class: "notice error", id: "seat-conns" }, t("seat_conns", { n: this.seatConns })));
+    if (this.error) parts.push(h("div", { class: "notice error", id: "refusal" }, t("refused", { code: this.error.code, message: this.error.message })));
+    const bar = this.roomBar();
+    if (bar) parts.push(bar);
+    const mid = [h("div", { class: "countdown", id: "countdown" })];
+    parts.push(tableEl(cards, b, this.decide && this.decide.hand === w.hand ? this.decide : null, mid));
     if (w.seat !== null) parts.push(this.actionsEl(legal));
-    parts.push(boardEl(cards, b));
-    parts.push(h("section", { class: "card" }, h("h2", {}, "记录 events"),
-      h("ol", { class: "log", start: String(Math.max(1, this.log.length - 59)) }, this.log.slice(-60).map((t) => h("li", {}, t)))));
+    parts.push(h("details", { class: "card events" }, h("summary", {}, t("events")),
+      h("ol", { class: "log" }, this.events.slice(-60).map((e) => h("li", {}, eventText(cards, e))))));
+    // the result first on a phone: the reader scrolls to the table
     app.replaceChildren(...parts);
-    const log = app.querySelector(".log"); if (log) log.scrollTop = log.scrollHeight;
     this.countdown();
   }
 }
@@ -451,30 +607,32 @@ class Replay {
       if (ev.key === "ArrowLeft") this.go(this.i - 1);
     };
     document.addEventListener("keydown", this.keys);
-    setStatus("回放 replay · ← → 键 keys");
+    setStatus(t("replay_keys"));
     variantInfo(data.spec).then((c) => { this.cards = c; this.render(); });
   }
   stop() { document.removeEventListener("keydown", this.keys); }
   go(i) { this.i = Math.max(0, Math.min(this.data.steps.length - 1, i)); this.render(); }
   render() {
     const d = this.data, cards = this.cards, step = d.steps[this.i], last = d.steps.length - 1;
-    whereEl.textContent = `回放 replay · ${cards.info.title} ${d.spec}` + (d.table ? ` · 桌 ${d.table} 第 ${d.hand + 1} 手` : " · 文件 file");
+    whereEl.textContent = `${t("replay")} · ${cards.title}` + (d.table ? ` · ${t("table_id", { id: d.table })} · ${t("hand_no", { k: d.hand + 1 })}` : ` · ${t("file")}`);
     const b = { n: d.players, me: null, dealer: d.dealer, turn: step.turn, stock: step.stock, window: step.window,
-      seats: step.seats.map((s) => ({ hand: s.hand, size: s.hand.length, melds: s.melds, discards: s.discards })) };
+      seats: step.seats.map((s) => ({ hand: s.hand, size: s.hand.length, melds: s.melds, discards: s.discards })),
+      last: lastDiscard(step.events) };
     const controls = h("div", { class: "steps" },
-      h("button", { class: "btn secondary", id: "first", onclick: () => this.go(0) }, "|◀ 开始 start"),
-      h("button", { class: "btn", id: "prev", disabled: this.i === 0, onclick: () => this.go(this.i - 1) }, "◀ 上一步 back"),
-      h("button", { class: "btn", id: "next", disabled: this.i === last, onclick: () => this.go(this.i + 1) }, "下一步 forward ▶"),
-      h("button", { class: "btn secondary", id: "last", onclick: () => this.go(last) }, "最后 end ▶|"),
-      h("input", { type: "range", min: "0", max: String(last), value: String(this.i), "aria-label": "step",
+      h("button", { class: "btn secondary", id: "first", onclick: () => this.go(0) }, `|◀ ${t("first")}`),
+      h("button", { class: "btn", id: "prev", disabled: this.i === 0, onclick: () => this.go(this.i - 1) }, `◀ ${t("prev")}`),
+      h("button", { class: "btn", id: "next", disabled: this.i === last, onclick: () => this.go(this.i + 1) }, `${t("next")} ▶`),
+      h("button", { class: "btn secondary", id: "last", onclick: () => this.go(last) }, `${t("last")} ▶|`),
+      h("input", { type: "range", min: "0", max: String(last), value: String(this.i), "aria-label": t("step", { i: this.i, n: last }),
         oninput: (ev) => this.go(+ev.target.value) }),
       h("span", { id: "stepno", dataset: { step: String(this.i), actions: String(step.first_action + step.actions.length) } },
-        `步 ${this.i} / ${last}`));
+        t("step", { i: this.i, n: last })));
+    AT.n = b.n; AT.me = null;
     const info = h("div", { class: "stepinfo", id: "stepinfo" },
-      this.i === 0 ? "发牌 the deal" : null,
-      h("ul", { class: "log" }, step.events.map((e) => h("li", {}, eventText(cards, e, null)))));
-    const parts = [controls, info, infoBar(cards, b), boardEl(cards, b)];
-    if (this.i === last) parts.push(settlementEl(cards, d.result, d.players, null));
+      this.i === 0 ? t("the_deal") : null,
+      h("ul", { class: "log" }, step.events.map((e) => h("li", {}, eventText(cards, e)))));
+    const parts = [controls, info, tableEl(cards, b)];
+    if (this.i === last) parts.push(h("section", { class: "card result" }, settlementEl(cards, d.result, d.players, null, t("settlement"))));
     app.replaceChildren(...parts);
   }
 }
@@ -504,30 +662,35 @@ const link = (table, token) => `${location.origin}/#play/${table}/${token}`;
 function linksEl(id, entry, compact = false) {
   if (compact) {
     return h("span", { class: "links" }, Object.entries(entry.seats).map(([s, tok]) =>
-      [h("a", { href: link(id, tok), dataset: { seat: s } }, `入座 ${s}`), " "]),
-      h("a", { href: link(id, entry.spectator) }, "观战"));
+      [h("a", { href: link(id, tok), dataset: { seat: s } }, `${t("sit")} ${s}`), " "]),
+      h("a", { href: link(id, entry.spectator) }, t("watch")));
   }
   return h("div", { class: "links" },
     Object.entries(entry.seats).map(([s, tok]) => h("div", { class: "row" },
-      h("a", { href: link(id, tok), class: "seat-link", dataset: { seat: s } }, `入座 ${seatName(+s)} play`),
+      h("a", { href: link(id, tok), class: "seat-link", dataset: { seat: s } }, `${t("sit")} · ${t("seat_n", { n: s })}`),
       h("input", { type: "text", readonly: true, value: link(id, tok), onfocus: (ev) => ev.target.select() }))),
     h("div", { class: "row" },
-      h("a", { href: link(id, entry.spectator), class: "spectator-link" }, "观战 watch"),
+      h("a", { href: link(id, entry.spectator), class: "spectator-link" }, t("watch")),
       h("input", { type: "text", readonly: true, value: link(id, entry.spectator), onfocus: (ev) => ev.target.select() })));
 }
 
 async function lobby() {
-  whereEl.textContent = "大厅 lobby";
+  const gen = routeGen;  // a lobby answered after the reader went elsewhere draws nothing
+  whereEl.textContent = t("lobby");
   setStatus("");
   const variants = await getJSON("/variants");
-  const form = h("section", { class: "card", id: "create" }, h("h2", {}, "开桌 new table"));
-  const sel = h("select", { id: "variant" }, variants.map((v) => h("option", { value: v.name, selected: v.name === "guilin-mahjong" }, `${v.title} ${v.name}`)));
-  const opts = h("input", { type: "text", id: "options", placeholder: "选项 options, e.g. hubao=false", size: "28" });
+  if (gen !== routeGen) return;
+  const form = h("section", { class: "card", id: "create" }, h("h2", {}, t("new_table")));
+  const sel = h("select", { id: "variant", "aria-label": t("col_rules") },
+    variants.map((v) => h("option", { value: v.name, selected: v.name === "guilin-mahjong" }, LANG === "zh" ? v.title : v.name)));
+  const opts = h("input", { type: "text", id: "options", placeholder: t("options_hint"), size: "24" });
+  const hands = h("select", { id: "hands", "aria-label": t("hands") },
+    h("option", { value: "" }, t("hands_open")), [1, 4, 8, 16].map((n) => h("option", { value: String(n) }, t("n_hands", { n }))));
   const botsBox = h("span", { id: "bots" });
   const result = h("div", { id: "created" });
   const fillBots = () => {
     const v = variants.find((x) => x.name === sel.value);
-    botsBox.replaceChildren("机器人 bots: ", ...Array.from({ length: v.players }, (_, s) =>
+    botsBox.replaceChildren(`${t("bots")}: `, ...Array.from({ length: v.players }, (_, s) =>
       h("label", {}, h("input", { type: "checkbox", value: String(s), checked: s !== 0, dataset: { seat: String(s) } }), ` ${s} `)));
     opts.title = Object.entries(v.options).map(([k, x]) => `${k}=${JSON.stringify(x)}`).join(", ");
   };
@@ -536,42 +699,43 @@ async function lobby() {
     const o = opts.value.trim();
     const spec = o ? `${sel.value}(${o.replace(/^\(|\)$/g, "")})` : sel.value;
     const bots = [...botsBox.querySelectorAll("input:checked")].map((x) => +x.value);
+    const body = { variant: spec, bots };
+    if (hands.value) body.hands = +hands.value;  // a room of N hands (a server without rooms: none asked)
     try {
-      const c = await getJSON("/tables", { method: "POST", headers: { "content-type": "application/json" },
-        body: JSON.stringify({ variant: spec, bots }) });
+      const c = await getJSON("/tables", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
       save(c, spec);
-      result.replaceChildren(h("p", {}, `桌 ${c.id} 已开 created · ${spec}`), linksEl(c.id, saved()[c.id]));
+      result.replaceChildren(h("p", {}, t("created", { id: c.id, spec })), linksEl(c.id, saved()[c.id]));
       refresh();
     } catch (e) {
-      result.replaceChildren(h("div", { class: "notice error", id: "refusal" }, `服务器拒绝 refused: ${e.message}`));
+      result.replaceChildren(h("div", { class: "notice error", id: "refusal" }, t("refused", { code: (e.body && e.body.error) || "", message: (e.body && e.body.message) || e.message })));
     }
   };
-  form.append(h("div", { class: "row" }, sel, opts, botsBox,
-    h("button", { class: "btn", id: "create-table", onclick: create }, "开桌 create")), result);
+  form.append(h("div", { class: "row" }, sel, h("label", {}, `${t("hands")} `, hands), opts, botsBox,
+    h("button", { class: "btn", id: "create-table", onclick: create }, t("create"))), result);
 
-  const tablesEl = h("section", { class: "card", id: "tables" }, h("h2", {}, "开放的桌 open tables"));
-  const recordsEl = h("section", { class: "card", id: "records" }, h("h2", {}, "已完成的手 finished hands"));
-  const drop = h("div", { class: "drop", id: "drop" }, "把记录 JSON 文件拖到这里回放 drop a record file here to replay · ",
+  const tablesEl = h("section", { class: "card", id: "tables" }, h("h2", {}, t("open_tables")));
+  const recordsEl = h("section", { class: "card", id: "records" }, h("h2", {}, t("finished_hands")));
+  const drop = h("div", { class: "drop", id: "drop" }, `${t("drop")} · `,
     h("input", { type: "file", id: "record-file", accept: ".json,application/json", onchange: (ev) => ev.target.files[0] && replayFile(ev.target.files[0]) }));
   drop.addEventListener("dragover", (ev) => { ev.preventDefault(); drop.classList.add("over"); });
   drop.addEventListener("dragleave", () => drop.classList.remove("over"));
   drop.addEventListener("drop", (ev) => { ev.preventDefault(); drop.classList.remove("over"); if (ev.dataTransfer.files[0]) replayFile(ev.dataTransfer.files[0]); });
-  app.replaceChildren(form, tablesEl, recordsEl, h("section", { class: "card" }, h("h2", {}, "回放文件 replay a file"), drop));
+  app.replaceChildren(form, tablesEl, recordsEl, h("section", { class: "card" }, h("h2", {}, t("replay_file")), drop));
 
+  const titleOf = (spec) => { const v = variants.find((x) => x.name === spec.split("(")[0]); return v && LANG === "zh" ? v.title + spec.slice(v.name.length) : spec; };
   async function refresh() {
     let tables = null, records = null;
     const [tl, rl] = await Promise.allSettled([getJSON("/tables"), getJSON("/records")]);
     for (const r of [tl, rl]) if (r.status === "rejected" && !needsKey(r.reason)) throw r.reason;
     if (tl.status === "fulfilled") tables = tl.value;
     if (rl.status === "fulfilled") records = rl.value;
-    const keyed = records === null;
-    if (keyed) {
+    if (gen !== routeGen) return;
+    if (records === null) {
       // a server with operator keys: no list without a key (the tables, with
       // --lobby); the finished hands of the tables this tab played at, read with
       // their seat tokens
       records = [];
-      form.replaceChildren(h("h2", {}, "开桌 new table"), h("div", { class: "notice", id: "ask-operator" },
-        "这个服务器由运营者开桌：请向运营者要一个入座链接 tables here are made by the operator: ask the operator for a seat link"));
+      form.replaceChildren(h("h2", {}, t("new_table")), h("div", { class: "notice", id: "ask-operator" }, t("ask_operator")));
       for (const id of Object.keys(seatTokens())) {
         try {
           const got = await getJSON(`/tables/${encodeURIComponent(id)}/records`, asSeat(id));
@@ -579,24 +743,21 @@ async function lobby() {
         } catch (err) { /* closed here, or refused: not listed */ }
       }
     }
-    if (tables === null) {
-      tablesEl.replaceChildren(h("h2", {}, "开放的桌 open tables"), h("div", { class: "notice", id: "keyed" },
-        "列桌需要运营者密钥 listing the tables needs the operator's key"));
-    }
+    if (tables === null) tablesEl.replaceChildren(h("h2", {}, t("open_tables")), h("div", { class: "notice", id: "keyed" }, t("keyed")));
     const mine = saved();
-    if (tables !== null) tablesEl.replaceChildren(h("h2", {}, "开放的桌 open tables"), tables.length ? h("table", {},
-      h("thead", {}, h("tr", {}, h("th", {}, "桌 table"), h("th", {}, "规则 rules"), h("th", {}, "玩家 players"), h("th", {}, "手 hand"), h("th", {}, "累计 totals"), h("th", {}, ""))),
-      h("tbody", {}, tables.map((t) => h("tr", {},
-        h("td", {}, t.id), h("td", {}, t.spec),
-        h("td", { class: "names" }, Object.entries(t.names || {}).map(([s, n]) => `${s}: ${n}`).join("、") || "—"),
-        h("td", { class: "num" }, String(t.hand + 1)),
-        h("td", {}, t.totals.join(" / ")),
-        h("td", {}, mine[t.id] ? linksEl(t.id, mine[t.id], true) : h("span", { class: "py" }, "（链接在开桌的浏览器 links are with whoever opened it）")))))) : h("p", {}, "没有 none"));
-    recordsEl.replaceChildren(h("h2", {}, "已完成的手 finished hands"), records.length ? h("table", {},
-      h("thead", {}, h("tr", {}, h("th", {}, "桌 table"), h("th", {}, "手 hand"), h("th", {}, "规则 rules"), h("th", {}, "输赢 net"), h("th", {}, ""))),
+    if (tables !== null) tablesEl.replaceChildren(h("h2", {}, t("open_tables")), tables.length ? h("table", {},
+      h("thead", {}, h("tr", {}, ["col_table", "col_rules", "col_players", "col_hand", "col_totals"].map((c) => h("th", {}, t(c))), h("th", {}, ""))),
+      h("tbody", {}, tables.map((x) => h("tr", {},
+        h("td", {}, x.id), h("td", {}, titleOf(x.spec)),
+        h("td", { class: "names" }, list(Object.entries(x.names || {}).map(([s, n]) => `${s}: ${n}`)) || "—"),
+        h("td", { class: "num" }, x.hands ? `${x.hand + 1}/${x.hands}` : String(x.hand + 1)),
+        h("td", {}, x.totals.join(" / ")),
+        h("td", {}, mine[x.id] ? linksEl(x.id, mine[x.id], true) : h("span", { class: "muted" }, t("links_elsewhere"))))))) : h("p", {}, t("none")));
+    recordsEl.replaceChildren(h("h2", {}, t("finished_hands")), records.length ? h("table", {},
+      h("thead", {}, h("tr", {}, ["col_table", "col_hand", "col_rules", "col_net"].map((c) => h("th", {}, t(c))), h("th", {}, ""))),
       h("tbody", {}, records.map((r) => h("tr", {},
-        h("td", {}, r.table), h("td", { class: "num" }, String(r.hand + 1)), h("td", {}, r.spec), h("td", {}, r.net.join(" / ")),
-        h("td", {}, h("a", { href: `#replay/${r.table}/${r.hand}`, class: "replay-link", dataset: { table: r.table, hand: String(r.hand) } }, "回放 replay")))))) : h("p", {}, "没有 none"));
+        h("td", {}, r.table), h("td", { class: "num" }, String(r.hand + 1)), h("td", {}, titleOf(r.spec)), h("td", {}, r.net.join(" / ")),
+        h("td", {}, h("a", { href: `#replay/${r.table}/${r.hand}`, class: "replay-link", dataset: { table: r.table, hand: String(r.hand) } }, t("replay"))))))) : h("p", {}, t("none")));
   }
   await refresh();
 }
@@ -607,13 +768,13 @@ async function replayFile(file) {
     location.hash = "#replay-file";
     start(() => new Replay(data));
   } catch (e) {
-    app.prepend(h("div", { class: "notice error", id: "refusal" }, `回放失败 cannot replay: ${e.message}`));
+    app.prepend(h("div", { class: "notice error", id: "refusal" }, t("cannot_replay", { message: e.message })));
   }
 }
 
 // ------------------------------------------------------------------ routing (the token stays in the fragment: never sent over HTTP)
-let current = null;
-function start(make) { if (current && current.stop) current.stop(); NAMES = {}; current = make(); }
+let current = null, routeGen = 0;
+function start(make) { if (current && current.stop) current.stop(); NAMES = {}; routeGen++; current = make(); }
 async function route() {
   const parts = location.hash.replace(/^#\/?/, "").split("/");
   try {
@@ -628,8 +789,24 @@ async function route() {
     start(() => null);
     await lobby();
   } catch (e) {
-    app.replaceChildren(h("div", { class: "notice error", id: "refusal" }, `出错 error: ${e.message}`), h("a", { href: "#" }, "回大厅 lobby"));
+    app.replaceChildren(h("div", { class: "notice error", id: "refusal" }, t("error", { message: e.message })), h("a", { href: "#" }, t("back_lobby")));
   }
 }
-window.addEventListener("hashchange", route);
-route();
+
+// the header: the brand, and the switch to the other language (remembered)
+async function main() {
+  V = await getJSON(`/vocabulary?lang=${LANG}`);
+  document.documentElement.lang = LANG === "zh" ? "zh-CN" : "en";
+  document.title = t("brand");
+  document.getElementById("brand").textContent = t("brand");
+  const sw = document.getElementById("lang");
+  sw.textContent = t("lang_other");
+  sw.hidden = false;
+  sw.addEventListener("click", () => {
+    try { localStorage.setItem(LANG_KEY, LANG === "zh" ? "en" : "zh"); } catch (e) { /* storage off */ }
+    location.reload();
+  });
+  window.addEventListener("hashchange", route);
+  route();
+}
+main();

@@ -1,0 +1,168 @@
+"""Rooms on the page (issue 35): 摊牌 and 准备 at the end of a hand, the last
+result shown to a player back between hands, a room of 4 hands ending in
+its 大结算, the 解散房间 vote (passed and refused) and 托管 after two
+timeouts, in a real headless Chromium (as test_page) at phone sizes.
+
+The other human of a vote is a plain WebSocket client (hostkit.SyncSeat).
+Skipped on a server without rooms (``qipai.host.protocol.ReadyStep``).
+Screenshots go to ``test-artifacts/<run>/room-*.png``.
+"""
+
+# ruff: noqa: F811 - the browser fixtures are test_page's, imported by name
+from __future__ import annotations
+
+import httpx
+import pytest
+from hostkit import PATIENCE, SyncSeat, start_server
+from test_page import artifacts, driver, wait  # noqa: F401 - the browser fixtures
+from test_page_table import check_settlement, play_to_the_end, rooms_served, sized
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not rooms_served(), reason="this server has no rooms yet")]
+
+
+@pytest.fixture(scope="module")
+def rooms(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("rooms")
+    s = start_server(f"sqlite:///{tmp / 'qipai.db'}", tmp, "--seed", "11",
+                     "--turn-timeout", "900", "--ready-timeout", "900", "--vote-timeout", "900")
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def room(served, variant: str, hands: int, bots: list[int]) -> dict:
+    with httpx.Client(base_url=served.url, timeout=PATIENCE) as http:
+        r = http.post("/tables", json={"variant": variant, "bots": bots, "hands": hands})
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def open_link(driver, served, t: dict, seat: int = 0) -> None:
+    driver.get("about:blank")
+    driver.get(f"{served.url}/#play/{t['id']}/{t['seats'][str(seat)]}")
+    wait(driver, lambda d: d.find_elements("css selector", ".seat.me .hand .tile"))
+
+
+def visible(driver, css: str) -> bool:
+    return bool(driver.execute_script(
+        "const e = document.querySelector(arguments[0]);"
+        "return !!e && e.getClientRects().length > 0", css))
+
+
+def test_the_end_of_a_hand_and_a_player_back_between_hands(driver, rooms, artifacts):
+    """摊牌, the settlement and 继续 at the end of a hand; the page reloaded
+    before 继续 shows the same result (welcome.last_result); 继续 deals on."""
+    sized(driver, (360, 740))
+    t = room(rooms, "guilin-zipai", 2, [1, 2])
+    open_link(driver, rooms, t)
+    assert "第 1/2 局" in driver.find_element("id", "where").text
+    play_to_the_end(driver, artifacts, "room-zipai")
+    check_settlement(driver, rooms, t["id"], 3)
+    wait(driver, lambda d: visible(d, "#ready"))
+    driver.execute_script("window.scrollTo(0, 0)")
+    driver.save_screenshot(str(artifacts / "room-showdown-360.png"))
+    open_link(driver, rooms, t)  # back between hands
+    wait(driver, lambda d: visible(d, "#showdown") and visible(d, "#settlement"))
+    check_settlement(driver, rooms, t["id"], 3)
+    driver.save_screenshot(str(artifacts / "room-rejoined-360.png"))
+    driver.find_element("id", "ready").click()
+    wait(driver, lambda d: "第 2/2 局" in d.find_element("id", "where").text
+         and not d.find_elements("id", "ready"))
+
+
+def test_a_room_of_four_hands_ends_in_its_tally(driver, rooms, artifacts):
+    """托管 on: the table's bot plays the seat through 4 hands (no ready step
+    waits for a seat in 托管); the 大结算 then shows every seat."""
+    sized(driver, (390, 844))
+    t = room(rooms, "guilin-mahjong", 4, [1, 2, 3])
+    open_link(driver, rooms, t)
+    wait(driver, lambda d: d.find_elements("id", "tuoguan"))[0].click()
+    wait(driver, lambda d: d.find_elements("css selector", ".seat.me .tag.tg"))
+    tally = wait(driver, lambda d: d.find_elements("id", "tally"), timeout=20 * PATIENCE)[0]
+    assert tally.get_attribute("data-ended") == "finished"
+    rows = driver.find_elements("css selector", "#tally [data-tally-seat]")
+    assert len(rows) == 4 and all(r.is_displayed() for r in rows)
+    with httpx.Client(base_url=rooms.url, timeout=PATIENCE) as http:
+        info = http.get(f"/tables/{t['id']}").json()
+    assert info.get("ended") == "finished"
+    totals = [int(r.find_elements("css selector", "td")[1].text) for r in rows]
+    assert totals == [x["total"] for x in sorted(info["tally"]["seats"], key=lambda x: x["seat"])]
+    driver.execute_script("window.scrollTo(0, 0)")
+    driver.save_screenshot(str(artifacts / "room-tally-390.png"))
+
+
+@pytest.mark.parametrize("agree", [False, True], ids=["refused", "passed"])
+def test_a_dissolve_vote(driver, rooms, artifacts, agree):
+    """The page proposes 解散房间; the other human (a WebSocket client)
+    refuses (play on; then leaves, and his seat shows 离线) or agrees (the
+    room ends in its tally, dissolved)."""
+    sized(driver, (390, 844))
+    t = room(rooms, "guilin-mahjong", 8, [2, 3])
+    other = SyncSeat(rooms, t["id"], t["seats"]["1"], strict=False)
+    try:
+        other.until("welcome")
+        open_link(driver, rooms, t)
+        wait(driver, lambda d: d.find_elements("id", "dissolve"))[0].click()
+        wait(driver, lambda d: visible(d, "#vote"))
+        driver.save_screenshot(str(artifacts / "room-vote-390.png"))
+        other.until("vote")
+        other.send({"type": "dissolve", "agree": agree})
+        if agree:
+            wait(driver, lambda d: d.find_elements("id", "tally"))
+            assert driver.find_element("id", "tally").get_attribute("data-ended") == "dissolved"
+            driver.save_screenshot(str(artifacts / "room-dissolved-390.png"))
+        else:
+            wait(driver, lambda d: d.find_elements("css selector", "#vote[data-outcome=refused]"))
+            assert not driver.find_elements("id", "tally")
+            driver.save_screenshot(str(artifacts / "room-vote-refused-390.png"))
+            # the other player's connection gone: his seat is marked offline
+            assert not driver.find_elements("css selector", ".seat[data-seat='1'] .tag.off")
+            other.close()
+            wait(driver, lambda d: d.find_elements("css selector", ".seat[data-seat='1'] .tag.off"))
+            driver.save_screenshot(str(artifacts / "room-offline-390.png"))
+    finally:
+        other.close()
+
+
+def test_two_timeouts_put_a_seat_in_tuoguan_and_its_player_takes_it_back(driver, artifacts,
+                                                                          tmp_path):
+    """A player who does not answer: after two timeouts his seat shows 托管
+    (the page stops passing for him once a decision ran out); his click on a
+    decision offered meanwhile takes the seat back; 托管 asked with the
+    toggle, then 取消托管, likewise."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+    # an open-ended table (a room would play its hands out in 托管 and close),
+    # paced: the bot answers for a seat in 托管 after 1 s, time for the click
+    s = start_server(f"sqlite:///{tmp_path / 'q.db'}", tmp_path, "--seed", "11",
+                     "--turn-timeout", "2", "--bot-delay", "1")
+    mine = ".seat.me .tag.tg"
+    try:
+        sized(driver, (390, 844))
+        t = s.create("guilin-mahjong", bots=[1, 2, 3])
+        open_link(driver, s, t)
+        wait(driver, lambda d: d.find_elements("css selector", mine), timeout=4 * PATIENCE)
+        wait(driver, lambda d: d.find_elements("css selector", "#tuoguan.on"))
+        driver.save_screenshot(str(artifacts / "room-tuoguan-390.png"))
+
+        def act(d):  # a decision offered while in 托管: the player's own click
+            if not d.find_elements("css selector", mine):
+                return True
+            try:
+                for el in d.find_elements("css selector", "#actions button.btn, "
+                                          ".seat.me .hand button.tile.can")[:1]:
+                    el.click()
+            except (StaleElementReferenceException, WebDriverException):
+                pass  # redrawn, or the bot was first: the next one
+            return False
+
+        wait(driver, act, timeout=4 * PATIENCE)
+        driver.find_element("id", "tuoguan").click()  # asked: 托管 on
+        wait(driver, lambda d: d.find_elements("css selector", mine))
+        wait(driver, lambda d: d.find_elements("css selector", "#tuoguan.on"))[0].click()
+        wait(driver, lambda d: not d.find_elements("css selector", mine))
+    finally:
+        driver.get("about:blank")
+        s.stop()
