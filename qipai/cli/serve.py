@@ -43,6 +43,11 @@ from qipai.cli.common import fail
               help="Seconds the bots wait before answering a turn or a card in play "
                    "(one wait for all the bots asked), so people can follow a table where "
                    "bots play (an all-bot demo: 0.5).")
+@click.option("--tuoguan-delay", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              metavar="SECONDS",
+              help="Seconds the table's bot waits before it answers for a seat in 托管 (at "
+                   "least --bot-delay): a player's pace, time for the player to take the "
+                   "seat back (0: at once, for tests).")
 @click.option("--ready-timeout", type=click.FloatRange(min=0), default=30.0, show_default=True,
               metavar="SECONDS",
               help="A room's ready step (准备, between the hands of a table made with "
@@ -137,7 +142,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
           key_max_connections: int | None = None, key_max_spectators: int | None = None,
           retention: str | None = None, lobby: bool = False,
           forwarded_allow_ips: str | None = None, ready_timeout: float = 30.0,
-          vote_timeout: float = 60.0) -> None:
+          vote_timeout: float = 60.0, tuoguan_delay: float = 1.0) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
     Open the printed address in a browser (create a table, play, watch,
@@ -191,7 +196,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                         max_replay_bytes=max_replay_bytes, stall_s=stall_s,
                         resync_s=resync_s, max_tables=max_tables, bot_delay=bot_delay,
                         max_connections=max_connections, keys=keys,
-                        ready_timeout=ready_timeout, vote_timeout=vote_timeout)
+                        ready_timeout=ready_timeout, vote_timeout=vote_timeout,
+                        tuoguan_delay=tuoguan_delay)
     except BaseException:
         sock.close()
         raise

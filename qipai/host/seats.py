@@ -25,6 +25,10 @@ from qipai.host.outbox import Conn
 MAX_CONNS_PER_SEAT = 8
 #: The most spectator connections of one table (as :data:`MAX_CONNS_PER_SEAT`).
 MAX_SPECTATORS = 64
+#: Seconds the table's bot waits before it answers for a seat in 托管 (at
+#: least; ``qipai serve --bot-delay`` when longer): a player's pace.  The
+#: default of ``qipai serve --tuoguan-delay``.
+TUOGUAN_DELAY = 1.0
 
 
 
@@ -114,12 +118,18 @@ class Seats:
                 seats = [s for s in sorted(self.decisions) if s in self.bots or s in self.tuoguan]
                 if not seats:
                     break
-                if delay > 0 and waited != (self.hand, len(self.table.events)):
+                # a seat in 托管 is answered at a player's pace, whatever --bot-delay:
+                # its player may take it back meanwhile, and an open-ended table
+                # whose humans are all in 托管 does not deal hand after hand at the
+                # bots' speed for as long as a page stays open
+                pause = (max(delay, self.server.tuoguan_delay)
+                         if any(s in self.tuoguan for s in seats) else delay)
+                if pause > 0 and waited != (self.hand, len(self.table.events)):
                     # --bot-delay: one wait before the bots answer what came up (a
                     # turn, a card every seat is asked about: the bots asked answer
                     # it after the one wait, as players would at once), the same
                     # whatever they hold or decide
-                    await asyncio.sleep(delay)
+                    await asyncio.sleep(pause)
                     if not self._bots_may_move():
                         break
                     waited = (self.hand, len(self.table.events))

@@ -25,6 +25,7 @@ from qipai.host.match import HostedTable
 from qipai.host.offload import Offload
 from qipai.host.replay import MAX_REPLAY_BYTES
 from qipai.host.room import MAX_ROOM_HANDS
+from qipai.host.seats import TUOGUAN_DELAY
 from qipai.host.store import LockLost, Store, StoreError, said, token_hash
 from qipai.server.identity import check_players
 from qipai.server.keys import Keys
@@ -180,6 +181,8 @@ class Server:
         ready_timeout: seconds a room's ready step (准备) waits for its
             players before the next hand begins anyway.  vote_timeout:
             seconds a dissolve vote (解散房间) waits for its answers.
+        tuoguan_delay: seconds the table's bot waits before it answers for
+            a seat in 托管 (at least ``bot_delay``; :data:`~qipai.host.seats.TUOGUAN_DELAY`).
 
     An open table that cannot be restored — made under another qipai or
     variant version, ruleset or house-plugin source (``VersionMismatch``,
@@ -208,7 +211,7 @@ class Server:
                  resync_s: float = RESYNC_S, max_tables: int = MAX_TABLES,
                  bot_delay: float = 0.0, max_connections: int | None = None,
                  keys: Keys | None = None, ready_timeout: float = 30.0,
-                 vote_timeout: float = 60.0) -> None:
+                 vote_timeout: float = 60.0, tuoguan_delay: float = TUOGUAN_DELAY) -> None:
         from qipai.core.ruleset import load_plugin
 
         self.db_url = db
@@ -246,6 +249,7 @@ class Server:
         self.bot_delay = float(bot_delay)
         self.ready_timeout = float(ready_timeout)
         self.vote_timeout = float(vote_timeout)
+        self.tuoguan_delay = float(tuoguan_delay)
         #: limits per key and the room kept for seats (:mod:`qipai.server.limits`;
         #: ``qipai serve`` sets its defaults)
         self.quota = Quota(self)

@@ -183,10 +183,15 @@ def play_twin(server: Server, rs, t: dict, deal: Deal, observer, other) -> dict:
 
 def through_hand_end(msgs: list[str]) -> list[str]:
     """The messages up to hand 0's ``hand_ended`` (the next hand's
-    ``welcome`` may share its frame: it is another deal, not this one's)."""
+    ``welcome`` may share its frame: it is another deal, not this one's),
+    that one without its ``showdown``: the 摊牌 shows every hand once the
+    hand is over, as a real table does — it differs between twins by design."""
     for k, m in enumerate(msgs):
         if m.startswith('{"type":"hand_ended"'):
-            return msgs[:k + 1]
+            ended = msgspec.json.decode(m)
+            assert "showdown" in ended   # (what is left out is only that)
+            del ended["showdown"]
+            return msgs[:k] + [msgspec.json.encode(ended).decode()]
     return msgs
 
 

@@ -11,6 +11,10 @@ import pytest
 
 from hostkit import SyncSeat, choose, start_server
 
+#: seeded deals, and 托管 answered at once (the server's default waits a player's
+#: pace, --tuoguan-delay 1)
+SEEDED = ("--seed", "5", "--tuoguan-delay", "0")
+
 
 def sqlite(tmp_path) -> str:
     return f"sqlite:///{tmp_path / 'rooms.db'}"
@@ -73,14 +77,14 @@ def no_early_showdown(received: list[dict[str, Any]]) -> None:
 
 @pytest.fixture
 def quick(tmp_path):
-    s = start_server(sqlite(tmp_path), tmp_path, "--seed", "5", "--ready-timeout", "600",
+    s = start_server(sqlite(tmp_path), tmp_path, *SEEDED, "--ready-timeout", "600",
                      "--vote-timeout", "600")
     yield s
     s.stop()
 
 
 def test_a_four_hand_room_ends_in_its_tally_and_closes(db_url, tmp_path):
-    served = start_server(db_url, tmp_path, "--seed", "5", "--ready-timeout", "600")
+    served = start_server(db_url, tmp_path, *SEEDED, "--ready-timeout", "600")
     try:
         t = make(served, bots=[1, 2, 3], hands=4)
         c = seat(served, t, 0)
@@ -185,7 +189,7 @@ def test_ready_step_waits_for_humans_and_refuses_out_of_place(quick):
 
 
 def test_ready_step_ends_at_its_deadline(tmp_path):
-    served = start_server(sqlite(tmp_path), tmp_path, "--seed", "5", "--ready-timeout", "0.5")
+    served = start_server(sqlite(tmp_path), tmp_path, *SEEDED, "--ready-timeout", "0.5")
     try:
         t = make(served, bots=[1, 2, 3], hands=2)
         c = seat(served, t, 0)
@@ -223,7 +227,7 @@ def test_dissolve_passes(quick):
 
 
 def test_dissolve_fails_on_a_refusal_and_at_its_deadline(tmp_path):
-    served = start_server(sqlite(tmp_path), tmp_path, "--seed", "5", "--vote-timeout", "0.5")
+    served = start_server(sqlite(tmp_path), tmp_path, *SEEDED, "--vote-timeout", "0.5")
     try:
         t = make(served, bots=[2, 3], hands=8)
         a, b = seat(served, t, 0), seat(served, t, 1)
@@ -254,7 +258,7 @@ def test_dissolve_fails_on_a_refusal_and_at_its_deadline(tmp_path):
 
 @pytest.mark.slow
 def test_two_timeouts_put_a_seat_in_tuoguan_and_an_act_takes_it_out(tmp_path):
-    served = start_server(sqlite(tmp_path), tmp_path, "--seed", "5", "--turn-timeout", "0.3",
+    served = start_server(sqlite(tmp_path), tmp_path, *SEEDED, "--turn-timeout", "0.3",
                           "--bot-delay", "0.1")
     try:
         t = make(served, bots=[0, 2, 3], hands=4)
@@ -299,14 +303,14 @@ def test_two_timeouts_put_a_seat_in_tuoguan_and_an_act_takes_it_out(tmp_path):
 
 def test_a_restart_keeps_the_room(tmp_path):
     db = sqlite(tmp_path)
-    served = start_server(db, tmp_path, "--seed", "5", "--ready-timeout", "600")
+    served = start_server(db, tmp_path, *SEEDED, "--ready-timeout", "600")
     t = make(served, bots=[1, 2, 3], hands=3)
     c = seat(served, t, 0)
     ended = play(c, 0, kind("hand_ended"))
     c.until("ready_step")
     served.kill()
     c.close()
-    served = start_server(db, tmp_path, "--seed", "5", "--ready-timeout", "600")
+    served = start_server(db, tmp_path, *SEEDED, "--ready-timeout", "600")
     try:
         again = seat(served, t, 0)
         w = again.until("welcome")
@@ -373,14 +377,14 @@ def test_the_showdown_is_never_in_a_message_of_a_hand_under_way(quick, variant, 
 
 def test_a_restart_keeps_tuoguan(tmp_path):
     db = sqlite(tmp_path)
-    served = start_server(db, tmp_path, "--seed", "5", "--turn-timeout", "0.3",
+    served = start_server(db, tmp_path, *SEEDED, "--turn-timeout", "0.3",
                           "--bot-delay", "0.5")
     t = make(served, bots=[0, 2, 3], hands=8)
     b = seat(served, t, 1)
     b.until("presence", lambda m: m["tuoguan"] == [1])   # two timeouts
     served.kill()
     b.close()
-    served = start_server(db, tmp_path, "--seed", "5", "--turn-timeout", "0.3",
+    served = start_server(db, tmp_path, *SEEDED, "--turn-timeout", "0.3",
                           "--bot-delay", "0.5")
     try:
         again = seat(served, t, 1)
@@ -407,7 +411,7 @@ def test_a_host_close_of_a_room_sends_and_stores_its_tally(quick):
 @pytest.mark.slow
 def test_a_restart_keeps_tuoguan_from_the_hand_before(tmp_path):
     db = sqlite(tmp_path)
-    served = start_server(db, tmp_path, "--seed", "5", "--ready-timeout", "600")
+    served = start_server(db, tmp_path, *SEEDED, "--ready-timeout", "600")
     t = make(served, bots=[2, 3], hands=4)
     a, b = seat(served, t, 0), seat(served, t, 1, strict=False)
     a.until("welcome")
@@ -419,7 +423,7 @@ def test_a_restart_keeps_tuoguan_from_the_hand_before(tmp_path):
     assert step["waiting"] == [0]
     served.kill()
     a.close(), b.close()
-    served = start_server(db, tmp_path, "--seed", "5", "--ready-timeout", "600")
+    served = start_server(db, tmp_path, *SEEDED, "--ready-timeout", "600")
     try:
         again = seat(served, t, 0)
         w = again.until("welcome")

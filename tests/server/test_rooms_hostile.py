@@ -12,6 +12,10 @@ from hostile import db_rows
 from hostkit import SyncSeat, choose, start_server
 from test_rooms import get, kind, make, play, quick, seat, sqlite  # noqa: F401 - a fixture
 
+#: seeded deals, and 托管 answered at once (the server's default waits a player's
+#: pace, --tuoguan-delay 1)
+SEEDED = ("--seed", "5", "--tuoguan-delay", "0")
+
 
 def test_an_act_during_the_ready_step_is_not_now(quick):
     """The dealer's first decision exists while the ready step waits (the
@@ -47,7 +51,7 @@ def test_acting_out_of_tuoguan_offers_no_stale_decision(tmp_path):
     just answered is not offered to him once more (it was: a ``decide``
     with the acked ``seq``, which a client answers only to be told
     ``StaleSeq``)."""
-    served = start_server(sqlite(tmp_path), tmp_path, "--seed", "5", "--bot-delay", "0.5",
+    served = start_server(sqlite(tmp_path), tmp_path, *SEEDED, "--bot-delay", "0.5",
                           "--ready-timeout", "600")
     try:
         t = make(served, bots=[1, 2, 3], hands=2)
@@ -135,7 +139,7 @@ def test_a_room_in_tuoguan_sums_and_replays(db_url, tmp_path):
     """Seat 1 turns 托管 on and leaves: the room plays on (seat 0 online),
     to its tally; every move made for seat 1 is listed as 托管's, and the
     money adds up."""
-    served = start_server(db_url, tmp_path, "--seed", "5", "--ready-timeout", "600")
+    served = start_server(db_url, tmp_path, *SEEDED, "--ready-timeout", "600")
     try:
         t = make(served, bots=[2, 3], hands=3)
         b = seat(served, t, 1)
@@ -158,7 +162,7 @@ def test_a_room_in_tuoguan_sums_and_replays(db_url, tmp_path):
 
 
 def test_a_room_dissolved_mid_hand_pays_the_finished_hands_only(db_url, tmp_path):
-    served = start_server(db_url, tmp_path, "--seed", "5", "--ready-timeout", "600")
+    served = start_server(db_url, tmp_path, *SEEDED, "--ready-timeout", "600")
     try:
         t = make(served, bots=[1, 2, 3], hands=4)
         c = seat(served, t, 0)
@@ -205,7 +209,7 @@ def test_qipai_connect_in_tuoguan_does_not_auto_pass(tmp_path):
 
     from qipai.cli import connect as client
 
-    served = start_server(sqlite(tmp_path), tmp_path, "--seed", "5", "--bot-delay", "0.2",
+    served = start_server(sqlite(tmp_path), tmp_path, *SEEDED, "--bot-delay", "0.2",
                           "--ready-timeout", "600")
     try:
         t = make(served, bots=[1, 2, 3], hands=2)
@@ -253,7 +257,7 @@ def test_sigkill_after_the_last_hand_and_during_a_vote(db_url, tmp_path):
     its tally and totals as sent, its records summing to it.  SIGKILL
     during a dissolve vote: the room is restored, the vote gone (nothing
     was decided), and it can be proposed again."""
-    served = start_server(db_url, tmp_path, "--seed", "5", "--ready-timeout", "600")
+    served = start_server(db_url, tmp_path, *SEEDED, "--ready-timeout", "600")
     t = make(served, bots=[1, 2, 3], hands=2)
     v = make(served, bots=[2, 3], hands=4)
     c = seat(served, t, 0)
@@ -265,7 +269,7 @@ def test_sigkill_after_the_last_hand_and_during_a_vote(db_url, tmp_path):
     served.kill()
     for x in (a, b, c):
         x.close()
-    served = start_server(db_url, tmp_path, "--seed", "5", "--ready-timeout", "600")
+    served = start_server(db_url, tmp_path, *SEEDED, "--ready-timeout", "600")
     try:
         with served.http() as h:
             assert h.get("/health").json()["tables"] == 1   # the voting room only
