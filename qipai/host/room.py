@@ -270,6 +270,12 @@ class Room:
         seat = self._seated(conn, "托管")
         if msg.on == (seat in self.tuoguan):
             raise Refused("NotNow", f"seat {seat} is {'already' if msg.on else 'not'} in 托管")
+        if self.halted is None:   # the operator's event: a write of its own (no move)
+            from qipai.host import feed
+            from qipai.host.store import Write
+
+            self.store.submit(Write(self.id, [feed.tuoguan(self, self.hand, seat, msg.on,
+                                                           "asked")], lambda exc: None))
         self.set_tuoguan(seat, msg.on)
         self.flush()
         self.poke()

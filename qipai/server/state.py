@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from qipai.core.errors import BadOption, QipaiError
+from qipai.host import feed
 from qipai.host import protocol as P
 from qipai.host.errors import DamagedTable
 from qipai.host.events import Events
@@ -499,7 +500,8 @@ class Server:
                    closed=None, hands=hands, ended=None, tally=None)
         t = HostedTable(self, row, rs)
         hand = t.new_hand(0, None)
-        await self.store.create_table_async(row, t.hand_row(0, *hand))
+        await self.store.create_table_async(row, t.hand_row(0, *hand), [
+            feed.table_created(t), feed.hand_started(t, 0, hand[0], hand[2])])
         t.install(0, *hand)
         t.committed_now()
         self.tables[tid] = t
