@@ -186,3 +186,44 @@ def test_sigkill_at_random_moments_loses_no_event(db_url, tmp_path):
     finally:
         served.stop()
         rx.stop()
+
+
+def test_timeouts_and_tuoguan_are_events_and_a_key_sees_its_own(tmp_path):
+    from hostkit import SyncSeat
+    from test_keys import bearer, new_key
+
+    f = tmp_path / "keys.json"
+    alice, bob = new_key(f, "alice"), new_key(f, "bob")
+    served = start_server(f"sqlite:///{tmp_path}/q.db", tmp_path, "--keys", str(f),
+                          "--turn-timeout", "0.3", "--seed", "5")
+    try:
+        with served.http() as h:
+            r = h.post("/tables", json={"bots": [0, 2, 3], "hands": 1}, headers=bearer(alice))
+            assert r.status_code == 201, r.text
+            t = r.json()
+            r = h.post("/tables", json={"bots": [0, 1, 2, 3]}, headers=bearer(bob))
+            assert r.status_code == 201, r.text
+            theirs = r.json()["id"]
+            assert h.get("/events").status_code == 401
+            seat = SyncSeat(served, t["id"], t["seats"]["1"], strict=False)
+            seat.until("welcome")   # seat 1 never answers: two timeouts, then 托管
+            got: list = []
+            after = 0
+            end = time.monotonic() + PATIENCE
+            while not any(e["kind"] == "tuoguan" for e in got):
+                assert time.monotonic() < end
+                ans = h.get("/events", params={"after": after, "wait": 10},
+                            headers=bearer(alice)).json()
+                got += ans["events"]
+                after = ans["last"]
+            seat.close()
+            assert {e["table"] for e in got} == {t["id"]}
+            kinds = [e["kind"] for e in got]
+            assert kinds[:2] == ["table_created", "hand_started"]
+            assert kinds[2:5] == ["timeout", "timeout", "tuoguan"], kinds
+            assert got[4]["data"] == {"hand": 0, "seat": 1, "on": True, "why": "timeouts"}
+            assert [e["data"]["seat"] for e in got[2:4]] == [1, 1]
+            mine = h.get("/events", params={"after": 0}, headers=bearer(bob)).json()
+            assert {e["table"] for e in mine["events"]} == {theirs}
+    finally:
+        served.stop()
