@@ -97,7 +97,11 @@ def main() -> None:
             self.end_headers()
             self.wfile.write(answer)
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
+    class Server(ThreadingHTTPServer):
+        def handle_error(self, request: object, client_address: object) -> None:
+            pass   # a connection the sender closed (a timeout, its shutdown): nothing to say
+
+    httpd = Server(("127.0.0.1", a.port), Handler)
     httpd.daemon_threads = True
     print(f"listening {httpd.server_address[1]}", flush=True)
     sys.stdout.flush()
