@@ -136,6 +136,7 @@ _IDS = sa.bindparam("ids", expanding=True)
 _CLOSED_IDS = sa.select(tables.c.id).where(tables.c.id.in_(_IDS), tables.c.open == sa.false())
 _PRUNE_ACTIONS = actions.delete().where(actions.c.table_id.in_(_CLOSED_IDS))
 _PRUNE_HANDS = hands.delete().where(hands.c.table_id.in_(_CLOSED_IDS))
+# (defined below ``events``) the events of those tables: delivered ones, or all of them
 _PRUNE_TABLES = tables.delete().where(tables.c.id.in_(_IDS), tables.c.open == sa.false())
 
 _K_ID = sa.bindparam("k_id")
@@ -149,9 +150,13 @@ _EVENTS_RETRY = (events.update()
                  .where(events.c.dead == sa.true(), events.c.delivered.is_(None))
                  .values(dead=False, attempts=0, next_try=0.0, error=None))
 
+_PRUNE_EVENTS_ALL = events.delete().where(events.c.table_id.in_(_CLOSED_IDS))
+_PRUNE_EVENTS = _PRUNE_EVENTS_ALL.where(events.c.delivered.is_not(None))
+
 #: Operations a :class:`Write` may hold: (kind, parameters).
 _STATEMENTS = {"event": events.insert(), "event_sent": _EVENT_SENT,
                "event_failed": _EVENT_FAILED, "events_retry": _EVENTS_RETRY,
+               "prune_events": _PRUNE_EVENTS, "prune_events_all": _PRUNE_EVENTS_ALL,
                "action": _INSERT_ACTION, "finish_hand": _UPDATE_HAND, "hand": _INSERT_HAND,
                "close": _CLOSE_TABLE, "table": tables.insert(),
                "prune_actions": _PRUNE_ACTIONS, "prune_hands": _PRUNE_HANDS,
@@ -174,7 +179,9 @@ class Write:
             ``"event_sent"`` (``k_id``, ``delivered``, ``attempts``),
             ``"event_failed"`` (``k_id``, ``attempts``, ``next_try``,
             ``dead``, ``error``), ``"events_retry"`` (no parameters: every
-            dead event pending again).
+            dead event pending again); ``"prune_events"`` (``ids``: the
+            delivered events of those closed tables), ``"prune_events_all"``
+            (all their events: a server without a webhook).
         done: called in the event loop once committed (``None``) or failed
             (the exception); not called for a cancelled write.
     """
