@@ -81,8 +81,7 @@ def test_a_dead_event_holds_its_table_until_retried(tmp_path):
             assert dead["events"][0]["attempts"] == 2 and dead["events"][0]["error"] == "HTTP 500"
             assert dead["pending"] == 1     # hand_started waits behind it
             assert {r["kind"] for r in rx.got()} == {"table_created"}
-            text = h.get("/metrics").text
-            assert "qipai_events_dead 1.0" in text or "qipai_events_dead" in text
+            assert "qipai_events_dead" in h.get("/metrics").text   # (counted every 2 s)
             rx.stop()
             rx = Receiver(tmp_path, port=rx.port)   # now it takes everything
             assert h.post("/admin/events/retry").json() == {"retried": 1}
