@@ -104,6 +104,7 @@ def run(url: str, auto: bool = False, hands: int | None = None,
     done = 0
     last: tuple[int, str] | None = None  # (seq, frame) of the last act sent
     seat_conns = 1   # the seat's connections open at the table, as last told
+    shown = -1       # the last hand whose end (摊牌, payments) was printed
     sent_at = 0.0
 
     def send(frame: str) -> None:
@@ -123,7 +124,7 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                 if t == "welcome":
                     p.welcome(m)
                     me[0] = m["seat"]
-                    _room_lines(p, m)
+                    _room_lines(p, m, shown)
                     if m.get("presence"):
                         tuoguan = set(m["presence"]["tuoguan"])
                     step = m.get("ready_step")
@@ -142,6 +143,8 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                     if me[0] in tuoguan:
                         p.line("   (托管: the bot plays this for you; answer to take the "
                                "seat back)")
+                        if auto or (auto_pass and len(m["legal"]) == 1):
+                            continue   # left to the bot: an answer of ours ends 托管
                     try:
                         frame = _answer(m, auto, inp, p, auto_pass, extra)
                     except _Left as left:
@@ -152,6 +155,7 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                         send(frame)
                 elif t == "hand_ended":
                     _showdown(p, m)
+                    shown = m["hand"]
                     p.line(f"== hand {m['hand'] + 1} over · totals {m['totals']}")
                     done += 1
                     if hands is not None and done >= hands:
@@ -203,14 +207,15 @@ def _seats(p: Any, seats: list[int]) -> str:
     return ", ".join(p.seat(s) for s in seats)
 
 
-def _room_lines(p: Any, m: dict[str, Any]) -> None:
-    """A welcome's room (第 k/N 局) and, between two hands, the last one's 摊牌."""
+def _room_lines(p: Any, m: dict[str, Any], shown: int = -1) -> None:
+    """A welcome's room (第 k/N 局) and, between two hands, the last one's 摊牌
+    — unless it is hand ``shown``, whose end was just printed."""
     room = m.get("room")
     if room and room.get("hands"):
         p.line(f"   room: hand {room['hand']} of {room['hands']} (第 {room['hand']}/"
                f"{room['hands']} 局)")
     last = m.get("last_result")
-    if last and m.get("ready_step"):
+    if last and m.get("ready_step") and last["hand"] != shown:
         p.line(f"== the last hand (hand {last['hand'] + 1}):")
         _showdown(p, {"showdown": last["showdown"], "result": last["result"]})
 
@@ -290,15 +295,18 @@ def _ask(legal: list[dict[str, Any]], inp: TextIO, p: Any, m: dict[str, Any],
     """The action the player types (:func:`qipai.text.answer.pick`); a line
     naming none, or more than one, gets its hint and is asked again, each
     prompt with the seconds left before the deadline of ``m`` (the decide).
-    ``d``, ``d no`` and ``t`` go to ``extra`` (dissolve, 托管) and answer
-    None: the decision is left to the clock, or to the bot in 托管.
+    ``d`` and ``d no`` go to ``extra`` (dissolve) and the decision is asked
+    again; ``t`` goes to ``extra`` (托管 on or off) and answers None: the
+    bot takes the decision, or the server offers it again with a clock.
+    A decision offered in 托管 (no deadline) says so instead of "0 s left".
 
     Raises:
         _Left: ``q``, or the end of input."""
     from qipai.text.answer import BadAnswer, leaves, pick, say
 
     while True:
-        left = say(LANG, "time_left", s=_seconds_left(m))
+        left = (say(LANG, "time_left", s=_seconds_left(m)) if m.get("deadline")
+                else "no clock (托管)")
         prompt = f"{say(LANG, 'prompt', n=len(legal))} · {left}> "
         print("   " + prompt, end="", file=p.out, flush=True)
         text = inp.readline()
@@ -307,8 +315,11 @@ def _ask(legal: list[dict[str, Any]], inp: TextIO, p: Any, m: dict[str, Any],
         if leaves(text):
             raise _Left(say(LANG, "quit"))
         word = " ".join(text.split()).lower()
-        if extra is not None and word in ("d", "d no", "t"):
-            extra(word)
+        if extra is not None and word in ("d", "d no"):
+            extra(word)   # the vote answered: the decision is still to be taken
+            continue
+        if extra is not None and word == "t":
+            extra(word)   # 托管 on: the bot takes it; off: the server offers it again
             return None
         try:
             return legal[pick(text, legal, p.cards, p.names, LANG)]

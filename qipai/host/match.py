@@ -195,6 +195,9 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room):
             raise Refused("HandOver" if msg.hand < self.hand else "StaleSeq",
                           f"hand {msg.hand} is over; this is hand {self.hand}"
                           if msg.hand < self.hand else f"there is no hand {msg.hand} yet")
+        if self.ready_step is not None:   # nothing is offered before it ends
+            raise Refused("NotNow", f"hand {self.hand}'s ready step is under way: its "
+                                    f"decisions are offered once it ends")
         d = self.decisions.get(seat)
         if d is None:
             if msg.seq <= self.answered.get(seat, -1):

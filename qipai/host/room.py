@@ -18,7 +18,8 @@ of N hands with their 大结算, the 准备 step, the dissolve vote, presence an
   its ready step, which a restart begins again (a fresh deadline, nobody
   ready yet) — a player asked once more, nothing else.
 - **Dissolve vote** (a room): a seated human proposes, every seated human
-  must agree before ``--vote-timeout`` (bots agree); passed, the room
+  must agree before ``--vote-timeout`` (bots agree; a seat whose vote was
+  refused proposes again only after that vote's deadline); passed, the room
   closes at once as a host close does (the hand under way stored
   unfinished), ``ended: "dissolved"``.  A vote is not stored: a restart
   drops it (nothing was decided; it may be proposed again).
@@ -38,6 +39,7 @@ of N hands with their 大结算, the 准备 step, the dissolve vote, presence an
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import time
 from typing import Any
@@ -53,6 +55,11 @@ from qipai.host.errors import Refused
 MAX_ROOM_HANDS = 64
 #: Consecutive timeouts after which a seat is put in 托管.
 TIMEOUTS_TO_TUOGUAN = 2
+#: Seconds a seat's player waits between two 托管 switches of his own (each
+#: one tells every connection at the table, and turns the bot on or offers
+#: the decision again: switched as fast as the message rate allows, it
+#: would flood the table)
+TUOGUAN_SWITCH_S = 1.0
 
 
 def showdown_of(table: Any) -> P.Showdown:
@@ -65,17 +72,25 @@ def showdown_of(table: Any) -> P.Showdown:
         wins=tuple(e for e in st.events if isinstance(e, Won)))
 
 
+#: Ways of winning whose ``from_seat`` turned the card up rather than gave
+#: it: 自摸, and 字牌's ``pinghu`` (a card another seat drew and showed) —
+#: no 点炮 (as :mod:`qipai.text.log` tells the 放炮 seat).
+NOT_DIANPAO = ("zimo", "pinghu")
+
+
 def hand_stats(n: int, net: Any, events: Any) -> list[tuple[int, int, int, int]]:
     """Per seat, what one finished hand adds to a 大结算: ``(wins, dianpao,
     zimo, gain)`` — 点炮 the seat whose card another won on (a ``won`` whose
-    ``from_seat`` is another seat and not a 自摸)."""
+    ``from_seat`` is another seat, its ``how`` not in :data:`NOT_DIANPAO`:
+    a discard, an added kong)."""
     out = [[0, 0, 0, int(net[s]) if net else 0] for s in range(n)]
     for e in events:
         if isinstance(e, Won):
             out[e.seat][0] += 1
             if e.how == "zimo":
                 out[e.seat][2] += 1
-            elif e.from_seat is not None and e.from_seat != e.seat:
+            elif (e.from_seat is not None and e.from_seat != e.seat
+                  and e.how not in NOT_DIANPAO):
                 out[e.from_seat][1] += 1
     return [tuple(x) for x in out]  # type: ignore[misc]
 
@@ -101,12 +116,18 @@ class Room:
         self.vote: dict[str, Any] | None = None
         self._vote_timer: asyncio.TimerHandle | None = None
         self._dissolving: asyncio.Task | None = None
+        #: seat → when it may propose again (a vote of its refused: not before
+        #: that vote's deadline — a refusal ends a vote early, and proposing
+        #: again at once, again and again, would stall the table)
+        self.vote_after: dict[int, float] = {}
         #: seats the table's bot plays for their player (托管)
         self.tuoguan: set[int] = set()
         #: consecutive timeouts per seat
         self.missed: dict[int, int] = {}
         #: the current hand's actions the bot made for a seat in 托管 (indices)
         self.tuoguan_moves: list[int] = []
+        #: seat → when its player last switched 托管 himself (time.monotonic())
+        self._switched: dict[int, float] = {}
         self._presence: P.Presence | None = None
         self._ready_sent: P.ReadyStep | None = None
 
@@ -177,6 +198,7 @@ class Room:
             self._follow(self.table.actions[i].seat, bool(row.get("tuoguan")),
                          bool(row["timeout"]))
         self.cancel_ready()
+        self.ready_step = self._ready_sent = None   # (a re-read: the one a failed write began)
         if self.room_hands is not None and self.hand > 0 and not acts:
             self.ready_step = {"hand": self.hand, "ready": set(),
                                "deadline": time.time() + self.server.ready_timeout}
@@ -246,16 +268,19 @@ class Room:
                 self.set_tuoguan(seat, True)
         else:
             self.missed[seat] = 0
-            if seat in self.tuoguan:
-                self.set_tuoguan(seat, False)
+            if seat in self.tuoguan:   # (the decision he answered is gone: the
+                # next one, made after this, has his clock)
+                self.set_tuoguan(seat, False, offer=False)
 
-    def set_tuoguan(self, seat: int, on: bool) -> None:
+    def set_tuoguan(self, seat: int, on: bool, offer: bool = True) -> None:
+        """托管 on or off for ``seat`` (``offer``: a decision he holds,
+        offered in 托管 without a clock, is offered again with one)."""
         if on:
             self.tuoguan.add(seat)
         else:
             self.tuoguan.discard(seat)
             self.missed[seat] = 0
-            d = self.decisions.get(seat)
+            d = self.decisions.get(seat) if offer else None
             if d is not None and d.deadline is None:   # his clock again, from now
                 d.deadline = time.time() + d.timeout
                 for c in self.conns:
@@ -270,6 +295,11 @@ class Room:
         seat = self._seated(conn, "托管")
         if msg.on == (seat in self.tuoguan):
             raise Refused("NotNow", f"seat {seat} is {'already' if msg.on else 'not'} in 托管")
+        now = time.monotonic()
+        if now - self._switched.get(seat, -TUOGUAN_SWITCH_S) < TUOGUAN_SWITCH_S:
+            raise Refused("NotNow", f"seat {seat} switched 托管 less than "
+                                    f"{TUOGUAN_SWITCH_S:g} s ago: try again in a moment")
+        self._switched[seat] = now
         if self.halted is None:   # the operator's event: a write of its own (no move)
             from qipai.host import feed
             from qipai.host.store import Write
@@ -406,6 +436,10 @@ class Room:
         if v is None:
             if not msg.agree:
                 raise Refused("NotNow", "no dissolve vote is under way to refuse")
+            wait = self.vote_after.get(seat, 0.0) - time.time()
+            if wait > 0:
+                raise Refused("NotNow", f"seat {seat}'s last dissolve vote was refused: it may "
+                                        f"propose again in {math.ceil(wait)} s (its deadline)")
             self.vote = v = {"by": seat, "agreed": {seat},
                              "deadline": time.time() + self.server.vote_timeout}
             loop = asyncio.get_running_loop()
@@ -435,6 +469,8 @@ class Room:
             self.flush()
 
     def _end_vote(self, outcome: str, refused_by: int | None = None) -> None:
+        if outcome == "refused":
+            self.vote_after[self.vote["by"]] = self.vote["deadline"]  # type: ignore[index]
         self._tell_all(self.vote_msg(outcome, refused_by))
         self.server.events.emit("vote", table=self.id, seat=refused_by, what=outcome)
         self.vote = None

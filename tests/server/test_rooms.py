@@ -235,8 +235,8 @@ def test_dissolve_fails_on_a_refusal_and_at_its_deadline(tmp_path):
         b.send({"type": "dissolve", "agree": False}, paced=True)
         v = a.until("vote", lambda m: m["outcome"] is not None)
         assert v["outcome"] == "refused" and v["refused_by"] == 1
-        a.send({"type": "dissolve"}, paced=True)
-        v = a.until("vote", lambda m: m["outcome"] is not None)
+        b.send({"type": "dissolve"}, paced=True)   # (seat 0 waits: its vote was refused)
+        v = a.until("vote", lambda m: m["outcome"] is not None and m["by"] == 1)
         assert v["outcome"] == "expired"
         assert get(served, f"/tables/{t['id']}")["open"] is True
         open_ended = make(served, bots=[1, 2, 3])
