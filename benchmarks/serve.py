@@ -376,6 +376,14 @@ def run(args: argparse.Namespace, think_ms: float) -> dict[str, Any]:
                              check=True).stdout.split()[0]
         serve_args = ["--keys", str(tmp / "keys.json")]
         headers = {"Authorization": f"Bearer {key}"}
+    receiver = None
+    if getattr(args, "webhook", False) and code is None:   # --webhook: a local receiver
+        env["QIPAI_WEBHOOK_SECRET"] = "bench-webhook-secret"
+        receiver = subprocess.Popen(
+            [sys.executable, str(ROOT / "tests" / "helpers" / "receiver.py"),
+             str(tmp / "received.jsonl")], stdout=subprocess.PIPE, text=True, env=env)
+        rport = int(receiver.stdout.readline().split()[1])   # type: ignore[union-attr]
+        serve_args += ["--webhook", f"http://127.0.0.1:{rport}/hook"]
     trace = tmp / "trace.jsonl" if args.trace else None
     if trace is not None:
         env["QIPAI_SERVE_TRACE"] = str(trace)
@@ -432,7 +440,11 @@ def run(args: argparse.Namespace, think_ms: float) -> dict[str, Any]:
         first = min(o["first"] for o in outs if o["first"])
         last = max(o["last"] for o in outs)
         problems = check_records(base, ids, args.hands, headers)
+        if receiver is not None:
+            event_lag = webhook_lag(base, headers, tmp / "received.jsonl")
     finally:
+        if receiver is not None:
+            receiver.kill()
         proc.send_signal(signal.SIGINT)   # uvicorn's graceful stop (a profile is written)
         try:
             proc.wait(300 if prof else 60)   # a profiler writes its report at exit
@@ -467,6 +479,8 @@ def run(args: argparse.Namespace, think_ms: float) -> dict[str, Any]:
         "cpus": os.cpu_count(), "errors": errors[:20], "n_errors": len(errors),
         "record_problems": problems[:20], "records_ok": not problems,
     }
+    if receiver is not None:
+        out["webhook"] = event_lag
     if trace is not None:
         if trace.exists():
             out["stages"] = stage_report(trace, rows, [x for o in outs for x in o["lags"]])
@@ -474,6 +488,30 @@ def run(args: argparse.Namespace, think_ms: float) -> dict[str, Any]:
             out["stages"] = {"error": "the server wrote no trace (" +
                              log.read_text()[-300:] + ")"}
     return out
+
+
+def webhook_lag(base: str, headers: dict[str, str], received: Path) -> dict[str, Any]:
+    """(``--webhook``.)  Wait until the server has no event pending, then
+    the lag of each event from its commit (``created``) to the receiver's
+    reading it (just before its 200): p50/p99 in ms."""
+    import httpx
+
+    end = time.monotonic() + 120
+    with httpx.Client(base_url=base, timeout=60, headers=headers) as http:
+        while True:
+            a = http.get("/admin/events").json()
+            if a["pending"] == 0 or time.monotonic() > end:
+                break
+            time.sleep(0.2)
+    first: dict[int, float] = {}
+    for line in received.read_text().splitlines():
+        g = json.loads(line)
+        if g["status"] == 200 and g["id"] not in first:
+            first[g["id"]] = g["t"] - g["created"]
+    lags = sorted(first.values())
+    return {"events": len(lags), "pending": a["pending"], "dead": a["dead"],
+            "lag_p50_ms": round(_pct(lags, 0.5) * 1000, 1) if lags else None,
+            "lag_p99_ms": round(_pct(lags, 0.99) * 1000, 1) if lags else None}
 
 
 def print_run(title: str, out: dict[str, Any]) -> None:
@@ -498,6 +536,11 @@ def print_run(title: str, out: dict[str, Any]) -> None:
           f"{out['idle_mb']} MB)")
     print(f"  records: {'all replay and sum to zero' if out['records_ok'] else 'PROBLEMS'}"
           f"; refused messages: {out['n_errors']}")
+    wh = out.get("webhook")
+    if wh:
+        print(f"  webhook: {wh['events']} events delivered ({wh['pending']} pending, "
+              f"{wh['dead']} dead); lag commit → receiver's 200: p50 {wh['lag_p50_ms']} ms, "
+              f"p99 {wh['lag_p99_ms']} ms")
     st = out.get("stages")
     if st and "mean_ms" in st:
         print("  stages (mean ms), all / slowest 1 %: " + ", ".join(
@@ -545,6 +588,9 @@ def main() -> None:
                     help="the server notes each action's stages (QIPAI_SERVE_TRACE): print "
                          "where the round trip goes, for all actions and the slowest 1 %%")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--webhook", action="store_true",
+                    help="serve with --webhook to a local receiver (tests/helpers/receiver.py) "
+                         "and print the event lag (commit to the receiver's 200) p50/p99")
     ap.add_argument("--pyinstrument", metavar="FILE", help="run the server under pyinstrument "
                     "(the bench group), write its text report to FILE")
     ap.add_argument("--profile", metavar="FILE", help="run the server under cProfile, "

@@ -129,6 +129,22 @@ from qipai.cli.common import fail
                    "X-Forwarded-For and X-Forwarded-Proto headers are believed — the "
                    "client address logged is then the one the proxy forwards (uvicorn's "
                    "proxy headers).  [default: none; the headers are ignored]")
+@click.option("--webhook", metavar="URL", default=None,
+              help="POST every table event (table_created, hand_started, hand_ended, "
+                   "table_closed, timeout, tuoguan) to this http(s) URL, at least once, in "
+                   "order per table, signed with the secret in the environment variable "
+                   "QIPAI_WEBHOOK_SECRET (X-Qipai-Signature).")
+@click.option("--webhook-max-attempts", type=click.IntRange(min=1), default=12,
+              show_default=True,
+              help="Attempts before an event the webhook does not take is dead (GET "
+                   "/admin/events?dead=1, POST /admin/events/retry).")
+@click.option("--webhook-backoff", type=click.FloatRange(min=0, min_open=True), default=1.0,
+              show_default=True,
+              help="Seconds of the first retry's backoff; each next one doubles (at most "
+                   "600 s), with jitter.")
+@click.option("--webhook-timeout", type=click.FloatRange(min=0, min_open=True), default=10.0,
+              show_default=True,
+              help="Seconds the webhook has to answer an event before the attempt fails.")
 @click.option("--allow-version-mismatch", is_flag=True,
               help="Restore open tables made under another qipai version (the variant "
                    "version, ruleset and plugins must still match).")
@@ -142,7 +158,9 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
           key_max_connections: int | None = None, key_max_spectators: int | None = None,
           retention: str | None = None, lobby: bool = False,
           forwarded_allow_ips: str | None = None, ready_timeout: float = 30.0,
-          vote_timeout: float = 60.0, tuoguan_delay: float = 1.0) -> None:
+          vote_timeout: float = 60.0, tuoguan_delay: float = 1.0,
+          webhook: str | None = None, webhook_max_attempts: int = 12,
+          webhook_backoff: float = 1.0, webhook_timeout: float = 10.0) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
     Open the printed address in a browser (create a table, play, watch,
@@ -168,6 +186,17 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
             retention_s = parse_duration(retention)
         except ValueError as exc:
             fail(f"--retention: {exc}")
+    secret = None
+    if webhook is not None:
+        from qipai.server.webhook import check_url
+
+        why = check_url(webhook)
+        if why is not None:
+            fail(why)
+        secret = os.environ.get("QIPAI_WEBHOOK_SECRET", "")
+        if not secret:
+            fail("--webhook needs its signing secret in the environment variable "
+                 "QIPAI_WEBHOOK_SECRET (a long random string the receiver knows too)")
     keys = None
     loose = None   # a warning: the keys file is readable by other users
     if keys_file is not None:
@@ -209,6 +238,12 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                                   "max_spectators": key_max_spectators}, seat_reserve)
     server.retention = retention_s
     server.lobby = lobby
+    if webhook is not None:
+        from qipai.server.webhook import Deliverer
+
+        server.webhook = Deliverer(server, webhook, secret.encode(),
+                                   max_attempts=webhook_max_attempts, backoff=webhook_backoff,
+                                   timeout=webhook_timeout)
     port = sock.getsockname()[1]   # --port 0: the one the system chose
     dealt = f"seeded {seed} (tests and demos only)" if seed is not None else "OS CSPRNG"
     if logs.json_on():
@@ -241,6 +276,9 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     if retention_s is not None:
         click.echo(f"closed tables are deleted {retention:s} after their close (--retention)",
                    err=True)
+    if webhook is not None:
+        click.echo(f"events are POSTed to the webhook (--webhook), signed; dead after "
+                   f"{webhook_max_attempts} attempts", err=True)
     if forwarded_allow_ips is not None:
         click.echo(f"behind a proxy: X-Forwarded-For and X-Forwarded-Proto believed from "
                    f"{forwarded_allow_ips} only", err=True)

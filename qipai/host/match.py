@@ -59,12 +59,13 @@ from qipai.core.model import Action
 from qipai.core.records import record_of
 from qipai.core.sessions import hand_seed
 from qipai.core.table import Table
+from qipai.host import feed
 from qipai.host import protocol as P
 from qipai.host.clock import Clock, Decision
 from qipai.host.errors import LOCK_LOST, REREADING, Refused
 from qipai.host.journal import Journal
 from qipai.host.outbox import Conn, Outbox
-from qipai.host.room import Room, showdown_of
+from qipai.host.room import TIMEOUTS_TO_TUOGUAN, Room, showdown_of
 from qipai.host.seats import Seats
 from qipai.host.store import LockLost, StoreError, Write, action_params, said
 
@@ -265,6 +266,16 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room):
             P.encode(P.Events(hand=hand, first=start, events=tuple(table.events[start:])))
             ops = [("action", action_params(self.id, hand, index, table.actions[-1],
                                             timeout, tuoguan))]
+            # the operator's events (qipai.host.feed), in the same transaction
+            if timeout:
+                ops.append(feed.timeout(self, hand, seat, index))
+            if seat not in self.bots and not tuoguan:
+                if timeout:
+                    if (self.missed.get(seat, 0) + 1 >= TIMEOUTS_TO_TUOGUAN
+                            and seat not in self.tuoguan):
+                        ops.append(feed.tuoguan(self, hand, seat, True, "timeouts"))
+                elif seat in self.tuoguan:
+                    ops.append(feed.tuoguan(self, hand, seat, False, "played"))
             nxt = None
             tally = None   # the room's last hand ended: its 大结算
             if table.over:
@@ -273,14 +284,19 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room):
                     record=msgspec.json.encode(rec).decode(),
                     net=msgspec.json.encode(list(table.result.net)).decode(),
                     k_table=self.id, k_hand=hand)))
+                after = [a + b for a, b in zip(self.totals, table.result.net)]
+                ops.append(feed.hand_ended(self, hand, table.result, rec, after))
                 if self.last_hand():   # the room is over: it closes in the same write
                     tally = self.final_tally(table)
                     ops.append(("close", dict(k_table=self.id, closed=time.time(),
                                               ended="finished",
                                               tally=msgspec.json.encode(tally).decode())))
+                    ops.append(feed.table_closed(self, "finished", self.hands_done + 1,
+                                                 after, tally))
                 else:
                     nxt = self.new_hand(hand + 1, table.result.next_dealer)
                     ops.append(("hand", self.hand_row(hand + 1, *nxt)))
+                    ops.append(feed.hand_started(self, hand + 1, nxt[0], nxt[2]))
         except Exception as exc:  # noqa: BLE001 - the next deal's plugins, the record's encoding
             raise self._broken(exc, f"writing seat {seat}'s {action!r}") from None
         for c in self.conns:   # what is held so far waits for the writes before this one
@@ -465,6 +481,7 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room):
                                      k_table=self.id, k_hand=self.hand)),
                 ("close", dict(k_table=self.id, closed=time.time(), ended=ended,
                                tally=msgspec.json.encode(tally).decode() if tally else None)),
+                feed.table_closed(self, ended, self.hands_done, self.totals, tally),
             ], written))
             exc = await done
             if isinstance(exc, LockLost):   # logged once, by the server

@@ -300,6 +300,12 @@ class Room:
             raise Refused("NotNow", f"seat {seat} switched 托管 less than "
                                     f"{TUOGUAN_SWITCH_S:g} s ago: try again in a moment")
         self._switched[seat] = now
+        if self.halted is None:   # the operator's event: a write of its own (no move)
+            from qipai.host import feed
+            from qipai.host.store import Write
+
+            self.store.submit(Write(self.id, [feed.tuoguan(self, self.hand, seat, msg.on,
+                                                           "asked")], lambda exc: None))
         self.set_tuoguan(seat, msg.on)
         self.flush()
         self.poke()

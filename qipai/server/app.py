@@ -27,6 +27,9 @@ Routes (docs/reference/protocol.md):
   with ``Authorization: Bearer ADMIN_TOKEN``; ``GET /admin/tables`` and
   ``POST /admin/tables/close`` — the operator's list and bulk close
   (:mod:`qipai.server.admin`).
+* ``GET /events?after=ID`` — the operator's events (a long-poll with
+  ``wait``); ``GET /admin/events``, ``POST /admin/events/retry`` — the
+  webhook's dead events (:mod:`qipai.server.feed`, :mod:`qipai.server.webhook`).
 * ``WS /tables/{id}/ws?token=TOKEN`` — one seat (or the spectator) per connection.
 * ``GET /`` — the browser page (``qipai/server/static/``: lobby, play, watch,
   replay); ``GET /records`` — the latest finished hands of all tables;
@@ -51,6 +54,7 @@ from starlette.staticfiles import StaticFiles
 from qipai.host import protocol as P
 from qipai.host import trace
 from qipai.server.admin import admin_tables, close_many
+from qipai.server.feed import admin_events, events, retry_events
 from qipai.server.guard import OneValueEach
 from qipai.server.routes import (
     STATIC, close_table, create_table, finished, get_table, health, list_tables, not_found,
@@ -122,8 +126,12 @@ def create_app(server: Server) -> Starlette:
         gc.collect()
         gc.freeze()
         server.store.watch(server.lock_lost)   # told of a lost lock; PostgreSQL: its watchdog
+        server.store.on_events = server.events_committed
         loop = asyncio.get_running_loop()
         stalls = loop.create_task(_log_stalls(server))
+        webhook = None
+        if server.webhook is not None:   # --webhook: the deliverer (qipai.server.webhook)
+            webhook = loop.create_task(server.webhook.run())
         prunes = None
         if server.retention is not None:   # --retention: closed tables deleted after it
             from qipai.server.retention import prune_loop
@@ -135,6 +143,9 @@ def create_app(server: Server) -> Starlette:
         probe = trace.start()
         yield
         stalls.cancel()
+        if webhook is not None:   # what it had in flight is sent again at the next start
+            webhook.cancel()
+            await asyncio.gather(webhook, return_exceptions=True)
         if prunes is not None:
             prunes.cancel()
         for t in server.tables.values():
@@ -173,6 +184,9 @@ def create_app(server: Server) -> Starlette:
         Route("/tables/{id}/close", close_table, methods=["POST"]),
         Route("/admin/tables", admin_tables, methods=["GET"]),   # qipai.server.admin
         Route("/admin/tables/close", close_many, methods=["POST"]),
+        Route("/admin/events", admin_events, methods=["GET"]),   # qipai.server.feed
+        Route("/admin/events/retry", retry_events, methods=["POST"]),
+        Route("/events", events, methods=["GET"]),
         WebSocketRoute("/tables/{id}/ws", table_ws),
     ], lifespan=lifespan, exception_handlers={404: not_found, 405: not_found},
         middleware=[Middleware(_Stopping), Middleware(OneValueEach)])

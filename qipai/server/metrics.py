@@ -23,7 +23,12 @@ Metrics (``qipai_`` first):
   ``qipai_key_spectators{key}`` (gauges) and
   ``qipai_limit_refusals_total{key,limit}`` (``key`` empty for the
   server-wide ``seat_reserve``);
-* ``qipai_tables_pruned_total`` — closed tables deleted after ``--retention``.
+* ``qipai_tables_pruned_total`` — closed tables deleted after ``--retention``;
+* with ``--webhook`` (:mod:`qipai.server.webhook`): ``qipai_events_pending``,
+  ``qipai_events_dead`` (gauges, counted every 2 s),
+  ``qipai_events_delivered_total``, ``qipai_event_attempts_failed_total``
+  (counters) and ``qipai_event_lag_seconds`` (histogram: commit to the
+  webhook's 2xx).
 
 ``/metrics`` is open (no key) for now.
 """
@@ -92,6 +97,18 @@ class _Counts(Collector):
         yield limited
         yield CounterMetricFamily("qipai_tables_pruned", "Closed tables deleted after the "
                                   "retention.", value=q.pruned)
+        w = s.webhook
+        if w is not None:
+            yield GaugeMetricFamily("qipai_events_pending", "Events not yet delivered to the "
+                                    "webhook (nor dead), as last counted.", value=w.pending)
+            yield GaugeMetricFamily("qipai_events_dead", "Events the webhook did not take "
+                                    "after --webhook-max-attempts (POST /admin/events/retry).",
+                                    value=w.dead)
+            yield CounterMetricFamily("qipai_events_delivered", "Events delivered to the "
+                                      "webhook (a 2xx answer).", value=w.delivered)
+            yield CounterMetricFamily("qipai_event_attempts_failed", "Webhook attempts that "
+                                      "failed (not 2xx, no answer, a dropped connection).",
+                                      value=w.failed)
 
 
 def install(server: Any) -> CollectorRegistry:
@@ -102,6 +119,12 @@ def install(server: Any) -> CollectorRegistry:
     commits = Histogram("qipai_commit_seconds", "Seconds each group-commit batch took to "
                         "commit.", buckets=COMMIT_BUCKETS, registry=registry)
     server.store.on_batch = commits.observe
+    if server.webhook is not None:
+        from qipai.server.webhook import LAG_BUCKETS
+
+        server.webhook.lag = Histogram(
+            "qipai_event_lag_seconds", "Seconds from an event's commit to the webhook's 2xx "
+            "answer.", buckets=LAG_BUCKETS, registry=registry)
     server.metrics = registry
     return registry
 

@@ -4,8 +4,10 @@ By default nothing is deleted: a closed table's hands stay readable (``GET
 /tables/{id}/records``, the replays) for ever.  With ``--retention
 DURATION`` (``90s``, ``30m``, ``12h``, ``7d``; a bare number is seconds)
 a task of the server deletes, every :func:`interval`, the rows of the
-tables closed longer ago than that — ``qipai_actions``, ``qipai_hands``
-then ``qipai_tables`` — :data:`BATCH` tables a transaction, through the
+tables closed longer ago than that — ``qipai_actions``, ``qipai_hands``,
+their ``qipai_events`` (with ``--webhook``: those delivered; an event not
+delivered yet is kept, and still sent) then ``qipai_tables`` —
+:data:`BATCH` tables a transaction, through the
 store's writer (a write like any other, in the order submitted; an open
 table's rows are never deleted).  Each batch is one ``tables_pruned``
 event (``tables``: how many; counted in ``qipai_tables_pruned_total``).
@@ -72,8 +74,11 @@ async def prune_once(server: Any, retention: float) -> int:
                 fut.set_result(exc)
 
         params = {"ids": ids}
+        # their events too: those delivered — all of them without a webhook (nothing
+        # delivers them; GET /events readers had the retention to read them)
+        events = "prune_events" if server.webhook is not None else "prune_events_all"
         store.submit(Write(f"prune:{ids[0]}", [("prune_actions", params),
-                                               ("prune_hands", params),
+                                               ("prune_hands", params), (events, params),
                                                ("prune_tables", params)], written))
         exc = await fut
         if exc is not None:

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from qipai.core.errors import BadOption, QipaiError
+from qipai.host import feed
 from qipai.host import protocol as P
 from qipai.host.errors import DamagedTable
 from qipai.host.events import Events
@@ -270,6 +271,9 @@ class Server:
         if self.store.upgraded:
             self.log(f"the database was made by an older qipai: added the columns "
                      f"{', '.join(self.store.upgraded)}")
+        #: The webhook's deliverer (``qipai serve --webhook``; None: no webhook).
+        self.webhook: Any = None
+        self._events_signal: asyncio.Event | None = None
         self.tables: dict[str, HostedTable] = {}
         #: Open tables of the database this server does not play: id → why.
         self.refused: dict[str, QipaiError] = {}
@@ -286,6 +290,21 @@ class Server:
                 why = getattr(exc, "detail", str(exc))   # DamagedTable: its own words
                 self.log(f"table {row['id']} not restored ({type(exc).__name__}): "
                          f"{' '.join(why.split())}")
+
+    def events_committed(self) -> None:
+        """(The store's writer, in the loop: :attr:`Store.on_events`.)  New
+        events are committed: wake the deliverer and the long-polls."""
+        if self.webhook is not None:
+            self.webhook.poke()
+        signal, self._events_signal = self._events_signal, None
+        if signal is not None:
+            signal.set()
+
+    def events_signal(self) -> asyncio.Event:
+        """(The loop.)  An event set when the next events are committed."""
+        if self._events_signal is None:
+            self._events_signal = asyncio.Event()
+        return self._events_signal
 
     def lock_lost(self, exc: LockLost) -> None:
         """(The store, in the loop, once: its lock's watchdog or its writer
@@ -503,7 +522,8 @@ class Server:
                    closed=None, hands=hands, ended=None, tally=None)
         t = HostedTable(self, row, rs)
         hand = t.new_hand(0, None)
-        await self.store.create_table_async(row, t.hand_row(0, *hand))
+        await self.store.create_table_async(row, t.hand_row(0, *hand), [
+            feed.table_created(t), feed.hand_started(t, 0, hand[0], hand[2])])
         t.install(0, *hand)
         t.committed_now()
         self.tables[tid] = t

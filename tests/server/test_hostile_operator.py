@@ -186,7 +186,7 @@ def _rows(db_url: str) -> dict[str, int]:
     try:
         with eng.connect() as c:
             out = {n: c.execute(sa.text(f"select count(*) from {n}")).scalar()
-                   for n in ("qipai_tables", "qipai_hands", "qipai_actions")}
+                   for n in ("qipai_tables", "qipai_hands", "qipai_actions", "qipai_events")}
             if eng.dialect.name == "sqlite":
                 out["pages"] = c.execute(sa.text("pragma page_count")).scalar()
             return out
@@ -207,6 +207,7 @@ def test_unbounded_growth(db_url, tmp_path):
                 gone.append(t["id"])
             rows = poll(lambda: _rows(db_url), lambda r: r["qipai_tables"] == 1)
             assert rows["qipai_tables"] == 1 and rows["qipai_hands"] == 1, rows
+            assert rows["qipai_events"] == 2, rows   # the kept table's created, hand_started
             pages.append(rows.get("pages", 0))
             with s.http() as h:
                 for tid in gone[:3]:

@@ -50,6 +50,20 @@ def test_the_operator_backend_example(db_url, tmp_path):
                              capture_output=True, text=True, timeout=PATIENCE, check=True,
                              env=env).stdout
         assert out.startswith("hand 1: {'阿明': ")
+        # the webhook's receiver: a signed hand_ended credits each named player once
+        from qipai.server.webhook import signature
+
+        db = ex["ledger"](str(tmp_path / "wallet.db"))
+        body = json.dumps({"id": 7, "kind": "hand_ended", "table": table, "created": 0.0,
+                           "data": {"net": [3, -1, -2, 0],
+                                    "named": {"0": {"player": "u-123", "name": "阿明"}}}}
+                          ).encode()
+        secret = b"s3cret"
+        now = int(__import__("time").time())
+        assert ex["receive"](db, secret, signature(b"wrong", now, body), body) == 401
+        for _ in range(2):   # a repeat of event 7 changes nothing
+            assert ex["receive"](db, secret, signature(secret, now, body), body) == 200
+        assert db.execute("select player, amount from balances").fetchall() == [("u-123", 3)]
     finally:
         s.stop()
     assert "Traceback" not in s.log_path.read_text()

@@ -29,7 +29,8 @@ from qipai.host.store.lock import (
 )
 from qipai.host.store.reads import READ_WAITING, READERS, Reads
 from qipai.host.store.schema import (
-    Write, action_params, actions, hands, metadata, tables, token_hash, upgrade,
+    Write, action_params, actions, event_params, events, hands, metadata, tables, token_hash,
+    upgrade,
 )
 from qipai.host.store.writer import CHECKPOINT_S, SQLITE_LOCK_WAIT_MS, GroupCommit
 
@@ -38,6 +39,7 @@ __all__ = [
     "LOCK_ANSWER_S", "LOCK_CHECK_S", "LOCK_WAIT_S", "PG_LOCK_KEY", "READERS", "READ_WAITING",
     "SQLITE_LOCK_WAIT_MS", "URLS", "CommitUnknown", "DatabaseInUse", "LockLost", "ReadsBusy",
     "Store", "StoreError", "StoreStopped", "Write", "action_params", "actions", "engine_url",
+    "event_params", "events",
     "hands", "metadata", "said", "tables", "token_hash",
 ]
 

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from qipai.host.offload import Crowded, Stopped
 from qipai.host.store.errors import ReadsBusy, StoreError, StoreStopped, said
-from qipai.host.store.schema import actions, hands, tables
+from qipai.host.store.schema import actions, events, hands, tables
 
 _T = TypeVar("_T")
 
@@ -135,3 +135,54 @@ class Reads:
                              .where(tables.c.open == sa.false(), when < cutoff)
                              .order_by(when, tables.c.id).limit(limit))
             return [r[0] for r in rows]
+
+    # ------------------------------------------------------------ events
+
+    def event_heads(self, now: float, limit: int) -> tuple[list[dict[str, Any]], float | None]:
+        """(The webhook's deliverer.)  The first undelivered event of each
+        table (a table's later events wait behind it, even a dead one), of
+        those not dead and due (``next_try`` ≤ ``now``): at most ``limit``,
+        oldest first; and the earliest ``next_try`` of the heads not due yet
+        (None: none)."""
+        heads = (sa.select(events.c.table_id, sa.func.min(events.c.id).label("id"))
+                 .where(events.c.delivered.is_(None)).group_by(events.c.table_id)
+                 .subquery())
+        base = (sa.select(events).join(heads, heads.c.id == events.c.id)
+                .where(events.c.dead == sa.false()))
+        with _reading("the events to deliver"), self.engine.connect() as c:
+            rows = [dict(r) for r in c.execute(
+                base.where(events.c.next_try <= now).order_by(events.c.id).limit(limit)
+            ).mappings()]
+            later = c.execute(sa.select(sa.func.min(events.c.next_try))
+                              .select_from(events.join(heads, heads.c.id == events.c.id))
+                              .where(events.c.dead == sa.false(), events.c.next_try > now)
+                              ).scalar()
+        return rows, later
+
+    def events_after(self, after: int, key_name: str | None, limit: int,
+                     everyone: bool = False) -> list[dict[str, Any]]:
+        """(``GET /events``.)  At most ``limit`` events with an id above
+        ``after``, in id order: those of ``key_name``'s tables — or of every
+        table, ``everyone``."""
+        q = sa.select(events).where(events.c.id > after)
+        if not everyone:
+            q = q.where(events.c.key_name == key_name)
+        with _reading("the events"), self.engine.connect() as c:
+            return [dict(r) for r in c.execute(q.order_by(events.c.id).limit(limit)).mappings()]
+
+    def dead_events(self, limit: int) -> list[dict[str, Any]]:
+        """(``GET /admin/events?dead=1``.)  At most ``limit`` dead events, oldest first."""
+        with _reading("the dead events"), self.engine.connect() as c:
+            return [dict(r) for r in c.execute(
+                sa.select(events).where(events.c.dead == sa.true(),
+                                        events.c.delivered.is_(None))
+                .order_by(events.c.id).limit(limit)).mappings()]
+
+    def event_counts(self) -> tuple[int, int]:
+        """``(pending, dead)``: events not delivered yet, not dead; dead ones."""
+        with _reading("the event counts"), self.engine.connect() as c:
+            rows = c.execute(sa.select(events.c.dead, sa.func.count())
+                             .where(events.c.delivered.is_(None))
+                             .group_by(events.c.dead)).all()
+        counts = {bool(d): n for d, n in rows}
+        return counts.get(False, 0), counts.get(True, 0)

@@ -1,6 +1,6 @@
 """The server's database schema: one SQLAlchemy Core schema for SQLite and PostgreSQL.
 
-Three tables:
+Four tables:
 
 * ``qipai_tables`` — one row per hosted table: the ruleset spec, the
   house plugins, the qipai and variant versions, the RNG kind (and the
@@ -12,6 +12,14 @@ Three tables:
 * ``qipai_actions`` — every accepted action: ``(table_id, hand, seq)`` is
   the primary key, so an action can never be stored twice; ``timeout``
   says the server played it for a seat that did not answer in time.
+* ``qipai_events`` — the transactional outbox (issue 36): each event the
+  operator is told (``table_created``, ``hand_started``, ``hand_ended``,
+  ``table_closed``, ``timeout``, ``tuoguan``), inserted in the same
+  transaction as the change it reports; ``id`` (autoincrement, never
+  reused) is the global order — one writer commits everything, so ids
+  commit in increasing order — and the webhook's idempotency key; its
+  delivery state (``attempts``, ``next_try``, ``delivered``, ``dead``,
+  ``error``) is kept by the deliverer (:mod:`qipai.server.webhook`).
 
 A change is handed to the writer (:mod:`qipai.host.store.writer`) as a
 :class:`Write`.
@@ -20,6 +28,7 @@ A change is handed to the writer (:mod:`qipai.host.store.writer`) as a
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,6 +98,26 @@ actions = sa.Table(
 )
 
 
+events = sa.Table(
+    "qipai_events", metadata,
+    sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True,
+              autoincrement=True),
+    sa.Column("table_id", sa.String(32), nullable=False),
+    sa.Column("key_name", sa.String(100)),                  # the table's operator key
+    sa.Column("kind", sa.String(20), nullable=False),
+    sa.Column("body", sa.Text, nullable=False),             # JSON object (the event's data)
+    sa.Column("created", sa.Float, nullable=False),         # time.time() when written
+    sa.Column("attempts", sa.Integer, nullable=False, default=0),
+    sa.Column("next_try", sa.Float, nullable=False, default=0.0),   # time.time()
+    sa.Column("delivered", sa.Float),                       # time.time() of the 2xx; NULL: not yet
+    sa.Column("dead", sa.Boolean, nullable=False, default=False),
+    sa.Column("error", sa.Text),                            # the last attempt's failure
+    sa.Index("qipai_events_pending", "delivered", "table_id", "id"),
+    sa.Index("qipai_events_key", "key_name", "id"),
+    sqlite_autoincrement=True,   # never reuse an id (the idempotency key)
+)
+
+
 # The hot path's statements, built once: a statement with bound parameters
 # keeps one cache key, so SQLAlchemy compiles it once, not per action.
 _INSERT_ACTION = actions.insert()
@@ -107,10 +136,28 @@ _IDS = sa.bindparam("ids", expanding=True)
 _CLOSED_IDS = sa.select(tables.c.id).where(tables.c.id.in_(_IDS), tables.c.open == sa.false())
 _PRUNE_ACTIONS = actions.delete().where(actions.c.table_id.in_(_CLOSED_IDS))
 _PRUNE_HANDS = hands.delete().where(hands.c.table_id.in_(_CLOSED_IDS))
+# (defined below ``events``) the events of those tables: delivered ones, or all of them
 _PRUNE_TABLES = tables.delete().where(tables.c.id.in_(_IDS), tables.c.open == sa.false())
 
+_K_ID = sa.bindparam("k_id")
+_EVENT_SENT = (events.update().where(events.c.id == _K_ID)
+               .values(delivered=sa.bindparam("delivered"), attempts=sa.bindparam("attempts"),
+                       error=None))
+_EVENT_FAILED = (events.update().where(events.c.id == _K_ID)
+                 .values(attempts=sa.bindparam("attempts"), next_try=sa.bindparam("next_try"),
+                         dead=sa.bindparam("dead"), error=sa.bindparam("error")))
+_EVENTS_RETRY = (events.update()
+                 .where(events.c.dead == sa.true(), events.c.delivered.is_(None))
+                 .values(dead=False, attempts=0, next_try=0.0, error=None))
+
+_PRUNE_EVENTS_ALL = events.delete().where(events.c.table_id.in_(_CLOSED_IDS))
+_PRUNE_EVENTS = _PRUNE_EVENTS_ALL.where(events.c.delivered.is_not(None))
+
 #: Operations a :class:`Write` may hold: (kind, parameters).
-_STATEMENTS = {"action": _INSERT_ACTION, "finish_hand": _UPDATE_HAND, "hand": _INSERT_HAND,
+_STATEMENTS = {"event": events.insert(), "event_sent": _EVENT_SENT,
+               "event_failed": _EVENT_FAILED, "events_retry": _EVENTS_RETRY,
+               "prune_events": _PRUNE_EVENTS, "prune_events_all": _PRUNE_EVENTS_ALL,
+               "action": _INSERT_ACTION, "finish_hand": _UPDATE_HAND, "hand": _INSERT_HAND,
                "close": _CLOSE_TABLE, "table": tables.insert(),
                "prune_actions": _PRUNE_ACTIONS, "prune_hands": _PRUNE_HANDS,
                "prune_tables": _PRUNE_TABLES}
@@ -127,7 +174,14 @@ class Write:
             ``k_hand``), ``"hand"`` (a ``qipai_hands`` row), ``"close"``
             (``k_table``, ``closed``, ``ended``, ``tally``: JSON or None); ``"prune_actions"``, ``"prune_hands"``,
             ``"prune_tables"`` (``ids``: closed tables whose rows are
-            deleted, in that order; an open table's are never touched).
+            deleted, in that order; an open table's are never touched);
+            ``"event"`` (a ``qipai_events`` row, :func:`event_params`),
+            ``"event_sent"`` (``k_id``, ``delivered``, ``attempts``),
+            ``"event_failed"`` (``k_id``, ``attempts``, ``next_try``,
+            ``dead``, ``error``), ``"events_retry"`` (no parameters: every
+            dead event pending again); ``"prune_events"`` (``ids``: the
+            delivered events of those closed tables), ``"prune_events_all"``
+            (all their events: a server without a webhook).
         done: called in the event loop once committed (``None``) or failed
             (the exception); not called for a cancelled write.
     """
@@ -145,6 +199,15 @@ def action_params(table_id: str, hand: int, seq: int, action: Any,
     return dict(table_id=table_id, hand=hand, seq=seq, action=_encode(action).decode(),
                 timeout=timeout, tuoguan=tuoguan)
 
+
+
+def event_params(table_id: str, key_name: str | None, kind: str,
+                 body: dict[str, Any]) -> dict[str, Any]:
+    """The ``qipai_events`` row of one event (``body``: its JSON data,
+    plain builtins or msgspec Structs), pending delivery."""
+    return dict(table_id=table_id, key_name=key_name, kind=kind,
+                body=_encode(body).decode(), created=time.time(), attempts=0,
+                next_try=0.0, delivered=None, dead=False, error=None)
 
 
 def upgrade(conn: sa.Connection) -> list[str]:

@@ -136,6 +136,12 @@ class GroupCommit:
         self._ckpt: Any = None    # the running checkpoint (a future), SQLite only
         self._ckpt_at = 0.0       # when the last one started (time.monotonic)
         self._ckpt_conn: Any = None   # the checkpointer's own connection (its thread's)
+        #: ``qipai_events`` rows committed so far (any thread adds; read in the loop)
+        self.events_written = 0
+        self._events_told = 0
+        #: Called in the loop after a commit that wrote events (the webhook's
+        #: deliverer and ``GET /events`` wake on it); None: nobody listens.
+        self.on_events: Callable[[], None] | None = None
         path = self.engine.url.database if self.dialect == "sqlite" else None
         # a file database (URI filenames are refused, _check_url): checkpoints to run
         self._ckpt_path = path if path and path != ":memory:" else None
@@ -239,6 +245,8 @@ class GroupCommit:
                 self.on_batch(took)
             self.batches += 1
             self._tell()   # the writer found the lock lost: the server halts first
+            if self.events_written != self._events_told:
+                self.tell_events()
             for w in batch:
                 if not w.cancelled:
                     try:
@@ -253,6 +261,16 @@ class GroupCommit:
                     self._ckpt_at = now
                     self._ckpt = loop.run_in_executor(self._pool, self._checkpoint)
                     self._ckpt.add_done_callback(self._checkpointed)
+
+    def tell_events(self) -> None:
+        """(The loop.)  Events were committed: call :attr:`on_events`."""
+        self._events_told = self.events_written
+        if self.on_events is not None:
+            try:
+                self.on_events()
+            except Exception as exc:  # noqa: BLE001 - the writer serves every table
+                print(f"qipai serve: telling of new events failed: {said(exc)}",
+                      file=sys.stderr, flush=True)
 
     async def _commit_sqlite(self, batch: list[Write]) -> dict[str, BaseException]:
         """(The writer, in the loop; an SQLite file.)  :meth:`_commit` of
@@ -362,6 +380,7 @@ class GroupCommit:
                 c.connection.dbapi_connection.execute(
                     f"PRAGMA busy_timeout = {SQLITE_LOCK_WAIT_MS if wait else 0}")
                 self._wwaits = wait
+            evs = 0   # events inserted
             with c.begin():
                 self._still_locked(c)
                 run: list[dict[str, Any]] = []   # consecutive action rows: one executemany
@@ -373,11 +392,15 @@ class GroupCommit:
                         if run:
                             c.execute(_INSERT_ACTION, run)
                             run = []
+                        if kind == "event":
+                            evs += 1
                         c.execute(_STATEMENTS[kind], params)
                 if run:
                     c.execute(_INSERT_ACTION, run)
                 self._still_locked(c)   # the commit is sent on the lock's session
                 committing = True       # leaving the block sends it
+            if evs:
+                self.events_written += evs
         except LockLost:
             raise
         except Exception as exc:
@@ -401,7 +424,8 @@ class GroupCommit:
 
     # -------------------------------------------------------------- writes
 
-    def create_table(self, row: dict[str, Any], first_hand: dict[str, Any]) -> None:
+    def create_table(self, row: dict[str, Any], first_hand: dict[str, Any],
+                     events: Any = ()) -> None:
         """Insert a table and its first hand (one transaction, on the
         writer's connection: on PostgreSQL in the writer's thread, after the
         batch in flight; on SQLite in the caller's, waiting for a lock
@@ -412,7 +436,7 @@ class GroupCommit:
         Raises:
             LockLost: the server lock is lost (nothing is written).
             StoreError: the database did not take it."""
-        w = self._table_write(row, first_hand)
+        w = self._table_write(row, first_hand, events)
         key = self._writing.begin("a new table's write")
         try:
             with self._creating():
@@ -423,7 +447,8 @@ class GroupCommit:
         finally:
             self._writing.end(key)
 
-    async def create_table_async(self, row: dict[str, Any], first_hand: dict[str, Any]) -> None:
+    async def create_table_async(self, row: dict[str, Any], first_hand: dict[str, Any],
+                                 events: Any = ()) -> None:
         """:meth:`create_table` from the event loop, which it does not block:
         on PostgreSQL the loop awaits the writer's thread (a database that
         does not answer holds up this request, not the loop; it counts in
@@ -432,7 +457,7 @@ class GroupCommit:
         batch is, waiting for no lock; when another connection holds the
         write lock, or the writer's thread has a write of its own, in the
         writer's thread instead (behind it), as PostgreSQL's.  Same errors."""
-        w = self._table_write(row, first_hand)
+        w = self._table_write(row, first_hand, events)
         key: int | None = self._writing.begin("a new table's write")
         try:
             with self._creating():
@@ -457,11 +482,15 @@ class GroupCommit:
         finally:
             if key is not None:
                 self._writing.end(key)
+            if self.events_written != self._events_told:
+                self.tell_events()
 
-    def _table_write(self, row: dict[str, Any], first_hand: dict[str, Any]) -> Write:
+    def _table_write(self, row: dict[str, Any], first_hand: dict[str, Any],
+                     events: Any = ()) -> Write:
         if self.lost is not None:
             raise LockLost(str(self.lost))
-        return Write(row.get("id", ""), [("table", row), ("hand", first_hand)], lambda exc: None)
+        return Write(row.get("id", ""), [("table", row), ("hand", first_hand),
+                                         *events], lambda exc: None)
 
     @contextmanager
     def _creating(self) -> Iterator[None]:

@@ -1,0 +1,78 @@
+"""The operator's events: what a table tells its operator, written to the
+database's outbox (``qipai_events``) in the same transaction as the change
+each reports, and delivered from there (the webhook,
+:mod:`qipai.server.webhook`; ``GET /events``).
+
+Each function answers one ``("event", row)`` operation of a
+:class:`~qipai.host.store.Write`; ``data`` is the event's JSON object (the
+``data`` of what is delivered, docs/reference/protocol.md "Events"):
+
+* ``table_created`` — ``variant`` (spec), ``players`` (seats), ``bots``,
+  ``named`` (seat → ``{"player", "name"}``), ``hands`` (a room's 局数 or
+  null), ``rng``;
+* ``hand_started`` — ``hand``, ``dealer``, ``commitment`` (SHA-256 hex of
+  the deal and its salt, revealed at the hand's end);
+* ``hand_ended`` — ``hand``, ``end``, ``winners``, ``payments`` (each
+  ``{"payer", "payee", "amount", "reason", "why"}``, 子), ``net`` (per
+  seat), ``totals`` (the table's running net after it), ``named``,
+  ``records`` (the path of the table's records), ``reveal``
+  (``{"commitment", "salt", "deal"}``);
+* ``table_closed`` — ``ended`` (``closed``, ``dissolved``, ``finished``),
+  ``hands_done``, ``totals``, ``tally`` (a room's 大结算, else null);
+* ``timeout`` — ``hand``, ``seat``, ``index`` (the action's index in the
+  hand) — the server played the default action for the seat;
+* ``tuoguan`` — ``hand``, ``seat``, ``on`` (true: the table's bot plays for
+  the seat now), ``why`` (``"timeouts"``, ``"played"`` — the player moved
+  again —, ``"asked"``).
+
+No event holds a token, a key, or a hand's salt before its end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from qipai.host.store import event_params
+
+
+def op(t: Any, kind: str, **data: Any) -> tuple[str, dict[str, Any]]:
+    """The ``("event", row)`` write operation of event ``kind`` of table ``t``."""
+    return ("event", event_params(t.id, t.key_name, kind, data))
+
+
+def named(t: Any) -> dict[str, dict[str, str]]:
+    return {str(s): p for s, p in sorted(t.named.items())}
+
+
+def table_created(t: Any) -> tuple[str, dict[str, Any]]:
+    return op(t, "table_created", variant=t.ruleset.spec, players=t.n, bots=list(t.bots),
+              named=named(t), hands=t.room_hands, rng=t.rng_kind)
+
+
+def hand_started(t: Any, hand: int, table: Any, commit: str) -> tuple[str, dict[str, Any]]:
+    return op(t, "hand_started", hand=hand, dealer=table.dealer, commitment=commit)
+
+
+def hand_ended(t: Any, hand: int, result: Any, rec: dict[str, Any],
+               totals: list[int]) -> tuple[str, dict[str, Any]]:
+    return op(t, "hand_ended", hand=hand, end=result.end, winners=list(result.winners),
+              payments=msgspec.to_builtins(result.payments), net=list(result.net),
+              totals=totals, named=named(t), records=f"/tables/{t.id}/records",
+              reveal={"commitment": rec.get("commitment"), "salt": rec.get("salt"),
+                      "deal": rec.get("deal")})
+
+
+def table_closed(t: Any, ended: str, hands_done: int, totals: list[int],
+                 tally: Any) -> tuple[str, dict[str, Any]]:
+    return op(t, "table_closed", ended=ended, hands_done=hands_done, totals=list(totals),
+              tally=msgspec.to_builtins(tally) if tally is not None else None)
+
+
+def timeout(t: Any, hand: int, seat: int, index: int) -> tuple[str, dict[str, Any]]:
+    return op(t, "timeout", hand=hand, seat=seat, index=index)
+
+
+def tuoguan(t: Any, hand: int, seat: int, on: bool, why: str) -> tuple[str, dict[str, Any]]:
+    return op(t, "tuoguan", hand=hand, seat=seat, on=on, why=why)
