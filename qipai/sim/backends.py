@@ -35,22 +35,14 @@ def _play_task(task: tuple[tuple[RulesetSpec, ...], str, int, int, int]) -> byte
 
 def _worker_init(rulesets: Sequence[RulesetSpec] = ()) -> None:
     """A pool worker: Ctrl-C is the parent's to handle; SIGTERM (what
-    ``Pool.terminate`` sends) ends it, whatever handler the parent had — by
-    :class:`SystemExit`, not the default death: a worker killed outright
-    while it sends a result holds the result queue's lock for ever, and the
-    pool's terminate then waits on it for ever (seen: a Ctrl-C'd run hung).
-    The rulesets are built once per worker, before its first task (free
-    under ``fork``, which inherits the parent's; a ``spawn`` or
-    ``forkserver`` worker builds its own here)."""
+    ``Pool.terminate`` sends) ends it, whatever handler the parent had.  The
+    rulesets are built once per worker, before its first task (free under
+    ``fork``, which inherits the parent's; a ``spawn`` or ``forkserver``
+    worker builds its own here)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _worker_exit)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _block_signals(False)  # blocked while the pool started (_run_pool)
     _warm(rulesets)
-
-
-def _worker_exit(signum: int, frame: Any) -> None:
-    # raised between two bytecodes: a ``with`` lock of the queues is released
-    raise SystemExit(0)
 
 
 def _block_signals(block: bool) -> None:
