@@ -84,10 +84,27 @@ def _run_pool(tasks: Iterable[Any], take: Callable[[Any], None], workers: int,
         pool.close()
         pool.join()
     except KeyboardInterrupt:
-        pool.terminate()
-        pool.join()
+        _terminate(pool)
         return True
     return False
+
+
+#: Seconds :func:`_terminate` gives ``Pool.terminate``: it takes milliseconds,
+#: unless a worker was killed while it held a queue's lock.
+TERMINATE_WAIT_S = 5.0
+
+
+def _terminate(pool: Any) -> None:
+    """Stop the pool's workers at once (Ctrl-C).  ``Pool.terminate`` kills
+    them (SIGTERM), then joins its own threads — one of which may wait for
+    ever on the result queue's lock when a worker was killed while sending a
+    result (seen: the Ctrl-C test hung).  It runs in a thread of its own and
+    is given :data:`TERMINATE_WAIT_S`: the workers are dead by then, and
+    what is left is only the pool's threads (daemons)."""
+    done = threading.Thread(target=lambda: (pool.terminate(), pool.join()), daemon=True,
+                            name="qipai-pool-terminate")
+    done.start()
+    done.join(TERMINATE_WAIT_S)
 
 
 # --------------------------------------------------------------------------
