@@ -80,14 +80,21 @@ def test_a_room_of_four_hands_ends_in_its_tally(driver, rooms, artifacts):
     open_link(driver, rooms, t)
     wait(driver, lambda d: d.find_elements("id", "tuoguan"))[0].click()
     wait(driver, lambda d: d.find_elements("css selector", ".seat.me .tag.tg"))
-    tally = wait(driver, lambda d: d.find_elements("id", "tally"), timeout=20 * PATIENCE)[0]
-    assert tally.get_attribute("data-ended") == "finished"
-    rows = driver.find_elements("css selector", "#tally [data-tally-seat]")
-    assert len(rows) == 4 and all(r.is_displayed() for r in rows)
+    # the page re-renders as the last messages (tally, closed) arrive, so the
+    # tally is read in one script call, never through a kept element
+    shown = wait(driver, lambda d: d.execute_script(
+        "const t = document.getElementById('tally'); if (!t) return null;"
+        "const rows = [...t.querySelectorAll('[data-tally-seat]')];"
+        "return {ended: t.dataset.ended,"
+        " shown: rows.every((r) => r.getClientRects().length > 0),"
+        " totals: rows.map((r) => r.querySelectorAll('td')[1].textContent)}"),
+        timeout=20 * PATIENCE)
+    assert shown["ended"] == "finished"
+    assert len(shown["totals"]) == 4 and shown["shown"]
     with httpx.Client(base_url=rooms.url, timeout=PATIENCE) as http:
         info = http.get(f"/tables/{t['id']}").json()
     assert info.get("ended") == "finished"
-    totals = [int(r.find_elements("css selector", "td")[1].text) for r in rows]
+    totals = [int(x) for x in shown["totals"]]
     assert totals == [x["total"] for x in sorted(info["tally"]["seats"], key=lambda x: x["seat"])]
     driver.execute_script("window.scrollTo(0, 0)")
     driver.save_screenshot(str(artifacts / "room-tally-390.png"))
@@ -110,8 +117,9 @@ def test_a_dissolve_vote(driver, rooms, artifacts, agree):
         other.until("vote")
         other.send({"type": "dissolve", "agree": agree})
         if agree:
-            wait(driver, lambda d: d.find_elements("id", "tally"))
-            assert driver.find_element("id", "tally").get_attribute("data-ended") == "dissolved"
+            ended = wait(driver, lambda d: d.execute_script(
+                "const t = document.getElementById('tally'); return t && t.dataset.ended"))
+            assert ended == "dissolved"
             driver.save_screenshot(str(artifacts / "room-dissolved-390.png"))
         else:
             wait(driver, lambda d: d.find_elements("css selector", "#vote[data-outcome=refused]"))
