@@ -18,6 +18,9 @@ from typing import Any, Literal, NamedTuple
 
 import msgspec
 
+from msgspec import UNSET, UnsetType
+
+from qipai.core.chain import Chain
 from qipai.core.errors import BadRecord, QipaiError, ReplayDiverged
 from qipai.core.model import Action, Deal, Event, Payment, Result
 from qipai.core.stamps import PluginStamp
@@ -71,6 +74,10 @@ class Record(msgspec.Struct, kw_only=True):
             registration order, each its name and source SHA-256 (None: an
             older record; ``[]``: none).  See :mod:`qipai.core.stamps` for
             how a replay under other versions is refused.
+        chain: where the hand stands in its table's tamper-evident journal
+            (:class:`~qipai.core.chain.Chain`: ``table``, ``hand``,
+            ``prev``, ``head``) — a hosted hand's; absent otherwise (and in
+            a record made before links), so a record without it is as before.
     """
 
     format: int = FORMAT_VERSION
@@ -92,6 +99,7 @@ class Record(msgspec.Struct, kw_only=True):
     qipai_version: str | None = None
     spec: str | None = None
     plugins: list[PluginStamp] | None = None
+    chain: Chain | UnsetType = UNSET
 
 
 #: The largest record text :func:`decode_record` reads (bytes), and the

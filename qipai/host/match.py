@@ -53,6 +53,7 @@ from typing import Any
 import msgspec
 
 from qipai.bots import GreedyBot
+from qipai.core import chain
 from qipai.core.errors import IllegalAction
 from qipai.core.fair import commitment, committed, new_salt
 from qipai.core.model import Action
@@ -146,6 +147,7 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room):
         #: The re-read of the hand after a failed write (:meth:`reread`),
         #: while it runs; None otherwise.
         self.rereading: asyncio.Task | None = None
+        self.chain_init(row["spec"])
         self.room_init(row)
 
     # ------------------------------------------------------------ hands
@@ -162,19 +164,23 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room):
                 seed: int | None) -> None:
         self.hand, self.table, self.salt, self.commitment = index, table, salt, commit
         self.hand_seed = seed
+        self.chain_start = self._chain_next
         self.timeouts = []
         self.tuoguan_moves = []
         self.decisions = {}
         self.answered: dict[int, int] = {}  # seat → seq of its last decision taken
         self.refresh_decisions()
 
-    def record(self) -> dict[str, Any]:
+    def record(self, head: str | None = None) -> dict[str, Any]:
         """The current hand's record (the record format, as a dict): stamped,
         deal and salt revealed (:func:`qipai.core.fair.committed`), with
-        its timeouts."""
+        its timeouts and, ``head`` given (the hand's end link), its chain."""
         rec = committed(record_of(self.table), self.salt)
         assert rec.commitment == self.commitment
         rec.timeouts = list(self.timeouts)
+        where = self.chain_of(head) if head is not None else None
+        if where is not None:
+            rec.chain = where
         out = msgspec.to_builtins(rec)
         if self.tuoguan_moves:   # (only then: a record of a hand without 托管 is as before)
             out["tuoguan"] = list(self.tuoguan_moves)
@@ -264,8 +270,9 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room):
             # what it caused must reach the seats: an event a plugin made that does
             # not encode would fail at its commit, in the store's writer
             P.encode(P.Events(hand=hand, first=start, events=tuple(table.events[start:])))
+            link = self.chain_action(hand, index, table.actions[-1], timeout, tuoguan)
             ops = [("action", action_params(self.id, hand, index, table.actions[-1],
-                                            timeout, tuoguan))]
+                                            timeout, tuoguan, link))]
             # the operator's events (qipai.host.feed), in the same transaction
             if timeout:
                 ops.append(feed.timeout(self, hand, seat, index))
@@ -279,11 +286,13 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room):
             nxt = None
             tally = None   # the room's last hand ended: its 大结算
             if table.over:
-                rec = self.record()
+                self.chain_head = end = chain.end_link(self.chain_head, self.id, hand,
+                                                       list(table.result.net))
+                rec = self.record(end)
                 ops.append(("finish_hand", dict(
                     record=msgspec.json.encode(rec).decode(),
                     net=msgspec.json.encode(list(table.result.net)).decode(),
-                    k_table=self.id, k_hand=hand)))
+                    end_link=end, k_table=self.id, k_hand=hand)))
                 after = [a + b for a, b in zip(self.totals, table.result.net)]
                 ops.append(feed.hand_ended(self, hand, table.result, rec, after))
                 if self.last_hand():   # the room is over: it closes in the same write
@@ -292,7 +301,7 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room):
                                               ended="finished",
                                               tally=msgspec.json.encode(tally).decode())))
                     ops.append(feed.table_closed(self, "finished", self.hands_done + 1,
-                                                 after, tally))
+                                                 after, tally, end))
                 else:
                     nxt = self.new_hand(hand + 1, table.result.next_dealer)
                     ops.append(("hand", self.hand_row(hand + 1, *nxt)))
@@ -467,7 +476,9 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room):
             await self.settled()
             if self.halted is not None:   # its hand in memory may not be the database's
                 raise StoreError(f"table {self.id} was not closed: {self.halted[1]}")
-            rec = self.record()
+            # the unfinished hand's end (no net): the head moves once it is written
+            end = chain.end_link(self.chain_head, self.id, self.hand, None)
+            rec = self.record(end)
             if self.room_hands is not None:
                 tally = self.tally(ended, self.totals, self.hands_done)
             done = asyncio.get_running_loop().create_future()
@@ -478,10 +489,10 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room):
 
             self.store.submit(Write(self.id, [
                 ("finish_hand", dict(record=msgspec.json.encode(rec).decode(),
-                                     k_table=self.id, k_hand=self.hand)),
+                                     end_link=end, k_table=self.id, k_hand=self.hand)),
                 ("close", dict(k_table=self.id, closed=time.time(), ended=ended,
                                tally=msgspec.json.encode(tally).decode() if tally else None)),
-                feed.table_closed(self, ended, self.hands_done, self.totals, tally),
+                feed.table_closed(self, ended, self.hands_done, self.totals, tally, end),
             ], written))
             exc = await done
             if isinstance(exc, LockLost):   # logged once, by the server
@@ -490,6 +501,7 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room):
                 self.server.log(f"table {self.id}: its close was not written: {said(exc)}")
                 raise StoreError(f"table {self.id} was not closed: the database did not take "
                                  f"it (the server's log says why); try again")
+            self.chain_head = end
         finally:
             self.closing = False
         self.closed_now(ended, tally)
