@@ -301,15 +301,15 @@ def file_checks(table_id: str | None, hands: list[tuple[str, int | None, dict[st
             elif c.hand == 0 and isinstance(rec.get("spec"), str) and \
                     c.prev != genesis(c.table, rec["spec"]):
                 problem = "hand 0 does not start at its table's genesis"
-            elif prev_head is not None and prev_hand is not None and c.hand == prev_hand + 1 \
-                    and c.prev != prev_head:
+            elif prev_hand is not None and c.hand != prev_hand + 1:
+                problem = (f"hand {c.hand} follows hand {prev_hand}: hands were swapped or "
+                           f"removed")
+            elif prev_head is not None and c.prev != prev_head:
                 problem = (f"it does not start at hand {prev_hand}'s head: a hand was "
                            f"changed, swapped or removed")
-            elif prev_hand is not None and c.hand <= prev_hand:
-                problem = f"hand {c.hand} follows hand {prev_hand}: hands were swapped"
         if problem is not None:
             out.append((label, False, f"chain: {problem}"))
-            prev_head = prev_hand = None
+            prev_head, prev_hand = (c.head, c.hand) if c is not None else (None, None)
             continue
         assert c is not None
         out.append((label, True, f"chain: {len(rec['actions'])} actions chained from "

@@ -1,0 +1,210 @@
+"""Issue 36, item 4: a tamper-evident journal.  A real server plays rooms,
+then its database is edited behind its back — an action row changed, an
+action row deleted, two hands' rows swapped, a commitment changed — and
+``qipai verify --db`` (a CLI process) names the first broken link each
+time, clean before and after each edit is undone; ``qipai verify`` on the
+table's records file catches a changed action and swapped hands; the
+``hand_ended`` events carry the database's heads; a server SIGKILLed
+mid-room goes on with the chain where it stood."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from hostkit import PATIENCE, start_server
+from pgcluster import sqlalchemy_url
+from webhooks import db_events, make_room, watch
+
+
+def _verify(*args: str) -> tuple[int, str]:
+    p = subprocess.run([sys.executable, "-m", "qipai", "verify", *args], capture_output=True,
+                       text=True, timeout=PATIENCE)
+    return p.returncode, p.stdout + p.stderr
+
+
+def _sql(db: str, q: str, **params: Any) -> list[dict[str, Any]]:
+    engine = sa.create_engine(sqlalchemy_url(db))
+    try:
+        with engine.begin() as c:
+            r = c.execute(sa.text(q), params)
+            return [dict(x) for x in r.mappings()] if r.returns_rows else []
+    finally:
+        engine.dispose()
+
+
+def _heads(db: str, tid: str) -> dict[int, str]:
+    """hand → the chain head its stored hand_ended event carried."""
+    out = {}
+    for e in db_events(db):
+        if e["table_id"] == tid and e["kind"] == "hand_ended":
+            body = json.loads(e["body"])
+            out[body["hand"]] = body["chain"]
+    return out
+
+
+def _played_room(db: str, tmp_path: Path, hands: int) -> tuple[dict[str, Any], dict]:
+    served = start_server(db, tmp_path)
+    try:
+        t = make_room(served, hands=hands)
+        watch(served, t)   # the bots play while a spectator watches, until it closes
+        with served.http() as h:
+            recs = h.get(f"/tables/{t['id']}/records").json()
+    finally:
+        served.stop()
+    return t, recs
+
+
+def test_verify_db_names_the_first_broken_link_of_each_edit(db_url, tmp_path):
+    t, recs = _played_room(db_url, tmp_path, hands=3)
+    tid = t["id"]
+    code, out = _verify("--db", db_url)
+    assert code == 0, out
+    assert f"ok   table {tid}: 3 hands" in out
+    # the hand_ended events carry the database's heads; each record its own
+    rows = _sql(db_url, "select hand, link, end_link from qipai_hands where table_id = :t "
+                        "order by hand", t=tid)
+    assert _heads(db_url, tid) == {r["hand"]: r["end_link"] for r in rows}
+    assert [h["record"]["chain"]["head"] for h in recs["hands"]] == [r["end_link"] for r in rows]
+    assert all(r["link"] and r["end_link"] for r in rows)
+    assert not _sql(db_url, "select seq from qipai_actions where table_id = :t and link is null",
+                    t=tid)
+
+    def broken(where: str) -> None:
+        code, out = _verify("--db", db_url, "--table", tid)
+        assert code == 1, out
+        assert f"FAIL table {tid}: {where}" in out, out
+
+    # 1. an action row changed
+    act = _sql(db_url, "select * from qipai_actions where table_id = :t and hand = 1 and "
+                       "seq = 5", t=tid)[0]
+    a = json.loads(act["action"])
+    a["seat"] = (a["seat"] + 1) % 4
+    _sql(db_url, "update qipai_actions set action = :a where table_id = :t and hand = 1 and "
+                 "seq = 5", a=json.dumps(a), t=tid)
+    broken("hand 1, action 5: its link")
+    _sql(db_url, "update qipai_actions set action = :a where table_id = :t and hand = 1 and "
+                 "seq = 5", a=act["action"], t=tid)
+    assert _verify("--db", db_url)[0] == 0
+
+    # 2. an action row deleted
+    _sql(db_url, "delete from qipai_actions where table_id = :t and hand = 1 and seq = 5", t=tid)
+    broken("hand 1, action 5 is missing")
+    _sql(db_url, "insert into qipai_actions (table_id, hand, seq, action, timeout, tuoguan, "
+                 "link) values (:table_id, :hand, :seq, :action, :timeout, :tuoguan, :link)",
+         **act)
+    assert _verify("--db", db_url)[0] == 0
+
+    # 3. two hands' rows swapped (everything but their index)
+    cols = ("deal", "seed", "commitment", "salt", "record", "net", "link", "end_link")
+    h0, h1 = (_sql(db_url, "select * from qipai_hands where table_id = :t and hand = :h",
+                   t=tid, h=n)[0] for n in (0, 1))
+
+    def put(n: int, row: dict[str, Any]) -> None:
+        _sql(db_url, f"update qipai_hands set {', '.join(f'{c} = :{c}' for c in cols)} "
+                     f"where table_id = :t and hand = :n", t=tid, n=n,
+             **{c: row[c] for c in cols})
+
+    put(0, h1)
+    put(1, h0)
+    broken("hand 0: its link")
+    put(0, h0)
+    put(1, h1)
+    assert _verify("--db", db_url)[0] == 0
+
+    # 4. a commitment changed
+    _sql(db_url, "update qipai_hands set commitment = :c where table_id = :t and hand = 2",
+         c="0" * 64, t=tid)
+    broken("hand 2: its link")
+    _sql(db_url, "update qipai_hands set commitment = :c where table_id = :t and hand = 2",
+         c=recs["hands"][2]["record"]["commitment"], t=tid)
+
+    # 5. a forger who recomputes the links after his change (here the net of the
+    #    last hand: nothing follows it) is caught by the heads the events carried
+    from qipai.core import chain
+
+    net = json.loads(_sql(db_url, "select net from qipai_hands where table_id = :t and "
+                                  "hand = 2", t=tid)[0]["net"])
+    last = _sql(db_url, "select link from qipai_actions where table_id = :t and hand = 2 "
+                        "order by seq desc", t=tid)[0]["link"]
+    forged = chain.end_link(last, tid, 2, [net[1], net[0], *net[2:]])
+    _sql(db_url, "update qipai_hands set net = :n, end_link = :e where table_id = :t and "
+                 "hand = 2", n=json.dumps([net[1], net[0], *net[2:]]), e=forged, t=tid)
+    if net[0] != net[1]:
+        broken("hand 2's end: its link")
+    else:   # (the swap changed nothing)
+        assert _verify("--db", db_url)[0] == 0
+    _sql(db_url, "update qipai_hands set net = :n, end_link = :e where table_id = :t and "
+                 "hand = 2", n=json.dumps(net), e=rows[2]["end_link"], t=tid)
+    code, out = _verify("--db", db_url)
+    assert code == 0, out
+
+    # the records file: clean, then a changed action, then two hands swapped
+    path = tmp_path / "records.json"
+    path.write_text(json.dumps(recs))
+    code, out = _verify(str(path))
+    assert code == 0, out
+    assert "hand 2: chain: " in out
+    bad = json.loads(json.dumps(recs))
+    x = bad["hands"][1]["record"]["actions"][3]
+    x["seat"] = (x["seat"] + 1) % 4
+    path.write_text(json.dumps(bad))
+    code, out = _verify(str(path))
+    assert code == 1 and "FAIL hand 2: chain: hand 1's links" in out, out
+    bad = json.loads(json.dumps(recs))
+    bad["hands"][1], bad["hands"][2] = bad["hands"][2], bad["hands"][1]
+    path.write_text(json.dumps(bad))
+    code, out = _verify(str(path))
+    assert code == 1 and "FAIL hand 2: chain: hand 2 follows hand 0" in out, out
+
+
+def test_verify_db_refuses_what_it_cannot_read(tmp_path):
+    code, out = _verify("--db", f"sqlite:///{tmp_path}/none.db")
+    assert code == 2 and "error:" in out, out
+    assert not (tmp_path / "none.db").exists()   # read-only: never created
+    code, out = _verify("--db", "mysql://x@y/z")
+    assert code == 2 and "error:" in out, out
+    sa.create_engine(f"sqlite:///{tmp_path}/other.db").connect().close()
+    code, out = _verify("--db", f"sqlite:///{tmp_path}/other.db")
+    assert code == 2 and "not a qipai database" in out, out
+    code, out = _verify(str(tmp_path / "x.json"), "--db", f"sqlite:///{tmp_path}/other.db")
+    assert code == 2, out
+
+
+def test_a_server_killed_mid_room_goes_on_with_its_chain(db_url, tmp_path):
+    served = start_server(db_url, tmp_path)
+    try:
+        t = make_room(served, hands=4)
+        ws = watch(served, t, until_closed=False)
+        try:
+            end = time.monotonic() + 2 * PATIENCE
+            while 1 not in _heads(db_url, t["id"]):   # hand 1 ended: kill in hand 2
+                assert time.monotonic() < end, "hand 1 did not end"
+                ws.recv(timeout=PATIENCE)
+        finally:
+            served.kill()
+            ws.close()
+    finally:
+        served.stop()
+    served = start_server(db_url, tmp_path)
+    try:
+        watch(served, t)
+        with served.http() as h:
+            recs = h.get(f"/tables/{t['id']}/records").json()
+    finally:
+        served.stop()
+    assert len(recs["hands"]) == 4
+    code, out = _verify("--db", db_url)
+    assert code == 0, out
+    path = tmp_path / "records.json"
+    path.write_text(json.dumps(recs))
+    code, out = _verify(str(path))
+    assert code == 0, out
+    heads = _heads(db_url, t["id"])
+    assert [h["record"]["chain"]["head"] for h in recs["hands"]] == [heads[n] for n in range(4)]
