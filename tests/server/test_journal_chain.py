@@ -171,6 +171,19 @@ def test_verify_db_refuses_what_it_cannot_read(tmp_path):
     assert code == 2 and "not a qipai database" in out, out
     code, out = _verify(str(tmp_path / "x.json"), "--db", f"sqlite:///{tmp_path}/other.db")
     assert code == 2, out
+    code, out = _verify("--table", "abc")
+    assert code == 2 and "--table goes with --db" in out, out
+    code, out = _verify()
+    assert code == 2 and "give a RECORD" in out, out
+
+
+def test_verify_db_of_an_unknown_table_is_bad_input(db_url, tmp_path):
+    served = start_server(db_url, tmp_path)   # (the schema made)
+    served.stop()
+    code, out = _verify("--db", db_url, "--table", "nosuchtable")
+    assert code == 2 and "no table nosuchtable" in out, out
+    code, out = _verify("--db", db_url)
+    assert code == 0 and "verified: 0 tables" in out, out
 
 
 def test_a_server_killed_mid_room_goes_on_with_its_chain(db_url, tmp_path):
