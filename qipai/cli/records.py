@@ -131,7 +131,7 @@ def verify(record: str | None, plugins: tuple[str, ...], allow_version_mismatch:
     output, a server's records) also the session: one ruleset (the
     header's), each hand's seed at its place, each dealer the previous
     hand's next dealer, no hand twice.  A hosted hand's record carries its
-    place in the table's tamper-evident journal (its ``chain``): its links
+    place in the table's tamper-evident journal (its `chain`): its links
     are recomputed from its commitment, actions and net, and each hand of a
     file must start at the previous hand's head.  One line per check; exit
     0 if all pass, 1 if one fails, 2 if RECORD (a file or - for stdin)

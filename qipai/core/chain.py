@@ -5,7 +5,7 @@ A server keeps each table's rows in one chain, in the order it writes
 them: the table's *genesis*, then for each hand its **hand** link (the hand
 row: its index and commitment), one **action** link per action (in
 ``seq`` order), and its **end** link (its net, once the hand is over or
-closed unfinished) — then the next hand's.  Each link is
+closed unfinished) — then the next hand's.  Each link is::
 
     link = hex(SHA-256(prev ‖ body))
 
