@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 import msgspec
-
 from msgspec import UNSET, UnsetType
 
 from qipai.core.chain import Chain
