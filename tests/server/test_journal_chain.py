@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 
 from hostkit import PATIENCE, start_server
@@ -251,3 +252,50 @@ def test_rows_made_before_links_start_the_chain_later(tmp_path):
     assert "rows before the chain starts" in out, out
     linked = _sql(db, "select hand, link, end_link from qipai_hands order by hand")
     assert [r["link"] for r in linked] == [None, None] and linked[1]["end_link"], (linked, out)
+
+
+@pytest.mark.slow
+def test_many_kills_at_random_moments_leave_an_unbroken_chain(db_url, tmp_path):
+    """Three rooms played while the server is SIGKILLed ten times, each after
+    a random number of frames: every table's chain holds, its heads are its
+    events'."""
+    import random
+
+    rng = random.Random(36)
+    served = start_server(db_url, tmp_path)
+    tables = [make_room(served, hands=5) for _ in range(3)]
+    for _ in range(10):
+        socks = []
+        for t in tables:
+            try:
+                socks.append(watch(served, t, until_closed=False))
+            except Exception:  # noqa: BLE001 - closed already
+                pass
+        try:
+            for _ in range(rng.randrange(1, 400)):
+                if not socks:
+                    break
+                ws = rng.choice(socks)
+                try:
+                    ws.recv(timeout=PATIENCE)
+                except Exception:  # noqa: BLE001 - its table closed
+                    socks.remove(ws)
+        finally:
+            served.kill()
+            for ws in socks:
+                ws.close()
+            served.stop()
+        served = start_server(db_url, tmp_path)
+    try:
+        for t in tables:
+            watch(served, t)
+    finally:
+        served.stop()
+    code, out = _verify("--db", db_url)
+    assert code == 0, out
+    assert out.count("ok   table") == 3 and "5 hands" in out, out
+    for t in tables:
+        heads = _heads(db_url, t["id"])
+        rows = _sql(db_url, "select hand, end_link from qipai_hands where table_id = :t "
+                            "order by hand", t=t["id"])
+        assert heads == {r["hand"]: r["end_link"] for r in rows}
