@@ -120,8 +120,15 @@ def _naming(path: str) -> Iterator[None]:
                    "hand_ended event carried.  The first broken link of each table is named.")
 @click.option("--table", "table", metavar="ID",
               help="With --db: only this table.")
+@click.option("--events", "events", metavar="FILE",
+              type=click.Path(dir_okay=False, allow_dash=True),
+              help="With --db: the events the operator kept (the envelopes as delivered: "
+                   "JSON lines of them, a JSON array, or GET /events answers; - for "
+                   "stdin).  Each hand's end link must be the head its hand_ended event "
+                   "carried there, and every hand it names must be stored: a chain "
+                   "recomputed after a change, or hands removed, is a broken link.")
 def verify(record: str | None, plugins: tuple[str, ...], allow_version_mismatch: bool,
-           db: str | None, table: str | None) -> None:
+           db: str | None, table: str | None, events: str | None) -> None:
     """Verify a hosted hand's RECORD: its commitment, its replay, its sums.
 
     Checks that the SHA-256 of the deal and the revealed salt is the
@@ -144,9 +151,18 @@ def verify(record: str | None, plugins: tuple[str, ...], allow_version_mismatch:
     if db is not None:
         if record is not None:
             fail("give a RECORD or --db URL, not both")
-        sys.exit(run_verify_db(db, table))
-    if table is not None:
-        fail("--table goes with --db")
+        kept = None
+        if events is not None:
+            from qipai.core.chain import event_heads
+
+            raw = sys.stdin.buffer.read() if events == "-" else _read_or_fail(events)
+            try:
+                kept = event_heads(raw)
+            except (ValueError, UnicodeDecodeError) as exc:
+                fail(f"{events}: not the events' envelopes: {exc}")
+        sys.exit(run_verify_db(db, table, kept))
+    if table is not None or events is not None:
+        fail(f"{'--table' if table is not None else '--events'} goes with --db")
     if record is None:
         fail("give a RECORD (a file, or - for stdin) or --db URL")
     data = sys.stdin.buffer.read() if record == "-" else _read(record)
@@ -172,22 +188,34 @@ def _chain_checks(obj: Any, hands: list[tuple[str, dict[str, Any], Any]]
     return file_checks(table if isinstance(table, str) else None, raws)
 
 
-def run_verify_db(url: str, table: str | None = None) -> int:
+def _read_or_fail(path: str) -> bytes:
+    try:
+        return _read(path)
+    except OSError as exc:
+        fail(f"cannot read {path}: {exc.strerror}")
+
+
+def run_verify_db(url: str, table: str | None = None,
+                  kept: dict[str, dict[int, str]] | None = None) -> int:
     """``qipai verify --db``: walk each table's chain (:func:`qipai.core.chain.walk`)
-    and the heads its ``hand_ended`` events carried; one line per table;
-    return the exit status (2: the database cannot be read)."""
+    and the heads its ``hand_ended`` events carried — those stored in the
+    database, and those of ``kept`` (table → hand → head: the operator's
+    own, :func:`~qipai.core.chain.event_heads`), which win; one line per
+    table; return the exit status (2: the database cannot be read).  A
+    table of ``kept`` the database does not hold is broken too."""
     from qipai.core.chain import heads_problem, stored_rows, walk
     from qipai.host.store.chained import chained_tables
     from qipai.host.store.errors import StoreError
 
     broken = n = 0
+    seen: set[str] = set()
     try:
         for t in chained_tables(url, table):
             n += 1
             problem, head, checked, unchained = walk(
                 t.id, t.spec, stored_rows(t.id, t.hands, t.actions))
             if problem is None:
-                problem = heads_problem(t.hands, t.heads)
+                problem = heads_problem(t.hands, {**t.heads, **(kept or {}).get(t.id, {})})
             before = f"; {unchained} rows before the chain starts" if unchained else ""
             if problem is not None:
                 broken += 1
@@ -195,8 +223,15 @@ def run_verify_db(url: str, table: str | None = None) -> int:
             else:
                 click.echo(f"ok   table {t.id}: {len(t.hands)} hands, {checked} links hold"
                            f"{before}; head {head}")
+            seen.add(t.id)
     except StoreError as exc:
         fail(str(exc))
+    for tid in sorted(set(kept or ()) - seen):
+        if table is None or tid == table:
+            n += 1
+            broken += 1
+            click.echo(f"FAIL table {tid}: it is missing: the events kept carry its heads, "
+                       f"the database has no table {tid}")
     if broken:
         click.echo(f"not verified: {broken} of {n} table{'s' if n != 1 else ''} broken")
         return 1

@@ -56,6 +56,7 @@ the money by the net, and ``qipai verify`` replays the rest.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -187,8 +188,6 @@ def stored_rows(table_id: str, hands: list[dict[str, Any]],
     """A table's database rows (``qipai_hands`` rows in hand order, each
     hand's ``qipai_actions`` rows in ``seq`` order, as dicts of their
     columns) as :class:`Row` s in chain order, for :func:`walk`."""
-    import json
-
     expect = None
     for h in hands:
         n = h["hand"]
@@ -262,6 +261,11 @@ def heads_problem(hands: list[dict[str, Any]], heads: dict[int, Any]) -> str | N
     its ``hand_ended`` event carried (``heads``: hand → that head, None
     when the event carried none); None when each agrees.  (Links recomputed
     after a change match each other but no longer the heads published.)"""
+    stored = {h["hand"] for h in hands}
+    for n in sorted(heads):
+        if n not in stored and heads[n] is not None:
+            return (f"hand {n} is missing: its hand_ended event carried the head "
+                    f"{str(heads[n])[:12]}…, the database has no hand {n}")
     for h in hands:
         told = heads.get(h["hand"])
         if told is not None and h.get("end_link") != told:
@@ -269,6 +273,42 @@ def heads_problem(hands: list[dict[str, Any]], heads: dict[int, Any]) -> str | N
                     f"the head {str(told)[:12]}… its hand_ended event carried: the chain was "
                     f"recomputed after a change")
     return None
+
+
+def event_heads(data: bytes) -> dict[str, dict[int, str]]:
+    """The heads an operator kept: table → hand → the ``chain`` of its
+    ``hand_ended`` event, from ``data`` — the envelopes as delivered: JSON
+    lines of them (a webhook's log), a JSON array of them, or ``GET
+    /events`` answers (``{"events": [...]}``, one or one a line).  Other
+    kinds, and an event without ``chain``, are skipped.
+
+    Raises:
+        ValueError: ``data`` is not JSON of envelopes.
+    """
+    text = data.decode("utf-8")
+    try:
+        docs = [json.loads(text)]
+    except ValueError:
+        docs = [json.loads(line) for line in text.splitlines() if line.strip()]
+    envelopes: list[Any] = []
+    for d in docs:
+        if isinstance(d, dict) and isinstance(d.get("events"), list):
+            envelopes += d["events"]
+        elif isinstance(d, list):
+            envelopes += d
+        else:
+            envelopes.append(d)
+    out: dict[str, dict[int, str]] = {}
+    for e in envelopes:
+        if not isinstance(e, dict) or "kind" not in e:
+            raise ValueError("not an event envelope (an object with id, kind, table, data)")
+        if e["kind"] != "hand_ended":
+            continue
+        data_ = e.get("data") or {}
+        head = data_.get("chain")
+        if is_link(head) and isinstance(e.get("table"), str) and type(data_.get("hand")) is int:
+            out.setdefault(e["table"], {})[data_["hand"]] = head
+    return out
 
 
 def file_checks(table_id: str | None, hands: list[tuple[str, int | None, dict[str, Any]]]

@@ -223,3 +223,24 @@ def test_a_file_of_records_checks_each_hand_and_their_order() -> None:
 @pytest.mark.parametrize("bad", [{"chain": {"table": "t1"}}, {"chain": "x"}])
 def test_a_malformed_chain_is_a_problem_not_a_crash(bad) -> None:
     assert chain.record_problem({"actions": [], **bad}) is not None
+
+
+def test_the_heads_an_operator_kept_are_read_from_its_events() -> None:
+    h = "ab" * 32
+    env = {"id": 4, "kind": "hand_ended", "table": "t1", "created": 1.0,
+           "data": {"hand": 2, "chain": h}}
+    other = {"id": 5, "kind": "table_closed", "table": "t1", "data": {"chain": h}}
+    want = {"t1": {2: h}}
+    assert chain.event_heads(json.dumps({"events": [env, other], "last": 5}).encode()) == want
+    assert chain.event_heads(json.dumps([env, other]).encode()) == want
+    assert chain.event_heads((json.dumps(env) + "\n" + json.dumps(other) + "\n").encode()) == want
+    with pytest.raises(ValueError):
+        chain.event_heads(b"[1, 2]")
+    with pytest.raises(ValueError):
+        chain.event_heads(b"not json")
+
+
+def test_a_hand_the_events_name_and_the_database_lacks_is_missing() -> None:
+    hrows, _ = _table([[Pass(seat=0)]])
+    problem = chain.heads_problem(hrows, {0: hrows[0]["end_link"], 1: "cd" * 32})
+    assert problem is not None and problem.startswith("hand 1 is missing")

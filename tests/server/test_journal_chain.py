@@ -50,12 +50,15 @@ def _heads(db: str, tid: str) -> dict[int, str]:
 
 
 def _played_room(db: str, tmp_path: Path, hands: int) -> tuple[dict[str, Any], dict]:
+    """A room of all bots played to its end; its records; the events as the
+    operator read them (``GET /events``), kept in ``tmp_path/events.json``."""
     served = start_server(db, tmp_path)
     try:
         t = make_room(served, hands=hands)
         watch(served, t)   # the bots play while a spectator watches, until it closes
         with served.http() as h:
             recs = h.get(f"/tables/{t['id']}/records").json()
+            (tmp_path / "events.json").write_text(h.get("/events?after=0").text)
     finally:
         served.stop()
     return t, recs
@@ -141,6 +144,33 @@ def test_verify_db_names_the_first_broken_link_of_each_edit(db_url, tmp_path):
                  "hand = 1", n=json.dumps(net), e=rows[1]["end_link"], t=tid)
     code, out = _verify("--db", db_url)
     assert code == 0, out
+
+    # 6. a forger who rewrites the stored events too: only the operator's own show it
+    kept = str(tmp_path / "events.json")
+    assert _verify("--db", db_url, "--events", kept)[0] == 0
+    swapped = [net[1] + 1, net[0] - 1, *net[2:]]
+    forged = chain.end_link(last, tid, 1, swapped)
+    _sql(db_url, "update qipai_hands set net = :n, end_link = :e where table_id = :t and "
+                 "hand = 1", n=json.dumps(swapped), e=forged, t=tid)
+    for e in db_events(db_url):
+        body = json.loads(e["body"])
+        if e["kind"] == "hand_ended" and body["hand"] == 1:
+            body["chain"] = forged
+            _sql(db_url, "update qipai_events set body = :b where id = :i",
+                 b=json.dumps(body, separators=(",", ":")), i=e["id"])
+    code, out = _verify("--db", db_url)
+    assert code == 0, out            # consistent: the database alone cannot tell
+    code, out = _verify("--db", db_url, "--events", kept)
+    assert code == 1 and f"FAIL table {tid}: hand 1's end: its link" in out, out
+    # 7. the last hand removed outright (its actions, its row, its events)
+    _sql(db_url, "delete from qipai_actions where table_id = :t and hand = 1", t=tid)
+    _sql(db_url, "delete from qipai_events where table_id = :t and body like :b", t=tid,
+         b='%"hand":1%')
+    _sql(db_url, "delete from qipai_hands where table_id = :t and hand = 1", t=tid)
+    code, out = _verify("--db", db_url)
+    assert code == 0, out
+    code, out = _verify("--db", db_url, "--events", kept)
+    assert code == 1 and f"FAIL table {tid}: hand 1 is missing" in out, out
 
     # the records file: clean, then a changed action, then two hands swapped
     path = tmp_path / "records.json"
