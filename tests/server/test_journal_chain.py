@@ -204,6 +204,15 @@ def test_verify_db_refuses_what_it_cannot_read(tmp_path):
     assert code == 2, out
     code, out = _verify("--table", "abc")
     assert code == 2 and "--table goes with --db" in out, out
+    (tmp_path / "bad.json").write_text("[1, 2]")
+    code, out = _verify("--db", f"sqlite:///{tmp_path}/other.db", "--events",
+                        str(tmp_path / "bad.json"))
+    assert code == 2 and "not the events' envelopes" in out, out
+    code, out = _verify("--db", f"sqlite:///{tmp_path}/other.db", "--events",
+                        str(tmp_path / "none.json"))
+    assert code == 2 and "cannot read" in out, out
+    code, out = _verify("x.json", "--events", str(tmp_path / "bad.json"))
+    assert code == 2 and "--events goes with --db" in out, out
     code, out = _verify()
     assert code == 2 and "give a RECORD" in out, out
 
