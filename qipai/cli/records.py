@@ -122,11 +122,12 @@ def _naming(path: str) -> Iterator[None]:
               help="With --db: only this table.")
 @click.option("--events", "events", metavar="FILE",
               type=click.Path(dir_okay=False, allow_dash=True),
-              help="With --db: the events the operator kept (the envelopes as delivered: "
-                   "JSON lines of them, a JSON array, or GET /events answers; - for "
-                   "stdin).  Each hand's end link must be the head its hand_ended event "
-                   "carried there, and every hand it names must be stored: a chain "
-                   "recomputed after a change, or hands removed, is a broken link.")
+              help="The events the operator kept (the envelopes as delivered: JSON lines "
+                   "of them, a JSON array, or GET /events answers; - for stdin).  Each "
+                   "hand's head (with --db: its stored end link) must be the one its "
+                   "hand_ended event carried there; with --db every hand and table they "
+                   "name must be stored: a chain recomputed after a change, or hands "
+                   "removed, is a broken link.")
 def verify(record: str | None, plugins: tuple[str, ...], allow_version_mismatch: bool,
            db: str | None, table: str | None, events: str | None) -> None:
     """Verify a hosted hand's RECORD: its commitment, its replay, its sums.
@@ -148,31 +149,35 @@ def verify(record: str | None, plugins: tuple[str, ...], allow_version_mismatch:
     (or --table ID's); exit 0 if every link holds, 1 at a broken link, 2
     if the database cannot be read.
     """
-    if db is not None:
-        if record is not None:
-            fail("give a RECORD or --db URL, not both")
-        kept = None
-        if events is not None:
-            from qipai.core.chain import event_heads
-
-            raw = sys.stdin.buffer.read() if events == "-" else _read_or_fail(events)
-            try:
-                kept = event_heads(raw)
-            except (ValueError, UnicodeDecodeError) as exc:
-                fail(f"{events}: not the events' envelopes: {exc}")
-        sys.exit(run_verify_db(db, table, kept))
-    if table is not None or events is not None:
-        fail(f"{'--table' if table is not None else '--events'} goes with --db")
-    if record is None:
+    if db is not None and record is not None:
+        fail("give a RECORD or --db URL, not both")
+    if db is None and table is not None:
+        fail("--table goes with --db")
+    if db is None and record is None:
         fail("give a RECORD (a file, or - for stdin) or --db URL")
+    if events == "-" and record == "-":
+        fail("RECORD and --events cannot both be stdin")
+    kept = None
+    if events is not None:
+        from qipai.core.chain import event_heads
+
+        raw = sys.stdin.buffer.read() if events == "-" else _read_or_fail(events)
+        try:
+            kept = event_heads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            fail(f"{events}: not the events' envelopes: {exc}")
+    if db is not None:
+        sys.exit(run_verify_db(db, table, kept))
+    assert record is not None
     data = sys.stdin.buffer.read() if record == "-" else _read(record)
     loaded = [load_plugin(p) for p in plugins]
     with _naming(record):
-        code = run_verify(data, loaded, allow_version_mismatch)
+        code = run_verify(data, loaded, allow_version_mismatch, kept)
     sys.exit(code)
 
 
-def _chain_checks(obj: Any, hands: list[tuple[str, dict[str, Any], Any]]
+def _chain_checks(obj: Any, hands: list[tuple[str, dict[str, Any], Any]],
+                  kept: dict[str, dict[int, str]] | None = None
                   ) -> list[tuple[str, bool, str]]:
     """The journal's chain checks of the hands of ``obj`` (:func:`qipai.core.chain.file_checks`)."""
     from qipai.core.chain import file_checks
@@ -185,7 +190,7 @@ def _chain_checks(obj: Any, hands: list[tuple[str, dict[str, Any], Any]]
         if isinstance(raw, dict):
             index = entry.get("hand") if entry else None
             raws.append((label, index if type(index) is int else None, raw))
-    return file_checks(table if isinstance(table, str) else None, raws)
+    return file_checks(table if isinstance(table, str) else None, raws, kept)
 
 
 def _read_or_fail(path: str) -> bytes:
@@ -318,7 +323,8 @@ def _summary_diff(summary: dict[str, Any], rec: Any) -> str | None:
 # verify
 
 
-def run_verify(data: bytes, plugins: Any = (), allow_version_mismatch: bool = False) -> int:
+def run_verify(data: bytes, plugins: Any = (), allow_version_mismatch: bool = False,
+               kept: dict[str, dict[int, str]] | None = None) -> int:
     """Verify every record in ``data`` (one record, or each hand of a
     ``qipai play --json`` output), and how the hands fit together
     (:func:`~qipai.core.sessions.session_checks`); print the checks; return
@@ -355,7 +361,7 @@ def run_verify(data: bytes, plugins: Any = (), allow_version_mismatch: bool = Fa
         if rec.result is not None:
             net = list(rec.result.net)
             total = net if total is None else [a + b for a, b in zip(total, net)]
-    for label, ok, text in _chain_checks(obj, hands):
+    for label, ok, text in _chain_checks(obj, hands, kept):
         line(ok, f"{label + ': ' if len(hands) > 1 else ''}{text}")
     if header is not None and (len(hands) > 1 or header):
         for c in session_checks(header, hands, plugins=plugins):

@@ -311,8 +311,8 @@ def event_heads(data: bytes) -> dict[str, dict[int, str]]:
     return out
 
 
-def file_checks(table_id: str | None, hands: list[tuple[str, int | None, dict[str, Any]]]
-                ) -> list[tuple[str, bool, str]]:
+def file_checks(table_id: str | None, hands: list[tuple[str, int | None, dict[str, Any]]],
+                kept: dict[str, dict[int, str]] | None = None) -> list[tuple[str, bool, str]]:
     """``qipai verify``'s chain checks of a file of hands: ``hands`` is
     ``(label, index, record)`` per hand in the file's order (``index`` the
     file's ``hand`` or None, ``record`` its JSON object); ``table_id`` the
@@ -320,8 +320,10 @@ def file_checks(table_id: str | None, hands: list[tuple[str, int | None, dict[st
     per check: each chained hand's links reach its head
     (:func:`record_problem`) and it is the file's table's hand at its
     place; each hand starts at the previous hand's head (hand 0 at the
-    table's genesis).  Hands without a chain are skipped (made before
-    links, or not hosted); none chained: no check."""
+    table's genesis); with ``kept`` (:func:`event_heads`), each hand's head
+    is the one its ``hand_ended`` event carried there.  Hands without a
+    chain are skipped (made before links, or not hosted); none chained: no
+    check."""
     out: list[tuple[str, bool, str]] = []
     prev_head: str | None = None
     prev_hand: int | None = None
@@ -347,6 +349,10 @@ def file_checks(table_id: str | None, hands: list[tuple[str, int | None, dict[st
             elif prev_head is not None and c.prev != prev_head:
                 problem = (f"it does not start at hand {prev_hand}'s head: a hand was "
                            f"changed, swapped or removed")
+            elif (kept or {}).get(c.table, {}).get(c.hand, c.head) != c.head:
+                problem = (f"its head {c.head[:12]}… is not the head "
+                           f"{kept[c.table][c.hand][:12]}… its hand_ended event carried "
+                           f"(the events kept): the hand was changed after")
         if problem is not None:
             out.append((label, False, f"chain: {problem}"))
             prev_head, prev_hand = (c.head, c.hand) if c is not None else (None, None)

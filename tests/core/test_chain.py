@@ -244,3 +244,13 @@ def test_a_hand_the_events_name_and_the_database_lacks_is_missing() -> None:
     hrows, _ = _table([[Pass(seat=0)]])
     problem = chain.heads_problem(hrows, {0: hrows[0]["end_link"], 1: "cd" * 32})
     assert problem is not None and problem.startswith("hand 1 is missing")
+
+
+def test_a_file_forged_whole_is_caught_by_the_heads_kept() -> None:
+    hands = _record([[Discard(seat=0, card=1)], [Pass(seat=1)]])
+    kept = {"t1": {n: rec["chain"]["head"] for _, n, rec in hands}}
+    assert all(ok for _, ok, _ in chain.file_checks("t1", hands, kept))
+    forged = _record([[Discard(seat=0, card=1)], [Pass(seat=2)]])   # every link recomputed
+    assert all(ok for _, ok, _ in chain.file_checks("t1", forged))
+    out = chain.file_checks("t1", forged, kept)
+    assert [ok for _, ok, _ in out] == [True, False] and "events kept" in out[1][2]

@@ -175,7 +175,7 @@ def test_verify_db_names_the_first_broken_link_of_each_edit(db_url, tmp_path):
     # the records file: clean, then a changed action, then two hands swapped
     path = tmp_path / "records.json"
     path.write_text(json.dumps(recs))
-    code, out = _verify(str(path))
+    code, out = _verify(str(path), "--events", kept)
     assert code == 0, out
     assert "hand 2: chain: " in out and "session: order" in out
     bad = json.loads(json.dumps(recs))
@@ -211,8 +211,8 @@ def test_verify_db_refuses_what_it_cannot_read(tmp_path):
     code, out = _verify("--db", f"sqlite:///{tmp_path}/other.db", "--events",
                         str(tmp_path / "none.json"))
     assert code == 2 and "cannot read" in out, out
-    code, out = _verify("x.json", "--events", str(tmp_path / "bad.json"))
-    assert code == 2 and "--events goes with --db" in out, out
+    code, out = _verify("-", "--events", "-")
+    assert code == 2 and "cannot both be stdin" in out, out
     code, out = _verify()
     assert code == 2 and "give a RECORD" in out, out
 
