@@ -101,6 +101,10 @@ class Journal:
         for a in acts:
             if a.get("link") is not None:
                 head = a["link"]
+        if not (chain.is_link(head) and (start is None or chain.is_link(start))):
+            # (the next row would be chained to it: refused here, not at the next action)
+            raise QipaiError(f"its last chain link {str(head)[:70]!r} is not a link "
+                             f"(64 lowercase hex digits)")
         self.chain_head, self.chain_start = head, start
 
     def table_from_row(self, hand: dict[str, Any]) -> Table:
@@ -171,6 +175,7 @@ class Journal:
         except ReplayDiverged as exc:
             # the table's own refusal names what is wrong with the stored row
             raise exc.refused or exc from None
+        where[0] = "its chain's last link"
         self._chain_restore(hands, acts)
         self.rebuild_room(done, acts)
         self.committed_now()

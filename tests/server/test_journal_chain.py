@@ -338,3 +338,26 @@ def test_many_kills_at_random_moments_leave_an_unbroken_chain(db_url, tmp_path):
         rows = _sql(db_url, "select hand, end_link from qipai_hands where table_id = :t "
                             "order by hand", t=t["id"])
         assert heads == {r["hand"]: r["end_link"] for r in rows}
+
+
+def test_a_table_whose_last_link_is_not_a_link_is_refused_alone(tmp_path):
+    """Its next row would be chained to it: the table is refused at restore
+    (as a row that does not replay), the others are served."""
+    db = f"sqlite:///{tmp_path}/q.db"
+    served = start_server(db, tmp_path)
+    try:
+        bad, good = served.create(bots=[]), served.create(bots=[])
+    finally:
+        served.stop()
+    _sql(db, "update qipai_hands set link = 'not a link' where table_id = :t", t=bad["id"])
+    served = start_server(db, tmp_path)
+    try:
+        with served.http() as h:
+            assert h.get("/health").json()["refused"] == 1
+            assert [t["id"] for t in h.get("/tables").json()] == [good["id"]]
+    finally:
+        served.stop()
+    assert "its chain's last link" in served.log_path.read_text()
+    code, out = _verify("--db", db)
+    assert code == 1 and f"FAIL table {bad['id']}: hand 0: its link" in out, out
+    assert f"ok   table {good['id']}" in out, out
