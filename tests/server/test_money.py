@@ -181,3 +181,63 @@ def test_serve_refuses_a_rake_without_its_parts(tmp_path):
                             f"sqlite:///{tmp_path / 'x.db'}", *args],
                            capture_output=True, text=True, timeout=60)
         assert r.returncode != 0 and "--rake" in r.stderr + r.stdout, r.stderr
+
+
+HOUSE_RAKE = '''
+from qipai.core.hookspecs import hookimpl
+from qipai.core.money import RakeLine
+
+
+@hookimpl
+def qipai_rake(result, stake, rake, gains, options):
+    """A flat 1 minor unit from each winner."""
+    return [RakeLine(payer=s, amount=1) for s, g in enumerate(gains) if g > 0]
+'''
+
+
+def test_a_house_plugins_rake_and_a_restart_keep_the_money(tmp_path):
+    """A house plugin's qipai_rake replaces the rule (and verify, given the
+    plugin, agrees); a SIGKILLed server restarted shows the same money totals
+    and the last hand's money in a welcome."""
+    plugin = tmp_path / "house_rake.py"
+    plugin.write_text(HOUSE_RAKE)
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    served = start_server(db, tmp_path, *SEEDED, "--plugin", str(plugin))
+    try:
+        t = make(served, bots=[1, 2, 3], hands=3, stake=10, rake=RAKE)
+        c = SyncSeat(served, t["id"], t["seats"]["0"])
+        while True:
+            m = c.recv()
+            if m["type"] == "hand_ended":
+                break
+            if m["type"] == "decide":
+                from hostkit import choose
+
+                c.send({"type": "act", "hand": m["hand"], "seq": m["seq"],
+                        "action": choose(m["legal"])}, paced=True)
+        c.close()
+        money = m["money"]
+        winners = [s for s, v in enumerate(m["result"]["net"]) if v > 0]
+        assert money["rake_lines"] == [{"payer": s, "amount": 1, "payee": "house"}
+                                       for s in winners]
+        assert sum(money["net"]) + money["house"] == 0
+        before = get(served, f"/tables/{t['id']}")
+        assert before["money_totals"] == money["net"] == m["money_totals"]
+        served.kill()
+        served = start_server(db, tmp_path, *SEEDED, "--plugin", str(plugin))
+        after = get(served, f"/tables/{t['id']}")
+        assert after["money_totals"] == before["money_totals"]
+        assert after["house"] == before["house"] == money["house"]
+        w = SyncSeat(served, t["id"], t["seats"]["0"])
+        welcome = w.until("welcome")
+        w.close()
+        assert welcome["last_result"]["money"] == money
+        assert welcome["money_totals"] == money["net"] and welcome["stake"] == 10
+        recs = get(served, f"/tables/{t['id']}/records")
+        path = tmp_path / "records.json"
+        path.write_text(json.dumps(recs))
+        ok = subprocess.run([sys.executable, "-m", "qipai", "verify", str(path), "--plugin",
+                             str(plugin)], capture_output=True, text=True, timeout=120)
+        assert ok.returncode == 0, ok.stdout + ok.stderr
+    finally:
+        served.stop()
