@@ -122,7 +122,7 @@ def check_stake(stake: Any, rake: Any = None) -> tuple[int | None, Rake | None]:
     elif isinstance(rake, dict):
         extra = set(rake) - {"percent", "cap"}
         if extra:
-            raise BadStake(f"rake takes percent and cap only, not {sorted(extra)[0]!r}")
+            raise BadStake(f"rake takes percent and cap only, not {min(extra)!r}")
         if "percent" not in rake or "cap" not in rake:
             raise BadStake(f"rake needs {'percent' if 'percent' not in rake else 'cap'}: "
                            f'{{"percent": P, "cap": C}}')
