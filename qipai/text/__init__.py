@@ -213,7 +213,7 @@ PAGE = {
            "watch": "watch", "cannot_replay": "cannot replay: {message}",
            "error": "error: {message}", "back_lobby": "back to the lobby",
            "yuan": "{v} yuan", "house": "house", "rake": "rake", "col_money": "money",
-           "col_money_total": "money total", "stake_line": "{v} yuan a 子",
+           "col_money_total": "money total", "stake_line": "{v} yuan a point",
            "rake_line": "rake: {p}% of each winner's gain (rounded down), at most {c} yuan a hand"},
 }
 _SECTIONS = {"melds": MELDS, "ways": WAYS, "ends": ENDS, "actions": ACTIONS, "roles": ROLES,
