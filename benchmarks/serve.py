@@ -376,6 +376,8 @@ def run(args: argparse.Namespace, think_ms: float) -> dict[str, Any]:
                              check=True).stdout.split()[0]
         serve_args = ["--keys", str(tmp / "keys.json")]
         headers = {"Authorization": f"Bearer {key}"}
+    if getattr(args, "stake", None) and code is None:   # --stake: every table counts money
+        serve_args += ["--stake", str(args.stake), "--rake-percent", "5", "--rake-cap", "200"]
     receiver = None
     if getattr(args, "webhook", False) and code is None:   # --webhook: a local receiver
         env["QIPAI_WEBHOOK_SECRET"] = "bench-webhook-secret"
@@ -591,6 +593,9 @@ def main() -> None:
     ap.add_argument("--webhook", action="store_true",
                     help="serve with --webhook to a local receiver (tests/helpers/receiver.py) "
                          "and print the event lag (commit to the receiver's 200) p50/p99")
+    ap.add_argument("--stake", type=int, default=None, metavar="N",
+                    help="serve with --stake N --rake-percent 5 --rake-cap 200: every hand's "
+                         "money and rake computed and written (not in the --against run)")
     ap.add_argument("--pyinstrument", metavar="FILE", help="run the server under pyinstrument "
                     "(the bench group), write its text report to FILE")
     ap.add_argument("--profile", metavar="FILE", help="run the server under cProfile, "

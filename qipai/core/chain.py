@@ -18,7 +18,7 @@ ensure_ascii=False)``), one of::
     ["hand", TABLE_ID, HAND, COMMITMENT]          qipai_hands.link
     ["action", TABLE_ID, HAND, SEQ, ACTION, TIMEOUT, TUOGUAN]
                                                   qipai_actions.link
-    ["end", TABLE_ID, HAND, NET]                  qipai_hands.end_link
+    ["end", TABLE_ID, HAND, NET, MONEY]           qipai_hands.end_link
 
 ``TABLE_ID``, ``SPEC`` (the table's ruleset spec, as a record's ``spec``)
 and ``COMMITMENT`` (64 lowercase hex digits) are strings; ``HAND`` and
@@ -27,7 +27,10 @@ and ``COMMITMENT`` (64 lowercase hex digits) are strings; ``HAND`` and
 holds it); ``TIMEOUT`` and ``TUOGUAN`` ``true``/``false`` (the server
 played it on a timeout; the table's bot played it for a seat in 托管);
 ``NET`` the hand's net per seat (a list of integers, 子), or ``null`` for a
-hand closed before its end.  In Python, a hand of a record ``r`` (``GET
+hand closed before its end; ``MONEY`` — a table with a stake's finished
+hand — ``{"house": H, "net": [N, …]}``, its money net per seat after the
+rake and the house's take (minor units: the record's ``money.net`` and
+``money.house``, ``qipai_hands.money``), else ``null``.  In Python, a hand of a record ``r`` (``GET
 /tables/{id}/records``, ``r["chain"]`` its ``table``, ``hand``, ``prev``
 and ``head``)::
 
@@ -40,7 +43,9 @@ and ``head``)::
     x = link(c["prev"], "hand", t, h, r["commitment"])
     for i, a in enumerate(r["actions"]):
         x = link(x, "action", t, h, i, a, i in r["timeouts"], i in r.get("tuoguan", []))
-    x = link(x, "end", t, h, r["result"]["net"] if r["result"] else None)
+    m = r.get("money")
+    x = link(x, "end", t, h, r["result"]["net"] if r["result"] else None,
+             {"house": m["house"], "net": m["net"]} if m else None)
     assert x == c["head"]
 
 What it proves: a row changed, removed, added or moved after it was
@@ -50,7 +55,8 @@ does not: someone who can write the database can recompute every link
 after the one he changed — only a head kept outside it (the operator's
 events) shows that.  A hand's record and result are not hashed
 themselves: the deal is bound by the commitment, the play by the actions,
-the money by the net, and ``qipai verify`` replays the rest.
+the 子 and the money by the end link, and ``qipai verify`` replays the
+rest.
 """
 
 from __future__ import annotations
@@ -98,10 +104,23 @@ def action_link(prev: str, table_id: str, hand: int, seq: int, action: Any,
     return link(prev, ["action", table_id, hand, seq, action, bool(timeout), bool(tuoguan)])
 
 
-def end_link(prev: str, table_id: str, hand: int, net: list[int] | None) -> str:
+def end_link(prev: str, table_id: str, hand: int, net: list[int] | None,
+             money: dict[str, Any] | None = None) -> str:
     """The link of hand ``hand``'s end (``qipai_hands.end_link``): its net,
-    or None for a hand closed before its end."""
-    return link(prev, ["end", table_id, hand, None if net is None else list(net)])
+    or None for a hand closed before its end; ``money``, a table with a
+    stake's: ``{"house": H, "net": [...]}`` (:func:`money_body`), else None."""
+    return link(prev, ["end", table_id, hand, None if net is None else list(net), money])
+
+
+def money_body(money: Any) -> dict[str, Any] | None:
+    """The ``MONEY`` of an end link from a hand's money — a
+    :class:`~qipai.core.money.Money`, its JSON object (a record's
+    ``money``) or ``qipai_hands.money``'s — or None (no stake)."""
+    if money is None:
+        return None
+    if isinstance(money, dict):
+        return {"house": money["house"], "net": list(money["net"])}
+    return {"house": money.house, "net": list(money.net)}
 
 
 def is_link(value: Any) -> bool:
@@ -143,7 +162,8 @@ def record_links(chain: Chain, record: dict[str, Any]) -> Iterator[tuple[str, st
         x = action_link(x, t, h, i, a, i in outs, i in tgs)
         yield f"action {i}", x
     result = record.get("result")
-    yield "end", end_link(x, t, h, result["net"] if result is not None else None)
+    yield "end", end_link(x, t, h, result["net"] if result is not None else None,
+                          money_body(record.get("money")))
 
 
 def record_problem(record: dict[str, Any]) -> str | None:
@@ -213,11 +233,12 @@ def stored_rows(table_id: str, hands: list[dict[str, Any]],
         if h.get("end_link") is not None or h.get("record") is not None:
             try:
                 net = json.loads(h["net"]) if h.get("net") is not None else None
-            except (TypeError, ValueError):
+                money = money_body(json.loads(h["money"])) if h.get("money") else None
+            except (TypeError, ValueError, KeyError):
                 yield Row(f"hand {n}'s end", [], h.get("end_link"),
-                          f"hand {n}'s end: its net is not JSON")
+                          f"hand {n}'s end: its net or money does not read")
                 return
-            yield Row(f"hand {n}'s end", ["end", table_id, n, net], h.get("end_link"))
+            yield Row(f"hand {n}'s end", ["end", table_id, n, net, money], h.get("end_link"))
 
 
 def walk(table_id: str, spec: str, rows: Iterable[Row]) -> tuple[str | None, str, int, int]:

@@ -22,6 +22,7 @@ from msgspec import UNSET, UnsetType
 from qipai.core.chain import Chain
 from qipai.core.errors import BadRecord, QipaiError, ReplayDiverged
 from qipai.core.model import Action, Deal, Event, Payment, Result
+from qipai.core.money import Money
 from qipai.core.stamps import PluginStamp
 
 #: The record format this qipai writes.  2: payments carry ``why`` (their
@@ -73,6 +74,11 @@ class Record(msgspec.Struct, kw_only=True):
             registration order, each its name and source SHA-256 (None: an
             older record; ``[]``: none).  See :mod:`qipai.core.stamps` for
             how a replay under other versions is refused.
+        money: the hand in money (:class:`~qipai.core.money.Money`: each
+            payment × the table's stake, the rake lines to the house, net
+            per seat and the house's take), when its table had a stake;
+            absent otherwise (and in older records) — not written then,
+            so a record without money is byte for byte as before.
         chain: where the hand stands in its table's tamper-evident journal
             (:class:`~qipai.core.chain.Chain`: ``table``, ``hand``,
             ``prev``, ``head``) — a hosted hand's; absent otherwise (and in
@@ -98,6 +104,7 @@ class Record(msgspec.Struct, kw_only=True):
     qipai_version: str | None = None
     spec: str | None = None
     plugins: list[PluginStamp] | None = None
+    money: Money | None | msgspec.UnsetType = msgspec.UNSET
     chain: Chain | UnsetType = UNSET
 
 

@@ -9,7 +9,7 @@ Each function answers one ``("event", row)`` operation of a
 
 * ``table_created`` — ``variant`` (spec), ``players`` (seats), ``bots``,
   ``named`` (seat → ``{"player", "name"}``), ``hands`` (a room's 局数 or
-  null), ``rng``;
+  null), ``rng``; ``stake`` and ``rake`` when the table has a stake;
 * ``hand_started`` — ``hand``, ``dealer``, ``commitment`` (SHA-256 hex of
   the deal and its salt, revealed at the hand's end);
 * ``hand_ended`` — ``hand``, ``end``, ``winners``, ``payments`` (each
@@ -18,7 +18,10 @@ Each function answers one ``("event", row)`` operation of a
   ``records`` (the path of the table's records), ``reveal``
   (``{"commitment", "salt", "deal"}``), ``chain`` (the table's chain head
   after the hand, its end link: :mod:`qipai.core.chain`; null for a hand
-  whose row was made before links);
+  whose row was made before links); a table with a stake adds ``money``
+  (the hand in money, :class:`~qipai.core.money.Money`: each payment's
+  ``zi`` and ``amount``, the ``rake_lines`` to the house, ``net``,
+  ``house``) and ``money_totals`` (running money net per seat after it);
 * ``table_closed`` — ``ended`` (``closed``, ``dissolved``, ``finished``),
   ``hands_done``, ``totals``, ``tally`` (a room's 大结算, else null),
   ``chain`` (the table's last chain head);
@@ -50,8 +53,11 @@ def named(t: Any) -> dict[str, dict[str, str]]:
 
 
 def table_created(t: Any) -> tuple[str, dict[str, Any]]:
+    more = {}
+    if t.stake is not None:
+        more = dict(stake=t.stake, rake=msgspec.to_builtins(t.rake))
     return op(t, "table_created", variant=t.ruleset.spec, players=t.n, bots=list(t.bots),
-              named=named(t), hands=t.room_hands, rng=t.rng_kind)
+              named=named(t), hands=t.room_hands, rng=t.rng_kind, **more)
 
 
 def hand_started(t: Any, hand: int, table: Any, commit: str) -> tuple[str, dict[str, Any]]:
@@ -59,13 +65,17 @@ def hand_started(t: Any, hand: int, table: Any, commit: str) -> tuple[str, dict[
 
 
 def hand_ended(t: Any, hand: int, result: Any, rec: dict[str, Any],
-               totals: list[int]) -> tuple[str, dict[str, Any]]:
+               totals: list[int], money: Any = None,
+               money_totals: list[int] | None = None) -> tuple[str, dict[str, Any]]:
+    more = {}
+    if money is not None:   # a table with a stake (only then: as before without one)
+        more = dict(money=msgspec.to_builtins(money), money_totals=money_totals)
     return op(t, "hand_ended", hand=hand, end=result.end, winners=list(result.winners),
               payments=msgspec.to_builtins(result.payments), net=list(result.net),
               totals=totals, named=named(t), records=f"/tables/{t.id}/records",
               reveal={"commitment": rec.get("commitment"), "salt": rec.get("salt"),
                       "deal": rec.get("deal")},
-              chain=(rec.get("chain") or {}).get("head"))
+              chain=(rec.get("chain") or {}).get("head"), **more)
 
 
 def table_closed(t: Any, ended: str, hands_done: int, totals: list[int],

@@ -78,6 +78,11 @@ class Journal:
                                             timeout, tuoguan)
         return self.chain_head
 
+    @staticmethod
+    def money_link(money: Any) -> dict[str, Any] | None:
+        """A hand's money as its end link covers it (None: no stake)."""
+        return chain.money_body(money)
+
     def chain_of(self, head: str) -> chain.Chain | None:
         """The current hand's :class:`~qipai.core.chain.Chain` ending at
         ``head`` (its end link), for its record; None when its row has no link."""
@@ -155,6 +160,7 @@ class Journal:
             for i, x in enumerate(msgspec.json.decode(h["net"])):
                 self.totals[i] += x
         self.hands_done = len(done)
+        self.rebuild_money(done)
         current = hands[-1]
         where[0] = f"hand {current['hand']}'s deal"
         salt = bytes.fromhex(current["salt"])

@@ -160,7 +160,9 @@ PAGE = {
            "col_players": "玩家", "col_hand": "手", "col_totals": "累计", "col_net": "输赢",
            "none": "没有", "links_elsewhere": "（链接在开桌的浏览器）", "sit": "入座",
            "watch": "观战", "cannot_replay": "回放失败：{message}", "error": "出错：{message}",
-           "back_lobby": "回大厅"},
+           "back_lobby": "回大厅", "yuan": "{v} 元", "house": "平台", "rake": "抽水",
+           "col_money": "金额", "col_money_total": "累计金额", "stake_line": "每子 {v} 元",
+           "rake_line": "抽水：每位赢家赢额的 {p}%（向下取整），每手封顶 {c} 元"},
     "en": {"hands": "hands", "hands_open": "no limit", "n_hands": "{n} hands",
            "ready_wait": "waiting for the others to be ready", "tuoguan_off": "stop auto-play",
            "dissolve": "end the room", "vote_title": "{who} asks to end the room",
@@ -209,7 +211,10 @@ PAGE = {
            "col_totals": "totals", "col_net": "net", "none": "none",
            "links_elsewhere": "(the links are with whoever opened it)", "sit": "sit",
            "watch": "watch", "cannot_replay": "cannot replay: {message}",
-           "error": "error: {message}", "back_lobby": "back to the lobby"},
+           "error": "error: {message}", "back_lobby": "back to the lobby",
+           "yuan": "{v} yuan", "house": "house", "rake": "rake", "col_money": "money",
+           "col_money_total": "money total", "stake_line": "{v} yuan a point",
+           "rake_line": "rake: {p}% of each winner's gain (rounded down), at most {c} yuan a hand"},
 }
 _SECTIONS = {"melds": MELDS, "ways": WAYS, "ends": ENDS, "actions": ACTIONS, "roles": ROLES,
              "bonus": BONUS, "client": CLIENT, "sources": SOURCES, "page": PAGE}

@@ -35,8 +35,11 @@ def test_the_links_are_the_documented_bytes() -> None:
     assert x == chain.action_link(h, "abc123", 0, 0, json.loads(msgspec.json.encode(a)),
                                   False, True)
     e = chain.end_link(x, "abc123", 0, [3, -1, -1, -1])
-    assert e == _doc_link(x, "end", "abc123", 0, [3, -1, -1, -1])
-    assert chain.end_link(x, "abc123", 0, None) == _doc_link(x, "end", "abc123", 0, None)
+    assert e == _doc_link(x, "end", "abc123", 0, [3, -1, -1, -1], None)
+    assert chain.end_link(x, "abc123", 0, None) == _doc_link(x, "end", "abc123", 0, None, None)
+    m = {"house": 3, "net": [57, -60, 0, 0]}
+    assert chain.end_link(x, "abc123", 0, [6, -6, 0, 0], m) == \
+        _doc_link(x, "end", "abc123", 0, [6, -6, 0, 0], m)
     assert chain.is_link(e) and not chain.is_link(e.upper()) and not chain.is_link(e[:-1])
 
 

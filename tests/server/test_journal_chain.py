@@ -361,3 +361,38 @@ def test_a_table_whose_last_link_is_not_a_link_is_refused_alone(tmp_path):
     code, out = _verify("--db", db)
     assert code == 1 and f"FAIL table {bad['id']}: hand 0: its link" in out, out
     assert f"ok   table {good['id']}" in out, out
+
+
+def test_a_stakes_money_is_chained(tmp_path):
+    """A room with a stake and a rake: each hand's end link covers its money
+    net and the house's take — a changed money row is a broken link, the
+    records file verifies with its money."""
+    db = f"sqlite:///{tmp_path}/q.db"
+    served = start_server(db, tmp_path)
+    try:
+        with served.http() as h:
+            r = h.post("/tables", json={"variant": "guilin-mahjong", "bots": [0, 1, 2, 3],
+                                        "hands": 2, "stake": 10,
+                                        "rake": {"percent": 5, "cap": 200}})
+            assert r.status_code == 201, r.text
+            t = r.json()
+        watch(served, t)
+        with served.http() as h:
+            recs = h.get(f"/tables/{t['id']}/records").json()
+    finally:
+        served.stop()
+    assert all(h["record"]["money"]["stake"] == 10 for h in recs["hands"])
+    path = tmp_path / "records.json"
+    path.write_text(json.dumps(recs))
+    code, out = _verify(str(path))
+    assert code == 0, out
+    assert _verify("--db", db)[0] == 0
+    row = _sql(db, "select money from qipai_hands where table_id = :t and hand = 0",
+               t=t["id"])[0]
+    m = json.loads(row["money"])
+    m["house"] += 1
+    m["net"][0] -= 1
+    _sql(db, "update qipai_hands set money = :m where table_id = :t and hand = 0",
+         m=json.dumps(m), t=t["id"])
+    code, out = _verify("--db", db)
+    assert code == 1 and f"FAIL table {t['id']}: hand 0's end: its link" in out, out
