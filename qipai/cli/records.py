@@ -107,12 +107,29 @@ def _naming(path: str) -> Iterator[None]:
 
 
 @click.command()
-@click.argument("record", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("record", type=click.Path(dir_okay=False, allow_dash=True), required=False)
 @click.option("--plugin", "plugins", multiple=True, metavar="MODULE_OR_FILE",
               help="The house-rule plugins the record was played with (repeatable).")
 @click.option("--allow-version-mismatch", is_flag=True,
               help="Verify a record made under another qipai version.")
-def verify(record: str, plugins: tuple[str, ...], allow_version_mismatch: bool) -> None:
+@click.option("--db", "db", metavar="URL",
+              help="Verify the journal's chain in a server's database instead of a RECORD "
+                   "(sqlite:///FILE or postgresql://USER@HOST/DB, opened read-only; a server "
+                   "may be running): every link of every table's hands and actions "
+                   "recomputed, and each hand's end link against the head its stored "
+                   "hand_ended event carried.  The first broken link of each table is named.")
+@click.option("--table", "table", metavar="ID",
+              help="With --db: only this table.")
+@click.option("--events", "events", metavar="FILE",
+              type=click.Path(dir_okay=False, allow_dash=True),
+              help="The events the operator kept (the envelopes as delivered: JSON lines "
+                   "of them, a JSON array, or GET /events answers; - for stdin).  Each "
+                   "hand's head (with --db: its stored end link) must be the one its "
+                   "hand_ended event carried there; with --db every hand and table they "
+                   "name must be stored: a chain recomputed after a change, or hands "
+                   "removed, is a broken link.")
+def verify(record: str | None, plugins: tuple[str, ...], allow_version_mismatch: bool,
+           db: str | None, table: str | None, events: str | None) -> None:
     """Verify a hosted hand's RECORD: its commitment, its replay, its sums.
 
     Checks that the SHA-256 of the deal and the revealed salt is the
@@ -121,15 +138,110 @@ def verify(record: str, plugins: tuple[str, ...], allow_version_mismatch: bool) 
     zero, and what dealt it.  For a file of hands (a `qipai play --json`
     output, a server's records) also the session: one ruleset (the
     header's), each hand's seed at its place, each dealer the previous
-    hand's next dealer, no hand twice.  One line per check; exit 0 if all
-    pass, 1 if one fails, 2 if RECORD (a file or - for stdin) cannot be
-    read or its header is malformed.
+    hand's next dealer, no hand twice.  A hosted hand's record carries its
+    place in the table's tamper-evident journal (its `chain`): its links
+    are recomputed from its commitment, actions and net, and each hand of a
+    file must start at the previous hand's head.  One line per check; exit
+    0 if all pass, 1 if one fails, 2 if RECORD (a file or - for stdin)
+    cannot be read or its header is malformed.
+
+    With --db URL (no RECORD): the chain of every table in the database
+    (or --table ID's); exit 0 if every link holds, 1 at a broken link, 2
+    if the database cannot be read.
     """
+    if db is not None and record is not None:
+        fail("give a RECORD or --db URL, not both")
+    if db is None and table is not None:
+        fail("--table goes with --db")
+    if db is None and record is None:
+        fail("give a RECORD (a file, or - for stdin) or --db URL")
+    if events == "-" and record == "-":
+        fail("RECORD and --events cannot both be stdin")
+    kept = None
+    if events is not None:
+        from qipai.core.chain import event_heads
+
+        raw = sys.stdin.buffer.read() if events == "-" else _read_or_fail(events)
+        try:
+            kept = event_heads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            fail(f"{events}: not the events' envelopes: {exc}")
+    if db is not None:
+        sys.exit(run_verify_db(db, table, kept))
+    assert record is not None
     data = sys.stdin.buffer.read() if record == "-" else _read(record)
     loaded = [load_plugin(p) for p in plugins]
     with _naming(record):
-        code = run_verify(data, loaded, allow_version_mismatch)
+        code = run_verify(data, loaded, allow_version_mismatch, kept)
     sys.exit(code)
+
+
+def _chain_checks(obj: Any, hands: list[tuple[str, dict[str, Any], Any]],
+                  kept: dict[str, dict[int, str]] | None = None
+                  ) -> list[tuple[str, bool, str]]:
+    """The journal's chain checks of the hands of ``obj`` (:func:`qipai.core.chain.file_checks`)."""
+    from qipai.core.chain import file_checks
+
+    table = obj.get("table") if isinstance(obj, dict) else None
+    raws = []
+    for label, entry, _rec in hands:
+        raw = entry.get("record") if entry else (obj.get("record", obj) if isinstance(obj, dict)
+                                                  else None)
+        if isinstance(raw, dict):
+            index = entry.get("hand") if entry else None
+            raws.append((label, index if type(index) is int else None, raw))
+    return file_checks(table if isinstance(table, str) else None, raws, kept)
+
+
+def _read_or_fail(path: str) -> bytes:
+    try:
+        return _read(path)
+    except OSError as exc:
+        fail(f"cannot read {path}: {exc.strerror}")
+
+
+def run_verify_db(url: str, table: str | None = None,
+                  kept: dict[str, dict[int, str]] | None = None) -> int:
+    """``qipai verify --db``: walk each table's chain (:func:`qipai.core.chain.walk`)
+    and the heads its ``hand_ended`` events carried — those stored in the
+    database, and those of ``kept`` (table → hand → head: the operator's
+    own, :func:`~qipai.core.chain.event_heads`), which win; one line per
+    table; return the exit status (2: the database cannot be read).  A
+    table of ``kept`` the database does not hold is broken too."""
+    from qipai.core.chain import heads_problem, stored_rows, walk
+    from qipai.host.store.chained import chained_tables
+    from qipai.host.store.errors import StoreError
+
+    broken = n = 0
+    seen: set[str] = set()
+    try:
+        for t in chained_tables(url, table):
+            n += 1
+            problem, head, checked, unchained = walk(
+                t.id, t.spec, stored_rows(t.id, t.hands, t.actions))
+            if problem is None:
+                problem = heads_problem(t.hands, {**t.heads, **(kept or {}).get(t.id, {})})
+            before = f"; {unchained} rows before the chain starts" if unchained else ""
+            if problem is not None:
+                broken += 1
+                click.echo(f"FAIL table {t.id}: {problem}")
+            else:
+                click.echo(f"ok   table {t.id}: {len(t.hands)} hands, {checked} links hold"
+                           f"{before}; head {head}")
+            seen.add(t.id)
+    except StoreError as exc:
+        fail(str(exc))
+    for tid in sorted(set(kept or ()) - seen):
+        if table is None or tid == table:
+            n += 1
+            broken += 1
+            click.echo(f"FAIL table {tid}: it is missing: the events kept carry its heads, "
+                       f"the database has no table {tid}")
+    if broken:
+        click.echo(f"not verified: {broken} of {n} table{'s' if n != 1 else ''} broken")
+        return 1
+    click.echo(f"verified: {n} table{'s' if n != 1 else ''}; every link holds")
+    return 0
 
 
 # --------------------------------------------------------------------------
@@ -211,7 +323,8 @@ def _summary_diff(summary: dict[str, Any], rec: Any) -> str | None:
 # verify
 
 
-def run_verify(data: bytes, plugins: Any = (), allow_version_mismatch: bool = False) -> int:
+def run_verify(data: bytes, plugins: Any = (), allow_version_mismatch: bool = False,
+               kept: dict[str, dict[int, str]] | None = None) -> int:
     """Verify every record in ``data`` (one record, or each hand of a
     ``qipai play --json`` output), and how the hands fit together
     (:func:`~qipai.core.sessions.session_checks`); print the checks; return
@@ -248,6 +361,8 @@ def run_verify(data: bytes, plugins: Any = (), allow_version_mismatch: bool = Fa
         if rec.result is not None:
             net = list(rec.result.net)
             total = net if total is None else [a + b for a, b in zip(total, net)]
+    for label, ok, text in _chain_checks(obj, hands, kept):
+        line(ok, f"{label + ': ' if len(hands) > 1 else ''}{text}")
     if header is not None and (len(hands) > 1 or header):
         for c in session_checks(header, hands, plugins=plugins):
             line(c.ok, f"{c.name}: {c.message}")

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
+from qipai.core.chain import Chain
 from qipai.core.errors import BadRecord, QipaiError, ReplayDiverged
 from qipai.core.model import Action, Deal, Event, Payment, Result
 from qipai.core.money import Money
@@ -77,6 +79,10 @@ class Record(msgspec.Struct, kw_only=True):
             per seat and the house's take), when its table had a stake;
             absent otherwise (and in older records) — not written then,
             so a record without money is byte for byte as before.
+        chain: where the hand stands in its table's tamper-evident journal
+            (:class:`~qipai.core.chain.Chain`: ``table``, ``hand``,
+            ``prev``, ``head``) — a hosted hand's; absent otherwise (and in
+            a record made before links), so a record without it is as before.
     """
 
     format: int = FORMAT_VERSION
@@ -99,6 +105,7 @@ class Record(msgspec.Struct, kw_only=True):
     spec: str | None = None
     plugins: list[PluginStamp] | None = None
     money: Money | None | msgspec.UnsetType = msgspec.UNSET
+    chain: Chain | UnsetType = UNSET
 
 
 #: The largest record text :func:`decode_record` reads (bytes), and the

@@ -16,12 +16,15 @@ Each function answers one ``("event", row)`` operation of a
   ``{"payer", "payee", "amount", "reason", "why"}``, 子), ``net`` (per
   seat), ``totals`` (the table's running net after it), ``named``,
   ``records`` (the path of the table's records), ``reveal``
-  (``{"commitment", "salt", "deal"}``); a table with a stake adds ``money``
+  (``{"commitment", "salt", "deal"}``), ``chain`` (the table's chain head
+  after the hand, its end link: :mod:`qipai.core.chain`; null for a hand
+  whose row was made before links); a table with a stake adds ``money``
   (the hand in money, :class:`~qipai.core.money.Money`: each payment's
   ``zi`` and ``amount``, the ``rake_lines`` to the house, ``net``,
   ``house``) and ``money_totals`` (running money net per seat after it);
 * ``table_closed`` — ``ended`` (``closed``, ``dissolved``, ``finished``),
-  ``hands_done``, ``totals``, ``tally`` (a room's 大结算, else null);
+  ``hands_done``, ``totals``, ``tally`` (a room's 大结算, else null),
+  ``chain`` (the table's last chain head);
 * ``timeout`` — ``hand``, ``seat``, ``index`` (the action's index in the
   hand) — the server played the default action for the seat;
 * ``tuoguan`` — ``hand``, ``seat``, ``on`` (true: the table's bot plays for
@@ -71,13 +74,15 @@ def hand_ended(t: Any, hand: int, result: Any, rec: dict[str, Any],
               payments=msgspec.to_builtins(result.payments), net=list(result.net),
               totals=totals, named=named(t), records=f"/tables/{t.id}/records",
               reveal={"commitment": rec.get("commitment"), "salt": rec.get("salt"),
-                      "deal": rec.get("deal")}, **more)
+                      "deal": rec.get("deal")},
+              chain=(rec.get("chain") or {}).get("head"), **more)
 
 
 def table_closed(t: Any, ended: str, hands_done: int, totals: list[int],
-                 tally: Any) -> tuple[str, dict[str, Any]]:
+                 tally: Any, head: str | None = None) -> tuple[str, dict[str, Any]]:
     return op(t, "table_closed", ended=ended, hands_done=hands_done, totals=list(totals),
-              tally=msgspec.to_builtins(tally) if tally is not None else None)
+              tally=msgspec.to_builtins(tally) if tally is not None else None,
+              chain=head)
 
 
 def timeout(t: Any, hand: int, seat: int, index: int) -> tuple[str, dict[str, Any]]:

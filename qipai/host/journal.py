@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from qipai.core import chain
 from qipai.core.errors import QipaiError, ReplayDiverged
 from qipai.core.fair import commitment
 from qipai.core.model import Action, Deal
@@ -44,14 +45,72 @@ _DEAL = msgspec.json.Decoder(Deal)
 
 class Journal:
     """(A part of :class:`~qipai.host.match.HostedTable`.)  The hand's rows,
-    its rebuild from them, and the answers of its writes."""
+    its rebuild from them, and the answers of its writes.
+
+    The journal's chain (:mod:`qipai.core.chain`): :attr:`chain_head` is
+    the table's last link, advanced in the event loop as each row is built
+    (one SHA-256 per row, no read) and put back from the rows at a
+    rebuild; :attr:`chain_start` the current hand's ``prev`` (None: its
+    row was made before links)."""
+
+    def chain_init(self, spec: str) -> None:
+        """(A new table object.)  Its chain at its genesis."""
+        self.chain_head: str = chain.genesis(self.id, spec)
+        self.chain_start: str | None = None
+        self._chain_next: str | None = None   # the next installed hand's prev
 
     def hand_row(self, index: int, table: Table, salt: bytes, commit: str,
                  seed: int | None) -> dict[str, Any]:
+        """The ``qipai_hands`` row of a new hand, chained after the head
+        (the head advances: the row is written next)."""
+        prev = self.chain_head
+        self.chain_head = chain.hand_link(prev, self.id, index, commit)
+        self._chain_next = prev
         return dict(table_id=self.id, hand=index,
                     deal=msgspec.json.encode(table.deal).decode(),
                     seed=str(seed) if seed is not None else None,
-                    commitment=commit, salt=salt.hex())
+                    commitment=commit, salt=salt.hex(), link=self.chain_head)
+
+    def chain_action(self, hand: int, seq: int, action: Any, timeout: bool,
+                     tuoguan: bool) -> str:
+        """An action row's link; the head advances to it."""
+        self.chain_head = chain.action_link(self.chain_head, self.id, hand, seq, action,
+                                            timeout, tuoguan)
+        return self.chain_head
+
+    @staticmethod
+    def money_link(money: Any) -> dict[str, Any] | None:
+        """A hand's money as its end link covers it (None: no stake)."""
+        return chain.money_body(money)
+
+    def chain_of(self, head: str) -> chain.Chain | None:
+        """The current hand's :class:`~qipai.core.chain.Chain` ending at
+        ``head`` (its end link), for its record; None when its row has no link."""
+        if self.chain_start is None:
+            return None
+        return chain.Chain(table=self.id, hand=self.hand, prev=self.chain_start, head=head)
+
+    def _chain_restore(self, hands: list[dict[str, Any]], acts: list[dict[str, Any]]) -> None:
+        """(A rebuild, the current hand installed.)  The head is the last
+        link stored — the rows in chain order (the hands', each hand's end,
+        the current hand's actions) —, or the genesis when none has one."""
+        head = chain.genesis(self.id, self.row["spec"])
+        start = None
+        for h in hands:
+            if h.get("link") is not None:
+                start, head = head, h["link"]
+            elif h is hands[-1]:
+                start = None
+            if h.get("end_link") is not None:
+                head = h["end_link"]
+        for a in acts:
+            if a.get("link") is not None:
+                head = a["link"]
+        if not (chain.is_link(head) and (start is None or chain.is_link(start))):
+            # (the next row would be chained to it: refused here, not at the next action)
+            raise QipaiError(f"its last chain link {str(head)[:70]!r} is not a link "
+                             f"(64 lowercase hex digits)")
+        self.chain_head, self.chain_start = head, start
 
     def table_from_row(self, hand: dict[str, Any]) -> Table:
         """The hand's table from its stored deal, before any action."""
@@ -122,6 +181,8 @@ class Journal:
         except ReplayDiverged as exc:
             # the table's own refusal names what is wrong with the stored row
             raise exc.refused or exc from None
+        where[0] = "its chain's last link"
+        self._chain_restore(hands, acts)
         self.rebuild_room(done, acts)
         self.committed_now()
         if table.over:  # pragma: no cover - the next hand is stored with the last action

@@ -53,6 +53,7 @@ from typing import Any
 import msgspec
 
 from qipai.bots import GreedyBot
+from qipai.core import chain
 from qipai.core.errors import IllegalAction
 from qipai.core.fair import commitment, committed, new_salt
 from qipai.core.model import Action
@@ -147,6 +148,7 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes):
         #: The re-read of the hand after a failed write (:meth:`reread`),
         #: while it runs; None otherwise.
         self.rereading: asyncio.Task | None = None
+        self.chain_init(row["spec"])
         self.room_init(row)
         self.money_init(row)
 
@@ -164,21 +166,26 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes):
                 seed: int | None) -> None:
         self.hand, self.table, self.salt, self.commitment = index, table, salt, commit
         self.hand_seed = seed
+        self.chain_start = self._chain_next
         self.timeouts = []
         self.tuoguan_moves = []
         self.decisions = {}
         self.answered: dict[int, int] = {}  # seat → seq of its last decision taken
         self.refresh_decisions()
 
-    def record(self, money: Any = None) -> dict[str, Any]:
+    def record(self, head: str | None = None, money: Any = None) -> dict[str, Any]:
         """The current hand's record (the record format, as a dict): stamped,
         deal and salt revealed (:func:`qipai.core.fair.committed`), with
-        its timeouts (and ``money``, the hand's in a table with a stake)."""
+        its timeouts (and ``money``, the hand's in a table with a stake) and,
+        ``head`` given (the hand's end link), its chain."""
         rec = committed(record_of(self.table), self.salt)
         assert rec.commitment == self.commitment
         rec.timeouts = list(self.timeouts)
         if money is not None:
             rec.money = money
+        where = self.chain_of(head) if head is not None else None
+        if where is not None:
+            rec.chain = where
         out = msgspec.to_builtins(rec)
         if self.tuoguan_moves:   # (only then: a record of a hand without 托管 is as before)
             out["tuoguan"] = list(self.tuoguan_moves)
@@ -268,8 +275,9 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes):
             # what it caused must reach the seats: an event a plugin made that does
             # not encode would fail at its commit, in the store's writer
             P.encode(P.Events(hand=hand, first=start, events=tuple(table.events[start:])))
+            link = self.chain_action(hand, index, table.actions[-1], timeout, tuoguan)
             ops = [("action", action_params(self.id, hand, index, table.actions[-1],
-                                            timeout, tuoguan))]
+                                            timeout, tuoguan, link))]
             # the operator's events (qipai.host.feed), in the same transaction
             if timeout:
                 ops.append(feed.timeout(self, hand, seat, index))
@@ -285,11 +293,14 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes):
             money = None   # the hand in money: a table with a stake
             if table.over:
                 money = self.hand_money(table.result)
-                rec = self.record(money)
+                self.chain_head = end = chain.end_link(self.chain_head, self.id, hand,
+                                                       list(table.result.net),
+                                                       self.money_link(money))
+                rec = self.record(end, money)
                 ops.append(("finish_hand", dict(
                     record=msgspec.json.encode(rec).decode(),
                     net=msgspec.json.encode(list(table.result.net)).decode(),
-                    k_table=self.id, k_hand=hand, **self.money_row(money))))
+                    end_link=end, k_table=self.id, k_hand=hand, **self.money_row(money))))
                 after = [a + b for a, b in zip(self.totals, table.result.net)]
                 ops.append(feed.hand_ended(self, hand, table.result, rec, after,
                                            money, self.money_after(money)))
@@ -299,7 +310,7 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes):
                                               ended="finished",
                                               tally=msgspec.json.encode(tally).decode())))
                     ops.append(feed.table_closed(self, "finished", self.hands_done + 1,
-                                                 after, tally))
+                                                 after, tally, end))
                 else:
                     nxt = self.new_hand(hand + 1, table.result.next_dealer)
                     ops.append(("hand", self.hand_row(hand + 1, *nxt)))
@@ -479,7 +490,9 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes):
             await self.settled()
             if self.halted is not None:   # its hand in memory may not be the database's
                 raise StoreError(f"table {self.id} was not closed: {self.halted[1]}")
-            rec = self.record()
+            # the unfinished hand's end (no net): the head moves once it is written
+            end = chain.end_link(self.chain_head, self.id, self.hand, None)
+            rec = self.record(end)
             if self.room_hands is not None:
                 tally = self.money_tally(self.tally(ended, self.totals, self.hands_done))
             done = asyncio.get_running_loop().create_future()
@@ -490,10 +503,10 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes):
 
             self.store.submit(Write(self.id, [
                 ("finish_hand", dict(record=msgspec.json.encode(rec).decode(),
-                                     k_table=self.id, k_hand=self.hand)),
+                                     end_link=end, k_table=self.id, k_hand=self.hand)),
                 ("close", dict(k_table=self.id, closed=time.time(), ended=ended,
                                tally=msgspec.json.encode(tally).decode() if tally else None)),
-                feed.table_closed(self, ended, self.hands_done, self.totals, tally),
+                feed.table_closed(self, ended, self.hands_done, self.totals, tally, end),
             ], written))
             exc = await done
             if isinstance(exc, LockLost):   # logged once, by the server
@@ -502,6 +515,7 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes):
                 self.server.log(f"table {self.id}: its close was not written: {said(exc)}")
                 raise StoreError(f"table {self.id} was not closed: the database did not take "
                                  f"it (the server's log says why); try again")
+            self.chain_head = end
         finally:
             self.closing = False
         self.closed_now(ended, tally)

@@ -12,6 +12,9 @@ Four tables:
 * ``qipai_actions`` — every accepted action: ``(table_id, hand, seq)`` is
   the primary key, so an action can never be stored twice; ``timeout``
   says the server played it for a seat that did not answer in time.
+* the journal's chain (:mod:`qipai.core.chain`): each hand row's
+  ``link`` and, once it is over, ``end_link``, and each action's ``link`` —
+  SHA-256 chained to the table's previous link (NULL in rows made before).
 * ``qipai_events`` — the transactional outbox (issue 36): each event the
   operator is told (``table_created``, ``hand_started``, ``hand_ended``,
   ``table_closed``, ``timeout``, ``tuoguan``), inserted in the same
@@ -73,8 +76,8 @@ tables = sa.Table(
 #: COLUMN`` when a server opens it (:func:`upgrade`), its old rows reading NULL.
 UPGRADES: dict[str, tuple[str, ...]] = {"qipai_tables": ("key_name", "players", "closed",
                                                          "hands", "ended", "tally", "stake", "rake"),
-                                        "qipai_hands": ("money",),
-                                        "qipai_actions": ("tuoguan",)}
+                                        "qipai_hands": ("money", "link", "end_link"),
+                                        "qipai_actions": ("tuoguan", "link")}
 
 hands = sa.Table(
     "qipai_hands", metadata,
@@ -89,6 +92,9 @@ hands = sa.Table(
     # added after the first release (UPGRADES): a table with a stake's money
     # of the hand once over, JSON {"net": [minor units per seat], "house": h}
     sa.Column("money", sa.Text),
+    # the journal's chain (qipai.core.chain; NULL: a row made before links)
+    sa.Column("link", sa.String(64)),                       # the hand row's link
+    sa.Column("end_link", sa.String(64)),                   # its end's (net), once over or closed
 )
 
 actions = sa.Table(
@@ -100,6 +106,7 @@ actions = sa.Table(
     sa.Column("timeout", sa.Boolean, nullable=False, default=False),
     # played for the seat by the table's bot while it was in 托管 (NULL: an older row, no)
     sa.Column("tuoguan", sa.Boolean),
+    sa.Column("link", sa.String(64)),                       # the journal's chain (qipai.core.chain)
     sa.ForeignKeyConstraint(["table_id", "hand"], ["qipai_hands.table_id", "qipai_hands.hand"]),
 )
 
@@ -199,11 +206,13 @@ class Write:
 
 
 def action_params(table_id: str, hand: int, seq: int, action: Any,
-                  timeout: bool, tuoguan: bool = False) -> dict[str, Any]:
+                  timeout: bool, tuoguan: bool = False, link: str | None = None
+                  ) -> dict[str, Any]:
     """The ``qipai_actions`` row of one action (``action`` a msgspec Struct;
-    ``tuoguan``: played by the table's bot for a seat in 托管)."""
+    ``tuoguan``: played by the table's bot for a seat in 托管; ``link``: its
+    link in the table's chain, :func:`qipai.core.chain.action_link`)."""
     return dict(table_id=table_id, hand=hand, seq=seq, action=_encode(action).decode(),
-                timeout=timeout, tuoguan=tuoguan)
+                timeout=timeout, tuoguan=tuoguan, link=link)
 
 
 
