@@ -51,12 +51,13 @@ class Journal:
         return dict(table_id=self.id, hand=index,
                     deal=msgspec.json.encode(table.deal).decode(),
                     seed=str(seed) if seed is not None else None,
-                    commitment=commit, salt=salt.hex())
+                    commitment=commit, salt=salt.hex(), **self.joint_columns(index))
 
     def table_from_row(self, hand: dict[str, Any]) -> Table:
         """The hand's table from its stored deal, before any action."""
         table = Table(self.ruleset, deal=_DEAL.decode(hand["deal"]), ask_all=True)
-        table.set_origin(int(hand["seed"]) if hand["seed"] is not None else None, self.rng_kind)
+        table.set_origin(int(hand["seed"]) if hand["seed"] is not None else None,
+                         "joint" if hand.get("server_seed") else self.rng_kind)
         return table
 
     def rebuild(self) -> None:
@@ -75,6 +76,7 @@ class Journal:
         hands = self.store.hands_of(self.id)
         if not hands:
             raise QipaiError(f"table {self.id} has no hand stored; the database is damaged")
+        self.joint_stored(hands[-1]["hand"], hands[-1])
         return hands, self.store.actions_of(self.id, hands[-1]["hand"])
 
     def rebuild_from(self, hands: list[dict[str, Any]], acts: list[dict[str, Any]]) -> None:
@@ -122,6 +124,7 @@ class Journal:
             # the table's own refusal names what is wrong with the stored row
             raise exc.refused or exc from None
         self.rebuild_room(done, acts)
+        self.rebuild_joint(current)
         self.committed_now()
         if table.over:  # pragma: no cover - the next hand is stored with the last action
             raise QipaiError(f"table {self.id}: hand {self.hand} is over but has no next hand")
