@@ -132,6 +132,18 @@ def deal_seed(server_seed: bytes, hand: int, values: list[str | None]) -> int:
     return int.from_bytes(mac, "big")
 
 
+def joint_table(ruleset: Any, server_seed: bytes, hand: int, values: list[str | None],
+                dealer: int | None = None, ask_all: bool = True) -> Any:
+    """A :class:`~qipai.core.table.Table` of ``ruleset`` dealt by the deal
+    function (:func:`deal_seed`), its origin ``rng`` ``"joint"``."""
+    from qipai.core.table import Table
+
+    seed = deal_seed(server_seed, hand, values)
+    table = Table(ruleset, seed=seed, dealer=dealer, ask_all=ask_all)
+    table.set_origin(seed, "joint")
+    return table
+
+
 def used_values(seats: list[SeatValue]) -> list[str | None]:
     """The values the deal function takes: each revealed value, None for a
     withheld or absent one."""

@@ -41,7 +41,7 @@ import msgspec
 
 from qipai.core.fair import commitment, new_salt
 from qipai.core.joint import (
-    Joint, SeatValue, deal_seed, hex32, new_server_seed, seed_commitment, seeded_server_seed,
+    Joint, SeatValue, hex32, joint_table, new_server_seed, seed_commitment, seeded_server_seed,
     used_values, value_commitment,
 )
 from qipai.core.table import Table
@@ -52,15 +52,6 @@ from qipai.host.store import Write
 
 #: default of ``qipai serve --seat-value-timeout`` (seconds per phase).
 SEAT_VALUE_TIMEOUT = 5.0
-
-
-def joint_table(ruleset: Any, server_seed: bytes, hand: int, values: list[str | None],
-                dealer: int | None) -> Table:
-    """The hand dealt by the deal function (:func:`qipai.core.joint.deal_seed`)."""
-    seed = deal_seed(server_seed, hand, values)
-    table = Table(ruleset, seed=seed, dealer=dealer, ask_all=True)
-    table.set_origin(seed, "joint")
-    return table
 
 
 class SeatValues:
