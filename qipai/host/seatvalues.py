@@ -18,9 +18,10 @@ On a table with seat values on (``qipai serve --seat-values``, or
   :class:`~qipai.host.protocol.SeatCommit`; when every online human seat
   has committed, or ``--seat-value-timeout`` passed, phase ``reveal``:
   each committed seat sends :class:`~qipai.host.protocol.SeatReveal`; when
-  every online committed seat revealed, or the deadline passed, the hand
-  is dealt (a seat offline counts empty at once; a seat that committed and
-  revealed no matching value is *withheld*).
+  every committed seat revealed, or the deadline passed, the hand is dealt
+  (a seat offline in the commit phase counts empty at once; a committed
+  seat is waited for even offline, so that a reload can still reveal; one
+  that revealed no matching value by the deadline is *withheld*).
 - Every commitment and value is written through the group commit
   (``qipai_seat_values``) before anyone is told of it; the deal rewrites
   the hand's row (deal, seed, commitment, salt, ``joint``) with its
@@ -177,7 +178,9 @@ class SeatValues:
         on = set(self.online())
         if st["phase"] == "commit":
             return tuple(s for s in self.humans() if s in on and s not in st["commits"])
-        return tuple(s for s in sorted(st["commits"]) if s in on and s not in st["values"])
+        # a committed seat is waited for offline too (until the deadline): a
+        # reload or a reconnection must not cost it its value
+        return tuple(s for s in sorted(st["commits"]) if s not in st["values"])
 
     def step_msg(self, seat: int | None) -> P.SeatValues:
         st = self.deal_step

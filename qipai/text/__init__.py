@@ -93,7 +93,9 @@ CLIENT = {
            "one_card": "{text!r} 是 {k} 张牌：一次只打一张",
            "no_pass": "现在不能过：请选 1 到 {n}",
            "quit": "你离开了", "input_ended": "输入结束", "interrupted": "已中断",
-           "unfinished": "{why}：本局未打完。再见。", "left_table": "{why}：已离开牌桌。"},
+           "unfinished": "{why}：本局未打完。再见。", "left_table": "{why}：已离开牌桌。",
+           "your_value": "你的随机值：{value}（第 {k} 手；可在记录中核对）",
+           "joint_deal": "第 {k} 手共同发牌：服务器承诺 {commitment}"},
     "en": {"prompt": "your choice (1–{n}, a card or a word; q to leave)",
            "time_left": "{s} s left",
            "only_move": "only move: {action}",
@@ -108,7 +110,9 @@ CLIENT = {
            "quit": "you quit", "input_ended": "the input ended",
            "interrupted": "interrupted (Ctrl-C)",
            "unfinished": "{why}: the hand is left unfinished. Goodbye.",
-           "left_table": "{why}: you left the table."},
+           "left_table": "{why}: you left the table.",
+           "your_value": "your value: {value} (hand {k}; check it in the record)",
+           "joint_deal": "hand {k} is a joint deal: server commitment {commitment}"},
 }
 #: Where a card in play came from (a view's ``window``: a claim window's source).
 SOURCES = {
@@ -160,7 +164,8 @@ PAGE = {
            "col_players": "玩家", "col_hand": "手", "col_totals": "累计", "col_net": "输赢",
            "none": "没有", "links_elsewhere": "（链接在开桌的浏览器）", "sit": "入座",
            "watch": "观战", "cannot_replay": "回放失败：{message}", "error": "出错：{message}",
-           "back_lobby": "回大厅"},
+           "back_lobby": "回大厅", "your_value": "你的随机值：{v}",
+           "joint_step": "共同发牌：交换随机值…", "joint_withheld": "未公开随机值：{list}"},
     "en": {"hands": "hands", "hands_open": "no limit", "n_hands": "{n} hands",
            "ready_wait": "waiting for the others to be ready", "tuoguan_off": "stop auto-play",
            "dissolve": "end the room", "vote_title": "{who} asks to end the room",
@@ -209,7 +214,9 @@ PAGE = {
            "col_totals": "totals", "col_net": "net", "none": "none",
            "links_elsewhere": "(the links are with whoever opened it)", "sit": "sit",
            "watch": "watch", "cannot_replay": "cannot replay: {message}",
-           "error": "error: {message}", "back_lobby": "back to the lobby"},
+           "error": "error: {message}", "back_lobby": "back to the lobby",
+           "your_value": "your value: {v}", "joint_step": "joint deal: exchanging values…",
+           "joint_withheld": "values withheld: {list}"},
 }
 _SECTIONS = {"melds": MELDS, "ways": WAYS, "ends": ENDS, "actions": ACTIONS, "roles": ROLES,
              "bonus": BONUS, "client": CLIENT, "sources": SOURCES, "page": PAGE}

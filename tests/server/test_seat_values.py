@@ -45,15 +45,20 @@ def step(c: SyncSeat, phase: str, hand: int = 0) -> dict[str, Any]:
     return c.until("seat_values", lambda m: m["phase"] == phase and m["hand"] == hand)
 
 
-def play_out(c: SyncSeat, me: int) -> dict[str, Any]:
-    """Answer decisions until the hand ends."""
+def play_out(c: SyncSeat, *others: SyncSeat) -> dict[str, Any]:
+    """Answer every decision of ``c`` and ``others`` until ``c`` sees the hand end."""
+    seats = [c, *others]
     while True:
-        m = c.recv()
-        if m["type"] == "hand_ended":
-            return m
-        if m["type"] == "decide":
-            c.send({"type": "act", "hand": m["hand"], "seq": m["seq"],
-                    "action": choose(m["legal"])}, paced=True)
+        for x in seats:
+            try:
+                m = x.recv(timeout=0.02) if len(seats) > 1 else x.recv()
+            except TimeoutError:
+                continue
+            if m["type"] == "hand_ended" and x is c:
+                return m
+            if m["type"] == "decide":
+                x.send({"type": "act", "hand": m["hand"], "seq": m["seq"],
+                        "action": choose(m["legal"])}, paced=True)
 
 
 def verify(rec: dict[str, Any]) -> list[str]:
@@ -90,7 +95,7 @@ def test_two_seats_commit_reveal_and_the_record_verifies(served):
         w = a.until("welcome")
         assert w["hand"] == 0
         b.until("welcome")
-        play_out(a, 0)
+        play_out(a, b)
         rec = get(served, f"/tables/{t['id']}/records")["hands"][0]["record"]
         assert rec["rng"] == "joint"
         j = rec["joint"]
@@ -105,20 +110,18 @@ def test_two_seats_commit_reveal_and_the_record_verifies(served):
 
 def test_a_seat_that_withholds_is_recorded(tmp_path):
     served = start_server(f"sqlite:///{tmp_path / 'w.db'}", tmp_path, *SEEDED,
-                          "--seat-value-timeout", "600", "--turn-timeout", "0.1")
+                          "--seat-value-timeout", "5", "--turn-timeout", "0.1")
     t = make(served, bots=[2, 3])
     a, b = seat(served, t, 0), seat(served, t, 1)
-    try:
-        step(a, "commit")
-        step(b, "commit")
-        va, ca = value()
-        vb, cb = value()
+    va, ca = value()
+    vb, cb = value()
+    try:   # (committed at once, well inside the commit phase's 5 s)
         a.send({"type": "seat_commit", "hand": 0, "commitment": ca})
         b.send({"type": "seat_commit", "hand": 0, "commitment": cb})
         step(a, "reveal")
-        b.close()   # seat 1 withholds: gone, it is not waited for
+        b.close()   # seat 1 withholds: its value never comes
         a.send({"type": "seat_reveal", "hand": 0, "value": va})
-        a.until("welcome")
+        a.until("welcome")      # the reveal phase's deadline passed
         a.until("hand_ended")   # every decision timed out
         rec = get(served, f"/tables/{t['id']}/records")["hands"][0]["record"]
         seats = rec["joint"]["seats"]
@@ -130,3 +133,180 @@ def test_a_seat_that_withholds_is_recorded(tmp_path):
         a.close()
         b.close()
         served.stop()
+
+
+def error(c: SyncSeat) -> dict[str, Any]:
+    return c.until("error", lambda m: m["code"] != "Throttled")
+
+
+def test_bad_seat_values_are_refused_by_name_and_change_nothing(served):
+    t = make(served, bots=[2, 3])
+    a = seat(served, t, 0, strict=False)
+    b = seat(served, t, 1, strict=False)
+    w = SyncSeat(served, t["id"], t["spectator_token"], strict=False)
+    try:
+        step(a, "commit")
+        step(w, "commit")
+        va, ca = value()
+        vb, cb = value()
+        for bad, code in (("ab", "BadValue"), ("zz" * 32, "BadValue"), (ca + "00", "BadValue")):
+            a.send({"type": "seat_commit", "hand": 0, "commitment": bad}, paced=True)
+            e = error(a)
+            assert e["code"] == code and "seat commitment" in e["message"], e
+        a.send({"type": "seat_commit", "hand": 1, "commitment": ca}, paced=True)
+        assert error(a)["code"] == "NotNow"          # another hand
+        a.send({"type": "seat_reveal", "hand": 0, "value": va}, paced=True)
+        assert error(a)["code"] == "NotNow"          # out of order: no reveal yet
+        w.send({"type": "seat_commit", "hand": 0, "commitment": ca}, paced=True)
+        assert error(w)["code"] == "Spectator"
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca}, paced=True)
+        s = a.until("seat_values", lambda m: m["commitments"].get("0") == ca)
+        assert s["waiting"] == [1]
+        a.send({"type": "seat_commit", "hand": 0, "commitment": cb}, paced=True)
+        e = error(a)
+        assert e["code"] == "AlreadyDone", e                 # sent twice
+        b.send({"type": "seat_commit", "hand": 0, "commitment": cb}, paced=True)
+        step(a, "reveal")
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca}, paced=True)
+        assert error(a)["code"] == "AlreadyDone"
+        a.send({"type": "seat_reveal", "hand": 0, "value": vb}, paced=True)   # not its value
+        e = error(a)
+        assert e["code"] == "BadReveal" and ca in e["message"], e
+        a.send({"type": "seat_reveal", "hand": 0, "value": "12"}, paced=True)
+        assert error(a)["code"] == "BadValue"
+        a.send({"type": "seat_reveal", "hand": 0, "value": va}, paced=True)
+        a.until("seat_values", lambda m: m["revealed"] == [0])
+        a.send({"type": "seat_reveal", "hand": 0, "value": va}, paced=True)
+        assert error(a)["code"] == "AlreadyDone"
+        b.send({"type": "seat_reveal", "hand": 0, "value": vb}, paced=True)
+        a.until("welcome")
+        w.until("welcome")
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca}, paced=True)
+        e = error(a)
+        assert e["code"] == "NotNow" and "dealt" in e["message"], e   # after the deal
+        a.send({"type": "seat_reveal", "hand": 0, "value": va}, paced=True)
+        assert error(a)["code"] == "NotNow"
+        served.close(t)
+    finally:
+        for c in (a, b, w):
+            c.close()
+
+
+def test_a_table_without_seat_values_refuses_them(served):
+    t = make(served, bots=[1, 2, 3], seat_values=False)
+    a = seat(served, t, 0, strict=False)
+    try:
+        assert a.recv()["type"] == "welcome"    # dealt at once, as before
+        _, ca = value()
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca}, paced=True)
+        assert error(a)["code"] == "NotNow"
+    finally:
+        a.close()
+    with served.http() as h:
+        r = h.post("/tables", json={"seat_values": "yes"})
+    assert r.status_code == 400 and r.json()["error"] == "BadMessage", r.text
+
+
+def test_no_seat_sees_the_hand_before_the_deal_and_no_seed_goes_out(served):
+    """During the step nobody is welcomed (the provisional deal is never
+    shown) and the server seed is in no message before the hand ends."""
+    t = make(served, bots=[2, 3])
+    a, b = seat(served, t, 0), seat(served, t, 1)
+    try:
+        s = step(a, "commit")
+        step(b, "commit")
+        va, ca = value()
+        vb, cb = value()
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca})
+        b.send({"type": "seat_commit", "hand": 0, "commitment": cb})
+        step(a, "reveal")
+        step(b, "reveal")
+        a.send({"type": "seat_reveal", "hand": 0, "value": va})
+        b.send({"type": "seat_reveal", "hand": 0, "value": vb})
+        a.until("welcome")
+        b.until("welcome")
+        before = [m["type"] for m in a.received[:a.received.index(
+            next(m for m in a.received if m["type"] == "welcome"))]]
+        assert set(before) <= {"seat_values", "seat_conns", "presence"}, before
+        assert a.received[0]["type"] == "seat_values"
+        ended = play_out(a, b)
+        rec = get(served, f"/tables/{t['id']}/records")["hands"][0]["record"]
+        seed_hex = rec["joint"]["server_seed"]
+        assert hashlib.sha256(bytes.fromhex(seed_hex)).hexdigest() == s["server_commitment"]
+        upto = a.raw[:a.raw.index(next(r for r in a.raw if '"hand_ended"' in r))]
+        assert not any(seed_hex in r for r in upto)
+        assert ended["hand"] == 0
+    finally:
+        a.close()
+        b.close()
+
+
+def restart(served, tmp_path, *args: str):
+    served.kill()
+    served.log.close()
+    return start_server(served.db, tmp_path, *args)
+
+
+@pytest.mark.parametrize("phase", ["commit", "reveal"])
+def test_a_restart_mid_step_resumes_it(tmp_path, phase):
+    args = (*SEEDED, "--seat-value-timeout", "600")
+    served = start_server(f"sqlite:///{tmp_path / 'r.db'}", tmp_path, *args)
+    t = make(served, bots=[2, 3])
+    a, b = seat(served, t, 0), seat(served, t, 1)
+    va, ca = value()
+    vb, cb = value()
+    try:
+        step(a, "commit")
+        step(b, "commit")
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca})
+        if phase == "reveal":
+            b.send({"type": "seat_commit", "hand": 0, "commitment": cb})
+            step(a, "reveal")
+            a.send({"type": "seat_reveal", "hand": 0, "value": va})
+            a.until("seat_values", lambda m: m["revealed"] == [0])
+        else:
+            b.until("seat_values", lambda m: m["commitments"].get("0") == ca)
+    finally:
+        a.close()
+        b.close()
+    served = restart(served, tmp_path, *args)   # SIGKILL, and up again
+    # (seat 1 first: a seat offline in the commit phase is not waited for)
+    b = seat(served, t, 1)
+    a = seat(served, t, 0)
+    try:
+        step(b, phase)
+        s = step(a, phase)
+        if phase == "commit":
+            assert s["commitments"] == {"0": ca}
+            b.send({"type": "seat_commit", "hand": 0, "commitment": cb})
+            step(a, "reveal")
+            a.send({"type": "seat_reveal", "hand": 0, "value": va})
+        else:
+            assert s["commitments"] == {"0": ca, "1": cb} and s["revealed"] == [0]
+        b.send({"type": "seat_reveal", "hand": 0, "value": vb})
+        a.until("welcome")
+        play_out(a, b)
+        rec = get(served, f"/tables/{t['id']}/records")["hands"][0]["record"]
+        assert [x.get("value") for x in rec["joint"]["seats"][:2]] == [va, vb]
+        assert verify(rec) == []
+    finally:
+        a.close()
+        b.close()
+        served.stop()
+
+
+def test_qipai_connect_makes_commits_and_reveals_its_value(served):
+    import re
+    import subprocess
+    import sys
+
+    t = make(served, bots=[1, 2, 3])
+    url = served.ws(f"/tables/{t['id']}/ws?token={t['seats']['0']}")
+    r = subprocess.run([sys.executable, "-m", "qipai", "connect", "--auto", "--hands", "1", url],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    found = re.search(r"your value: ([0-9a-f]{64})", r.stdout)
+    assert found, r.stdout
+    rec = get(served, f"/tables/{t['id']}/records")["hands"][0]["record"]
+    assert rec["joint"]["seats"][0]["value"] == found.group(1)
+    assert verify(rec) == []
