@@ -521,6 +521,7 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, SeatValues):
         close the connections, forget the table."""
         self.open = False
         self.ended = ended
+        self.step_closed()   # (a seat-value step's connections have no welcome)
         self.stop_room()
         self.server.events.emit("table_closed", table=self.id, hands=self.hands_done,
                                 totals=list(self.totals), ended=ended)

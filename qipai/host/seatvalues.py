@@ -298,6 +298,16 @@ class SeatValues:
                 self._joint_of(index, self._server_seeds[index], {}, {})))]
         return [feed.hand_started(self, index, table, commit)]
 
+    def step_closed(self) -> None:
+        """(The table closes.)  A step under way ends undealt: its
+        connections, which have no welcome, are told from now on."""
+        if self.deal_step is None:
+            return
+        self.cancel_step()
+        self.deal_step = None
+        for c in self.conns:
+            c.early = None
+
     def joint_started(self, joint: Joint | None) -> dict[str, Any] | None:
         """The ``hand_started`` event's joint parts: the server commitment and
         each seat's commitment (no value, no seed)."""

@@ -69,9 +69,9 @@ def verify(rec: dict[str, Any]) -> list[str]:
 
 
 @pytest.fixture
-def served(tmp_path):
-    s = start_server(f"sqlite:///{tmp_path / 'joint.db'}", tmp_path, *SEEDED,
-                     "--seat-value-timeout", "600")
+def served(db_url, tmp_path):
+    """A seeded server with seat values on (SQLite and PostgreSQL)."""
+    s = start_server(db_url, tmp_path, *SEEDED, "--seat-value-timeout", "600")
     yield s
     s.stop()
 
@@ -248,9 +248,9 @@ def restart(served, tmp_path, *args: str):
 
 
 @pytest.mark.parametrize("phase", ["commit", "reveal"])
-def test_a_restart_mid_step_resumes_it(tmp_path, phase):
+def test_a_restart_mid_step_resumes_it(db_url, tmp_path, phase):
     args = (*SEEDED, "--seat-value-timeout", "600")
-    served = start_server(f"sqlite:///{tmp_path / 'r.db'}", tmp_path, *args)
+    served = start_server(db_url, tmp_path, *args)
     t = make(served, bots=[2, 3])
     a, b = seat(served, t, 0), seat(served, t, 1)
     va, ca = value()
@@ -310,3 +310,46 @@ def test_qipai_connect_makes_commits_and_reveals_its_value(served):
     rec = get(served, f"/tables/{t['id']}/records")["hands"][0]["record"]
     assert rec["joint"]["seats"][0]["value"] == found.group(1)
     assert verify(rec) == []
+
+
+def test_a_room_deals_each_hand_jointly_then_asks_ready(served):
+    """A room of two hands: each hand's seat-value step comes first, then
+    (after the first hand) its ready step; both records verify."""
+    t = make(served, bots=[1, 2, 3], hands=2)
+    a = seat(served, t, 0)
+    try:
+        for hand in (0, 1):
+            s = step(a, "commit", hand)
+            assert s["waiting"] == [0]
+            v, c = value()
+            a.send({"type": "seat_commit", "hand": hand, "commitment": c})
+            step(a, "reveal", hand)
+            a.send({"type": "seat_reveal", "hand": hand, "value": v})
+            w = a.until("welcome", lambda m: m["hand"] == hand)
+            rs = w.get("ready_step")
+            if hand == 1:   # the ready step begins at the deal
+                assert rs is not None and rs["waiting"] == [0]
+                a.send({"type": "ready", "hand": 1}, paced=True)
+            else:
+                assert rs is None
+            play_out(a)
+        a.until("tally")
+        recs = get(served, f"/tables/{t['id']}/records")["hands"]
+        assert len(recs) == 2
+        for h in recs:
+            assert h["record"]["rng"] == "joint" and verify(h["record"]) == []
+    finally:
+        a.close()
+
+
+def test_a_table_closes_during_its_step(served):
+    t = make(served, bots=[2, 3])
+    a = seat(served, t, 0)
+    try:
+        step(a, "commit")
+        served.close(t)
+        assert a.until("closed")
+        info = served.info(t["id"])
+        assert info["open"] is False
+    finally:
+        a.close()
