@@ -36,6 +36,25 @@ def seat(served, t: dict[str, Any], s: int, **kw: Any) -> SyncSeat:
     return SyncSeat(served, t["id"], t["seats"][str(s)], **kw)
 
 
+def events(served, tid: str, kind: str, hand: int) -> dict[str, Any]:
+    """The data of table ``tid``'s one ``kind`` event of ``hand`` (read
+    from the outbox table)."""
+    import sqlalchemy as sa
+
+    from qipai.host.store.schema import events as ev
+
+    eng = sa.create_engine(served.db)
+    try:
+        with eng.connect() as c:
+            rows = c.execute(sa.select(ev.c.body).where(ev.c.table_id == tid,
+                                                        ev.c.kind == kind)).all()
+    finally:
+        eng.dispose()
+    found = [json.loads(r[0]) for r in rows if json.loads(r[0])["hand"] == hand]
+    assert len(found) == 1, found
+    return found[0]
+
+
 def value() -> tuple[str, str]:
     v = secrets.token_bytes(32)
     return v.hex(), hashlib.sha256(v).hexdigest()
@@ -103,6 +122,20 @@ def test_two_seats_commit_reveal_and_the_record_verifies(served):
         assert [s.get("commitment") for s in j["seats"]] == [ca, cb, None, None]
         assert j["server_commitment"] == r["server_commitment"]
         assert verify(rec) == []
+        # qipai verify says so; the operator's events carry the commitments, then the reveal
+        from click.testing import CliRunner
+
+        from qipai.cli import cli
+
+        out = CliRunner().invoke(cli, ["verify", "-"], input=json.dumps(rec))
+        assert out.exit_code == 0 and "ok   joint: the server seed matches" in out.output, \
+            out.output
+        started, ended = events(served, t["id"], "hand_started", 0), \
+            events(served, t["id"], "hand_ended", 0)
+        assert started["joint"] == {"server_commitment": r["server_commitment"],
+                                    "commitments": [ca, cb, None, None]}
+        assert started["commitment"] == rec["commitment"]
+        assert ended["reveal"]["joint"] == j and ended["reveal"]["seed"] == rec["seed"]
     finally:
         a.close()
         b.close()
