@@ -41,9 +41,10 @@ def events(served, tid: str, kind: str, hand: int) -> dict[str, Any]:
     from the outbox table)."""
     import sqlalchemy as sa
 
+    from qipai.host.store import engine_url
     from qipai.host.store.schema import events as ev
 
-    eng = sa.create_engine(served.db)
+    eng = sa.create_engine(engine_url(served.db))
     try:
         with eng.connect() as c:
             rows = c.execute(sa.select(ev.c.body).where(ev.c.table_id == tid,
@@ -386,3 +387,38 @@ def test_a_table_closes_during_its_step(served):
         assert info["open"] is False
     finally:
         a.close()
+
+
+def test_retention_prunes_a_closed_tables_seat_values(db_url, tmp_path):
+    import time
+
+    import sqlalchemy as sa
+
+    from qipai.host.store import engine_url
+    from qipai.host.store.schema import seat_values
+
+    served = start_server(db_url, tmp_path, *SEEDED, "--retention", "1s")
+    eng = sa.create_engine(engine_url(db_url))
+
+    def rows() -> int:
+        with eng.connect() as c:
+            return len(c.execute(sa.select(seat_values)).all())
+
+    try:
+        t = make(served, bots=[1, 2, 3])
+        a = seat(served, t, 0)
+        _, ca = value()
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca})
+        step(a, "reveal")
+        assert rows() == 1
+        a.close()
+        served.close(t)
+        end = time.monotonic() + 60   # a bound on a hang, not a timing
+        while rows() and time.monotonic() < end:
+            time.sleep(0.05)
+        assert rows() == 0
+        with served.http() as h:
+            assert h.get(f"/tables/{t['id']}").status_code == 404
+    finally:
+        eng.dispose()
+        served.stop()
