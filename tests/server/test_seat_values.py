@@ -422,3 +422,39 @@ def test_retention_prunes_a_closed_tables_seat_values(db_url, tmp_path):
     finally:
         eng.dispose()
         served.stop()
+
+
+def test_a_colluding_seat_cannot_move_the_deal(served):
+    """Seat 1 colludes with the server: it sees seat 0's commitment (public)
+    but never its value before the hand ends, and once committed it can
+    reveal nothing but its own value — every other value is refused — so
+    the deal is the deal function of the committed values, as verify shows."""
+    t = make(served, bots=[2, 3])
+    a, b = seat(served, t, 0), seat(served, t, 1, strict=False)
+    try:
+        va, ca = value()
+        vb, cb = value()
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca})
+        b.until("seat_values", lambda m: m["commitments"].get("0") == ca)
+        b.send({"type": "seat_commit", "hand": 0, "commitment": cb})
+        step(b, "reveal")
+        a.send({"type": "seat_reveal", "hand": 0, "value": va})
+        b.until("seat_values", lambda m: m["revealed"] == [0])
+        for _ in range(5):   # grinding: any other value is refused, nothing changed
+            other, _ = value()
+            b.send({"type": "seat_reveal", "hand": 0, "value": other}, paced=True)
+            assert error(b)["code"] == "BadReveal"
+        b.send({"type": "seat_reveal", "hand": 0, "value": vb}, paced=True)
+        b.until("welcome")
+        b.strict = True
+        play_out(a, b)
+        assert not any(va in r for r in b.raw if '"hand_ended"' not in r)   # never seen
+        rec = get(served, f"/tables/{t['id']}/records")["hands"][0]["record"]
+        from qipai.core.joint import deal_seed
+
+        j = rec["joint"]
+        assert rec["seed"] == deal_seed(bytes.fromhex(j["server_seed"]), 0, [va, vb, None, None])
+        assert verify(rec) == []
+    finally:
+        a.close()
+        b.close()
