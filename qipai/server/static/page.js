@@ -592,8 +592,9 @@ class Seat {
   }
   render() {
     if (this.stopped) return;
-    if (this.jointStep && (!this.welcome || this.welcome.hand < this.jointStep.hand)) {
-      // the seat-value step before a hand (nothing of it is dealt yet)
+    if (this.jointStep && !this.welcome) {
+      // the seat-value step before the first hand (nothing of it is dealt yet;
+      // before a later hand the last one stays on the screen, its result too)
       app.replaceChildren(h("div", { class: "notice", id: "joint-step" }, t("joint_step")),
         this.valueEl(this.jointStep.hand) || "",
         this.error ? h("div", { class: "notice error", id: "refusal" }, t("refused", { code: this.error.code, message: this.error.message })) : "");
@@ -625,7 +626,7 @@ class Seat {
         settlementEl(cards, e.result, w.players, e.totals, null),
         this.readyStep ? null : h("button", { class: "btn secondary", id: "dismiss", onclick: () => { this.dismissed = e.hand; this.ended = null; this.render(); } }, t("hide"))));
     }
-    const mine = this.valueEl(w.hand);
+    const mine = this.valueEl(this.jointStep && this.jointStep.hand > w.hand ? this.jointStep.hand : w.hand);
     if (mine) parts.push(mine);
     if (this.seatConns > 1) parts.push(h("div", { class: "notice error", id: "seat-conns" }, t("seat_conns", { n: this.seatConns })));
     if (this.error) parts.push(h("div", { class: "notice error", id: "refusal" }, t("refused", { code: this.error.code, message: this.error.message })));
