@@ -38,7 +38,8 @@ the ready step, the dissolve vote, presence and 托管).
 Its parts: :mod:`~qipai.host.outbox` (what connections are told),
 :mod:`~qipai.host.clock` (decisions and deadlines), :mod:`~qipai.host.seats`
 (tokens, connections, bots), :mod:`~qipai.host.journal` (the database rows
-and the rebuild from them), :mod:`~qipai.host.room` (rooms, 准备, 托管).
+and the rebuild from them), :mod:`~qipai.host.room` (rooms, 准备, 托管),
+:mod:`~qipai.host.seatvalues` (joint deals: the seat-value step before a hand).
 """
 
 from __future__ import annotations
