@@ -265,8 +265,11 @@ class SeatValues:
         self.cancel_step()
         index = st["hand"]
         joint = self._joint_of(index, self.server_seed, st["commits"], st["values"])
+        # the first hand's dealer is drawn from the joint seed too (the variant's
+        # first-dealer rule, after the shuffle), so the server's seed alone
+        # does not pick it; a later hand's is the rules' next dealer
         table = joint_table(self.ruleset, self.server_seed, index, used_values(joint.seats),
-                            self.table.dealer)
+                            None if index == 0 else self.table.dealer)
         salt = new_salt()
         commit = commitment(table.deal, salt)
         ops = [("deal_hand", dict(deal=msgspec.json.encode(table.deal).decode(),
