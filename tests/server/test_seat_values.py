@@ -144,12 +144,12 @@ def test_two_seats_commit_reveal_and_the_record_verifies(served):
 
 def test_a_seat_that_withholds_is_recorded(tmp_path):
     served = start_server(f"sqlite:///{tmp_path / 'w.db'}", tmp_path, *SEEDED,
-                          "--seat-value-timeout", "5", "--turn-timeout", "0.1")
+                          "--seat-value-timeout", "3", "--turn-timeout", "0.1")
     t = make(served, bots=[2, 3])
     a, b = seat(served, t, 0), seat(served, t, 1)
     va, ca = value()
     vb, cb = value()
-    try:   # (committed at once, well inside the commit phase's 5 s)
+    try:   # (committed at once, well inside the commit phase's 3 s)
         a.send({"type": "seat_commit", "hand": 0, "commitment": ca})
         b.send({"type": "seat_commit", "hand": 0, "commitment": cb})
         step(a, "reveal")
