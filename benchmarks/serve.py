@@ -398,6 +398,8 @@ def run(args: argparse.Namespace, think_ms: float) -> dict[str, Any]:
                              check=True).stdout.split()[0]
         serve_args = ["--keys", str(tmp / "keys.json")]
         headers = {"Authorization": f"Bearer {key}"}
+    if getattr(args, "stake", None) and code is None:   # --stake: every table counts money
+        serve_args += ["--stake", str(args.stake), "--rake-percent", "5", "--rake-cap", "200"]
     receiver = None
     if getattr(args, "webhook", False) and code is None:   # --webhook: a local receiver
         env["QIPAI_WEBHOOK_SECRET"] = "bench-webhook-secret"
@@ -619,6 +621,9 @@ def main() -> None:
                     help="serve with --seat-values: every hand a joint deal, each client "
                          "committing and revealing a random value before it (not the --against "
                          "reference's server, which may not have them)")
+    ap.add_argument("--stake", type=int, default=None, metavar="N",
+                    help="serve with --stake N --rake-percent 5 --rake-cap 200: every hand's "
+                         "money and rake computed and written (not in the --against run)")
     ap.add_argument("--pyinstrument", metavar="FILE", help="run the server under pyinstrument "
                     "(the bench group), write its text report to FILE")
     ap.add_argument("--profile", metavar="FILE", help="run the server under cProfile, "

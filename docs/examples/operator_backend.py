@@ -101,7 +101,8 @@ def ledger(path: str) -> sqlite3.Connection:
 def receive(db: sqlite3.Connection, secret: bytes, signature: str, body: bytes) -> int:
     """The webhook: the HTTP status to answer one POSTed event.  401 for a
     bad signature; else each named player's net of a ``hand_ended`` is
-    credited — once: the event id and the credits commit together, and a
+    credited — in money (minor units, after the rake) when the table has a
+    stake, else in 子 — once: the event id and the credits commit together, and a
     repeat (the server sends again what it did not see answered) changes
     nothing — and 200."""
     if not verify(secret, signature, body):
@@ -113,7 +114,8 @@ def receive(db: sqlite3.Connection, secret: bytes, signature: str, body: bytes) 
             return 200   # taken already
         if event["kind"] == "hand_ended":
             data = event["data"]
-            for seat, net in enumerate(data["net"]):
+            money = data.get("money")   # a table with a stake: money nets, after the rake
+            for seat, net in enumerate(money["net"] if money else data["net"]):
                 named = data["named"].get(str(seat))
                 if named is not None:
                     db.execute("insert into balances (player, amount) values (?, ?) on "

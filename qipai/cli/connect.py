@@ -159,6 +159,8 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                     _showdown(p, m)
                     shown = m["hand"]
                     p.line(f"== hand {m['hand'] + 1} over · totals {m['totals']}")
+                    for line in _money_lines(p, m.get("money"), m.get("money_totals")):
+                        p.line(line)
                     done += 1
                     if hands is not None and done >= hands:
                         return 0
@@ -197,7 +199,11 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                     for st in m["seats"]:
                         p.line(f"   {p.seat(st['seat'])}: total {st['total']}, wins "
                                f"{st['wins']}, 自摸 {st['zimo']}, 点炮 {st['dianpao']}, "
-                               f"best hand {st['best']}")
+                               f"best hand {st['best']}"
+                               + (f", money {_yuan(st['money'])}"
+                                  if st.get("money") is not None else ""))
+                    if m.get("stake") is not None:
+                        p.line(f"   house (rake): {_yuan(m['house'])}")
                 elif t == "closed":
                     p.line(f"== table closed · totals {m['totals']}")
                     return 0
@@ -469,3 +475,32 @@ def _refusal_said(exc: BaseException) -> str | None:
             and isinstance(got.get("message"), str)):
         return None
     return f"{got['error']}: {' '.join(got['message'].split())}"
+
+
+def _yuan(x: int) -> str:
+    """Minor units (分) as 元 with two decimals, integer arithmetic only."""
+    a = abs(x)
+    return f"{'-' if x < 0 else ''}{a // 100}.{a % 100:02d} 元"
+
+
+def _money_lines(p: Any, money: Any, totals: Any) -> list[str]:
+    """A hand's money (a table with a stake), for the settlement: each
+    payment in 子 and in money, the rake lines to the house, the seats'
+    money and the house's take; ``[]`` without a stake."""
+    if not money:
+        return []
+    out = [f"   money: {_yuan(money['stake'])} a 子"
+           + (f", rake {money['rake']['percent']}% of each winner's gain, at most "
+              f"{_yuan(money['rake']['cap'])} a hand" if money.get("rake") else "")]
+    for x in money["payments"]:
+        out.append(f"   {p.seat(x['payer'])} → {p.seat(x['payee'])}: {x['zi']} 子 = "
+                   f"{_yuan(x['amount'])}")
+    for x in money["rake_lines"]:
+        out.append(f"   {p.seat(x['payer'])} → house: rake {_yuan(x['amount'])}")
+    out.append("   money net: " + ", ".join(f"{p.seat(s)} {_yuan(v)}"
+                                            for s, v in enumerate(money["net"]))
+               + f" · house {_yuan(money['house'])}")
+    if totals is not None:
+        out.append("   money totals: " + ", ".join(f"{p.seat(s)} {_yuan(v)}"
+                                                   for s, v in enumerate(totals)))
+    return out

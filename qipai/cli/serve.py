@@ -156,6 +156,16 @@ from qipai.cli.common import fail
 @click.option("--webhook-timeout", type=click.FloatRange(min=0, min_open=True), default=10.0,
               show_default=True,
               help="Seconds the webhook has to answer an event before the attempt fails.")
+@click.option("--stake", type=click.IntRange(1, 1_000_000), default=None,
+              help="Money per 子 of every table made without a stake of its own, in minor "
+                   "units (分: 10 is 0.10 元): each payment is shown in 子 and in money. "
+                   "Default: none (no money).")
+@click.option("--rake-percent", type=click.IntRange(0, 100), default=None,
+              help="Rake of those tables: this percent of each winner's gain of a hand, "
+                   "rounded down, to the house (needs --stake and --rake-cap).")
+@click.option("--rake-cap", type=click.IntRange(0, 1_000_000_000), default=None,
+              help="The most rake one winner pays in one hand, in minor units (needs "
+                   "--rake-percent).")
 @click.option("--allow-version-mismatch", is_flag=True,
               help="Restore open tables made under another qipai version (the variant "
                    "version, ruleset and plugins must still match).")
@@ -172,7 +182,9 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
           vote_timeout: float = 60.0, tuoguan_delay: float = 1.0,
           webhook: str | None = None, webhook_max_attempts: int = 12,
           webhook_backoff: float = 1.0, webhook_timeout: float = 10.0,
-          seat_values: bool = False, seat_value_timeout: float = 5.0) -> None:
+          stake: int | None = None, rake_percent: int | None = None,
+          rake_cap: int | None = None, seat_values: bool = False,
+          seat_value_timeout: float = 5.0) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
     Open the printed address in a browser (create a table, play, watch,
@@ -198,6 +210,11 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
             retention_s = parse_duration(retention)
         except ValueError as exc:
             fail(f"--retention: {exc}")
+    if (rake_percent is None) != (rake_cap is None):
+        fail("--rake-percent and --rake-cap go together: the percent of each winner's gain "
+             "and the most one winner pays in a hand")
+    if rake_percent is not None and stake is None:
+        fail("--rake-percent needs --stake: without a stake no money is counted")
     secret = None
     if webhook is not None:
         from qipai.server.webhook import check_url
@@ -252,6 +269,11 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                                   "max_spectators": key_max_spectators}, seat_reserve)
     server.retention = retention_s
     server.lobby = lobby
+    if stake is not None:
+        from qipai.core.money import Rake
+
+        server.stake = stake
+        server.rake = Rake(rake_percent, rake_cap) if rake_percent is not None else None
     if webhook is not None:
         from qipai.server.webhook import Deliverer
 

@@ -119,7 +119,7 @@ def committed(record: Any, salt: bytes) -> Any:
 class Check(msgspec.Struct, frozen=True):
     """One check of :func:`checks`: its ``name`` (``"commitment"``,
     ``"replay"``, ``"zero sum"``, ``"timeouts"``, ``"versions"``,
-    ``"shuffle"``), whether it passed, and a one-line ``message``.  A check
+    ``"shuffle"``, ``"deck"``, ``"money"``), whether it passed, and a one-line ``message``.  A check
     with ``ok`` True may still carry a note (an unstamped record, a seeded
     deal) in its message."""
 
@@ -198,8 +198,10 @@ def checks(record: Any, plugins: Any = (), allow_version_mismatch: bool = False)
     timeouts (indices of actions), shuffle (what dealt the hand: a note, failing
     only when ``rng`` and ``seed`` disagree — "seeded" without a seed, or a seed
     beside "os"/"host"), deck (the deal is the variant's whole deck, each card
-    once: a partial deal fails); and for a joint deal (``rng`` ``"joint"``)
-    joint: the server seed, each seat value and the deal seed
+    once: a partial deal fails), money (a record with a ``money`` block only:
+    it is what the stake and rake make of the result, and sums to zero with
+    the house line, :mod:`qipai.core.money`); and for a joint deal (``rng``
+    ``"joint"``) joint: the server seed, each seat value and the deal seed
     (:mod:`qipai.core.joint`).
 
     ``plugins``: the house-rule plugins the record was played with.
@@ -236,7 +238,35 @@ def checks(record: Any, plugins: Any = (), allow_version_mismatch: bool = False)
         out.append(_joint_check(record))
     if versions_ok:
         out.append(_deck_check(record, plugins))
+    money = _money_check(record, plugins, versions_ok)
+    if money is not None:
+        out.append(money)
     return out
+
+
+def _money_check(record: Any, plugins: Any, versions_ok: bool) -> Check | None:
+    """(A record of a table with a stake; None for one without.)  Whether
+    its ``money`` is what the stake and rake rule (or the house plugin's
+    ``qipai_rake``) make of its result, and sums to zero with the house
+    line (:func:`qipai.core.money.money_problem`)."""
+    money = getattr(record, "money", None)
+    if money is None or money is msgspec.UNSET:
+        return None
+    from qipai.core.money import money_problem
+
+    hook = options = None
+    if versions_ok:   # the record's house plugins: a qipai_rake of theirs is asked again
+        from qipai.core.ruleset import load_cached
+
+        rs = load_cached(record.variant, record.options, plugins=plugins)
+        hook, options = rs.hook, rs.options
+    problem = money_problem(money, record.result, hook=hook, options=options)
+    if problem is not None:
+        return Check("money", False, problem)
+    rake = (f", rake {money.rake.percent}% capped at {money.rake.cap} per winner"
+            if money.rake is not None else ", no rake")
+    return Check("money", True, f"stake {money.stake} per 子{rake}: net {list(money.net)} "
+                                f"and house {money.house} sum to 0, as the result makes them")
 
 
 def _deck_check(record: Any, plugins: Any = ()) -> Check:

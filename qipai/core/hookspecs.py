@@ -394,3 +394,24 @@ def qipai_default_action(table: Table, seat: int) -> Action | None:
     discarded, else the hand's last card in sort order that may be, else
     the first legal action).  ``firstresult``.
     """
+
+
+@hookspec(firstresult=True)
+def qipai_rake(result: Any, stake: int, rake: Any, gains: list[int],
+               options: Any) -> list[Any] | None:
+    """A house plugin's rake for one hand of a table with a stake (``qipai
+    serve``, ``POST /tables`` ``stake``), in place of the table's rule.
+
+    Args:
+        result: the hand's :class:`~qipai.core.model.Result` (子).
+        stake: minor units per 子.
+        rake: the table's rule (:class:`~qipai.core.money.Rake`), or None.
+        gains: per seat, its net of the hand in money (``net × stake``).
+
+    Returns: the rake lines, a list of :class:`~qipai.core.money.RakeLine`
+    (or ``{"payer": seat, "amount": minor_units}`` dicts), each paid to the
+    house; or None for the table's rule (:func:`qipai.core.money.rule_rake`).
+    ``firstresult``.  The answer is checked: each amount an int ≥ 0 from a
+    seat at the table, a seat's lines together no more than its gain; else
+    :class:`~qipai.core.errors.PluginError` naming what is wrong.
+    """

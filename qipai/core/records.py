@@ -21,6 +21,7 @@ import msgspec
 from qipai.core.errors import BadRecord, QipaiError, ReplayDiverged
 from qipai.core.model import Action, Deal, Event, Payment, Result
 from qipai.core.joint import Joint
+from qipai.core.money import Money
 from qipai.core.stamps import PluginStamp
 
 #: The record format this qipai writes.  2: payments carry ``why`` (their
@@ -77,6 +78,11 @@ class Record(msgspec.Struct, kw_only=True):
             registration order, each its name and source SHA-256 (None: an
             older record; ``[]``: none).  See :mod:`qipai.core.stamps` for
             how a replay under other versions is refused.
+        money: the hand in money (:class:`~qipai.core.money.Money`: each
+            payment × the table's stake, the rake lines to the house, net
+            per seat and the house's take), when its table had a stake;
+            absent otherwise (and in older records) — not written then,
+            so a record without money is byte for byte as before.
     """
 
     format: int = FORMAT_VERSION
@@ -99,6 +105,7 @@ class Record(msgspec.Struct, kw_only=True):
     spec: str | None = None
     plugins: list[PluginStamp] | None = None
     joint: Joint | None = None
+    money: Money | None | msgspec.UnsetType = msgspec.UNSET
 
 
 #: The largest record text :func:`decode_record` reads (bytes), and the

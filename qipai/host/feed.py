@@ -9,7 +9,7 @@ Each function answers one ``("event", row)`` operation of a
 
 * ``table_created`` — ``variant`` (spec), ``players`` (seats), ``bots``,
   ``named`` (seat → ``{"player", "name"}``), ``hands`` (a room's 局数 or
-  null), ``rng``;
+  null), ``rng``; ``stake`` and ``rake`` when the table has a stake;
 * ``hand_started`` — ``hand``, ``dealer``, ``commitment`` (SHA-256 hex of
   the deal and its salt, revealed at the hand's end); a joint deal's
   (:mod:`qipai.host.seatvalues`) also ``joint``: ``{"server_commitment",
@@ -21,6 +21,10 @@ Each function answers one ``("event", row)`` operation of a
   (``{"commitment", "salt", "deal"}``; a joint deal's also ``joint`` —
   the server seed and each seat's commitment, value, withheld — and
   ``seed``, the deal seed);
+  a table with a stake adds ``money``
+  (the hand in money, :class:`~qipai.core.money.Money`: each payment's
+  ``zi`` and ``amount``, the ``rake_lines`` to the house, ``net``,
+  ``house``) and ``money_totals`` (running money net per seat after it);
 * ``table_closed`` — ``ended`` (``closed``, ``dissolved``, ``finished``),
   ``hands_done``, ``totals``, ``tally`` (a room's 大结算, else null);
 * ``timeout`` — ``hand``, ``seat``, ``index`` (the action's index in the
@@ -51,8 +55,11 @@ def named(t: Any) -> dict[str, dict[str, str]]:
 
 
 def table_created(t: Any) -> tuple[str, dict[str, Any]]:
+    more = {}
+    if t.stake is not None:
+        more = dict(stake=t.stake, rake=msgspec.to_builtins(t.rake))
     return op(t, "table_created", variant=t.ruleset.spec, players=t.n, bots=list(t.bots),
-              named=named(t), hands=t.room_hands, rng=t.rng_kind)
+              named=named(t), hands=t.room_hands, rng=t.rng_kind, **more)
 
 
 def hand_started(t: Any, hand: int, table: Any, commit: str,
@@ -64,11 +71,15 @@ def hand_started(t: Any, hand: int, table: Any, commit: str,
 
 
 def hand_ended(t: Any, hand: int, result: Any, rec: dict[str, Any],
-               totals: list[int]) -> tuple[str, dict[str, Any]]:
+               totals: list[int], money: Any = None,
+               money_totals: list[int] | None = None) -> tuple[str, dict[str, Any]]:
+    more = {}
+    if money is not None:   # a table with a stake (only then: as before without one)
+        more = dict(money=msgspec.to_builtins(money), money_totals=money_totals)
     return op(t, "hand_ended", hand=hand, end=result.end, winners=list(result.winners),
               payments=msgspec.to_builtins(result.payments), net=list(result.net),
               totals=totals, named=named(t), records=f"/tables/{t.id}/records",
-              reveal=reveal_of(rec))
+              reveal=reveal_of(rec), **more)
 
 
 def reveal_of(rec: dict[str, Any]) -> dict[str, Any]:

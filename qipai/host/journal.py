@@ -103,6 +103,7 @@ class Journal:
             for i, x in enumerate(msgspec.json.decode(h["net"])):
                 self.totals[i] += x
         self.hands_done = len(done)
+        self.rebuild_money(done)
         current = hands[-1]
         where[0] = f"hand {current['hand']}'s deal"
         salt = bytes.fromhex(current["salt"])

@@ -69,10 +69,11 @@ from qipai.host.outbox import Conn, Outbox
 from qipai.host.room import TIMEOUTS_TO_TUOGUAN, Room, showdown_of
 from qipai.host.seats import Seats
 from qipai.host.seatvalues import SeatValues
+from qipai.host.stakes import Stakes
 from qipai.host.store import LockLost, StoreError, Write, action_params, said
 
 
-class HostedTable(Journal, Clock, Seats, Outbox, Room, SeatValues):
+class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes, SeatValues):
     """One table of the server (see the module docstring).
 
     Attributes:
@@ -149,6 +150,7 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, SeatValues):
         #: while it runs; None otherwise.
         self.rereading: asyncio.Task | None = None
         self.room_init(row)
+        self.money_init(row)
         self.seat_values_init(row)
 
     # ------------------------------------------------------------ hands
@@ -176,14 +178,16 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, SeatValues):
         self.refresh_decisions()
         self.install_joint(index)
 
-    def record(self) -> dict[str, Any]:
+    def record(self, money: Any = None) -> dict[str, Any]:
         """The current hand's record (the record format, as a dict): stamped,
         deal and salt revealed (:func:`qipai.core.fair.committed`), with
-        its timeouts."""
+        its timeouts (and ``money``, the hand's in a table with a stake)."""
         rec = committed(record_of(self.table), self.salt)
         assert rec.commitment == self.commitment
         rec.timeouts = list(self.timeouts)
         rec.joint = self.joint_record()   # a joint deal's parts (None: not one)
+        if money is not None:
+            rec.money = money
         out = plain(rec)
         if self.tuoguan_moves:   # (only then: a record of a hand without 托管 is as before)
             out["tuoguan"] = list(self.tuoguan_moves)
@@ -290,16 +294,19 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, SeatValues):
                     ops.append(feed.tuoguan(self, hand, seat, False, "played"))
             nxt = None
             tally = None   # the room's last hand ended: its 大结算
+            money = None   # the hand in money: a table with a stake
             if table.over:
-                rec = self.record()
+                money = self.hand_money(table.result)
+                rec = self.record(money)
                 ops.append(("finish_hand", dict(
                     record=msgspec.json.encode(rec).decode(),
                     net=msgspec.json.encode(list(table.result.net)).decode(),
-                    k_table=self.id, k_hand=hand)))
+                    k_table=self.id, k_hand=hand, **self.money_row(money))))
                 after = [a + b for a, b in zip(self.totals, table.result.net)]
-                ops.append(feed.hand_ended(self, hand, table.result, rec, after))
+                ops.append(feed.hand_ended(self, hand, table.result, rec, after,
+                                           money, self.money_after(money)))
                 if self.last_hand():   # the room is over: it closes in the same write
-                    tally = self.final_tally(table)
+                    tally = self.money_tally(self.final_tally(table), money)
                     ops.append(("close", dict(k_table=self.id, closed=time.time(),
                                               ended="finished",
                                               tally=msgspec.json.encode(tally).decode())))
@@ -335,13 +342,18 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, SeatValues):
             if table.over:
                 result = table.result
                 self.totals = [a + b for a, b in zip(self.totals, result.net)]
+                self.count_money(money)
                 self.hands_done += 1
                 if tally is None:
                     self.count_hand(result.net, table.events)
                 showdown = showdown_of(table)   # 摊牌: the hand is over
-                self.last = P.LastResult(hand=hand, result=result, showdown=showdown)
+                self.last = P.LastResult(hand=hand, result=result, showdown=showdown,
+                                         money=money)
                 ended = P.HandEnded(hand=hand, result=result, totals=tuple(self.totals),
-                                    records=f"/tables/{self.id}/records", showdown=showdown)
+                                    records=f"/tables/{self.id}/records", showdown=showdown,
+                                    money=money,
+                                    money_totals=tuple(self.money_totals)
+                                    if money is not None else None)
                 for c in list(self.conns):
                     c.send(ended)
                 if nxt is not None:
@@ -482,7 +494,7 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, SeatValues):
                 raise StoreError(f"table {self.id} was not closed: {self.halted[1]}")
             rec = self.record()
             if self.room_hands is not None:
-                tally = self.tally(ended, self.totals, self.hands_done)
+                tally = self.money_tally(self.tally(ended, self.totals, self.hands_done))
             done = asyncio.get_running_loop().create_future()
 
             def written(exc: BaseException | None) -> None:
@@ -542,10 +554,10 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, SeatValues):
 
     # ------------------------------------------------------------ info
 
-    def _now(self) -> tuple[int, int, int, str, tuple[int, ...]]:
-        """The hand, hands done, dealer, commitment and totals now."""
+    def _now(self) -> tuple[int, int, int, str, tuple[int, ...], dict[str, Any]]:
+        """The hand, hands done, dealer, commitment, totals and money now."""
         return (self.hand, self.hands_done, self.table.dealer, self.commitment,
-                tuple(self.totals))
+                tuple(self.totals), self.money_info())
 
     def committed_now(self) -> None:
         """What the table holds now is committed (made, or read back):
@@ -556,7 +568,7 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, SeatValues):
         """``GET /tables/{id}``: the hand, totals and commitment as
         committed — a hand that ended in a write not yet committed shows
         once it is (a write that fails takes nothing back that was shown)."""
-        hand, done, dealer, commitment, totals = self.shown or self._now()
+        hand, done, dealer, commitment, totals, money = self.shown or self._now()
         return P.TableInfo(
             id=self.id, spec=self.ruleset.spec, variant=self.ruleset.name, players=self.n,
             bots=self.bots, hand=hand, hands_done=done,
@@ -564,7 +576,7 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, SeatValues):
             totals=totals, open=self.open,
             connected=tuple(sorted({c.seat for c in self.conns if c.seat is not None})),
             watched=bool(self.conns), names=self.names(), hands=self.room_hands,
-            ended=self.ended)
+            ended=self.ended, **money)
 
     def names(self) -> dict[str, str]:
         """The named seats' names, ``{"0": "阿明"}`` (public at the table)."""

@@ -203,7 +203,8 @@ class Outbox:
                 totals=tuple(self.totals), view=self.view_of(seat), next_event=len(events),
                 names=self.names(),
                 player=self.named[seat]["player"] if seat in self.named else None,
-                room=self.room_of(), last_result=self.last)
+                room=self.room_of(), last_result=self.last, stake=self.stake, rake=self.rake,
+                money_totals=tuple(self.money_totals) if self.stake is not None else None)
         return msg
 
     def offer(self, conn: Conn) -> None:

@@ -19,6 +19,7 @@ from typing import Any, Literal, Union
 import msgspec
 
 from qipai.core.model import Action, Event, Meld, Result, Won
+from qipai.core.money import Money, Rake
 from qipai.core.records import plain_schema
 from qipai.core.views import SeatView
 
@@ -174,6 +175,8 @@ class LastResult(msgspec.Struct, kw_only=True):
     hand: int
     result: Result | None
     showdown: Showdown
+    #: the hand in money (a table with a stake; :class:`~qipai.core.money.Money`)
+    money: Money | None = None
 
 
 class Room(msgspec.Struct, kw_only=True):
@@ -234,6 +237,8 @@ class SeatTally(msgspec.Struct, kw_only=True):
     dianpao: int
     zimo: int
     best: int
+    #: ``total`` in money after the rake (minor units; a table with a stake, else None)
+    money: int | None = None
 
 
 class Tally(msgspec.Struct, tag="tally", kw_only=True):
@@ -245,6 +250,10 @@ class Tally(msgspec.Struct, tag="tally", kw_only=True):
     ended: Literal["finished", "dissolved", "closed"]
     hands_done: int
     seats: tuple[SeatTally, ...]
+    #: a table with a stake: minor units per 子, and the house's take over
+    #: the room (its rake lines' sum); None otherwise
+    stake: int | None = None
+    house: int | None = None
 
 
 class SeatValues(msgspec.Struct, tag="seat_values", kw_only=True):
@@ -321,6 +330,11 @@ class Welcome(msgspec.Struct, tag="welcome", kw_only=True):
     vote: Vote | None = None
     #: who is online and who is in 托管 (:class:`Presence`)
     presence: Presence | None = None
+    #: the table's stake (minor units per 子) and rake rule; None: no money
+    stake: int | None = None
+    rake: Rake | None = None
+    #: running net in money per seat after the rake (a table with a stake)
+    money_totals: tuple[int, ...] | None = None
 
 
 class Events(msgspec.Struct, tag="events", kw_only=True):
@@ -365,6 +379,11 @@ class HandEnded(msgspec.Struct, tag="hand_ended", kw_only=True):
     records: str
     #: 摊牌: every seat's hand as it ended (:class:`Showdown`)
     showdown: Showdown | None = None
+    #: the hand in money (a table with a stake: each payment × stake, the
+    #: rake lines to the house, net per seat; :class:`~qipai.core.money.Money`)
+    money: Money | None = None
+    #: running net in money per seat after the rake (a table with a stake)
+    money_totals: tuple[int, ...] | None = None
 
 
 class Closed(msgspec.Struct, tag="closed", kw_only=True):
@@ -456,6 +475,15 @@ class CreateTable(msgspec.Struct, forbid_unknown_fields=True):
     #: ready step after each hand and a final :class:`Tally`; None: an
     #: open-ended table (hands dealt at once, played until closed)
     hands: int | None = None
+    #: money per 子 in minor units (1 to 1,000,000; e.g. 分): every payment
+    #: is also given in money; absent: the server's ``--stake`` (none by
+    #: default), null: no money.  Out of bounds or not an int: ``BadStake``
+    stake: Any = msgspec.UNSET
+    #: ``{"percent": P, "cap": C}``: P (0-100) percent of each winner's
+    #: gain of a hand, rounded down, at most C minor units per winner per
+    #: hand, to the house; absent: the server's ``--rake-percent/--rake-cap``,
+    #: null: none.  Needs a stake; bad: ``BadStake``
+    rake: Any = msgspec.UNSET
     #: joint deals (:mod:`qipai.core.joint`): each hand dealt from the
     #: server's seed and every human seat's value; None: the server's
     #: default (``qipai serve --seat-values``)
@@ -506,6 +534,13 @@ class TableInfo(msgspec.Struct, kw_only=True):
     ended: str | None = None
     #: 大结算 (:class:`Tally`), once a room has ended
     tally: Tally | None = None
+    #: the table's stake (minor units per 子) and rake rule; None: no money
+    stake: int | None = None
+    rake: Rake | None = None
+    #: ``totals`` in money after the rake, per seat, and the house's take
+    #: (a table with a stake; else None)
+    money_totals: tuple[int, ...] | None = None
+    house: int | None = None
 
 
 class HttpError(msgspec.Struct, kw_only=True):

@@ -186,7 +186,8 @@ class Room:
                 for _ in apply_steps(table, rec.actions):
                     pass
                 self.last = P.LastResult(hand=h["hand"], result=table.result,
-                                         showdown=showdown_of(table))
+                                         showdown=showdown_of(table),
+                                         money=rec.money if rec.money else None)
                 # 托管 and timeouts in a row carry over from the hand before
                 raw = msgspec.json.decode(h["record"])
                 outs, tgs = set(raw.get("timeouts") or ()), set(raw.get("tuoguan") or ())

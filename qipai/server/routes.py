@@ -347,11 +347,34 @@ async def get_table(request: Request) -> Response:
            "players": len(totals), "bots": msgspec.json.decode(row["bots"]),
            "rng": row["rng"], "open": bool(row["open"]), "hands_done": done, "totals": totals,
            "names": _names(row), **_room(row)}
+    out.update(stake=None, rake=None, money_totals=None, house=None)   # no stake: no money
+    if row.get("stake") is not None:   # a table with a stake: its totals in money
+        money = await _stored_money(s, row)
+        if isinstance(money, Response):
+            return money
+        out.update(money)
     if t is not None and t.halted is not None:
         # halted: what the database holds, not the hand in memory (it may hold
         # actions the database does not), and why it is not played
         out["halted"], out["message"] = t.halted
     return _json(out)
+
+
+async def _stored_money(s: Server, row: dict[str, Any]) -> Response | dict[str, Any]:
+    """A stored table with a stake's ``stake``, ``rake``, ``money_totals``
+    (per seat, after the rake, over its finished hands) and ``house``."""
+    try:
+        stored = await s.store.read(s.store.money_of, row["id"])
+    except StoreError as exc:
+        return _unread(s, exc)
+    seats = len(msgspec.json.decode(row["bots"])) + len(msgspec.json.decode(row["tokens"]))
+    totals, house = [0] * seats, 0
+    for text in stored:
+        m = msgspec.json.decode(text)
+        totals = [a + b for a, b in zip(totals, m["net"])]
+        house += m["house"]
+    return {"stake": row["stake"], "rake": msgspec.json.decode(row["rake"]) if row.get("rake")
+            else None, "money_totals": totals, "house": house}
 
 
 def _room(row: dict[str, Any]) -> dict[str, Any]:

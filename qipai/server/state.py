@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from qipai.core.errors import BadOption, QipaiError
+from qipai.core.money import check_stake
 from qipai.host import feed
 from qipai.host import protocol as P
 from qipai.host.errors import DamagedTable
@@ -202,6 +203,10 @@ class Server:
 
     #: ``--lobby``: ``GET /tables`` needs no key (see the class docstring)
     lobby: bool = False
+    #: ``--stake`` and ``--rake-percent``/``--rake-cap``: a table's stake
+    #: (minor units per 子) and rake rule when ``POST /tables`` gives none
+    stake: int | None = None
+    rake: Any = None
     #: ``--seat-values``: tables deal joint deals unless ``POST /tables``
     #: says otherwise (:mod:`qipai.host.seatvalues`)
     seat_values: bool = False
@@ -509,6 +514,9 @@ class Server:
         if hands is not None and (type(hands) is not int or not 1 <= hands <= MAX_ROOM_HANDS):
             raise BadOption(f"hands (局数) must be a whole number from 1 to {MAX_ROOM_HANDS}, "
                             f"not {hands!r}")
+        stake, rake = check_stake(   # (BadStake, naming the field)
+            self.stake if body.stake is msgspec.UNSET else body.stake,
+            self.rake if body.rake is msgspec.UNSET else body.rake)
         tid = secrets.token_hex(6)
         seat_tokens = {str(s): secrets.token_urlsafe(24) for s in range(n) if s not in bots}
         spectator, admin = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
@@ -525,7 +533,8 @@ class Server:
                    spectator_hash=token_hash(spectator), admin_hash=token_hash(admin),
                    open=True, created=time.time(), key_name=key_name,
                    players=msgspec.json.encode(players).decode() if players else None,
-                   closed=None, hands=hands, ended=None, tally=None,
+                   closed=None, hands=hands, ended=None, tally=None, stake=stake,
+                   rake=msgspec.json.encode(rake).decode() if rake is not None else None,
                    seat_values=(body.seat_values if body.seat_values is not None
                                 else self.seat_values))
         t = HostedTable(self, row, rs)

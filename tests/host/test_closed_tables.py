@@ -43,7 +43,9 @@ def test_a_closed_table_is_let_go_and_answered_from_the_database(served):
         assert info == {"id": t["id"], "spec": "guilin-mahjong", "variant": "guilin-mahjong",
                         "players": 4, "bots": [0, 1, 2, 3], "rng": "seeded", "open": False,
                         "hands_done": len(recs["hands"]), "totals": by_seat, "names": {},
-                        "hands": None, "ended": "closed", "tally": None}
+                        "hands": None, "ended": "closed", "tally": None,
+                        # no stake: no money (issue 36, item 2)
+                        "stake": None, "rake": None, "money_totals": None, "house": None}
         assert closed["totals"] == by_seat == recs["total"]
         assert _closed_at(served.db, t["id"]) is not None   # when: for the retention
         assert _closed_at(served.db, other["id"]) is None

@@ -113,6 +113,16 @@ class Reads:
                              .order_by(hands.c.hand))
             return [r[0] for r in rows]
 
+    def money_of(self, table_id: str) -> list[Any]:
+        """The stored ``money`` (JSON text ``{"net", "house"}``) of each
+        finished hand of a table with a stake, in hand order (``GET
+        /tables/{id}`` of a table the server does not hold adds them up)."""
+        with _reading(f"the hands of table {table_id}"), self.engine.connect() as c:
+            rows = c.execute(sa.select(hands.c.money).where(hands.c.table_id == table_id,
+                                                            hands.c.money.is_not(None))
+                             .order_by(hands.c.hand))
+            return [r[0] for r in rows]
+
     def actions_of(self, table_id: str, hand: int) -> list[dict[str, Any]]:
         with _reading(f"the actions of table {table_id} hand {hand}"), \
                 self.engine.connect() as c:

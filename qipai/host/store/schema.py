@@ -68,6 +68,8 @@ tables = sa.Table(
     sa.Column("hands", sa.Integer),                         # a room's 局数 (NULL: open-ended)
     sa.Column("ended", sa.String(20)),                      # finished | dissolved | closed
     sa.Column("tally", sa.Text),                            # JSON Tally (大结算) of a room, once ended
+    sa.Column("stake", sa.Integer),                         # minor units per 子 (NULL: no money)
+    sa.Column("rake", sa.Text),                             # JSON {"percent", "cap"} (NULL: none)
     sa.Column("seat_values", sa.Boolean),                   # joint deals (NULL: an older row, no)
 )
 
@@ -75,10 +77,10 @@ tables = sa.Table(
 #: nullable, so an older database gains them with ``ALTER TABLE … ADD
 #: COLUMN`` when a server opens it (:func:`upgrade`), its old rows reading NULL.
 UPGRADES: dict[str, tuple[str, ...]] = {"qipai_tables": ("key_name", "players", "closed",
-                                                         "hands", "ended", "tally",
+                                                         "hands", "ended", "tally", "stake", "rake",
                                                          "seat_values"),
-                                        "qipai_actions": ("tuoguan",),
-                                        "qipai_hands": ("server_seed", "joint")}
+                                        "qipai_hands": ("money", "server_seed", "joint"),
+                                        "qipai_actions": ("tuoguan",)}
 
 hands = sa.Table(
     "qipai_hands", metadata,
@@ -90,6 +92,9 @@ hands = sa.Table(
     sa.Column("salt", sa.String(128), nullable=False),
     sa.Column("record", sa.Text),                           # JSON Record once over
     sa.Column("net", sa.Text),                              # JSON list once over
+    # added after the first release (UPGRADES): a table with a stake's money
+    # of the hand once over, JSON {"net": [minor units per seat], "house": h}
+    sa.Column("money", sa.Text),
     # a joint deal (qipai.core.joint): the secret server seed (hex), stored
     # before its commitment is published; the Joint (JSON) once dealt —
     # NULL while the hand's seat-value step is under way
@@ -200,7 +205,7 @@ class Write:
         key: the table id (a failed batch is retried per key).
         ops: ``(kind, params)`` in order: ``"action"`` (a ``qipai_actions``
             row), ``"finish_hand"`` (``record``, ``net``, ``k_table``,
-            ``k_hand``), ``"hand"`` (a ``qipai_hands`` row), ``"close"``
+            ``k_hand``; ``money`` too, a hand of a table with a stake), ``"hand"`` (a ``qipai_hands`` row), ``"close"``
             (``k_table``, ``closed``, ``ended``, ``tally``: JSON or None); ``"prune_actions"``, ``"prune_hands"``,
             ``"prune_tables"`` (``ids``: closed tables whose rows are
             deleted, in that order; an open table's are never touched);

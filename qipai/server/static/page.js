@@ -27,6 +27,9 @@ function h(tag, attrs = {}, ...children) {
 }
 const setStatus = (text) => { statusEl.textContent = text; };
 const sign = (x) => (x > 0 ? `+${x}` : String(x ?? 0));
+// money: integer minor units (分) shown in 元 with 2 decimals, integer arithmetic only
+const yuanOf = (x) => { const a = Math.abs(x); return `${Math.floor(a / 100)}.${String(a % 100).padStart(2, "0")}`; };
+const yuan = (x, signed) => t("yuan", { v: (x < 0 ? "-" : signed && x > 0 ? "+" : "") + yuanOf(x) });
 const has = (x) => x !== null && x !== undefined;
 
 async function getJSON(url, opts) {
@@ -234,7 +237,7 @@ function showdownEl(cards, result, showdown, n) {
     }));
 }
 
-function settlementEl(cards, result, n, totals, title) {
+function settlementEl(cards, result, n, totals, title, money, moneyTotals) {
   const seats = Array.from({ length: n }, (_, i) => i);
   const pats = result.patterns || {};
   const how = result.end === "hu"
@@ -247,30 +250,46 @@ function settlementEl(cards, result, n, totals, title) {
       result.flipped && result.flipped.length ? [` · ${cards.label("fanxing")} `, cards.tiles(result.flipped, { size: "tiny" })] : null,
       xing.length ? ` · ${cards.label("xing")} ${xing.map(([s, x]) => `${seatName(+s)} ${x}`).join(", ")}` : ""),
     // one block per payment, its why under it: as readable at 360 px as at 1280
-    h("div", { class: "payments" }, result.payments.length ? result.payments.map((p) =>
+    h("div", { class: "payments" }, result.payments.length ? result.payments.map((p, i) =>
       h("div", { class: "payment", dataset: { payer: String(p.payer), payee: String(p.payee), amount: String(p.amount), reason: p.reason || "" } },
         h("div", { class: "pline" }, h("span", { class: "pwho" }, `${seatName(p.payer)} → ${seatName(p.payee)}`),
-          h("span", { class: "reason" }, cards.term(p.reason || "")), h("span", { class: "num amt" }, String(p.amount))),
+          h("span", { class: "reason" }, cards.term(p.reason || "")), h("span", { class: "num amt" }, String(p.amount)),
+          money && money.payments[i] ? h("span", { class: "num money", dataset: { money: String(money.payments[i].amount) } }, `· ${yuan(money.payments[i].amount)}`) : null),
         p.why && p.why.length ? h("div", { class: "why" }, cards.why(p.why)) : null))
-      : h("p", {}, t("no_payments"))),
+      : h("p", {}, t("no_payments")),
+      // the rake: a line of its own from each winner to the house
+      money ? money.rake_lines.map((r) => h("div", { class: "payment rake", dataset: { payer: String(r.payer), rake: String(r.amount) } },
+        h("div", { class: "pline" }, h("span", { class: "pwho" }, `${seatName(r.payer)} → ${t("house")}`),
+          h("span", { class: "reason" }, t("rake")), h("span", { class: "num money" }, yuan(r.amount))))) : null),
+    money ? h("p", { class: "stake", id: "stake" }, t("stake_line", { v: yuanOf(money.stake) }) +
+      (money.rake ? ` · ${t("rake_line", { p: money.rake.percent, c: yuanOf(money.rake.cap) })}` : "")) : null,
     // one row per seat: never wider with more seats
     h("table", { class: "nets" },
-      h("thead", {}, h("tr", {}, h("th", {}, ""), h("th", { class: "num" }, t("net")), totals ? h("th", { class: "num" }, t("totals")) : null)),
+      h("thead", {}, h("tr", {}, h("th", {}, ""), h("th", { class: "num" }, t("net")), totals ? h("th", { class: "num" }, t("totals")) : null,
+        money ? h("th", { class: "num" }, t("col_money")) : null, money && moneyTotals ? h("th", { class: "num" }, t("col_money_total")) : null)),
       h("tbody", {}, seats.map((s) => h("tr", {}, h("td", {}, seatName(s)),
         h("td", { class: `num ${result.net[s] > 0 ? "pos" : result.net[s] < 0 ? "neg" : ""}`, dataset: { netSeat: String(s) } }, sign(result.net[s])),
-        totals ? h("td", { class: "num", dataset: { totalSeat: String(s) } }, sign(totals[s])) : null)))));
+        totals ? h("td", { class: "num", dataset: { totalSeat: String(s) } }, sign(totals[s])) : null,
+        money ? h("td", { class: "num", dataset: { moneySeat: String(s) } }, yuan(money.net[s], true)) : null,
+        money && moneyTotals ? h("td", { class: "num", dataset: { moneyTotalSeat: String(s) } }, yuan(moneyTotals[s], true)) : null)),
+      money ? h("tr", { class: "house" }, h("td", {}, t("house")), h("td", {}, ""), totals ? h("td", {}, "") : null,
+        h("td", { class: "num", dataset: { house: String(money.house) } }, yuan(money.house, true)), moneyTotals ? h("td", {}, "") : null) : null)));
 }
 
 function tallyEl(tally) {
   const best = Math.max(...tally.seats.map((x) => x.total));
+  const money = tally.stake !== null && tally.stake !== undefined;  // a table with a stake: 金额 too
   return h("section", { class: "card tally", id: "tally", dataset: { ended: tally.ended } },
     h("h2", {}, t("tally")),
     h("p", {}, t(`ended_${tally.ended}`, { k: tally.hands_done })),
-    h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, ""), ["total", "wins", "dianpao", "zimo", "best"].map((c) => h("th", { class: "num" }, t(`col_${c}`))))),
+    h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, ""), ["total", "wins", "dianpao", "zimo", "best"].concat(money ? ["money"] : []).map((c) => h("th", { class: "num" }, t(`col_${c}`))))),
       h("tbody", {}, tally.seats.map((x) => h("tr", { class: x.total === best ? "lead" : "", dataset: { tallySeat: String(x.seat) } },
         h("td", {}, seatName(x.seat)),
         h("td", { class: `num ${x.total > 0 ? "pos" : x.total < 0 ? "neg" : ""}` }, sign(x.total)),
-        [x.wins, x.dianpao, x.zimo, x.best].map((v) => h("td", { class: "num" }, String(v))))))),
+        [x.wins, x.dianpao, x.zimo, x.best].map((v) => h("td", { class: "num" }, String(v))),
+        money ? h("td", { class: "num", dataset: { tallyMoney: String(x.money) } }, yuan(x.money, true)) : null)),
+      money ? h("tr", { class: "house" }, h("td", {}, t("house")), h("td", { colspan: "5" }, ""),
+        h("td", { class: "num", dataset: { tallyHouse: String(tally.house) } }, yuan(tally.house, true))) : null)),
     h("a", { class: "btn", href: "#" }, t("back_lobby")));
 }
 
@@ -358,7 +377,7 @@ class Seat {
         // a player back between hands (or on a fresh page) sees the last hand's result
         const lr = m.last_result;
         if (lr && lr.result && (first || this.readyStep) && (!this.ended || this.ended.hand !== lr.hand) && this.dismissed !== lr.hand) {
-          this.ended = { hand: lr.hand, result: lr.result, showdown: lr.showdown, totals: m.totals };
+          this.ended = { hand: lr.hand, result: lr.result, showdown: lr.showdown, totals: m.totals, money: lr.money, money_totals: m.money_totals };
         }
         if (this.decide && (this.decide.hand !== m.hand)) this.decide = null;
         if (this.dirty) { this.dirty = false; this.requestResync(); }
@@ -623,7 +642,7 @@ class Seat {
       parts.push(h("section", { class: "card result", id: "result" },
         h("h2", {}, t("settlement_of", { k: e.hand + 1 })),
         showdownEl(cards, e.result, e.showdown, w.players),
-        settlementEl(cards, e.result, w.players, e.totals, null),
+        settlementEl(cards, e.result, w.players, e.totals, null, e.money, e.money_totals),
         this.readyStep ? null : h("button", { class: "btn secondary", id: "dismiss", onclick: () => { this.dismissed = e.hand; this.ended = null; this.render(); } }, t("hide"))));
     }
     const mine = this.valueEl(this.jointStep && this.jointStep.hand > w.hand ? this.jointStep.hand : w.hand);
