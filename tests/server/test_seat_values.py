@@ -458,3 +458,20 @@ def test_a_colluding_seat_cannot_move_the_deal(served):
     finally:
         a.close()
         b.close()
+
+
+def test_a_joint_deal_with_a_stake_verifies_both(served):
+    t = make(served, bots=[1, 2, 3], stake=10, rake={"percent": 5, "cap": 30})
+    a = seat(served, t, 0)
+    try:
+        v, c = value()
+        a.send({"type": "seat_commit", "hand": 0, "commitment": c})
+        step(a, "reveal")
+        a.send({"type": "seat_reveal", "hand": 0, "value": v})
+        a.until("welcome")
+        play_out(a)
+        rec = get(served, f"/tables/{t['id']}/records")["hands"][0]["record"]
+        assert rec["joint"]["seats"][0]["value"] == v and rec["money"]["stake"] == 10
+        assert verify(rec) == []
+    finally:
+        a.close()
