@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import multiprocessing as mp
 import os
@@ -120,6 +121,8 @@ async def play_seat(url: str, hands: int, seed: str, lat: list[Any],
     wait = random.Random("think:" + seed)
     table = url.split("/tables/", 1)[1].split("/", 1)[0]
     sent_at: dict[int, tuple[float, str, int]] = {}
+    values: dict[int, tuple[str, str]] = {}   # a joint deal's: hand → (value, commitment)
+    revealed: set[int] = set()
     first = last = 0.0
     async with websockets.connect(url, max_size=None, compression=None) as ws:
         await start.wait()
@@ -139,6 +142,20 @@ async def play_seat(url: str, hands: int, seed: str, lat: list[Any],
                         first = now
                     sent_at[msg["seq"]] = (now, action["type"], action["seat"])
                     await ws.send(msgspec.json.encode(act).decode())
+                elif t == "seat_values" and msg["seat"] is not None:   # --seat-values
+                    h = msg["hand"]
+                    if (msg["phase"] == "commit" and h not in values
+                            and str(msg["seat"]) not in msg["commitments"]):
+                        raw = os.urandom(32)
+                        values[h] = (raw.hex(), hashlib.sha256(raw).hexdigest())
+                        await ws.send(msgspec.json.encode(
+                            {"type": "seat_commit", "hand": h, "commitment": values[h][1]}
+                        ).decode())
+                    elif (msg["phase"] == "reveal" and h in values and h not in revealed
+                          and msg["seat"] not in msg["revealed"]):
+                        revealed.add(h)
+                        await ws.send(msgspec.json.encode(
+                            {"type": "seat_reveal", "hand": h, "value": values[h][0]}).decode())
                 elif t == "ack":
                     now = time.perf_counter()
                     t0, kind, seat = sent_at.pop(msg["seq"])
@@ -273,6 +290,11 @@ def check_records(base: str, ids: list[str], hands: int,
                 why = replay_check(rec)
                 if why is not None:
                     problems.append(f"{tid} hand {h['hand']}: does not replay: {why}")
+                if rec.joint is not None:   # --seat-values: the deal is its parts'
+                    from qipai.core.joint import joint_problems
+
+                    for why in joint_problems(rec.joint, rec.seed):
+                        problems.append(f"{tid} hand {h['hand']}: joint deal: {why}")
                 if rec.result is None or sum(rec.result.net) != 0:
                     problems.append(f"{tid} hand {h['hand']}: net does not sum to zero")
     return problems
@@ -386,6 +408,8 @@ def run(args: argparse.Namespace, think_ms: float) -> dict[str, Any]:
              str(tmp / "received.jsonl")], stdout=subprocess.PIPE, text=True, env=env)
         rport = int(receiver.stdout.readline().split()[1])   # type: ignore[union-attr]
         serve_args += ["--webhook", f"http://127.0.0.1:{rport}/hook"]
+    if getattr(args, "seat_values", False) and code is None:   # joint deals (issue 36)
+        serve_args += ["--seat-values", "--seat-value-timeout", "30"]
     trace = tmp / "trace.jsonl" if args.trace else None
     if trace is not None:
         env["QIPAI_SERVE_TRACE"] = str(trace)
@@ -593,6 +617,10 @@ def main() -> None:
     ap.add_argument("--webhook", action="store_true",
                     help="serve with --webhook to a local receiver (tests/helpers/receiver.py) "
                          "and print the event lag (commit to the receiver's 200) p50/p99")
+    ap.add_argument("--seat-values", action="store_true",
+                    help="serve with --seat-values: every hand a joint deal, each client "
+                         "committing and revealing a random value before it (not the --against "
+                         "reference's server, which may not have them)")
     ap.add_argument("--stake", type=int, default=None, metavar="N",
                     help="serve with --stake N --rake-percent 5 --rake-cap 200: every hand's "
                          "money and rake computed and written (not in the --against run)")

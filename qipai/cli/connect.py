@@ -117,6 +117,8 @@ def run(url: str, auto: bool = False, hands: int | None = None,
         ws.send(frame)
         sent_at = time.monotonic()
 
+    joint = SeatValue()
+
     with connect(url) as ws:
         for text in ws:
             for m in messages(json.loads(text)):   # a batch frame: its messages in order
@@ -177,6 +179,13 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                         send(json.dumps({"type": "ready", "hand": m["hand"]}))
                     else:
                         p.line(f"== waiting for {_seats(p, m['waiting'])} to be ready")
+                elif t == "seat_values":
+                    frame = joint.step(m)
+                    if frame is not None:
+                        send(frame)
+                    for line in joint.said:
+                        p.line("== " + line)
+                    joint.said.clear()
                 elif t == "vote":
                     p.line("== " + _vote(p, m))
                 elif t == "presence":
@@ -207,6 +216,47 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                     if m["code"] in ("BadToken", "UnknownTable"):
                         return 2
     return 0
+
+
+class SeatValue:
+    """A joint deal's part of a seat (docs: "Fairness you can check"): on
+    ``seat_values`` it draws a random 32-byte value and sends its SHA-256
+    (``seat_commit``), then reveals it (``seat_reveal``) once asked — each
+    once per hand — and says "your value: …" so the player can find it in
+    the hand's record.  :attr:`values`: hand → ``(value hex, commitment)``."""
+
+    def __init__(self) -> None:
+        self.values: dict[int, tuple[str, str]] = {}
+        self.sent: set[tuple[int, str]] = set()
+        self.said: list[str] = []
+
+    def step(self, m: dict[str, Any]) -> str | None:
+        """The frame to send for the ``seat_values`` message ``m`` (None: nothing)."""
+        import hashlib
+        import secrets
+
+        from qipai.text.answer import say
+
+        seat, hand = m.get("seat"), m["hand"]
+        if seat is None:
+            return None
+        if m["phase"] == "commit" and str(seat) not in m["commitments"] \
+                and (hand, "commit") not in self.sent:
+            raw = secrets.token_bytes(32)
+            self.values[hand] = (raw.hex(), hashlib.sha256(raw).hexdigest())
+            self.sent.add((hand, "commit"))
+            self.said.append(say(LANG, "joint_deal", k=hand + 1,
+                                 commitment=m["server_commitment"]))
+            self.said.append(say(LANG, "your_value", value=raw.hex(), k=hand + 1))
+            return json.dumps({"type": "seat_commit", "hand": hand,
+                               "commitment": self.values[hand][1]})
+        mine = self.values.get(hand)
+        if (m["phase"] == "reveal" and mine is not None and seat not in m["revealed"]
+                and m["commitments"].get(str(seat)) == mine[1]
+                and (hand, "reveal") not in self.sent):
+            self.sent.add((hand, "reveal"))
+            return json.dumps({"type": "seat_reveal", "hand": hand, "value": mine[0]})
+        return None
 
 
 def _seats(p: Any, seats: list[int]) -> str:

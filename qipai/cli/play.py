@@ -83,7 +83,7 @@ def _print_json(rs: Any, seed: int | None, bots: str, tables: list[Any],
     import msgspec
 
     from qipai.core.fair import committed, new_salt
-    from qipai.core.records import record_of
+    from qipai.core.records import plain, record_of
 
     out_hands = []
     total = [0] * rs.manifest.players
@@ -92,7 +92,7 @@ def _print_json(rs: Any, seed: int | None, bots: str, tables: list[Any],
         total = [a + b for a, b in zip(total, r.net)]
         out_hands.append({
             "dealer": t.dealer, "end": r.end, "winners": list(r.winners),
-            "net": list(r.net), "record": msgspec.to_builtins(
+            "net": list(r.net), "record": plain(
                 committed(record_of(t), new_salt()) if commit else record_of(t)),
         })
     doc = {"variant": rs.name, "options": rs.options_dict(), "seed": seed, "bots": bots,

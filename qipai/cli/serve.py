@@ -53,6 +53,17 @@ from qipai.cli.common import fail
               help="A room's ready step (准备, between the hands of a table made with "
                    "hands): seconds it waits for its players to send ready before the next "
                    "hand begins anyway.  Open-ended tables have none.")
+@click.option("--seat-values/--no-seat-values", default=False, show_default=True,
+              help="Deal every new table's hands as joint deals: the server's secret seed and "
+                   "a random value of each human seat's client, committed before any is "
+                   "revealed, so that neither the server nor a player can choose the deal "
+                   "(docs: Fairness you can check).  POST /tables \"seat_values\" overrides "
+                   "it per table.")
+@click.option("--seat-value-timeout", type=click.FloatRange(min=0), default=5.0,
+              show_default=True, metavar="SECONDS",
+              help="A joint deal's seat-value step: seconds each of its two phases (commit, "
+                   "reveal) waits for the online human seats before the hand is dealt anyway "
+                   "(a seat that has not sent its value then counts empty, withheld).")
 @click.option("--vote-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True,
               metavar="SECONDS",
               help="Seconds a room's dissolve vote (解散房间) waits for every seated "
@@ -172,7 +183,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
           webhook: str | None = None, webhook_max_attempts: int = 12,
           webhook_backoff: float = 1.0, webhook_timeout: float = 10.0,
           stake: int | None = None, rake_percent: int | None = None,
-          rake_cap: int | None = None) -> None:
+          rake_cap: int | None = None, seat_values: bool = False,
+          seat_value_timeout: float = 5.0) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
     Open the printed address in a browser (create a table, play, watch,
@@ -247,6 +259,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     except BaseException:
         sock.close()
         raise
+    server.seat_values = seat_values
+    server.seat_value_timeout = seat_value_timeout
     from qipai.server.limits import Quota
 
     server.quota = Quota(server, {"max_tables": key_max_tables,

@@ -200,7 +200,9 @@ def checks(record: Any, plugins: Any = (), allow_version_mismatch: bool = False)
     beside "os"/"host"), deck (the deal is the variant's whole deck, each card
     once: a partial deal fails), money (a record with a ``money`` block only:
     it is what the stake and rake make of the result, and sums to zero with
-    the house line, :mod:`qipai.core.money`).
+    the house line, :mod:`qipai.core.money`); and for a joint deal (``rng``
+    ``"joint"``) joint: the server seed, each seat value and the deal seed
+    (:mod:`qipai.core.joint`).
 
     ``plugins``: the house-rule plugins the record was played with.
     """
@@ -232,6 +234,8 @@ def checks(record: Any, plugins: Any = (), allow_version_mismatch: bool = False)
     out.append(_zero_sum_check(record))
     out.append(_timeouts_check(record))
     out.append(_shuffle_check(record))
+    if record.rng == "joint" or record.joint is not None:
+        out.append(_joint_check(record))
     if versions_ok:
         out.append(_deck_check(record, plugins))
     money = _money_check(record, plugins, versions_ok)
@@ -290,6 +294,12 @@ def _shuffle_check(record: Any) -> Check:
     and a deal of the OS or a host has none.  A record of before ``rng``
     (null) may carry a seed; the replay checks it the same way."""
     rng, seed = record.rng, record.seed
+    if rng == "joint":
+        if seed is None or record.joint is None:
+            return Check("shuffle", False, 'rng is "joint" but the record lacks its '
+                                           + ("seed" if seed is None else "joint parts"))
+        return Check("shuffle", True, f"joint deal: dealt from seed {seed}, the deal function "
+                                      "of the server seed and the seat values (check joint)")
     if rng == "seeded" and seed is None:
         return Check("shuffle", False, 'rng is "seeded" but seed is null: a seeded deal must '
                                        "carry the seed that dealt it, so that it can be checked")
@@ -304,6 +314,32 @@ def _shuffle_check(record: Any) -> Check:
     if rng == "host":
         return Check("shuffle", True, "dealt by the host's own RNG (as the record says)")
     return Check("shuffle", True, "note: the record does not say what dealt it")
+
+
+def _joint_check(record: Any) -> Check:
+    """A joint deal (:mod:`qipai.core.joint`): the server seed hashes to its
+    commitment, each revealed seat value to its seat's commitment, and the
+    record's seed (which the replay check deals the deal from) is the deal
+    function of them.  Withheld seats are named (a note, not a failure)."""
+    from qipai.core.joint import joint_problems
+
+    j = record.joint
+    if j is None:
+        return Check("joint", False, 'rng is "joint" but the record has no joint parts')
+    if record.rng != "joint":
+        return Check("joint", False, f'the record has joint parts but rng is {record.rng!r}')
+    if len(j.seats) != len(record.deal.hands):
+        return Check("joint", False, f"the joint deal names {len(j.seats)} seats, the deal "
+                                     f"{len(record.deal.hands)}")
+    problems = joint_problems(j, record.seed)
+    if problems:
+        return Check("joint", False, "; ".join(problems))
+    withheld = [i for i, s in enumerate(j.seats) if s.withheld]
+    valued = [i for i, s in enumerate(j.seats) if s.value is not None]
+    note = f"; withheld by seat {withheld} (counted empty)" if withheld else ""
+    return Check("joint", True, f"the server seed matches its commitment, the values of seats "
+                                f"{valued} match theirs, and the deal seed is the deal function "
+                                f"of them{note}")
 
 
 def verify_record(record: Any, plugins: Any = (), allow_version_mismatch: bool = False

@@ -22,6 +22,7 @@ from msgspec import UNSET, UnsetType
 from qipai.core.chain import Chain
 from qipai.core.errors import BadRecord, QipaiError, ReplayDiverged
 from qipai.core.model import Action, Deal, Event, Payment, Result
+from qipai.core.joint import Joint
 from qipai.core.money import Money
 from qipai.core.stamps import PluginStamp
 
@@ -70,6 +71,11 @@ class Record(msgspec.Struct, kw_only=True):
             older record, made before version stamps).
         spec: the ruleset spec, ``name(key=value, …)`` with the options
             that differ from the defaults (None: an older record).
+        joint: a joint deal's parts (``rng`` ``"joint"``,
+            :mod:`qipai.core.joint`): the server seed and its commitment,
+            each seat's commitment, value and whether it withheld; ``seed``
+            is then the deal seed made of them.  None: not a joint deal
+            (left out of the JSON, :func:`plain`).
         plugins: the house-rule plugins the hand was played with, in
             registration order, each its name and source SHA-256 (None: an
             older record; ``[]``: none).  See :mod:`qipai.core.stamps` for
@@ -97,13 +103,14 @@ class Record(msgspec.Struct, kw_only=True):
     result: Result | None = None
     partial: bool = False
     ask_all: bool = False
-    rng: Literal["seeded", "os", "host"] | None = None
+    rng: Literal["seeded", "os", "host", "joint"] | None = None
     commitment: str | None = None
     salt: str | None = None
     timeouts: list[int] = []
     qipai_version: str | None = None
     spec: str | None = None
     plugins: list[PluginStamp] | None = None
+    joint: Joint | None = None
     money: Money | None | msgspec.UnsetType = msgspec.UNSET
     chain: Chain | UnsetType = UNSET
 
@@ -168,6 +175,15 @@ def record_of(table: Any) -> Record:
         partial=bool(getattr(table, "partial", False)),
         ask_all=st.ask_all, rng=st.rng,
     )
+
+
+def plain(record: Record) -> dict[str, Any]:
+    """``record`` as plain builtins for JSON, without ``joint`` when it is
+    None (a record of a deal that is not joint reads as before it existed)."""
+    out = msgspec.to_builtins(record)
+    if out.get("joint") is None:
+        out.pop("joint", None)
+    return out
 
 
 def decode_record(data: bytes | str | dict[str, Any]) -> Record:

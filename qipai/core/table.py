@@ -985,7 +985,7 @@ class Table:
 
 _SEED_LIMIT = 2**256
 #: What may deal a hand (``TableState.rng``, ``Record.rng``); None: not said.
-_RNG_KINDS = ("seeded", "os", "host", None)
+_RNG_KINDS = ("seeded", "os", "host", "joint", None)
 
 
 def _index(value: Any, error: type, what: str) -> int:

@@ -61,6 +61,9 @@ class Clock:
             return   # (the re-read pokes once it is done)
         if not self.conns:
             return   # paused
+        if self.deal_step is not None:   # a seat-value step: nothing runs but its timer
+            self.arm_step()
+            return
         if self.ready_step is not None:   # a room's ready step: nothing runs but its timer
             self.arm_ready()
             return
@@ -92,7 +95,8 @@ class Clock:
         whose time is up (the next one re-arms the timer)."""
         self._timer = self._due = None
         if (not self.open or self.closing or not self.conns or self.halted is not None
-                or self.rereading is not None or self.ready_step is not None):
+                or self.rereading is not None or self.ready_step is not None
+                or self.deal_step is not None):
             return   # closed, halted, re-reading, paused or a ready step (the next poke re-arms)
         now = time.time()
         for seat, d in sorted(self.decisions.items()):

@@ -11,14 +11,18 @@ Each function answers one ``("event", row)`` operation of a
   ``named`` (seat → ``{"player", "name"}``), ``hands`` (a room's 局数 or
   null), ``rng``; ``stake`` and ``rake`` when the table has a stake;
 * ``hand_started`` — ``hand``, ``dealer``, ``commitment`` (SHA-256 hex of
-  the deal and its salt, revealed at the hand's end);
+  the deal and its salt, revealed at the hand's end); a joint deal's
+  (:mod:`qipai.host.seatvalues`) also ``joint``: ``{"server_commitment",
+  "commitments"}`` (per seat, null for none), written when it is dealt;
 * ``hand_ended`` — ``hand``, ``end``, ``winners``, ``payments`` (each
   ``{"payer", "payee", "amount", "reason", "why"}``, 子), ``net`` (per
   seat), ``totals`` (the table's running net after it), ``named``,
   ``records`` (the path of the table's records), ``reveal``
-  (``{"commitment", "salt", "deal"}``), ``chain`` (the table's chain head
-  after the hand, its end link: :mod:`qipai.core.chain`; null for a hand
-  whose row was made before links); a table with a stake adds ``money``
+  (``{"commitment", "salt", "deal"}``; a joint deal's also ``joint`` —
+  the server seed and each seat's commitment, value, withheld — and
+  ``seed``, the deal seed), ``chain`` (the table's chain head after the
+  hand, its end link: :mod:`qipai.core.chain`; null for a hand whose row
+  was made before links); a table with a stake adds ``money``
   (the hand in money, :class:`~qipai.core.money.Money`: each payment's
   ``zi`` and ``amount``, the ``rake_lines`` to the house, ``net``,
   ``house``) and ``money_totals`` (running money net per seat after it);
@@ -60,7 +64,11 @@ def table_created(t: Any) -> tuple[str, dict[str, Any]]:
               named=named(t), hands=t.room_hands, rng=t.rng_kind, **more)
 
 
-def hand_started(t: Any, hand: int, table: Any, commit: str) -> tuple[str, dict[str, Any]]:
+def hand_started(t: Any, hand: int, table: Any, commit: str,
+                 joint: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    if joint is not None:   # a joint deal (qipai.host.seatvalues): its commitments
+        return op(t, "hand_started", hand=hand, dealer=table.dealer, commitment=commit,
+                  joint=joint)
     return op(t, "hand_started", hand=hand, dealer=table.dealer, commitment=commit)
 
 
@@ -73,9 +81,17 @@ def hand_ended(t: Any, hand: int, result: Any, rec: dict[str, Any],
     return op(t, "hand_ended", hand=hand, end=result.end, winners=list(result.winners),
               payments=msgspec.to_builtins(result.payments), net=list(result.net),
               totals=totals, named=named(t), records=f"/tables/{t.id}/records",
-              reveal={"commitment": rec.get("commitment"), "salt": rec.get("salt"),
-                      "deal": rec.get("deal")},
-              chain=(rec.get("chain") or {}).get("head"), **more)
+              reveal=reveal_of(rec), chain=(rec.get("chain") or {}).get("head"), **more)
+
+
+def reveal_of(rec: dict[str, Any]) -> dict[str, Any]:
+    """``hand_ended``'s ``reveal``: the commitment, salt and deal, and a joint
+    deal's parts (``joint``: the server seed, each seat's value) and seed."""
+    out = {"commitment": rec.get("commitment"), "salt": rec.get("salt"), "deal": rec.get("deal")}
+    if rec.get("joint") is not None:
+        out["joint"] = rec["joint"]
+        out["seed"] = rec.get("seed")
+    return out
 
 
 def table_closed(t: Any, ended: str, hands_done: int, totals: list[int],

@@ -69,7 +69,8 @@ class Journal:
         return dict(table_id=self.id, hand=index,
                     deal=msgspec.json.encode(table.deal).decode(),
                     seed=str(seed) if seed is not None else None,
-                    commitment=commit, salt=salt.hex(), link=self.chain_head)
+                    commitment=commit, salt=salt.hex(), link=self.chain_head,
+                    **self.joint_columns(index))
 
     def chain_action(self, hand: int, seq: int, action: Any, timeout: bool,
                      tuoguan: bool) -> str:
@@ -111,11 +112,13 @@ class Journal:
             raise QipaiError(f"its last chain link {str(head)[:70]!r} is not a link "
                              f"(64 lowercase hex digits)")
         self.chain_head, self.chain_start = head, start
+        self._chain_next = start   # (a seat-value step's deal chains its row again)
 
     def table_from_row(self, hand: dict[str, Any]) -> Table:
         """The hand's table from its stored deal, before any action."""
         table = Table(self.ruleset, deal=_DEAL.decode(hand["deal"]), ask_all=True)
-        table.set_origin(int(hand["seed"]) if hand["seed"] is not None else None, self.rng_kind)
+        table.set_origin(int(hand["seed"]) if hand["seed"] is not None else None,
+                         "joint" if hand.get("server_seed") else self.rng_kind)
         return table
 
     def rebuild(self) -> None:
@@ -134,6 +137,7 @@ class Journal:
         hands = self.store.hands_of(self.id)
         if not hands:
             raise QipaiError(f"table {self.id} has no hand stored; the database is damaged")
+        self.joint_stored(hands[-1]["hand"], hands[-1])
         return hands, self.store.actions_of(self.id, hands[-1]["hand"])
 
     def rebuild_from(self, hands: list[dict[str, Any]], acts: list[dict[str, Any]]) -> None:
@@ -184,6 +188,7 @@ class Journal:
         where[0] = "its chain's last link"
         self._chain_restore(hands, acts)
         self.rebuild_room(done, acts)
+        self.rebuild_joint(current)
         self.committed_now()
         if table.over:  # pragma: no cover - the next hand is stored with the last action
             raise QipaiError(f"table {self.id}: hand {self.hand} is over but has no next hand")

@@ -38,7 +38,8 @@ the ready step, the dissolve vote, presence and 托管).
 Its parts: :mod:`~qipai.host.outbox` (what connections are told),
 :mod:`~qipai.host.clock` (decisions and deadlines), :mod:`~qipai.host.seats`
 (tokens, connections, bots), :mod:`~qipai.host.journal` (the database rows
-and the rebuild from them), :mod:`~qipai.host.room` (rooms, 准备, 托管).
+and the rebuild from them), :mod:`~qipai.host.room` (rooms, 准备, 托管),
+:mod:`~qipai.host.seatvalues` (joint deals: the seat-value step before a hand).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ from qipai.core import chain
 from qipai.core.errors import IllegalAction
 from qipai.core.fair import commitment, committed, new_salt
 from qipai.core.model import Action
-from qipai.core.records import record_of
+from qipai.core.records import plain, record_of
 from qipai.core.sessions import hand_seed
 from qipai.core.table import Table
 from qipai.host import feed
@@ -68,11 +69,12 @@ from qipai.host.journal import Journal
 from qipai.host.outbox import Conn, Outbox
 from qipai.host.room import TIMEOUTS_TO_TUOGUAN, Room, showdown_of
 from qipai.host.seats import Seats
+from qipai.host.seatvalues import SeatValues
 from qipai.host.stakes import Stakes
 from qipai.host.store import LockLost, StoreError, Write, action_params, said
 
 
-class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes):
+class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes, SeatValues):
     """One table of the server (see the module docstring).
 
     Attributes:
@@ -151,12 +153,17 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes):
         self.chain_init(row["spec"])
         self.room_init(row)
         self.money_init(row)
+        self.seat_values_init(row)
 
     # ------------------------------------------------------------ hands
 
     def new_hand(self, index: int, dealer: int | None) -> tuple[Table, bytes, str, int | None]:
         """A freshly dealt hand ``index`` (not installed): the OS's CSPRNG,
         or the seeded table's :func:`~qipai.core.sessions.hand_seed`."""
+        if self.seat_values_on:   # a joint deal: provisional until its step ends
+            table, seed = self.joint_hand(index, dealer)
+            salt = new_salt()
+            return table, salt, commitment(table.deal, salt), seed
         seed = hand_seed(self.seed, index) if self.seed is not None else None
         table = Table(self.ruleset, seed=seed, dealer=dealer, ask_all=True)
         salt = new_salt()
@@ -172,6 +179,7 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes):
         self.decisions = {}
         self.answered: dict[int, int] = {}  # seat → seq of its last decision taken
         self.refresh_decisions()
+        self.install_joint(index)
 
     def record(self, head: str | None = None, money: Any = None) -> dict[str, Any]:
         """The current hand's record (the record format, as a dict): stamped,
@@ -181,12 +189,13 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes):
         rec = committed(record_of(self.table), self.salt)
         assert rec.commitment == self.commitment
         rec.timeouts = list(self.timeouts)
+        rec.joint = self.joint_record()   # a joint deal's parts (None: not one)
         if money is not None:
             rec.money = money
         where = self.chain_of(head) if head is not None else None
         if where is not None:
             rec.chain = where
-        out = msgspec.to_builtins(rec)
+        out = plain(rec)
         if self.tuoguan_moves:   # (only then: a record of a hand without 托管 is as before)
             out["tuoguan"] = list(self.tuoguan_moves)
         return out
@@ -209,6 +218,9 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes):
         if self.ready_step is not None:   # nothing is offered before it ends
             raise Refused("NotNow", f"hand {self.hand}'s ready step is under way: its "
                                     f"decisions are offered once it ends")
+        if self.deal_step is not None:   # not dealt yet
+            raise Refused("NotNow", f"hand {self.hand}'s seat-value step is under way: it "
+                                    f"is dealt, and its decisions offered, once it ends")
         d = self.decisions.get(seat)
         if d is None:
             if msg.seq <= self.answered.get(seat, -1):
@@ -314,7 +326,7 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes):
                 else:
                     nxt = self.new_hand(hand + 1, table.result.next_dealer)
                     ops.append(("hand", self.hand_row(hand + 1, *nxt)))
-                    ops.append(feed.hand_started(self, hand + 1, nxt[0], nxt[2]))
+                    ops.extend(self.started_ops(hand + 1, nxt[0], nxt[2]))
         except Exception as exc:  # noqa: BLE001 - the next deal's plugins, the record's encoding
             raise self._broken(exc, f"writing seat {seat}'s {action!r}") from None
         for c in self.conns:   # what is held so far waits for the writes before this one
@@ -357,13 +369,14 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes):
                     c.send(ended)
                 if nxt is not None:
                     self.install(hand + 1, *nxt)
-                    if self.room_hands is not None:
-                        self.begin_ready()
+                    if self.room_hands is not None and self.deal_step is None:
+                        self.begin_ready()   # (after a seat-value step: at its deal)
                 ends.append(self._now())
                 ends.append((hand, result.end, list(result.net)))   # logged at its commit
                 if nxt is not None:
                     self.sync()
                     self.check_ready()
+                    self.check_step()
                 else:
                     for c in list(self.conns):
                         c.send(tally)
@@ -535,6 +548,7 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes):
         close the connections, forget the table."""
         self.open = False
         self.ended = ended
+        self.step_closed()   # (a seat-value step's connections have no welcome)
         self.stop_room()
         self.server.events.emit("table_closed", table=self.id, hands=self.hands_done,
                                 totals=list(self.totals), ended=ended)

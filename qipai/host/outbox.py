@@ -162,7 +162,11 @@ class Outbox:
 
     def welcome(self, conn: Conn) -> None:
         """Send ``conn`` the full view (and its decision, if any); what it
-        was sent before its first welcome (:attr:`Conn.early`) follows."""
+        was sent before its first welcome (:attr:`Conn.early`) follows.
+        (In a seat-value step: the step instead, the welcome at the deal.)"""
+        if self.deal_step is not None:
+            self.step_welcome(conn)
+            return
         early, conn.early = conn.early, None
         msg = self._welcome_for(conn.seat)
         conn.send(msgspec.structs.replace(   # what changes without a move: made each time
@@ -204,8 +208,8 @@ class Outbox:
         return msg
 
     def offer(self, conn: Conn) -> None:
-        if conn.seat is None or self.ready_step is not None:
-            return   # (a ready step: the hand's decisions wait for its end)
+        if conn.seat is None or self.ready_step is not None or self.deal_step is not None:
+            return   # (a ready or seat-value step: the hand's decisions wait for its end)
         d = self.decisions.get(conn.seat)
         if d is not None and d.seq != conn.decided:
             conn.send(P.Decide(hand=self.hand, seq=d.seq, legal=tuple(d.legal),
@@ -220,7 +224,7 @@ class Outbox:
         made: dict[tuple[int, int], P.Events] = {}  # (viewer, first) → the delta
         for conn in list(self.conns):
             if conn.hand != self.hand:
-                self.welcome(conn)
+                self.welcome(conn)   # (in a seat-value step: the step)
                 continue
             if conn.sent < len(events):
                 viewer = SPECTATOR if conn.seat is None else conn.seat

@@ -59,7 +59,10 @@ ErrorCode = Literal[
                       # table takes none until the server is restarted
     "NotNow",         # a ready, dissolve or tuoguan message out of place: no ready
                       # step, no vote, 托管 already as asked, a bot seat (nothing changed)
-    "AlreadyDone",    # the seat already answered this ready step or this vote
+    "AlreadyDone",    # the seat already answered this ready step or this vote, or
+                      # sent its seat commitment / value already
+    "BadValue",       # a seat commitment or value that is not 64 hex digits (32 bytes)
+    "BadReveal",      # a seat value whose SHA-256 is not the seat's commitment
 ]
 
 
@@ -118,7 +121,31 @@ class Tuoguan(msgspec.Struct, tag="tuoguan", forbid_unknown_fields=True):
     on: bool
 
 
-ClientMessage = Union[Act, Resync, Ping, Ready, Dissolve, Tuoguan]
+class SeatCommit(msgspec.Struct, tag="seat_commit", forbid_unknown_fields=True):
+    """A joint deal (:mod:`qipai.core.joint`): the seat's commitment for hand
+    ``hand``, ``commitment`` = hex SHA-256 of its secret 32-byte value (64
+    hex digits), sent while the :class:`SeatValues` step asks for
+    commitments.  Refused ``BadValue`` (not 64 hex digits), ``AlreadyDone``
+    (sent before), ``NotNow`` (no step, another hand, or the reveals have
+    begun); nothing changed."""
+
+    hand: int
+    commitment: str
+
+
+class SeatReveal(msgspec.Struct, tag="seat_reveal", forbid_unknown_fields=True):
+    """A joint deal: the seat's value for hand ``hand`` (64 hex digits), sent
+    once the :class:`SeatValues` step asks for reveals.  Refused
+    ``BadValue`` (not 64 hex digits), ``BadReveal`` (its SHA-256 is not the
+    seat's commitment: the seat counts as withheld unless it sends the
+    right value before the deadline), ``AlreadyDone``, ``NotNow`` (no step,
+    another hand, the commitments still asked, no commitment of the seat's)."""
+
+    hand: int
+    value: str
+
+
+ClientMessage = Union[Act, Resync, Ping, Ready, Dissolve, Tuoguan, SeatCommit, SeatReveal]
 
 
 # ----------------------------------------------------------------- server → client
@@ -227,6 +254,30 @@ class Tally(msgspec.Struct, tag="tally", kw_only=True):
     #: the room (its rake lines' sum); None otherwise
     stake: int | None = None
     house: int | None = None
+
+
+class SeatValues(msgspec.Struct, tag="seat_values", kw_only=True):
+    """A joint deal's step before hand ``hand`` (:mod:`qipai.core.joint`),
+    sent to everyone at the table when it begins and as it changes, and
+    instead of a ``welcome`` while it is under way (the welcome comes when
+    the hand is dealt).  ``phase``: ``"commit"`` (send
+    :class:`SeatCommit`) or ``"reveal"`` (send :class:`SeatReveal`), until
+    ``deadline`` (Unix time); ``server_commitment``: hex SHA-256 of the
+    server's secret seed (revealed in the hand's record); ``commitments``:
+    the seats' commitments so far (``{"0": hex}``, public: they hide the
+    values); ``revealed``: seats whose value is in; ``waiting``: seats the
+    step waits for.  ``seat``: the connection's seat (None: a spectator);
+    ``table``: the table id."""
+
+    table: str
+    hand: int
+    seat: int | None
+    phase: Literal["commit", "reveal"]
+    deadline: float
+    server_commitment: str
+    commitments: dict[str, str]
+    revealed: tuple[int, ...]
+    waiting: tuple[int, ...]
 
 
 class Welcome(msgspec.Struct, tag="welcome", kw_only=True):
@@ -367,7 +418,7 @@ class Error(msgspec.Struct, tag="error", kw_only=True):
 
 
 ServerMessage = Union[Welcome, Events, Decide, Ack, HandEnded, Closed, SeatConns, Pong, Error,
-                      ReadyStep, Vote, Presence, Tally]
+                      ReadyStep, Vote, Presence, Tally, SeatValues]
 
 
 class Batch(msgspec.Struct, tag="batch", kw_only=True):
@@ -381,7 +432,7 @@ class Batch(msgspec.Struct, tag="batch", kw_only=True):
 
 #: What one server frame holds.
 ServerFrame = Union[Welcome, Events, Decide, Ack, HandEnded, Closed, SeatConns, Pong, Error,
-                    ReadyStep, Vote, Presence, Tally, Batch]
+                    ReadyStep, Vote, Presence, Tally, SeatValues, Batch]
 
 
 def messages(frame: Any) -> list[Any]:
@@ -433,6 +484,10 @@ class CreateTable(msgspec.Struct, forbid_unknown_fields=True):
     #: hand, to the house; absent: the server's ``--rake-percent/--rake-cap``,
     #: null: none.  Needs a stake; bad: ``BadStake``
     rake: Any = msgspec.UNSET
+    #: joint deals (:mod:`qipai.core.joint`): each hand dealt from the
+    #: server's seed and every human seat's value; None: the server's
+    #: default (``qipai serve --seat-values``)
+    seat_values: bool | None = None
 
 
 class Created(msgspec.Struct, kw_only=True):

@@ -244,11 +244,13 @@ class Room:
         """(attach, after its welcome) A connection came."""
         self.tell_presence()
         self.check_ready()
+        self.check_step()
 
     def seat_left(self) -> None:
         """(detach) A connection went."""
         self.tell_presence()
         self.check_ready()
+        self.check_step()
 
     # ------------------------------------------------------------ 托管
 
@@ -493,6 +495,7 @@ class Room:
 
     def stop_room(self) -> None:
         self.cancel_ready()
+        self.cancel_step()
         if self._vote_timer is not None:
             self._vote_timer.cancel()
             self._vote_timer = None

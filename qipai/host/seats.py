@@ -56,6 +56,8 @@ class Seats:
                     d.deadline = now + d.timeout   # paused time is not counted
             if self.ready_step is not None:   # the same for a ready step
                 self.ready_step["deadline"] = now + self.server.ready_timeout
+            if self.deal_step is not None:    # and a seat-value step
+                self.deal_step["deadline"] = now + self.server.seat_value_timeout
         if self.rereading is not None:
             conn.early = []   # its welcome comes first, once the hand is back
             self.tell_seat(conn.seat)
@@ -97,6 +99,7 @@ class Seats:
             self._timer = self._due = None
         if not self.conns:
             self.cancel_ready()
+            self.cancel_step()
 
     @property
     def paused(self) -> bool:
@@ -113,7 +116,7 @@ class Seats:
         waited = None   # (hand, events) when the bots last waited
         try:
             while self._bots_may_move():
-                if self.ready_step is not None:
+                if self.ready_step is not None or self.deal_step is not None:
                     break   # (its end pokes the bots)
                 seats = [s for s in sorted(self.decisions) if s in self.bots or s in self.tuoguan]
                 if not seats:

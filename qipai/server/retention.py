@@ -78,6 +78,7 @@ async def prune_once(server: Any, retention: float) -> int:
         # delivers them; GET /events readers had the retention to read them)
         events = "prune_events" if server.webhook is not None else "prune_events_all"
         store.submit(Write(f"prune:{ids[0]}", [("prune_actions", params),
+                                               ("prune_seat_values", params),
                                                ("prune_hands", params), (events, params),
                                                ("prune_tables", params)], written))
         exc = await fut

@@ -197,6 +197,17 @@ class _Reader:
             conn.send(P.Pong())
         elif isinstance(msg, P.Resync):
             self._resync(now)
+        elif isinstance(msg, (P.SeatCommit, P.SeatReveal)):   # a joint deal's step
+            t = self.t
+            try:
+                if isinstance(msg, P.SeatCommit):
+                    t.ask_seat_commit(conn, msg)
+                else:
+                    t.ask_seat_reveal(conn, msg)
+            except Refused as exc:   # told at once: the seat has no welcome yet
+                self.refused(exc.code)
+                t.step_send(conn, P.Error(code=exc.code, message=exc.message))
+                t.flush()
         elif not isinstance(msg, P.Act):   # ready, dissolve, tuoguan
             t = self.t
             try:

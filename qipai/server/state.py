@@ -28,6 +28,7 @@ from qipai.host.offload import Offload
 from qipai.host.replay import MAX_REPLAY_BYTES
 from qipai.host.room import MAX_ROOM_HANDS
 from qipai.host.seats import TUOGUAN_DELAY
+from qipai.host.seatvalues import SEAT_VALUE_TIMEOUT
 from qipai.host.store import LockLost, Store, StoreError, said, token_hash
 from qipai.server.identity import check_players
 from qipai.server.keys import Keys
@@ -206,6 +207,11 @@ class Server:
     #: (minor units per 子) and rake rule when ``POST /tables`` gives none
     stake: int | None = None
     rake: Any = None
+    #: ``--seat-values``: tables deal joint deals unless ``POST /tables``
+    #: says otherwise (:mod:`qipai.host.seatvalues`)
+    seat_values: bool = False
+    #: ``--seat-value-timeout``: seconds each phase of a seat-value step waits
+    seat_value_timeout: float = SEAT_VALUE_TIMEOUT
 
     def __init__(self, db: str, turn_timeout: float = 30.0, claim_timeout: float | None = None,
                  seed: int | None = None, plugins: tuple[str, ...] = (),
@@ -528,11 +534,13 @@ class Server:
                    open=True, created=time.time(), key_name=key_name,
                    players=msgspec.json.encode(players).decode() if players else None,
                    closed=None, hands=hands, ended=None, tally=None, stake=stake,
-                   rake=msgspec.json.encode(rake).decode() if rake is not None else None)
+                   rake=msgspec.json.encode(rake).decode() if rake is not None else None,
+                   seat_values=(body.seat_values if body.seat_values is not None
+                                else self.seat_values))
         t = HostedTable(self, row, rs)
         hand = t.new_hand(0, None)
         await self.store.create_table_async(row, t.hand_row(0, *hand), [
-            feed.table_created(t), feed.hand_started(t, 0, hand[0], hand[2])])
+            feed.table_created(t), *t.started_ops(0, hand[0], hand[2])])
         t.install(0, *hand)
         t.committed_now()
         self.tables[tid] = t

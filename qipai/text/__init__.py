@@ -93,7 +93,9 @@ CLIENT = {
            "one_card": "{text!r} 是 {k} 张牌：一次只打一张",
            "no_pass": "现在不能过：请选 1 到 {n}",
            "quit": "你离开了", "input_ended": "输入结束", "interrupted": "已中断",
-           "unfinished": "{why}：本局未打完。再见。", "left_table": "{why}：已离开牌桌。"},
+           "unfinished": "{why}：本局未打完。再见。", "left_table": "{why}：已离开牌桌。",
+           "your_value": "你的随机值：{value}（第 {k} 手；可在记录中核对）",
+           "joint_deal": "第 {k} 手共同发牌：服务器承诺 {commitment}"},
     "en": {"prompt": "your choice (1–{n}, a card or a word; q to leave)",
            "time_left": "{s} s left",
            "only_move": "only move: {action}",
@@ -108,7 +110,9 @@ CLIENT = {
            "quit": "you quit", "input_ended": "the input ended",
            "interrupted": "interrupted (Ctrl-C)",
            "unfinished": "{why}: the hand is left unfinished. Goodbye.",
-           "left_table": "{why}: you left the table."},
+           "left_table": "{why}: you left the table.",
+           "your_value": "your value: {value} (hand {k}; check it in the record)",
+           "joint_deal": "hand {k} is a joint deal: server commitment {commitment}"},
 }
 #: Where a card in play came from (a view's ``window``: a claim window's source).
 SOURCES = {
@@ -162,7 +166,9 @@ PAGE = {
            "watch": "观战", "cannot_replay": "回放失败：{message}", "error": "出错：{message}",
            "back_lobby": "回大厅", "yuan": "{v} 元", "house": "平台", "rake": "抽水",
            "col_money": "金额", "col_money_total": "累计金额", "stake_line": "每子 {v} 元",
-           "rake_line": "抽水：每位赢家赢额的 {p}%（向下取整），每手封顶 {c} 元"},
+           "rake_line": "抽水：每位赢家赢额的 {p}%（向下取整），每手封顶 {c} 元",
+           "your_value": "你的随机值：{v}", "joint_step": "共同发牌：交换随机值…",
+           "joint_withheld": "未公开随机值：{list}"},
     "en": {"hands": "hands", "hands_open": "no limit", "n_hands": "{n} hands",
            "ready_wait": "waiting for the others to be ready", "tuoguan_off": "stop auto-play",
            "dissolve": "end the room", "vote_title": "{who} asks to end the room",
@@ -214,7 +220,9 @@ PAGE = {
            "error": "error: {message}", "back_lobby": "back to the lobby",
            "yuan": "{v} yuan", "house": "house", "rake": "rake", "col_money": "money",
            "col_money_total": "money total", "stake_line": "{v} yuan a point",
-           "rake_line": "rake: {p}% of each winner's gain (rounded down), at most {c} yuan a hand"},
+           "rake_line": "rake: {p}% of each winner's gain (rounded down), at most {c} yuan a hand",
+           "your_value": "your value: {v}", "joint_step": "joint deal: exchanging values…",
+           "joint_withheld": "values withheld: {list}"},
 }
 _SECTIONS = {"melds": MELDS, "ways": WAYS, "ends": ENDS, "actions": ACTIONS, "roles": ROLES,
              "bonus": BONUS, "client": CLIENT, "sources": SOURCES, "page": PAGE}

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from qipai.host.offload import Crowded, Stopped
 from qipai.host.store.errors import ReadsBusy, StoreError, StoreStopped, said
-from qipai.host.store.schema import actions, events, hands, tables
+from qipai.host.store.schema import actions, events, hands, seat_values, tables
 
 _T = TypeVar("_T")
 
@@ -91,6 +91,16 @@ class Reads:
         with _reading(f"the hands of table {table_id}"), self.engine.connect() as c:
             rows = c.execute(sa.select(hands).where(hands.c.table_id == table_id)
                              .order_by(hands.c.hand)).mappings()
+            return [dict(r) for r in rows]
+
+    def seat_values_of(self, table_id: str, hand: int) -> list[dict[str, Any]]:
+        """The ``qipai_seat_values`` rows of a hand (``seat``, ``commitment``,
+        ``value``), by seat."""
+        with _reading(f"the seat values of table {table_id} hand {hand}"), \
+                self.engine.connect() as c:
+            rows = c.execute(sa.select(seat_values).where(seat_values.c.table_id == table_id,
+                                                          seat_values.c.hand == hand)
+                             .order_by(seat_values.c.seat)).mappings()
             return [dict(r) for r in rows]
 
     def nets_of(self, table_id: str) -> list[Any]:

@@ -1,6 +1,6 @@
 """The server's database schema: one SQLAlchemy Core schema for SQLite and PostgreSQL.
 
-Four tables:
+Five tables:
 
 * ``qipai_tables`` — one row per hosted table: the ruleset spec, the
   house plugins, the qipai and variant versions, the RNG kind (and the
@@ -23,6 +23,10 @@ Four tables:
   commit in increasing order — and the webhook's idempotency key; its
   delivery state (``attempts``, ``next_try``, ``delivered``, ``dead``,
   ``error``) is kept by the deliverer (:mod:`qipai.server.webhook`).
+
+* ``qipai_seat_values`` — a joint deal's seat values (:mod:`qipai.core.joint`):
+  each human seat's commitment, and its value once revealed, by
+  ``(table_id, hand, seat)``.
 
 A change is handed to the writer (:mod:`qipai.host.store.writer`) as a
 :class:`Write`.
@@ -69,14 +73,17 @@ tables = sa.Table(
     sa.Column("tally", sa.Text),                            # JSON Tally (大结算) of a room, once ended
     sa.Column("stake", sa.Integer),                         # minor units per 子 (NULL: no money)
     sa.Column("rake", sa.Text),                             # JSON {"percent", "cap"} (NULL: none)
+    sa.Column("seat_values", sa.Boolean),                   # joint deals (NULL: an older row, no)
 )
 
 #: Columns added to a table after the first release, by table: each is
 #: nullable, so an older database gains them with ``ALTER TABLE … ADD
 #: COLUMN`` when a server opens it (:func:`upgrade`), its old rows reading NULL.
 UPGRADES: dict[str, tuple[str, ...]] = {"qipai_tables": ("key_name", "players", "closed",
-                                                         "hands", "ended", "tally", "stake", "rake"),
-                                        "qipai_hands": ("money", "link", "end_link"),
+                                                         "hands", "ended", "tally", "stake", "rake",
+                                                         "seat_values"),
+                                        "qipai_hands": ("money", "link", "end_link", "server_seed",
+                                                        "joint"),
                                         "qipai_actions": ("tuoguan", "link")}
 
 hands = sa.Table(
@@ -95,6 +102,20 @@ hands = sa.Table(
     # the journal's chain (qipai.core.chain; NULL: a row made before links)
     sa.Column("link", sa.String(64)),                       # the hand row's link
     sa.Column("end_link", sa.String(64)),                   # its end's (net), once over or closed
+    # a joint deal (qipai.core.joint): the secret server seed (hex), stored
+    # before its commitment is published; the Joint (JSON) once dealt —
+    # NULL while the hand's seat-value step is under way
+    sa.Column("server_seed", sa.String(64)),
+    sa.Column("joint", sa.Text),
+)
+
+seat_values = sa.Table(
+    "qipai_seat_values", metadata,
+    sa.Column("table_id", sa.String(32), primary_key=True),
+    sa.Column("hand", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("seat", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("commitment", sa.String(64), nullable=False),   # hex SHA-256 of the value
+    sa.Column("value", sa.String(64)),                        # hex, once revealed
 )
 
 actions = sa.Table(
@@ -138,6 +159,11 @@ _INSERT_HAND = hands.insert()
 _UPDATE_HAND = (hands.update()
                 .where(hands.c.table_id == sa.bindparam("k_table"),
                        hands.c.hand == sa.bindparam("k_hand")))
+_SEAT_REVEAL = (seat_values.update()
+                .where(seat_values.c.table_id == sa.bindparam("k_table"),
+                       seat_values.c.hand == sa.bindparam("k_hand"),
+                       seat_values.c.seat == sa.bindparam("k_seat"))
+                .values(value=sa.bindparam("value")))
 _CLOSE_TABLE = (tables.update().where(tables.c.id == sa.bindparam("k_table"))
                 .values(open=False, closed=sa.bindparam("closed"),
                         ended=sa.bindparam("ended", None, required=False),
@@ -148,6 +174,7 @@ _encode = msgspec.json.Encoder().encode
 _IDS = sa.bindparam("ids", expanding=True)
 _CLOSED_IDS = sa.select(tables.c.id).where(tables.c.id.in_(_IDS), tables.c.open == sa.false())
 _PRUNE_ACTIONS = actions.delete().where(actions.c.table_id.in_(_CLOSED_IDS))
+_PRUNE_SEAT_VALUES = seat_values.delete().where(seat_values.c.table_id.in_(_CLOSED_IDS))
 _PRUNE_HANDS = hands.delete().where(hands.c.table_id.in_(_CLOSED_IDS))
 # (defined below ``events``) the events of those tables: delivered ones, or all of them
 _PRUNE_TABLES = tables.delete().where(tables.c.id.in_(_IDS), tables.c.open == sa.false())
@@ -173,7 +200,9 @@ _STATEMENTS = {"event": events.insert(), "event_sent": _EVENT_SENT,
                "action": _INSERT_ACTION, "finish_hand": _UPDATE_HAND, "hand": _INSERT_HAND,
                "close": _CLOSE_TABLE, "table": tables.insert(),
                "prune_actions": _PRUNE_ACTIONS, "prune_hands": _PRUNE_HANDS,
-               "prune_tables": _PRUNE_TABLES}
+               "prune_tables": _PRUNE_TABLES,
+               "seat_commit": seat_values.insert(), "seat_reveal": _SEAT_REVEAL,
+               "deal_hand": _UPDATE_HAND, "prune_seat_values": _PRUNE_SEAT_VALUES}
 
 
 @dataclass(eq=False)
@@ -194,7 +223,11 @@ class Write:
             ``dead``, ``error``), ``"events_retry"`` (no parameters: every
             dead event pending again); ``"prune_events"`` (``ids``: the
             delivered events of those closed tables), ``"prune_events_all"``
-            (all their events: a server without a webhook).
+            (all their events: a server without a webhook);
+            ``"seat_commit"`` (a ``qipai_seat_values`` row), ``"seat_reveal"``
+            (``k_table``, ``k_hand``, ``k_seat``, ``value``), ``"deal_hand"``
+            (a joint hand dealt: ``deal``, ``seed``, ``commitment``, ``salt``,
+            ``joint``, ``k_table``, ``k_hand``), ``"prune_seat_values"`` (``ids``).
         done: called in the event loop once committed (``None``) or failed
             (the exception); not called for a cancelled write.
     """

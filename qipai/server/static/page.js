@@ -320,7 +320,7 @@ class Seat {
     this.welcome = null; this.cards = null; this.decide = null; this.events = [];
     this.error = null; this.ended = null; this.choosing = false; this.resyncing = false;
     this.dirty = false; this.closed = false; this.readyStep = null; this.vote = null;
-    this.presence = null; this.tally = null; this.room = null;
+    this.presence = null; this.tally = null; this.room = null; this.jointStep = null; this.values = {};
     this.connect();
     this.tick = setInterval(() => this.countdown(), 250);
   }
@@ -368,6 +368,7 @@ class Seat {
         NAMES = m.names || {};
         const first = !this.welcome;
         this.welcome = m; this.resyncing = false;
+        if (this.jointStep && this.jointStep.hand <= m.hand) this.jointStep = null;
         this.events = m.view.events;
         if (m.room) this.room = m.room;
         if ("presence" in m) this.presence = m.presence;
@@ -427,6 +428,10 @@ class Seat {
       case "ready_step":
         this.readyStep = m.waiting.length ? m : null;
         break;
+      case "seat_values":  // a joint deal: this seat's value, committed then revealed
+        this.jointStep = m;
+        await this.seatValue(m);
+        break;
       case "vote":
         this.vote = m;
         break;
@@ -447,6 +452,37 @@ class Seat {
       default: break;
     }
     this.render();
+  }
+  // A joint deal (docs: "Fairness you can check"): a random 32-byte value of
+  // this seat's, its SHA-256 sent first (seat_commit), the value itself once
+  // every commitment is in (seat_reveal); kept in sessionStorage so that a
+  // reload in between can still reveal it.  Needs crypto.subtle (https, or
+  // this machine): without it the seat sends nothing and counts empty.
+  async seatValue(m) {
+    if (m.seat === null || !(window.crypto && crypto.subtle)) return;
+    const key = `qipai-value:${this.table}:${m.hand}`;
+    let mine = this.values && this.values[m.hand];
+    if (!mine) {
+      try { mine = JSON.parse(sessionStorage.getItem(key) || "null"); } catch (e) { mine = null; }
+    }
+    const hex = (buf) => Array.from(new Uint8Array(buf), (x) => x.toString(16).padStart(2, "0")).join("");
+    if (m.phase === "commit" && !(String(m.seat) in m.commitments) && !(mine && mine.committed)) {
+      const raw = crypto.getRandomValues(new Uint8Array(32));
+      mine = { v: hex(raw), c: hex(await crypto.subtle.digest("SHA-256", raw)), committed: true };
+      this.send({ type: "seat_commit", hand: m.hand, commitment: mine.c });
+    } else if (m.phase === "reveal" && mine && !mine.revealed && m.commitments[String(m.seat)] === mine.c
+               && !m.revealed.includes(m.seat)) {
+      mine.revealed = true;
+      this.send({ type: "seat_reveal", hand: m.hand, value: mine.v });
+    }
+    if (mine) {
+      this.values = { ...(this.values || {}), [m.hand]: mine };
+      try { sessionStorage.setItem(key, JSON.stringify(mine)); } catch (e) { /* private mode */ }
+    }
+  }
+  valueEl(hand) {
+    const mine = this.values && this.values[hand];
+    return mine ? h("div", { class: "notice", id: "your-value" }, t("your_value", { v: mine.v })) : null;
   }
   requestResync() {
     if (this.resyncing) { this.dirty = true; return; }
@@ -575,6 +611,14 @@ class Seat {
   }
   render() {
     if (this.stopped) return;
+    if (this.jointStep && !this.welcome) {
+      // the seat-value step before the first hand (nothing of it is dealt yet;
+      // before a later hand the last one stays on the screen, its result too)
+      app.replaceChildren(h("div", { class: "notice", id: "joint-step" }, t("joint_step")),
+        this.valueEl(this.jointStep.hand) || "",
+        this.error ? h("div", { class: "notice error", id: "refusal" }, t("refused", { code: this.error.code, message: this.error.message })) : "");
+      return;
+    }
     if (!this.welcome || !this.cards) {
       // refused before any welcome (an expired or wrong seat link, a closed table):
       // the server's words say why and what to do (ask the operator for a new link)
@@ -601,6 +645,8 @@ class Seat {
         settlementEl(cards, e.result, w.players, e.totals, null, e.money, e.money_totals),
         this.readyStep ? null : h("button", { class: "btn secondary", id: "dismiss", onclick: () => { this.dismissed = e.hand; this.ended = null; this.render(); } }, t("hide"))));
     }
+    const mine = this.valueEl(this.jointStep && this.jointStep.hand > w.hand ? this.jointStep.hand : w.hand);
+    if (mine) parts.push(mine);
     if (this.seatConns > 1) parts.push(h("div", { class: "notice error", id: "seat-conns" }, t("seat_conns", { n: this.seatConns })));
     if (this.error) parts.push(h("div", { class: "notice error", id: "refusal" }, t("refused", { code: this.error.code, message: this.error.message })));
     const bar = this.roomBar();

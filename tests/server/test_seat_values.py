@@ -1,0 +1,477 @@
+"""Joint deals (issue 36 item 3) against a real server: two human seats
+commit and reveal their values, the hand is dealt from the deal function of
+the server seed and the values, and the record verifies; a seat that
+withholds is recorded so; bad seat values are refused by name; a restart
+mid-step resumes it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from typing import Any
+
+import pytest
+
+from hostkit import SyncSeat, choose, start_server
+
+SEEDED = ("--seed", "5", "--seat-values", "--tuoguan-delay", "0")
+
+
+def make(served, **body: Any) -> dict[str, Any]:
+    with served.http() as h:
+        r = h.post("/tables", json=body)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def get(served, path: str) -> dict[str, Any]:
+    with served.http() as h:
+        r = h.get(path)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def seat(served, t: dict[str, Any], s: int, **kw: Any) -> SyncSeat:
+    return SyncSeat(served, t["id"], t["seats"][str(s)], **kw)
+
+
+def events(served, tid: str, kind: str, hand: int) -> dict[str, Any]:
+    """The data of table ``tid``'s one ``kind`` event of ``hand`` (read
+    from the outbox table)."""
+    import sqlalchemy as sa
+
+    from qipai.host.store import engine_url
+    from qipai.host.store.schema import events as ev
+
+    eng = sa.create_engine(engine_url(served.db))
+    try:
+        with eng.connect() as c:
+            rows = c.execute(sa.select(ev.c.body).where(ev.c.table_id == tid,
+                                                        ev.c.kind == kind)).all()
+    finally:
+        eng.dispose()
+    found = [json.loads(r[0]) for r in rows if json.loads(r[0])["hand"] == hand]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def value() -> tuple[str, str]:
+    v = secrets.token_bytes(32)
+    return v.hex(), hashlib.sha256(v).hexdigest()
+
+
+def step(c: SyncSeat, phase: str, hand: int = 0) -> dict[str, Any]:
+    return c.until("seat_values", lambda m: m["phase"] == phase and m["hand"] == hand)
+
+
+def play_out(c: SyncSeat, *others: SyncSeat) -> dict[str, Any]:
+    """Answer every decision of ``c`` and ``others`` until ``c`` sees the hand end."""
+    seats = [c, *others]
+    while True:
+        for x in seats:
+            try:
+                m = x.recv(timeout=0.02) if len(seats) > 1 else x.recv()
+            except TimeoutError:
+                continue
+            if m["type"] == "hand_ended" and x is c:
+                return m
+            if m["type"] == "decide":
+                x.send({"type": "act", "hand": m["hand"], "seq": m["seq"],
+                        "action": choose(m["legal"])}, paced=True)
+
+
+def verify(rec: dict[str, Any]) -> list[str]:
+    from qipai.core.fair import verify_record
+    from qipai.core.records import decode_record
+
+    return verify_record(decode_record(rec))
+
+
+@pytest.fixture
+def served(db_url, tmp_path):
+    """A seeded server with seat values on (SQLite and PostgreSQL)."""
+    s = start_server(db_url, tmp_path, *SEEDED, "--seat-value-timeout", "600")
+    yield s
+    s.stop()
+
+
+def test_two_seats_commit_reveal_and_the_record_verifies(served):
+    t = make(served, bots=[2, 3])
+    a, b = seat(served, t, 0), seat(served, t, 1)
+    try:
+        first = step(a, "commit")
+        assert first["seat"] == 0 and first["waiting"] in ([0], [0, 1])
+        step(b, "commit")
+        va, ca = value()
+        vb, cb = value()
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca})
+        b.send({"type": "seat_commit", "hand": 0, "commitment": cb})
+        r = step(a, "reveal")
+        assert r["commitments"] == {"0": ca, "1": cb}
+        step(b, "reveal")
+        a.send({"type": "seat_reveal", "hand": 0, "value": va})
+        b.send({"type": "seat_reveal", "hand": 0, "value": vb})
+        w = a.until("welcome")
+        assert w["hand"] == 0
+        b.until("welcome")
+        play_out(a, b)
+        rec = get(served, f"/tables/{t['id']}/records")["hands"][0]["record"]
+        assert rec["rng"] == "joint"
+        j = rec["joint"]
+        assert [s.get("value") for s in j["seats"]] == [va, vb, None, None]
+        assert [s.get("commitment") for s in j["seats"]] == [ca, cb, None, None]
+        assert j["server_commitment"] == r["server_commitment"]
+        assert verify(rec) == []
+        # qipai verify says so; the operator's events carry the commitments, then the reveal
+        from click.testing import CliRunner
+
+        from qipai.cli import cli
+
+        out = CliRunner().invoke(cli, ["verify", "-"], input=json.dumps(rec))
+        assert out.exit_code == 0 and "ok   joint: the server seed matches" in out.output, \
+            out.output
+        started, ended = events(served, t["id"], "hand_started", 0), \
+            events(served, t["id"], "hand_ended", 0)
+        assert started["joint"] == {"server_commitment": r["server_commitment"],
+                                    "commitments": [ca, cb, None, None]}
+        assert started["commitment"] == rec["commitment"]
+        assert ended["reveal"]["joint"] == j and ended["reveal"]["seed"] == rec["seed"]
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_seat_that_withholds_is_recorded(tmp_path):
+    served = start_server(f"sqlite:///{tmp_path / 'w.db'}", tmp_path, *SEEDED,
+                          "--seat-value-timeout", "3", "--turn-timeout", "0.1")
+    t = make(served, bots=[2, 3])
+    a, b = seat(served, t, 0), seat(served, t, 1)
+    va, ca = value()
+    vb, cb = value()
+    try:   # (committed at once, well inside the commit phase's 3 s)
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca})
+        b.send({"type": "seat_commit", "hand": 0, "commitment": cb})
+        step(a, "reveal")
+        b.close()   # seat 1 withholds: its value never comes
+        a.send({"type": "seat_reveal", "hand": 0, "value": va})
+        a.until("welcome")      # the reveal phase's deadline passed
+        a.until("hand_ended")   # every decision timed out
+        rec = get(served, f"/tables/{t['id']}/records")["hands"][0]["record"]
+        seats = rec["joint"]["seats"]
+        assert seats[0] == {"commitment": ca, "value": va}
+        assert seats[1] == {"commitment": cb, "withheld": True}
+        assert seats[2] == {} and seats[3] == {}
+        assert verify(rec) == []
+    finally:
+        a.close()
+        b.close()
+        served.stop()
+
+
+def error(c: SyncSeat) -> dict[str, Any]:
+    return c.until("error", lambda m: m["code"] != "Throttled")
+
+
+def test_bad_seat_values_are_refused_by_name_and_change_nothing(served):
+    t = make(served, bots=[2, 3])
+    a = seat(served, t, 0, strict=False)
+    b = seat(served, t, 1, strict=False)
+    w = SyncSeat(served, t["id"], t["spectator_token"], strict=False)
+    try:
+        step(a, "commit")
+        step(w, "commit")
+        va, ca = value()
+        vb, cb = value()
+        for bad, code in (("ab", "BadValue"), ("zz" * 32, "BadValue"), (ca + "00", "BadValue")):
+            a.send({"type": "seat_commit", "hand": 0, "commitment": bad}, paced=True)
+            e = error(a)
+            assert e["code"] == code and "seat commitment" in e["message"], e
+        a.send({"type": "seat_commit", "hand": 1, "commitment": ca}, paced=True)
+        assert error(a)["code"] == "NotNow"          # another hand
+        a.send({"type": "seat_reveal", "hand": 0, "value": va}, paced=True)
+        assert error(a)["code"] == "NotNow"          # out of order: no reveal yet
+        w.send({"type": "seat_commit", "hand": 0, "commitment": ca}, paced=True)
+        assert error(w)["code"] == "Spectator"
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca}, paced=True)
+        s = a.until("seat_values", lambda m: m["commitments"].get("0") == ca)
+        assert s["waiting"] == [1]
+        a.send({"type": "seat_commit", "hand": 0, "commitment": cb}, paced=True)
+        e = error(a)
+        assert e["code"] == "AlreadyDone", e                 # sent twice
+        b.send({"type": "seat_commit", "hand": 0, "commitment": cb}, paced=True)
+        step(a, "reveal")
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca}, paced=True)
+        assert error(a)["code"] == "AlreadyDone"
+        a.send({"type": "seat_reveal", "hand": 0, "value": vb}, paced=True)   # not its value
+        e = error(a)
+        assert e["code"] == "BadReveal" and ca in e["message"], e
+        a.send({"type": "seat_reveal", "hand": 0, "value": "12"}, paced=True)
+        assert error(a)["code"] == "BadValue"
+        a.send({"type": "seat_reveal", "hand": 0, "value": va}, paced=True)
+        a.until("seat_values", lambda m: m["revealed"] == [0])
+        a.send({"type": "seat_reveal", "hand": 0, "value": va}, paced=True)
+        assert error(a)["code"] == "AlreadyDone"
+        b.send({"type": "seat_reveal", "hand": 0, "value": vb}, paced=True)
+        a.until("welcome")
+        w.until("welcome")
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca}, paced=True)
+        e = error(a)
+        assert e["code"] == "NotNow" and "dealt" in e["message"], e   # after the deal
+        a.send({"type": "seat_reveal", "hand": 0, "value": va}, paced=True)
+        assert error(a)["code"] == "NotNow"
+        served.close(t)
+    finally:
+        for c in (a, b, w):
+            c.close()
+
+
+def test_a_table_without_seat_values_refuses_them(served):
+    t = make(served, bots=[1, 2, 3], seat_values=False)
+    a = seat(served, t, 0, strict=False)
+    try:
+        assert a.recv()["type"] == "welcome"    # dealt at once, as before
+        _, ca = value()
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca}, paced=True)
+        assert error(a)["code"] == "NotNow"
+    finally:
+        a.close()
+    with served.http() as h:
+        r = h.post("/tables", json={"seat_values": "yes"})
+    assert r.status_code == 400 and r.json()["error"] == "BadMessage", r.text
+
+
+def test_no_seat_sees_the_hand_before_the_deal_and_no_seed_goes_out(served):
+    """During the step nobody is welcomed (the provisional deal is never
+    shown) and the server seed is in no message before the hand ends."""
+    t = make(served, bots=[2, 3])
+    a, b = seat(served, t, 0), seat(served, t, 1)
+    try:
+        s = step(a, "commit")
+        step(b, "commit")
+        va, ca = value()
+        vb, cb = value()
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca})
+        b.send({"type": "seat_commit", "hand": 0, "commitment": cb})
+        step(a, "reveal")
+        step(b, "reveal")
+        a.send({"type": "seat_reveal", "hand": 0, "value": va})
+        b.send({"type": "seat_reveal", "hand": 0, "value": vb})
+        a.until("welcome")
+        b.until("welcome")
+        before = [m["type"] for m in a.received[:a.received.index(
+            next(m for m in a.received if m["type"] == "welcome"))]]
+        assert set(before) <= {"seat_values", "seat_conns", "presence"}, before
+        assert a.received[0]["type"] == "seat_values"
+        ended = play_out(a, b)
+        rec = get(served, f"/tables/{t['id']}/records")["hands"][0]["record"]
+        seed_hex = rec["joint"]["server_seed"]
+        assert hashlib.sha256(bytes.fromhex(seed_hex)).hexdigest() == s["server_commitment"]
+        upto = a.raw[:a.raw.index(next(r for r in a.raw if '"hand_ended"' in r))]
+        assert not any(seed_hex in r for r in upto)
+        assert ended["hand"] == 0
+    finally:
+        a.close()
+        b.close()
+
+
+def restart(served, tmp_path, *args: str):
+    served.kill()
+    served.log.close()
+    return start_server(served.db, tmp_path, *args)
+
+
+@pytest.mark.parametrize("phase", ["commit", "reveal"])
+def test_a_restart_mid_step_resumes_it(db_url, tmp_path, phase):
+    args = (*SEEDED, "--seat-value-timeout", "600")
+    served = start_server(db_url, tmp_path, *args)
+    t = make(served, bots=[2, 3])
+    a, b = seat(served, t, 0), seat(served, t, 1)
+    va, ca = value()
+    vb, cb = value()
+    try:
+        step(a, "commit")
+        step(b, "commit")
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca})
+        if phase == "reveal":
+            b.send({"type": "seat_commit", "hand": 0, "commitment": cb})
+            step(a, "reveal")
+            a.send({"type": "seat_reveal", "hand": 0, "value": va})
+            a.until("seat_values", lambda m: m["revealed"] == [0])
+        else:
+            b.until("seat_values", lambda m: m["commitments"].get("0") == ca)
+    finally:
+        a.close()
+        b.close()
+    served = restart(served, tmp_path, *args)   # SIGKILL, and up again
+    # (seat 1 first: a seat offline in the commit phase is not waited for)
+    b = seat(served, t, 1)
+    a = seat(served, t, 0)
+    try:
+        step(b, phase)
+        s = step(a, phase)
+        if phase == "commit":
+            assert s["commitments"] == {"0": ca}
+            b.send({"type": "seat_commit", "hand": 0, "commitment": cb})
+            step(a, "reveal")
+            a.send({"type": "seat_reveal", "hand": 0, "value": va})
+        else:
+            assert s["commitments"] == {"0": ca, "1": cb} and s["revealed"] == [0]
+        b.send({"type": "seat_reveal", "hand": 0, "value": vb})
+        a.until("welcome")
+        play_out(a, b)
+        rec = get(served, f"/tables/{t['id']}/records")["hands"][0]["record"]
+        assert [x.get("value") for x in rec["joint"]["seats"][:2]] == [va, vb]
+        assert verify(rec) == []
+    finally:
+        a.close()
+        b.close()
+        served.stop()
+
+
+def test_qipai_connect_makes_commits_and_reveals_its_value(served):
+    import re
+    import subprocess
+    import sys
+
+    t = make(served, bots=[1, 2, 3])
+    url = served.ws(f"/tables/{t['id']}/ws?token={t['seats']['0']}")
+    r = subprocess.run([sys.executable, "-m", "qipai", "connect", "--auto", "--hands", "1", url],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    found = re.search(r"your value: ([0-9a-f]{64})", r.stdout)
+    assert found, r.stdout
+    rec = get(served, f"/tables/{t['id']}/records")["hands"][0]["record"]
+    assert rec["joint"]["seats"][0]["value"] == found.group(1)
+    assert verify(rec) == []
+
+
+def test_a_room_deals_each_hand_jointly_then_asks_ready(served):
+    """A room of two hands: each hand's seat-value step comes first, then
+    (after the first hand) its ready step; both records verify."""
+    t = make(served, bots=[1, 2, 3], hands=2)
+    a = seat(served, t, 0)
+    try:
+        for hand in (0, 1):
+            s = step(a, "commit", hand)
+            assert s["waiting"] == [0]
+            v, c = value()
+            a.send({"type": "seat_commit", "hand": hand, "commitment": c})
+            step(a, "reveal", hand)
+            a.send({"type": "seat_reveal", "hand": hand, "value": v})
+            w = a.until("welcome", lambda m: m["hand"] == hand)
+            rs = w.get("ready_step")
+            if hand == 1:   # the ready step begins at the deal
+                assert rs is not None and rs["waiting"] == [0]
+                a.send({"type": "ready", "hand": 1}, paced=True)
+            else:
+                assert rs is None
+            play_out(a)
+        a.until("tally")
+        recs = get(served, f"/tables/{t['id']}/records")["hands"]
+        assert len(recs) == 2
+        for h in recs:
+            assert h["record"]["rng"] == "joint" and verify(h["record"]) == []
+    finally:
+        a.close()
+
+
+def test_a_table_closes_during_its_step(served):
+    t = make(served, bots=[2, 3])
+    a = seat(served, t, 0)
+    try:
+        step(a, "commit")
+        served.close(t)
+        assert a.until("closed")
+        info = served.info(t["id"])
+        assert info["open"] is False
+    finally:
+        a.close()
+
+
+def test_retention_prunes_a_closed_tables_seat_values(db_url, tmp_path):
+    import time
+
+    import sqlalchemy as sa
+
+    from qipai.host.store import engine_url
+    from qipai.host.store.schema import seat_values
+
+    served = start_server(db_url, tmp_path, *SEEDED, "--retention", "1s")
+    eng = sa.create_engine(engine_url(db_url))
+
+    def rows() -> int:
+        with eng.connect() as c:
+            return len(c.execute(sa.select(seat_values)).all())
+
+    try:
+        t = make(served, bots=[1, 2, 3])
+        a = seat(served, t, 0)
+        _, ca = value()
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca})
+        step(a, "reveal")
+        assert rows() == 1
+        a.close()
+        served.close(t)
+        end = time.monotonic() + 60   # a bound on a hang, not a timing
+        while rows() and time.monotonic() < end:
+            time.sleep(0.05)
+        assert rows() == 0
+        with served.http() as h:
+            assert h.get(f"/tables/{t['id']}").status_code == 404
+    finally:
+        eng.dispose()
+        served.stop()
+
+
+def test_a_colluding_seat_cannot_move_the_deal(served):
+    """Seat 1 colludes with the server: it sees seat 0's commitment (public)
+    but never its value before the hand ends, and once committed it can
+    reveal nothing but its own value — every other value is refused — so
+    the deal is the deal function of the committed values, as verify shows."""
+    t = make(served, bots=[2, 3])
+    a, b = seat(served, t, 0), seat(served, t, 1, strict=False)
+    try:
+        va, ca = value()
+        vb, cb = value()
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca})
+        b.until("seat_values", lambda m: m["commitments"].get("0") == ca)
+        b.send({"type": "seat_commit", "hand": 0, "commitment": cb})
+        step(b, "reveal")
+        a.send({"type": "seat_reveal", "hand": 0, "value": va})
+        b.until("seat_values", lambda m: m["revealed"] == [0])
+        for _ in range(5):   # grinding: any other value is refused, nothing changed
+            other, _ = value()
+            b.send({"type": "seat_reveal", "hand": 0, "value": other}, paced=True)
+            assert error(b)["code"] == "BadReveal"
+        b.send({"type": "seat_reveal", "hand": 0, "value": vb}, paced=True)
+        b.until("welcome")
+        b.strict = True
+        play_out(a, b)
+        assert not any(va in r for r in b.raw if '"hand_ended"' not in r)   # never seen
+        rec = get(served, f"/tables/{t['id']}/records")["hands"][0]["record"]
+        from qipai.core.joint import deal_seed
+
+        j = rec["joint"]
+        assert rec["seed"] == deal_seed(bytes.fromhex(j["server_seed"]), 0, [va, vb, None, None])
+        assert verify(rec) == []
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_joint_deal_with_a_stake_verifies_both(served):
+    t = make(served, bots=[1, 2, 3], stake=10, rake={"percent": 5, "cap": 30})
+    a = seat(served, t, 0)
+    try:
+        v, c = value()
+        a.send({"type": "seat_commit", "hand": 0, "commitment": c})
+        step(a, "reveal")
+        a.send({"type": "seat_reveal", "hand": 0, "value": v})
+        a.until("welcome")
+        play_out(a)
+        rec = get(served, f"/tables/{t['id']}/records")["hands"][0]["record"]
+        assert rec["joint"]["seats"][0]["value"] == v and rec["money"]["stake"] == 10
+        assert verify(rec) == []
+    finally:
+        a.close()
