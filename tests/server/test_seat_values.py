@@ -81,6 +81,19 @@ def play_out(c: SyncSeat, *others: SyncSeat) -> dict[str, Any]:
                         "action": choose(m["legal"])}, paced=True)
 
 
+def chain_holds(served, tid: str) -> None:
+    """``qipai verify --db`` (a CLI process) finds table ``tid``'s journal
+    whole: a joint deal chains its hand row again over the dealt commitment."""
+    import subprocess
+    import sys
+
+    from hostkit import PATIENCE
+
+    p = subprocess.run([sys.executable, "-m", "qipai", "verify", "--db", served.db,
+                        "--table", tid], capture_output=True, text=True, timeout=PATIENCE)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
 def verify(rec: dict[str, Any]) -> list[str]:
     from qipai.core.fair import verify_record
     from qipai.core.records import decode_record
@@ -137,6 +150,8 @@ def test_two_seats_commit_reveal_and_the_record_verifies(served):
                                     "commitments": [ca, cb, None, None]}
         assert started["commitment"] == rec["commitment"]
         assert ended["reveal"]["joint"] == j and ended["reveal"]["seed"] == rec["seed"]
+        assert ended["chain"] == rec["chain"]["head"]
+        chain_holds(served, t["id"])
     finally:
         a.close()
         b.close()
@@ -323,6 +338,7 @@ def test_a_restart_mid_step_resumes_it(db_url, tmp_path, phase):
         rec = get(served, f"/tables/{t['id']}/records")["hands"][0]["record"]
         assert [x.get("value") for x in rec["joint"]["seats"][:2]] == [va, vb]
         assert verify(rec) == []
+        chain_holds(served, t["id"])
     finally:
         a.close()
         b.close()
@@ -372,6 +388,7 @@ def test_a_room_deals_each_hand_jointly_then_asks_ready(served):
         assert len(recs) == 2
         for h in recs:
             assert h["record"]["rng"] == "joint" and verify(h["record"]) == []
+        chain_holds(served, t["id"])
     finally:
         a.close()
 
