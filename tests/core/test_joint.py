@@ -179,3 +179,14 @@ def test_hex32_refuses_bad_sizes():
     with pytest.raises(ValueError, match="not hex"):
         joint.hex32("zz" * 32, "a seat value")
     assert joint.hex32("AB" * 32, "x") == b"\xab" * 32
+
+
+@pytest.mark.parametrize("text", ["aa" * 20 + " " * 24, "aa " * 21 + "\t", "ab" * 31 + "\na",
+                                  "٠١" * 32, "0x" + "ab" * 31])
+def test_hex32_refuses_64_characters_that_are_not_64_hex_digits(text):
+    """bytes.fromhex skips whitespace: 64 characters with spaces were taken
+    as a shorter value, stored, and the record then failed ``qipai verify``
+    (a player could spoil any hand's check)."""
+    assert len(text) == 64
+    with pytest.raises(ValueError, match="not hex"):
+        joint.hex32(text, "a seat value")

@@ -198,7 +198,8 @@ def test_bad_seat_values_are_refused_by_name_and_change_nothing(served):
         step(w, "commit")
         va, ca = value()
         vb, cb = value()
-        for bad, code in (("ab", "BadValue"), ("zz" * 32, "BadValue"), (ca + "00", "BadValue")):
+        for bad, code in (("ab", "BadValue"), ("zz" * 32, "BadValue"), (ca + "00", "BadValue"),
+                          ("aa" * 20 + " " * 24, "BadValue")):   # (64 characters, 20 bytes)
             a.send({"type": "seat_commit", "hand": 0, "commitment": bad}, paced=True)
             e = error(a)
             assert e["code"] == code and "seat commitment" in e["message"], e
@@ -222,6 +223,8 @@ def test_bad_seat_values_are_refused_by_name_and_change_nothing(served):
         e = error(a)
         assert e["code"] == "BadReveal" and ca in e["message"], e
         a.send({"type": "seat_reveal", "hand": 0, "value": "12"}, paced=True)
+        assert error(a)["code"] == "BadValue"
+        a.send({"type": "seat_reveal", "hand": 0, "value": va[:40] + " " * 24}, paced=True)
         assert error(a)["code"] == "BadValue"
         a.send({"type": "seat_reveal", "hand": 0, "value": va}, paced=True)
         a.until("seat_values", lambda m: m["revealed"] == [0])
