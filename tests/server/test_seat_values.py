@@ -293,6 +293,30 @@ def test_no_seat_sees_the_hand_before_the_deal_and_no_seed_goes_out(served):
         b.close()
 
 
+def test_the_provisional_dealer_is_not_shown_during_the_step(served):
+    """A mahjong table's first dealer is drawn with the deal: during the
+    step GET /tables/{id} showed the provisional deal's — the dealer if
+    every seat withheld — so a player could weigh withholding.  It shows
+    none until the deal; then the dealt hand's."""
+    t = make(served, bots=[1, 2, 3])
+    a = seat(served, t, 0)
+    try:
+        step(a, "commit")
+        info = get(served, f"/tables/{t['id']}")
+        assert info["dealer"] is None, info
+        assert all(info2["dealer"] is None for info2 in get(served, "/tables")
+                   if info2["id"] == t["id"])
+        va, ca = value()
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca})
+        step(a, "reveal")
+        assert get(served, f"/tables/{t['id']}")["dealer"] is None
+        a.send({"type": "seat_reveal", "hand": 0, "value": va})
+        w = a.until("welcome")
+        assert get(served, f"/tables/{t['id']}")["dealer"] == w["view"]["dealer"]
+    finally:
+        a.close()
+
+
 def restart(served, tmp_path, *args: str):
     served.kill()
     served.log.close()
