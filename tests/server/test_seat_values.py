@@ -317,6 +317,34 @@ def test_the_provisional_dealer_is_not_shown_during_the_step(served):
         a.close()
 
 
+def test_a_spectator_alone_does_not_deal_the_hand(served):
+    """A spectator watching before any player (an operator's watcher, a
+    lobby): the commit phase asked nobody, so the hand was dealt at once
+    from the server seed alone.  It waits for a human seat; its deadline
+    starts when one comes, and the player's value goes into the deal."""
+    t = make(served, bots=[2, 3])
+    w = SyncSeat(served, t["id"], t["spectator_token"])
+    a = None
+    try:
+        s = step(w, "commit")
+        assert s["waiting"] == [], s
+        a = seat(served, t, 0)
+        va, ca = value()
+        assert a.recv()["type"] == "seat_values"   # (not dealt: no welcome first)
+        step(a, "commit")
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca})
+        step(a, "reveal")
+        a.send({"type": "seat_reveal", "hand": 0, "value": va})
+        a.until("welcome")
+        w.until("welcome")
+        started = events(served, t["id"], "hand_started", 0)
+        assert started["joint"]["commitments"] == [ca, None, None, None], started
+    finally:
+        w.close()
+        if a is not None:
+            a.close()
+
+
 def restart(served, tmp_path, *args: str):
     served.kill()
     served.log.close()
