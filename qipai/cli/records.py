@@ -117,7 +117,9 @@ def _naming(path: str) -> Iterator[None]:
                    "(sqlite:///FILE or postgresql://USER@HOST/DB, opened read-only; a server "
                    "may be running): every link of every table's hands and actions "
                    "recomputed, and each hand's end link against the head its stored "
-                   "hand_ended event carried.  The first broken link of each table is named.")
+                   "hand_ended event carried, and each stored record (what GET "
+                   "/tables/{id}/records serves) against its hand's end link.  The first "
+                   "broken link of each table is named.")
 @click.option("--table", "table", metavar="ID",
               help="With --db: only this table.")
 @click.option("--events", "events", metavar="FILE",
@@ -208,7 +210,7 @@ def run_verify_db(url: str, table: str | None = None,
     own, :func:`~qipai.core.chain.event_heads`), which win; one line per
     table; return the exit status (2: the database cannot be read).  A
     table of ``kept`` the database does not hold is broken too."""
-    from qipai.core.chain import heads_problem, stored_rows, walk
+    from qipai.core.chain import heads_problem, stored_records_problem, stored_rows, walk
     from qipai.host.store.chained import chained_tables
     from qipai.host.store.errors import StoreError
 
@@ -221,6 +223,8 @@ def run_verify_db(url: str, table: str | None = None,
                 t.id, t.spec, stored_rows(t.id, t.hands, t.actions))
             if problem is None:
                 problem = heads_problem(t.hands, {**t.heads, **(kept or {}).get(t.id, {})})
+            if problem is None:   # what GET /tables/{id}/records serves agrees with them
+                problem = stored_records_problem(t.id, t.hands)
             before = f"; {unchained} rows before the chain starts" if unchained else ""
             if problem is not None:
                 broken += 1

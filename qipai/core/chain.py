@@ -296,6 +296,40 @@ def heads_problem(hands: list[dict[str, Any]], heads: dict[int, Any]) -> str | N
     return None
 
 
+def stored_records_problem(table_id: str, hands: list[dict[str, Any]]) -> str | None:
+    """The first hand whose stored record (``qipai_hands.record``, what
+    ``GET /tables/{id}/records`` serves) does not agree with the chained
+    rows: its ``chain`` must be this table's and hand's, its links from
+    ``prev`` through its own commitment, actions and net (and money) must
+    reach its ``head`` (:func:`record_problem`), and that head must be the
+    hand's stored ``end_link``.  None when every record agrees (a record
+    without ``chain``, or a row without ``end_link``, is not looked at:
+    made before links).  What the chain does not hold — a record's deal
+    and salt, its money's payment and rake lines, its joint parts — is
+    ``qipai verify RECORD``'s to check."""
+    for h in hands:
+        raw, end = h.get("record"), h.get("end_link")
+        if raw is None or end is None:
+            continue
+        what = f"hand {h['hand']}'s stored record"
+        try:
+            rec = json.loads(raw)
+        except (TypeError, ValueError):
+            return f"{what} is not JSON"
+        if not isinstance(rec, dict) or rec.get("chain") is None:
+            continue
+        c = rec["chain"]
+        if not isinstance(c, dict) or c.get("table") != table_id or c.get("hand") != h["hand"]:
+            return f"{what}: its chain is not table {table_id}'s hand {h['hand']}'s"
+        problem = record_problem(rec)
+        if problem is not None:
+            return f"{what}: {problem}"
+        if c.get("head") != end:
+            return (f"{what}: its head {str(c.get('head'))[:12]}… is not the hand's stored "
+                    f"end link {end[:12]}…: the record was changed after it was chained")
+    return None
+
+
 def event_heads(data: bytes) -> dict[str, dict[int, str]]:
     """The heads an operator kept: table → hand → the ``chain`` of its
     ``hand_ended`` event, from ``data`` — the envelopes as delivered: JSON

@@ -337,6 +337,9 @@ def _joint_check(record: Any) -> Check:
     withheld = [i for i, s in enumerate(j.seats) if s.withheld]
     valued = [i for i, s in enumerate(j.seats) if s.value is not None]
     note = f"; withheld by seat {withheld} (counted empty)" if withheld else ""
+    if not valued:   # (a bot table, or no human seat committed: the server's choice)
+        note += ("; note: no seat's value went into this deal — it is the server seed's "
+                 "alone, which the server could have picked (as a deal without seat values)")
     return Check("joint", True, f"the server seed matches its commitment, the values of seats "
                                 f"{valued} match theirs, and the deal seed is the deal function "
                                 f"of them{note}")

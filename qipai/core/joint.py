@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from typing import Any
 
@@ -55,6 +56,8 @@ SEED_BYTES = 32
 VALUE_BYTES = 32
 #: The deal function's domain tag and version.
 DEAL_TAG = "qipai-deal:v1:"
+
+_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 class SeatValue(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -112,10 +115,11 @@ def hex32(text: Any, what: str) -> bytes:
         raise ValueError(f"{what} is 64 hex digits (32 bytes), not "
                          f"{len(text) if isinstance(text, str) else type(text).__name__}"
                          f"{' characters' if isinstance(text, str) else ''}")
-    try:
-        return bytes.fromhex(text)
-    except ValueError:
-        raise ValueError(f"{what} is not hex: {text[:70]!r}") from None
+    # (a full match: bytes.fromhex alone skips whitespace, so 64 characters
+    # with spaces would pass as fewer than 32 bytes)
+    if _HEX64.fullmatch(text) is None:
+        raise ValueError(f"{what} is not hex: {text[:70]!r}")
+    return bytes.fromhex(text)
 
 
 def deal_message(hand: int, values: list[str | None]) -> bytes:

@@ -583,6 +583,8 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes, SeatValues):
         committed — a hand that ended in a write not yet committed shows
         once it is (a write that fails takes nothing back that was shown)."""
         hand, done, dealer, commitment, totals, money = self.shown or self._now()
+        if self.deal_step is not None and hand == self.deal_step["hand"]:
+            dealer = None   # not dealt yet: the provisional deal's dealer is not shown
         return P.TableInfo(
             id=self.id, spec=self.ruleset.spec, variant=self.ruleset.name, players=self.n,
             bots=self.bots, hand=hand, hands_done=done,

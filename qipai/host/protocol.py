@@ -517,7 +517,10 @@ class TableInfo(msgspec.Struct, kw_only=True):
     bots: tuple[int, ...]
     hand: int
     hands_done: int
-    dealer: int
+    #: the hand's dealer; None while a joint deal's seat-value step is under
+    #: way (the first hand's dealer is drawn with its deal: the provisional
+    #: one would tell something of the deal if every seat withheld)
+    dealer: int | None
     rng: str | None
     commitment: str
     totals: tuple[int, ...]

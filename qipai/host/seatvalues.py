@@ -16,7 +16,10 @@ On a table with seat values on (``qipai serve --seat-values``, or
   ``welcome`` (nobody sees the provisional hand); no decision is offered,
   no clock or bot runs.  Phase ``commit``: each online human seat sends
   :class:`~qipai.host.protocol.SeatCommit`; when every online human seat
-  has committed, or ``--seat-value-timeout`` passed, phase ``reveal``:
+  has committed, or ``--seat-value-timeout`` passed, phase ``reveal``
+  (while no human seat is online the commit phase waits, no clock: its
+  deadline starts when one comes — a spectator alone must not get the
+  hand dealt from the server seed alone):
   each committed seat sends :class:`~qipai.host.protocol.SeatReveal`; when
   every committed seat revealed, or the deadline passed, the hand is dealt
   (a seat offline in the commit phase counts empty at once; a committed
@@ -73,6 +76,9 @@ class SeatValues:
         self.deal_step: dict[str, Any] | None = None
         self._step_timer: asyncio.TimerHandle | None = None
         self._step_sent: tuple | None = None
+        #: the commit phase waits for a human seat: none is online (a
+        #: spectator alone must not deal the hand from the server seed alone)
+        self._step_paused = False
 
     # ------------------------------------------------------------ dealing
 
@@ -122,6 +128,7 @@ class SeatValues:
         self.cancel_step()
         self.deal_step = None
         self._step_sent = None
+        self._step_paused = False
         self.server_seed = self._server_seeds.pop(index, None)
         self._server_seeds.clear()
         self.joint = None
@@ -140,6 +147,7 @@ class SeatValues:
         self.cancel_step()
         self.deal_step = None
         self._step_sent = None
+        self._step_paused = False
         self.server_seed = bytes.fromhex(row["server_seed"]) if row.get("server_seed") else None
         self.joint = None
         if self.server_seed is None:
@@ -217,9 +225,29 @@ class SeatValues:
         for c in self.conns:
             self.step_send(c, self.step_msg(c.seat))
 
+    def _no_human_online(self) -> bool:
+        """The commit phase with no human seat online: it waits (no clock),
+        and its deadline starts again when one comes — else a spectator
+        watching (or every player away a moment) would deal the hand from
+        the server seed alone, which the server could have chosen."""
+        st = self.deal_step
+        if st is None or st["phase"] != "commit":
+            return False
+        on = set(self.online())
+        if any(s in on for s in self.humans()):
+            if self._step_paused:
+                self._step_paused = False
+                st["deadline"] = time.time() + self.server.seat_value_timeout
+            return False
+        self._step_paused = True
+        self.cancel_step()
+        return True
+
     def arm_step(self) -> None:
         st = self.deal_step
         if st is None or self._step_timer is not None or not self.conns:
+            return
+        if self._no_human_online():
             return
         loop = asyncio.get_running_loop()
         self._step_timer = loop.call_at(loop.time() + max(0.0, st["deadline"] - time.time()),
@@ -233,7 +261,8 @@ class SeatValues:
     def _step_due(self) -> None:
         self._step_timer = None
         if (self.deal_step is not None and self.open and not self.closing
-                and self.halted is None and self.rereading is None):
+                and self.halted is None and self.rereading is None
+                and not self._no_human_online()):
             self._advance()
             self.flush()
 
@@ -242,10 +271,14 @@ class SeatValues:
         if (self.deal_step is None or not self.conns or self.halted is not None
                 or self.rereading is not None or self.closing):
             return
+        if self._no_human_online():
+            self._tell_step()
+            return
         if not self.step_waiting():
             self._advance()
         else:
             self._tell_step()
+            self.arm_step()
 
     def _advance(self) -> None:
         st = self.deal_step

@@ -91,6 +91,18 @@ def test_a_withheld_seat_verifies_and_is_named():
     assert "withheld by seat [1]" in c.message
 
 
+def test_a_deal_no_seat_contributed_to_is_said_to_be_the_servers_alone(good):
+    """Every seat empty (bots, or no human seat committed: offline when the
+    commitments were asked) — the server, which picked its seed, picked the
+    deal: verify says so instead of reading as "nobody could choose it"."""
+    rec = joint_record(b"\x0b" * 32, [None, None, None, None])
+    assert problems(rec) == []
+    (c,) = [c for c in fair.checks(decode_record(rec)) if c.name == "joint"]
+    assert c.ok and "the server seed's alone" in c.message, c.message
+    (c,) = [c for c in fair.checks(decode_record(good)) if c.name == "joint"]
+    assert "alone" not in c.message
+
+
 def test_verify_catches_a_deal_that_is_not_the_seat_values(good):
     bad = json.loads(json.dumps(good))
     bad["joint"]["seats"][0]["value"] = "11" * 32   # and its commitment to match
@@ -179,3 +191,14 @@ def test_hex32_refuses_bad_sizes():
     with pytest.raises(ValueError, match="not hex"):
         joint.hex32("zz" * 32, "a seat value")
     assert joint.hex32("AB" * 32, "x") == b"\xab" * 32
+
+
+@pytest.mark.parametrize("text", ["aa" * 20 + " " * 24, "aa " * 21 + "\t", "ab" * 31 + "\na",
+                                  "٠١" * 32, "0x" + "ab" * 31])
+def test_hex32_refuses_64_characters_that_are_not_64_hex_digits(text):
+    """bytes.fromhex skips whitespace: 64 characters with spaces were taken
+    as a shorter value, stored, and the record then failed ``qipai verify``
+    (a player could spoil any hand's check)."""
+    assert len(text) == 64
+    with pytest.raises(ValueError, match="not hex"):
+        joint.hex32(text, "a seat value")

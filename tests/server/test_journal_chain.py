@@ -158,6 +158,14 @@ def test_verify_db_names_the_first_broken_link_of_each_edit(db_url, tmp_path):
             body["chain"] = forged
             _sql(db_url, "update qipai_events set body = :b where id = :i",
                  b=json.dumps(body, separators=(",", ":")), i=e["id"])
+    code, out = _verify("--db", db_url)   # the stored record still says otherwise
+    assert code == 1 and f"FAIL table {tid}: hand 1's stored record" in out, out
+    (row,) = _sql(db_url, "select record from qipai_hands where table_id = :t and hand = 1",
+                  t=tid)
+    rec = json.loads(row["record"])   # so the forger rewrites it too
+    rec["result"]["net"], rec["chain"]["head"] = swapped, forged
+    _sql(db_url, "update qipai_hands set record = :r where table_id = :t and hand = 1",
+         r=json.dumps(rec), t=tid)
     code, out = _verify("--db", db_url)
     assert code == 0, out            # consistent: the database alone cannot tell
     code, out = _verify("--db", db_url, "--events", kept)
@@ -396,3 +404,49 @@ def test_a_stakes_money_is_chained(tmp_path):
          m=json.dumps(m), t=t["id"])
     code, out = _verify("--db", db)
     assert code == 1 and f"FAIL table {t['id']}: hand 0's end: its link" in out, out
+
+
+def test_verify_db_checks_the_stored_records_against_the_chain(tmp_path):
+    """What ``GET /tables/{id}/records`` serves is the hand row's ``record``
+    column, which no link covers: an action, the net or the money of a
+    stored record edited (the chained rows untouched) passed ``qipai verify
+    --db``.  Each stored record's chain must reach the hand's end link."""
+    db = f"sqlite:///{tmp_path}/q.db"
+    served = start_server(db, tmp_path)
+    try:
+        with served.http() as h:
+            r = h.post("/tables", json={"variant": "guilin-mahjong", "bots": [0, 1, 2, 3],
+                                        "hands": 2, "stake": 10,
+                                        "rake": {"percent": 5, "cap": 200}})
+            assert r.status_code == 201, r.text
+            t = r.json()
+        watch(served, t)
+    finally:
+        served.stop()
+    tid = t["id"]
+    assert _verify("--db", db)[0] == 0
+    (row,) = _sql(db, "select record from qipai_hands where table_id = :t and hand = 1", t=tid)
+    for edit in ("action", "money", "head"):
+        rec = json.loads(row["record"])
+        if edit == "action":
+            a = rec["actions"][3]
+            a["seat"] = (a["seat"] + 1) % 4
+        elif edit == "money":
+            rec["money"]["house"] += 1
+            rec["money"]["net"][0] -= 1
+        else:   # the record's own links recomputed: its head is no longer the stored one
+            from qipai.core.chain import Chain, record_links
+
+            rec["money"]["house"] += 1
+            rec["money"]["net"][0] -= 1
+            c = rec["chain"]
+            *_, (_, rec["chain"]["head"]) = record_links(Chain(**c), rec)
+        _sql(db, "update qipai_hands set record = :r where table_id = :t and hand = 1",
+             r=json.dumps(rec), t=tid)
+        code, out = _verify("--db", db, "--table", tid)
+        assert code == 1 and f"FAIL table {tid}: hand 1's stored record" in out, (edit, out)
+        if edit == "head":
+            assert "not the hand's stored end link" in out, out
+    _sql(db, "update qipai_hands set record = :r where table_id = :t and hand = 1",
+         r=row["record"], t=tid)
+    assert _verify("--db", db)[0] == 0

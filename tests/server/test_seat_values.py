@@ -198,7 +198,8 @@ def test_bad_seat_values_are_refused_by_name_and_change_nothing(served):
         step(w, "commit")
         va, ca = value()
         vb, cb = value()
-        for bad, code in (("ab", "BadValue"), ("zz" * 32, "BadValue"), (ca + "00", "BadValue")):
+        for bad, code in (("ab", "BadValue"), ("zz" * 32, "BadValue"), (ca + "00", "BadValue"),
+                          ("aa" * 20 + " " * 24, "BadValue")):   # (64 characters, 20 bytes)
             a.send({"type": "seat_commit", "hand": 0, "commitment": bad}, paced=True)
             e = error(a)
             assert e["code"] == code and "seat commitment" in e["message"], e
@@ -222,6 +223,8 @@ def test_bad_seat_values_are_refused_by_name_and_change_nothing(served):
         e = error(a)
         assert e["code"] == "BadReveal" and ca in e["message"], e
         a.send({"type": "seat_reveal", "hand": 0, "value": "12"}, paced=True)
+        assert error(a)["code"] == "BadValue"
+        a.send({"type": "seat_reveal", "hand": 0, "value": va[:40] + " " * 24}, paced=True)
         assert error(a)["code"] == "BadValue"
         a.send({"type": "seat_reveal", "hand": 0, "value": va}, paced=True)
         a.until("seat_values", lambda m: m["revealed"] == [0])
@@ -288,6 +291,58 @@ def test_no_seat_sees_the_hand_before_the_deal_and_no_seed_goes_out(served):
     finally:
         a.close()
         b.close()
+
+
+def test_the_provisional_dealer_is_not_shown_during_the_step(served):
+    """A mahjong table's first dealer is drawn with the deal: during the
+    step GET /tables/{id} showed the provisional deal's — the dealer if
+    every seat withheld — so a player could weigh withholding.  It shows
+    none until the deal; then the dealt hand's."""
+    t = make(served, bots=[1, 2, 3])
+    a = seat(served, t, 0)
+    try:
+        step(a, "commit")
+        info = get(served, f"/tables/{t['id']}")
+        assert info["dealer"] is None, info
+        assert all(info2["dealer"] is None for info2 in get(served, "/tables")
+                   if info2["id"] == t["id"])
+        va, ca = value()
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca})
+        step(a, "reveal")
+        assert get(served, f"/tables/{t['id']}")["dealer"] is None
+        a.send({"type": "seat_reveal", "hand": 0, "value": va})
+        w = a.until("welcome")
+        assert get(served, f"/tables/{t['id']}")["dealer"] == w["view"]["dealer"]
+    finally:
+        a.close()
+
+
+def test_a_spectator_alone_does_not_deal_the_hand(served):
+    """A spectator watching before any player (an operator's watcher, a
+    lobby): the commit phase asked nobody, so the hand was dealt at once
+    from the server seed alone.  It waits for a human seat; its deadline
+    starts when one comes, and the player's value goes into the deal."""
+    t = make(served, bots=[2, 3])
+    w = SyncSeat(served, t["id"], t["spectator_token"])
+    a = None
+    try:
+        s = step(w, "commit")
+        assert s["waiting"] == [], s
+        a = seat(served, t, 0)
+        va, ca = value()
+        assert a.recv()["type"] == "seat_values"   # (not dealt: no welcome first)
+        step(a, "commit")
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca})
+        step(a, "reveal")
+        a.send({"type": "seat_reveal", "hand": 0, "value": va})
+        a.until("welcome")
+        w.until("welcome")
+        started = events(served, t["id"], "hand_started", 0)
+        assert started["joint"]["commitments"] == [ca, None, None, None], started
+    finally:
+        w.close()
+        if a is not None:
+            a.close()
 
 
 def restart(served, tmp_path, *args: str):
