@@ -326,6 +326,7 @@ class Seat {
   }
   connect() {
     this.seatConns = 1;  // a new connection: the count it is told after its welcome
+    this.valueSent = new Set();  // "hand:phase" sent on this connection (seatValue)
     const proto = location.protocol === "https:" ? "wss" : "ws";
     this.ws = new WebSocket(`${proto}://${location.host}/tables/${encodeURIComponent(this.table)}/ws?token=${encodeURIComponent(this.token)}`);
     setStatus(t("connecting"));
@@ -456,8 +457,11 @@ class Seat {
   // A joint deal (docs: "Fairness you can check"): a random 32-byte value of
   // this seat's, its SHA-256 sent first (seat_commit), the value itself once
   // every commitment is in (seat_reveal); kept in sessionStorage so that a
-  // reload in between can still reveal it.  Needs crypto.subtle (https, or
-  // this machine): without it the seat sends nothing and counts empty.
+  // reload in between can still reveal it.  What the server has not got
+  // (its commitments and revealed lists) is sent again on a new connection:
+  // a message lost with a dropped connection must not mark the seat as
+  // withholding.  Needs crypto.subtle (https, or this machine): without it
+  // the seat sends nothing and counts empty.
   async seatValue(m) {
     if (m.seat === null || !(window.crypto && crypto.subtle)) return;
     const key = `qipai-value:${this.table}:${m.hand}`;
@@ -466,13 +470,17 @@ class Seat {
       try { mine = JSON.parse(sessionStorage.getItem(key) || "null"); } catch (e) { mine = null; }
     }
     const hex = (buf) => Array.from(new Uint8Array(buf), (x) => x.toString(16).padStart(2, "0")).join("");
-    if (m.phase === "commit" && !(String(m.seat) in m.commitments) && !(mine && mine.committed)) {
-      const raw = crypto.getRandomValues(new Uint8Array(32));
-      mine = { v: hex(raw), c: hex(await crypto.subtle.digest("SHA-256", raw)), committed: true };
+    const sent = this.valueSent || (this.valueSent = new Set());
+    if (m.phase === "commit" && !(String(m.seat) in m.commitments) && !sent.has(`${m.hand}:commit`)) {
+      if (!mine) {
+        const raw = crypto.getRandomValues(new Uint8Array(32));
+        mine = { v: hex(raw), c: hex(await crypto.subtle.digest("SHA-256", raw)) };
+      }
+      sent.add(`${m.hand}:commit`);
       this.send({ type: "seat_commit", hand: m.hand, commitment: mine.c });
-    } else if (m.phase === "reveal" && mine && !mine.revealed && m.commitments[String(m.seat)] === mine.c
-               && !m.revealed.includes(m.seat)) {
-      mine.revealed = true;
+    } else if (m.phase === "reveal" && mine && m.commitments[String(m.seat)] === mine.c
+               && !m.revealed.includes(m.seat) && !sent.has(`${m.hand}:reveal`)) {
+      sent.add(`${m.hand}:reveal`);
       this.send({ type: "seat_reveal", hand: m.hand, value: mine.v });
     }
     if (mine) {
