@@ -48,11 +48,15 @@ def main() -> None:
     ap.add_argument("--hang", type=float, default=0.0)
     ap.add_argument("--drop", type=float, default=0.0)
     ap.add_argument("--hang-seconds", type=float, default=2.0)
+    # the first N requests answer 500 whatever the dice say: a test that
+    # asserts a retry happened does not rest on chance
+    ap.add_argument("--fail-first", type=int, default=0)
     a = ap.parse_args()
     secret = os.environ["QIPAI_WEBHOOK_SECRET"].encode()
     out = open(a.out, "a", encoding="utf-8")
     lock = threading.Lock()
     rng = random.Random()
+    seen = [0]
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -68,8 +72,10 @@ def main() -> None:
                       and self.headers.get("x-qipai-event-id") == str(ev["id"]))
             with lock:
                 r = rng.random()
+                seen[0] += 1
+                first = seen[0] <= a.fail_first
             status: object = 200
-            if r < a.fail:
+            if first or r < a.fail:
                 status = 500
             elif r < a.fail + a.hang:
                 status = "hang"

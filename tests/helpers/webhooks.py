@@ -48,10 +48,15 @@ class Receiver:
         self.proc.wait()
 
 
-def make_room(served: Served, hands: int) -> dict[str, Any]:
+#: The stake and rake of the money tables (``make_room(money=True)``).
+MONEY = {"stake": 10, "rake": {"percent": 5, "cap": 200}}
+
+
+def make_room(served: Served, hands: int, money: bool = False) -> dict[str, Any]:
+    """A room of ``hands`` hands, every seat a bot; ``money``: with :data:`MONEY`."""
     with served.http() as h:
         r = h.post("/tables", json={"variant": "guilin-mahjong", "bots": [0, 1, 2, 3],
-                                    "hands": hands})
+                                    "hands": hands, **(MONEY if money else {})})
         assert r.status_code == 201, r.text
         return r.json()
 
@@ -187,10 +192,31 @@ def check_received(db: str, receiver: Receiver) -> list[dict[str, Any]]:
     return [first[i] for i in ids]
 
 
+def db_money(db: str) -> dict[tuple[str, int | str], int]:
+    """(table, seat or "house") → the sum of the money nets (and the house's
+    take) of the records of its finished hands with a stake."""
+    engine = sa.create_engine(sqlalchemy_url(db))
+    out: dict[tuple[str, int | str], int] = defaultdict(int)
+    try:
+        with engine.connect() as c:
+            for tid, rec in c.execute(sa.text(
+                    "select table_id, record from qipai_hands where record is not null")):
+                money = json.loads(rec).get("money")
+                if money:
+                    for seat, n in enumerate(money["net"]):
+                        out[tid, seat] += n
+                    out[tid, "house"] += money["house"]
+    finally:
+        engine.dispose()
+    return dict(out)
+
+
 def check_nets(db: str, delivered: list[dict[str, Any]]) -> None:
     """The receiver's sum of ``hand_ended`` nets per (table, seat) equals
-    the records' (the stored hands')."""
+    the records' (the stored hands'); and its money balances (a table with
+    a stake: each seat's money net, the house's take) the records' money."""
     sums: dict[tuple[str, int], int] = defaultdict(int)
+    money: dict[tuple[str, int | str], int] = defaultdict(int)
     hands: set[tuple[str, int]] = set()
     for g in delivered:
         if g["kind"] == "hand_ended":
@@ -199,6 +225,13 @@ def check_nets(db: str, delivered: list[dict[str, Any]]) -> None:
             hands.add(key)
             for seat, n in enumerate(g["data"]["net"]):
                 sums[g["table"], seat] += n
+            m = g["data"].get("money")
+            if m:
+                assert sum(m["net"]) + m["house"] == 0, m
+                for seat, n in enumerate(m["net"]):
+                    money[g["table"], seat] += n
+                money[g["table"], "house"] += m["house"]
     stored = db_nets(db)
     assert stored, "no hand finished"
     assert dict(sums) == stored
+    assert dict(money) == db_money(db)

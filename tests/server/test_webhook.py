@@ -30,11 +30,11 @@ def _secret(monkeypatch):
 
 def test_every_event_is_delivered_in_order_signed_despite_a_failing_receiver(db_url, tmp_path):
     rx = Receiver(tmp_path, "--fail", "0.2", "--hang", "0.05", "--drop", "0.1",
-                  "--hang-seconds", "1")
+                  "--hang-seconds", "1", "--fail-first", "1")
     served = start_server(db_url, tmp_path, "--webhook", rx.url, *FAST,
                           "--webhook-max-attempts", "100")
     try:
-        tables = [make_room(served, hands=2) for _ in range(3)]
+        tables = [make_room(served, hands=2, money=True) for _ in range(3)]
         threads = [threading.Thread(target=watch, args=(served, t)) for t in tables]
         for th in threads:
             th.start()
@@ -155,13 +155,13 @@ def test_sigkill_at_random_moments_loses_no_event(db_url, tmp_path):
                   "--hang-seconds", "1")
     args = ("--webhook", rx.url, *FAST, "--webhook-max-attempts", "1000")
     served = start_server(db_url, tmp_path, *args)
-    tables = [make_room(served, hands=6) for _ in range(3)]
+    tables = [make_room(served, hands=6, money=i != 0) for i in range(3)]
     kills = 0
     try:
         while kills < 22:
             if kills % 3 == 0:
                 try:
-                    tables.append(make_room(served, hands=3))
+                    tables.append(make_room(served, hands=3, money=True))
                 except (httpx.HTTPError, AssertionError):
                     pass
             w = Watcher(served, tables)
