@@ -588,7 +588,7 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes, SeatValues):
         return P.TableInfo(
             id=self.id, spec=self.ruleset.spec, variant=self.ruleset.name, players=self.n,
             bots=self.bots, hand=hand, hands_done=done,
-            dealer=dealer, rng=self.rng_kind, commitment=commitment,
+            dealer=dealer, rng=self.rng_shown, commitment=commitment,
             totals=totals, open=self.open,
             connected=tuple(sorted({c.seat for c in self.conns if c.seat is not None})),
             watched=bool(self.conns), names=self.names(), hands=self.room_hands,

@@ -198,7 +198,7 @@ class Outbox:
         if msg is None:
             msg = self._welcomes[seat] = P.Welcome(
                 table=self.id, seat=seat, hand=self.hand, spec=self.ruleset.spec,
-                players=self.n, bots=self.bots, rng=self.rng_kind,
+                players=self.n, bots=self.bots, rng=self.rng_shown,
                 seeded=self.rng_kind == "seeded", commitment=self.commitment,
                 totals=tuple(self.totals), view=self.view_of(seat), next_event=len(events),
                 names=self.names(),

@@ -290,9 +290,11 @@ class Welcome(msgspec.Struct, tag="welcome", kw_only=True):
         hand: the hand's index at this table (0, 1, …).
         spec: the ruleset spec (``guilin-mahjong(hubao=False)``).
         players: seats at the table.  bots: the seats the server plays.
-        rng: what dealt the hand: ``"os"`` (the OS's CSPRNG) or
+        rng: what dealt the hand: ``"os"`` (the OS's CSPRNG),
             ``"seeded"`` (a server started with ``--seed``: tests and demos
-            only, the deal is predictable).  seeded: ``rng == "seeded"``.
+            only, the deal is predictable) or ``"joint"`` (seat values on:
+            the server seed and the seats' values, docs "A deal nobody can
+            choose").  seeded: the server was started with ``--seed``.
         commitment: hex SHA-256 commitment to the hand's deal (the deal and
             salt are revealed in the hand's record; ``qipai verify``).
         totals: running net (子) per seat over the finished hands.

@@ -62,6 +62,14 @@ SEAT_VALUE_TIMEOUT = 5.0
 class SeatValues:
     """(A part of :class:`~qipai.host.match.HostedTable`.)  See the module docstring."""
 
+    @property
+    def rng_shown(self) -> str:
+        """What deals this table's hands, as its welcome, ``GET
+        /tables/{id}`` and ``table_created`` say: ``"joint"`` with seat
+        values on (as its records say), else its ``rng`` (``"os"``,
+        ``"seeded"``)."""
+        return "joint" if self.seat_values_on else self.rng_kind
+
     def seat_values_init(self, row: dict[str, Any]) -> None:
         #: joint deals on this table
         self.seat_values_on: bool = bool(row.get("seat_values"))

@@ -126,7 +126,8 @@ def test_two_seats_commit_reveal_and_the_record_verifies(served):
         a.send({"type": "seat_reveal", "hand": 0, "value": va})
         b.send({"type": "seat_reveal", "hand": 0, "value": vb})
         w = a.until("welcome")
-        assert w["hand"] == 0
+        assert w["hand"] == 0 and w["rng"] == "joint"
+        assert get(served, f"/tables/{t['id']}")["rng"] == "joint"
         b.until("welcome")
         play_out(a, b)
         rec = get(served, f"/tables/{t['id']}/records")["hands"][0]["record"]
