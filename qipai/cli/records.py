@@ -230,7 +230,8 @@ def run_verify_db(url: str, table: str | None = None,
                 broken += 1
                 click.echo(f"FAIL table {t.id}: {problem}")
             else:
-                click.echo(f"ok   table {t.id}: {len(t.hands)} hands, {checked} links hold"
+                click.echo(f"ok   table {t.id}: {len(t.hands)} hand{'s' if len(t.hands) != 1 else ''}, "
+                           f"{checked} links hold"
                            f"{before}; head {head}")
             seen.add(t.id)
     except StoreError as exc:
