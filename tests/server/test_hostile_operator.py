@@ -189,6 +189,7 @@ def _rows(db_url: str) -> dict[str, int]:
                    for n in ("qipai_tables", "qipai_hands", "qipai_actions", "qipai_events")}
             if eng.dialect.name == "sqlite":
                 out["pages"] = c.execute(sa.text("pragma page_count")).scalar()
+                out["free"] = c.execute(sa.text("pragma freelist_count")).scalar()
             return out
     finally:
         eng.dispose()
@@ -208,16 +209,21 @@ def test_unbounded_growth(db_url, tmp_path):
             rows = poll(lambda: _rows(db_url), lambda r: r["qipai_tables"] == 1)
             assert rows["qipai_tables"] == 1 and rows["qipai_hands"] == 1, rows
             assert rows["qipai_events"] == 2, rows   # the kept table's created, hand_started
-            pages.append(rows.get("pages", 0))
+            pages.append((rows.get("pages", 0), rows.get("free", 0)))
             with s.http() as h:
                 for tid in gone[:3]:
                     r = h.get(f"/tables/{tid}")
                     assert r.status_code == 404 and r.json()["error"] == "UnknownTable"
                     assert h.get(f"/tables/{tid}/records").status_code == 404
                 assert h.get(f"/tables/{kept['id']}").json()["open"] is True
-        # SQLite: the pages the first round's tables freed took the second round's
-        # (a round's 40 tables take about a dozen pages of 4 KiB)
-        assert pages[1] <= pages[0] + 3, pages
+        # SQLite: the pages in use come back to what they were (the pruned tables' pages
+        # are free), and the file grows by less than a round's 40 tables (about a
+        # dozen pages of 4 KiB) — its high-water mark is how many closed tables wait
+        # for their prune at once, which a loaded machine stretches, not how many
+        # were ever made
+        (size0, free0), (size1, free1) = pages
+        assert size1 - free1 <= size0 - free0 + 2, pages
+        assert size1 <= size0 + 10, pages
         with s.http() as h:
             text = h.get("/metrics").text
         assert "qipai_tables_pruned_total 80.0" in text
