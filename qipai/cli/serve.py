@@ -19,6 +19,18 @@ from qipai.cli.common import fail
 @click.option("--db", default="sqlite:///qipai.db", show_default=True,
               help="Database URL: sqlite:///FILE (its folder must exist) or "
                    "postgresql://USER@HOST/DB.")
+@click.option("--cluster", is_flag=True,
+              help="Run as a node of a cluster: many qipai serve processes on one PostgreSQL "
+                   "--db, each serving its own tables; a dead node's tables are taken over by "
+                   "the others within seconds, and SIGTERM hands this node's tables to them "
+                   "mid-hand before it exits (docs: \"Run a cluster\").")
+@click.option("--node-id", default=None, metavar="ID",
+              help="With --cluster: this node's id, unique among the live nodes "
+                   "(default: HOSTNAME:PORT).")
+@click.option("--advertise", default=None, metavar="URL",
+              help="With --cluster: the address clients reach this node at, sent to them in "
+                   "'moved' and table answers (default: http://HOST:PORT, 127.0.0.1 for a "
+                   "wildcard --host).")
 @click.option("--turn-timeout", type=click.FloatRange(min=0, min_open=True), default=30.0,
               show_default=True, help="Seconds a seat has for its turn before the default "
                                       "action is played for it.")
@@ -184,7 +196,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
           webhook_backoff: float = 1.0, webhook_timeout: float = 10.0,
           stake: int | None = None, rake_percent: int | None = None,
           rake_cap: int | None = None, seat_values: bool = False,
-          seat_value_timeout: float = 5.0) -> None:
+          seat_value_timeout: float = 5.0, cluster: bool = False, node_id: str | None = None,
+          advertise: str | None = None) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
     Open the printed address in a browser (create a table, play, watch,
@@ -195,6 +208,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     try:
         from qipai.server import logs
         from qipai.server.listen import listen, run
+        from qipai.server.cluster import default_node_id
         from qipai.server.state import Server
     except ModuleNotFoundError as exc:
         fail(f"qipai serve needs the 'serve' extra (missing module {exc.name!r}): "
@@ -202,6 +216,22 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     from qipai.server.keys import BadKeysFile, Keys
 
     shown = f"[{host}]" if ":" in host else host
+    if not cluster and (node_id is not None or advertise is not None):
+        fail("--node-id and --advertise go with --cluster")
+    if cluster and not db.startswith(("postgresql://", "postgres://")):
+        fail(f"--cluster needs a PostgreSQL --db (postgresql://USER@HOST/DB), which the nodes "
+             f"share; not {db}")
+    if advertise is not None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(advertise)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/") \
+                or parts.query or parts.fragment:
+            fail(f"--advertise must be http://HOST:PORT or https://HOST (no path), not "
+                 f"{advertise!r}")
+    if node_id is not None and not (0 < len(node_id) <= 100 and node_id.isprintable()
+                                    and " " not in node_id):
+        fail(f"--node-id must be 1 to 100 printable characters without spaces, not {node_id!r}")
     retention_s = None
     if retention is not None:
         from qipai.server.retention import parse_duration
@@ -246,6 +276,13 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
         sock = listen(host, port)
     except OSError as exc:
         fail(f"cannot listen on {shown}:{port}: {_reason(exc)}")
+    node = None
+    if cluster:
+        bound = sock.getsockname()[1]
+        node = node_id or default_node_id(host, bound)
+        if advertise is None:
+            reach = "127.0.0.1" if host in ("0.0.0.0", "::", "") else shown
+            advertise = f"http://{reach}:{bound}"
     try:
         server = Server(db, turn_timeout=turn_timeout, claim_timeout=claim_timeout, seed=seed,
                         plugins=plugins, rate_per_s=rate, burst=burst,
@@ -255,7 +292,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                         resync_s=resync_s, max_tables=max_tables, bot_delay=bot_delay,
                         max_connections=max_connections, keys=keys,
                         ready_timeout=ready_timeout, vote_timeout=vote_timeout,
-                        tuoguan_delay=tuoguan_delay)
+                        tuoguan_delay=tuoguan_delay, node=node, advertise=advertise)
     except BaseException:
         sock.close()
         raise
@@ -287,7 +324,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                   url=f"http://{shown}:{port}", db=server.store.dialect,
                   tables=len(server.tables), refused=len(server.refused), deals=dealt,
                   keys=None if keys is None else len(keys.by_hash), open_demo=keys is None,
-                  retention_s=retention_s, forwarded_allow_ips=forwarded_allow_ips)
+                  retention_s=retention_s, forwarded_allow_ips=forwarded_allow_ips,
+                  node=node, advertise=advertise)
         if loose is not None:
             logs.line(loose)
         run(sock, server, forwarded_allow_ips=forwarded_allow_ips)
@@ -297,6 +335,10 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                f"restored"
                + (f", {len(server.refused)} refused (above)" if server.refused else "")
                + f" · deals: {dealt}", err=True)
+    if server.cluster is not None:
+        click.echo(f"cluster node {server.cluster.node}, reached at {server.cluster.address}: "
+                   f"serves its own tables; takes over a dead node's; SIGTERM hands its tables "
+                   f"to the other nodes before it exits", err=True)
     if keys is None:
         click.echo("open demo: no keys; anyone who reaches it may create tables", err=True)
         click.echo(f"open http://{shown}:{port}/ in a browser to create a table and play",

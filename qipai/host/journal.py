@@ -31,7 +31,7 @@ from qipai.host.errors import (
     IN_FLIGHT_LOST, LOCK_LOST, NOT_TAKEN_LOST, DamagedTable, Refused,
 )
 from qipai.host.outbox import Conn
-from qipai.host.store import CommitUnknown, LockLost, StoreStopped, said
+from qipai.host.store import CommitUnknown, LockLost, StoreStopped, TableMoved, said
 
 #: The errors of stored rows that do not read (decoded or converted):
 #: :class:`DamagedTable` at restore.
@@ -239,6 +239,9 @@ class Journal:
             if not self.uncommitted:
                 self.flush()
             return
+        if isinstance(exc, TableMoved):   # (a cluster) another node's now: dropped here
+            self.moved_away(exc, conn, seq, future)
+            return
         lost = isinstance(exc, LockLost)
         if epoch == self.epoch:
             # the first failed write: it and every later write of the table are void
@@ -282,6 +285,25 @@ class Journal:
                                  Refused("Unavailable", "the database did not take the action"))
         self.flush()
         self.poke()
+
+    def moved_away(self, exc: TableMoved, conn: Conn | None, seq: int | None,
+                   future: asyncio.Future | None) -> None:
+        """(A cluster node.)  A write of this table found it another node's
+        (the batch's fence, :mod:`qipai.host.store.fence`): nothing of it was
+        written.  The first such answer drops the table here — its queued
+        writes cancelled, its connections told ``moved`` and closed
+        (:meth:`~qipai.server.cluster.Cluster.table_moved`); the act is
+        answered ``Moving`` (not applied)."""
+        cluster = getattr(self.server, "cluster", None)
+        if not getattr(self, "gone", False):
+            self.gone = True
+            self.epoch += 1   # what was in flight is void
+            for w in self.store.cancel(self.id):
+                w.done(exc)
+            if cluster is not None:
+                cluster.table_moved(self, exc)
+        if future is not None and not future.done():
+            future.set_exception(Refused("Moving", str(exc)))
 
     async def reread(self) -> None:
         """(A task, after a failed write.)  Read the hand back from the

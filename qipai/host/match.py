@@ -592,7 +592,13 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes, SeatValues):
             totals=totals, open=self.open,
             connected=tuple(sorted({c.seat for c in self.conns if c.seat is not None})),
             watched=bool(self.conns), names=self.names(), hands=self.room_hands,
-            ended=self.ended, **money)
+            ended=self.ended, **money, **self.where())
+
+    def where(self) -> dict[str, Any]:
+        """(A cluster.)  The serving node and its address (the server's
+        ``where``); empty outside a cluster."""
+        where = getattr(self.server, "where", None)
+        return where() if where is not None else {}
 
     def names(self) -> dict[str, str]:
         """The named seats' names, ``{"0": "阿明"}`` (public at the table)."""

@@ -63,6 +63,8 @@ ErrorCode = Literal[
                       # sent its seat commitment / value already
     "BadValue",       # a seat commitment or value that is not 64 hex digits (32 bytes)
     "BadReveal",      # a seat value whose SHA-256 is not the seat's commitment
+    "Moving",         # (a cluster) the table is being handed to another node: not
+                      # applied; a moved message follows — act again there
 ]
 
 
@@ -419,8 +421,23 @@ class Error(msgspec.Struct, tag="error", kw_only=True):
     seq: int | None = None
 
 
+class Moved(msgspec.Struct, tag="moved", kw_only=True):
+    """(A cluster, ``qipai serve --cluster``.)  This node does not serve the
+    table (any more): another node does.  The connection is closed after
+    this (code 4307).  Reconnect with the same path and token to
+    ``address`` (``http://host:port`` → ``ws://host:port/tables/{id}/ws``):
+    the welcome there gives the hand as it is — every acknowledged action
+    is in it; an act not acknowledged was not applied.  ``address`` None: no
+    live node serves it yet (its node died and a survivor is taking it
+    over): reconnect to the same node in a moment."""
+
+    table: str
+    node: str | None
+    address: str | None
+
+
 ServerMessage = Union[Welcome, Events, Decide, Ack, HandEnded, Closed, SeatConns, Pong, Error,
-                      ReadyStep, Vote, Presence, Tally, SeatValues]
+                      ReadyStep, Vote, Presence, Tally, SeatValues, Moved]
 
 
 class Batch(msgspec.Struct, tag="batch", kw_only=True):
@@ -434,7 +451,7 @@ class Batch(msgspec.Struct, tag="batch", kw_only=True):
 
 #: What one server frame holds.
 ServerFrame = Union[Welcome, Events, Decide, Ack, HandEnded, Closed, SeatConns, Pong, Error,
-                    ReadyStep, Vote, Presence, Tally, SeatValues, Batch]
+                    ReadyStep, Vote, Presence, Tally, SeatValues, Moved, Batch]
 
 
 def messages(frame: Any) -> list[Any]:
@@ -505,6 +522,10 @@ class Created(msgspec.Struct, kw_only=True):
     admin: str
     ws: str
     players: dict[str, dict[str, str]] = {}
+    #: (A cluster.)  The node that serves the table and the address its
+    #: clients reach it at (``ws`` is a path there); None outside a cluster.
+    node: str | None = None
+    address: str | None = None
 
 
 class TableInfo(msgspec.Struct, kw_only=True):
@@ -546,6 +567,10 @@ class TableInfo(msgspec.Struct, kw_only=True):
     #: (a table with a stake; else None)
     money_totals: tuple[int, ...] | None = None
     house: int | None = None
+    #: (A cluster.)  The node that serves the table and its address (None
+    #: outside a cluster; ``address`` None: no live node serves it now)
+    node: str | None = None
+    address: str | None = None
 
 
 class HttpError(msgspec.Struct, kw_only=True):

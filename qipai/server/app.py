@@ -73,6 +73,18 @@ async def _log_stalls(server: Server, every: float = 1.0) -> None:
         server.note_stall()
 
 
+async def _drain_then_exit(server: Server) -> None:
+    """(A cluster node's SIGTERM.)  Hand every table to the peers
+    (:meth:`~qipai.server.cluster.Cluster.drain`), then stop as SIGTERM
+    stops a server."""
+    try:
+        await server.cluster.drain()
+    except Exception as exc:  # noqa: BLE001 - the node stops anyway; a sweep takes the rest
+        server.log(f"cluster: the drain failed: {exc}")
+    finally:
+        server.exit_now()
+
+
 class _Stopping:
     """(ASGI middleware.)  An HTTP request still unanswered when the
     server's shutdown gives up on it (:data:`SHUTDOWN_S`: uvicorn then
@@ -140,8 +152,23 @@ def create_app(server: Server) -> Starlette:
         if server.keys is not None:   # a key added or revoked takes effect on SIGHUP
             with contextlib.suppress(NotImplementedError, AttributeError):
                 loop.add_signal_handler(signal.SIGHUP, server.reload_keys)
+        if server.cluster is not None:   # --cluster: sweeps, adoption, SIGTERM drains
+            server.cluster.start()
+            draining: list[asyncio.Task] = []
+
+            def drain() -> None:
+                if draining or server.exit_now is None:   # a second SIGTERM: at once
+                    if server.exit_now is not None:
+                        server.exit_now()
+                    return
+                draining.append(loop.create_task(_drain_then_exit(server)))
+
+            with contextlib.suppress(NotImplementedError, AttributeError, RuntimeError):
+                loop.add_signal_handler(signal.SIGTERM, drain)
         probe = trace.start()
         yield
+        if server.cluster is not None:
+            await server.cluster.stop()
         stalls.cancel()
         if webhook is not None:   # what it had in flight is sent again at the next start
             webhook.cancel()

@@ -108,6 +108,7 @@ def run(sock: socket.socket, server: Server, log_level: str = "warning",
     logging.getLogger("uvicorn.error").addFilter(RepeatsFilter())
     logs.json_uvicorn()   # --log-format json: uvicorn's lines too
     userver = uvicorn.Server(config)
+    server.exit_now = lambda: setattr(userver, "should_exit", True)
     try:
         userver.run(sockets=[sock])   # as uvicorn.run, on our socket
     except KeyboardInterrupt:

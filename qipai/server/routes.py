@@ -24,7 +24,7 @@ from qipai.host.store import LockLost, ReadsBusy, StoreError, StoreStopped, toke
 from qipai.server import limits, logs
 from qipai.server.identity import Denied, Seating, looks_signed, verify
 from qipai.server.state import (
-    REPLAY_WAITING, REPLAY_WORKERS, SPEC_WAITING, SPEC_WORKERS, Server, TooManyTables,
+    REPLAY_WAITING, REPLAY_WORKERS, SPEC_WAITING, SPEC_WORKERS, Draining, Server, TooManyTables,
 )
 
 #: What a table id may be in a path: the server makes 12 hex digits; any
@@ -303,6 +303,8 @@ async def create_table(request: Request) -> Response:
         return _error("LockLost", LOCK_LOST, 503)
     except TooManyTables as exc:
         return _error("TooManyTables", str(exc), 503)
+    except Draining as exc:
+        return _error("Draining", str(exc), 503)
     except (Crowded, Stopped) as exc:
         return _no_spec_load(exc)
     except StoreError as exc:
@@ -357,6 +359,8 @@ async def get_table(request: Request) -> Response:
         # halted: what the database holds, not the hand in memory (it may hold
         # actions the database does not), and why it is not played
         out["halted"], out["message"] = t.halted
+    if s.cluster is not None:   # any node answers; the owner's address for its clients
+        out.update(s.where(row.get("owner")) if row["open"] else s.where())
     return _json(out)
 
 
@@ -569,6 +573,8 @@ async def close_table(request: Request) -> Response:
         row, _, totals = stored
         if not keyed and not _admin(token, row["admin_hash"]):
             return _close_refused(request)
+        if row["open"] and s.cluster is not None:   # another node's: asked again there
+            return _elsewhere(s, request, row)
         if row["open"]:   # open in the database yet not served: not this server's
             return _error("UnknownTable", f"no open table {shown(row['id'])} is served here",
                           404)
@@ -587,6 +593,22 @@ async def close_table(request: Request) -> Response:
     except StoreError as exc:   # its message names no database detail (logged)
         return _error("Unavailable", str(exc), 503)
     return _json({"id": t.id, "open": False, "totals": t.totals})
+
+
+def _elsewhere(s: Server, request: Request, row: dict[str, Any]) -> Response:
+    """(A cluster.)  A request only the table's node answers, made to
+    another: 307 to the same path there (``Location``; the body names the
+    node and its address, ``Moved``), or 503 ``Unavailable`` while no live
+    node serves it (its node died: a survivor takes it over within seconds)."""
+    where = s.where(row.get("owner"))
+    if where["address"] is None:
+        return _error("Unavailable", f"no node serves table {shown(row['id'])} now: its node "
+                                     f"stopped and another is taking it over; try again "
+                                     f"in a few seconds", 503)
+    body = {"error": "Moved", "message": f"table {row['id']} is served by node "
+                                         f"{where['node']}, at {where['address']}", **where}
+    return Response(msgspec.json.encode(body), status_code=307, media_type="application/json",
+                    headers={"location": f"{where['address']}{request.url.path}"})
 
 
 def _admin(token: str, admin_hash: str) -> bool:

@@ -115,6 +115,9 @@ async def table_ws(ws: WebSocket) -> None:
     reaches it: :func:`~qipai.server.uvicorn_ws.ws_protocol` answers it)."""
     await ws.accept()
     s: Server = ws.app.state.server
+    if s.cluster is not None and ws.path_params["id"] not in s.tables:
+        if await _elsewhere(ws, s):
+            return
     try:
         t, seat = _admit(ws, s)
     except _Refusal as r:
@@ -148,6 +151,29 @@ async def table_ws(ws: WebSocket) -> None:
         t.detach(conn)
         s.quota.detached(t, seat is None)
         writer.cancel()
+
+
+async def _elsewhere(ws: WebSocket, s: Server) -> bool:
+    """(A cluster node that does not hold the table.)  Adopt it if the
+    database says it is this node's (handed here, taken over); else, if it
+    is open, send ``moved`` (its node's address; None while no live node
+    serves it) and close (4307).  True when the connection was answered so."""
+    from qipai.server.cluster import CLOSE_MOVED
+
+    tid = ws.path_params["id"]
+    cluster = s.cluster
+    try:
+        if await cluster.serving(tid) is not None:
+            return False
+        node, _, is_open = await cluster.owner_of(tid)
+    except Exception:  # noqa: BLE001 - a failed read: _admit answers (UnknownTable)
+        return False
+    if not is_open or node == cluster.node:
+        return False   # closed, unknown, or not restorable here: _admit says which
+    s.events.emit("refused", reason="Moved", table=tid[:64], client=logs.client(ws))
+    await ws.send_text(P.encode(cluster.moved(tid, node)).decode())
+    await ws.close(CLOSE_MOVED)
+    return True
 
 
 class _Reader:

@@ -223,7 +223,8 @@ class Server:
                  resync_s: float = RESYNC_S, max_tables: int = MAX_TABLES,
                  bot_delay: float = 0.0, max_connections: int | None = None,
                  keys: Keys | None = None, ready_timeout: float = 30.0,
-                 vote_timeout: float = 60.0, tuoguan_delay: float = TUOGUAN_DELAY) -> None:
+                 vote_timeout: float = 60.0, tuoguan_delay: float = TUOGUAN_DELAY,
+                 node: str | None = None, advertise: str | None = None) -> None:
         from qipai.core.ruleset import load_plugin
 
         self.db_url = db
@@ -278,7 +279,12 @@ class Server:
         from qipai.core.stamps import qipai_version
 
         self.qipai_version = qipai_version()
-        self.store = Store(db)
+        self.store = Store(db, node=node)
+        #: This node of a cluster (``--cluster``, :mod:`qipai.server.cluster`); None: the
+        #: one server of its database.
+        self.cluster: Any = None
+        #: (Set by :func:`qipai.server.listen.run`.)  Ends the server as SIGTERM does.
+        self.exit_now: Any = None
         if self.store.upgraded:
             self.log(f"the database was made by an older qipai: added the columns "
                      f"{', '.join(self.store.upgraded)}")
@@ -288,7 +294,19 @@ class Server:
         self.tables: dict[str, HostedTable] = {}
         #: Open tables of the database this server does not play: id → why.
         self.refused: dict[str, QipaiError] = {}
-        for row in self.store.open_tables():
+        if node is not None:
+            from qipai.server.cluster import Cluster
+
+            self.cluster = Cluster(self, advertise or "http://127.0.0.1")
+            try:
+                # this node's tables of an earlier run, and those no node owns
+                rows = self.cluster.join()
+            except StoreError:
+                self.store.close()
+                raise
+        else:
+            rows = self.store.open_tables()
+        for row in rows:
             try:
                 self.restore(row)
             except StoreError:
@@ -455,6 +473,13 @@ class Server:
                 f"its stored table row does not read: {said(exc)}") from None
 
     def _restore(self, row: dict[str, Any]) -> HostedTable:
+        t = self._made(row, self.ruleset(row["spec"]))
+        t.rebuild()
+        return self._served(t, row)
+
+    def _made(self, row: dict[str, Any], rs: Any) -> HostedTable:
+        """The table of a stored ``row`` (``rs``: its spec's ruleset), not
+        rebuilt yet, once its plugins and versions are this server's."""
         stored = msgspec.json.decode(row["plugins"])
         if stored != self.plugin_specs:
             raise RestoreRefused(f"table {row['id']} was made with house plugins {stored}; "
@@ -462,15 +487,34 @@ class Server:
                                  f"--plugin options")
         from qipai.core.stamps import Stamp, check, stamp_of
 
-        rs = self.ruleset(row["spec"])
         made = msgspec.json.decode(row["stamp"], type=Stamp)
         check(f"table {row['id']}", {"qipai_version": made.qipai_version, "version": made.version,
                                     "spec": made.spec, "plugins": made.plugins}, stamp_of(rs),
               self.allow_version_mismatch)
-        t = HostedTable(self, row, rs)
-        t.rebuild()
+        return HostedTable(self, row, rs)
+
+    def _served(self, t: HostedTable, row: dict[str, Any]) -> HostedTable:
+        if self.cluster is not None:   # the epoch this node holds it at: its writes' fence
+            self.store.fences[t.id] = row["epoch"]
+        self.refused.pop(t.id, None)
         self.tables[t.id] = t
         return t
+
+    async def restore_async(self, row: dict[str, Any]) -> HostedTable:
+        """:meth:`restore` from the event loop (a cluster's takeover or
+        handoff): the ruleset and the rows read off the loop, the hand
+        rebuilt in it.  Same errors."""
+        try:
+            t = self._made(row, await self.ruleset_async(row["spec"]))
+            t.rebuild_from(*await self.store.read(t.stored, capped=False))
+        except QipaiError:
+            raise
+        except UNREADABLE as exc:
+            raise DamagedTable(
+                f"table {row.get('id')}: its stored rows do not read "
+                f"({type(exc).__name__}; the server's log says why); the database is damaged",
+                f"its stored rows do not read: {said(exc)}") from None
+        return self._served(t, row)
 
     async def create(self, body: P.CreateTable, key_name: str | None = None
                      ) -> tuple[HostedTable, P.Created]:
@@ -482,6 +526,9 @@ class Server:
             QipaiError: an unknown variant, a bad option, bad bot seats.
             LockLost, StoreError: the database did not take it.
         """
+        if self.cluster is not None and self.cluster.draining:
+            raise Draining(f"this node ({self.cluster.node}) is draining (stopping): it makes "
+                           f"no new table; ask another node of the cluster")
         open_now = self.open_tables()
         if open_now >= self.max_tables:
             raise TooManyTables(
@@ -536,14 +583,16 @@ class Server:
                    closed=None, hands=hands, ended=None, tally=None, stake=stake,
                    rake=msgspec.json.encode(rake).decode() if rake is not None else None,
                    seat_values=(body.seat_values if body.seat_values is not None
-                                else self.seat_values))
+                                else self.seat_values),
+                   owner=self.cluster.node if self.cluster is not None else None,
+                   epoch=1 if self.cluster is not None else None)
         t = HostedTable(self, row, rs)
         hand = t.new_hand(0, None)
         await self.store.create_table_async(row, t.hand_row(0, *hand), [
             feed.table_created(t), *t.started_ops(0, hand[0], hand[2])])
         t.install(0, *hand)
         t.committed_now()
-        self.tables[tid] = t
+        self._served(t, row)
         if self.store.lost is not None:   # lost while the loop awaited the commit:
             t.lock_lost(self.store.lost)  # lock_lost() did not see this table yet
         else:
@@ -553,7 +602,20 @@ class Server:
         return t, P.Created(id=tid, seats=seat_tokens,
                             spectator=f"/tables/{tid}/ws?token={spectator}",
                             spectator_token=spectator, admin=admin, ws=f"/tables/{tid}/ws",
-                            players=players)
+                            players=players, **self.where())
+
+    def where(self, node: str | None = None) -> dict[str, str | None]:
+        """(A cluster.)  ``{"node", "address"}`` of ``node`` (default: this
+        node) for an answer; empty outside a cluster."""
+        c = self.cluster
+        if c is None:
+            return {}
+        node = c.node if node is None else node
+        return {"node": node, "address": c.addresses.get(node) if node else None}
+
+
+class Draining(QipaiError):
+    """``POST /tables`` to a cluster node that is draining (SIGTERM)."""
 
 
 class TooManyTables(QipaiError):

@@ -1,7 +1,10 @@
 """The server's database (SQLite or PostgreSQL, SQLAlchemy Core), in rooms:
 
 * :mod:`~qipai.host.store.schema` — the three tables and a :class:`Write`;
-* :mod:`~qipai.host.store.lock` — one server per database (the server lock);
+* :mod:`~qipai.host.store.lock` — one server per database (the server lock),
+  or one lock per node of a cluster;
+* :mod:`~qipai.host.store.fence` — a cluster's fence: each batch writes only
+  the tables this node still owns at the epoch it holds;
 * :mod:`~qipai.host.store.writer` — group commit, durability;
 * :mod:`~qipai.host.store.reads` — reads off the event loop;
 * :mod:`~qipai.host.store.errors` — :class:`StoreError` and its kinds.
@@ -21,16 +24,18 @@ import sqlalchemy as sa
 
 from qipai.host.offload import Offload
 from qipai.host.store.errors import (
-    CommitUnknown, DatabaseInUse, LockLost, ReadsBusy, StoreError, StoreStopped, said,
+    CommitUnknown, DatabaseInUse, LockLost, ReadsBusy, StoreError, StoreStopped, TableMoved,
+    said,
 )
+from qipai.host.store.fence import Fences
 from qipai.host.store.lock import (
     KEEPALIVE_COUNT, KEEPALIVE_IDLE_S, KEEPALIVE_INTERVAL_S, LOCK_ANSWER_S, LOCK_CHECK_S,
-    LOCK_WAIT_S, PG_LOCK_KEY, ServerLock,
+    LOCK_WAIT_S, NODE_LOCK_CLASS, PG_LOCK_KEY, ServerLock, node_lock_key,
 )
 from qipai.host.store.reads import READ_WAITING, READERS, Reads
 from qipai.host.store.schema import (
-    Write, action_params, actions, event_params, events, hands, metadata, tables, token_hash,
-    upgrade,
+    Write, action_params, actions, event_params, events, hands, metadata, nodes, tables,
+    token_hash, upgrade,
 )
 from qipai.host.store.writer import CHECKPOINT_S, SQLITE_LOCK_WAIT_MS, GroupCommit
 
@@ -38,7 +43,8 @@ __all__ = [
     "CHECKPOINT_S", "KEEPALIVE_COUNT", "KEEPALIVE_IDLE_S", "KEEPALIVE_INTERVAL_S",
     "LOCK_ANSWER_S", "LOCK_CHECK_S", "LOCK_WAIT_S", "PG_LOCK_KEY", "READERS", "READ_WAITING",
     "SQLITE_LOCK_WAIT_MS", "URLS", "CommitUnknown", "DatabaseInUse", "LockLost", "ReadsBusy",
-    "Store", "StoreError", "StoreStopped", "Write", "action_params", "actions", "engine_url",
+    "NODE_LOCK_CLASS", "Store", "StoreError", "StoreStopped", "TableMoved", "Write",
+    "node_lock_key", "nodes", "action_params", "actions", "engine_url",
     "event_params", "events",
     "hands", "metadata", "said", "tables", "token_hash",
 ]
@@ -98,7 +104,7 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
 
 
 
-class Store(ServerLock, GroupCommit, Reads):
+class Store(ServerLock, Fences, GroupCommit, Reads):
     """The database of one server, holding its server lock while open.
 
     On PostgreSQL the lock is held by the writer's own connection, the one
@@ -113,9 +119,15 @@ class Store(ServerLock, GroupCommit, Reads):
         DatabaseInUse: another server holds the database.
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, node: str | None = None) -> None:
         self.url = url
+        #: A cluster node's id (``qipai serve --cluster``; PostgreSQL only);
+        #: None: the one server of its database.
+        self.node = node
         _check_url(url)
+        if node is not None and not engine_url(url).startswith("postgresql"):
+            raise StoreError(f"cannot use database {url!r} for a cluster: the nodes of a "
+                             f"cluster share one PostgreSQL database (postgresql://…)")
         try:
             # PostgreSQL: a pooled connection (reads, the watchdog's check) may have
             # been ended while it waited in the pool (idle_session_timeout, a
@@ -138,11 +150,15 @@ class Store(ServerLock, GroupCommit, Reads):
             sa.event.listen(self.engine, "connect", _sqlite_pragmas)
         self._init_writer()
         self._init_lock()
+        self._init_fences()
         self._reads = Offload("qipai-reader", READERS, READ_WAITING)   # PostgreSQL's reads
         try:
             self._lock()
             # the schema, under the lock (two servers starting at once never race on it)
             if self._wconn is not None:
+                if self.node is not None:   # the nodes of a cluster share it: one at a time
+                    self._wconn.execute(sa.text("select pg_advisory_xact_lock(:a, :b)"),
+                                        dict(a=NODE_LOCK_CLASS, b=1))
                 metadata.create_all(self._wconn)
                 self.upgraded = upgrade(self._wconn)
                 self._wconn.commit()

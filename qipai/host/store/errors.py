@@ -29,6 +29,17 @@ class CommitUnknown(LockLost):
     failed before its commit was sent: certainly not taken."""
 
 
+class TableMoved(StoreError):
+    """(A cluster.)  The table is no longer this node's at the epoch it
+    holds: another node took it over, or this node handed it on.  A write
+    of it found so (the batch's fence) wrote nothing of that table; the
+    node drops the table and tells its clients ``moved``."""
+
+    def __init__(self, table: str, owner: str | None, epoch: int | None) -> None:
+        super().__init__(f"table {table} is served by node {owner} now (epoch {epoch})")
+        self.table, self.owner, self.epoch = table, owner, epoch
+
+
 class StoreStopped(StoreError):
     """The store is closed (the server stops): a read is not made."""
 

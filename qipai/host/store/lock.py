@@ -74,7 +74,23 @@ import sqlalchemy as sa
 from qipai.host.store.errors import DatabaseInUse, LockLost, StoreError, said
 
 #: The PostgreSQL advisory lock key of a server's database (two int4: "qi", "pa").
+#: A server outside a cluster holds it exclusively; each node of a cluster
+#: holds it shared (so neither kind starts beside the other) and its node's
+#: own lock (:func:`node_lock_key`) exclusively.
 PG_LOCK_KEY = (0x7169, 0x7061)
+#: The first int4 of a node's lock key (:func:`node_lock_key`).
+NODE_LOCK_CLASS = 0x716E   # "qn"
+
+
+def node_lock_key(node: str) -> tuple[int, int]:
+    """The advisory lock key of cluster node ``node``: ``(NODE_LOCK_CLASS,
+    CRC-32 of its id as a signed int4)``.  Two ids with one CRC would share a
+    lock: the second is refused at start as if its id were taken."""
+    import zlib
+
+    h = zlib.crc32(node.encode())
+    return (NODE_LOCK_CLASS, h - 2**32 if h >= 2**31 else h)
+
 #: Seconds a starting server waits for a lock still held (a server just
 #: killed: PostgreSQL ends its session a moment later) before it gives up.
 LOCK_WAIT_S = 3.0
@@ -103,6 +119,8 @@ _LOCK_HELD = sa.text(
     "where l.pid = :pid and a.backend_start = :start and l.locktype = 'advisory' "
     "and l.granted and l.classid = :a and l.objid = :b and l.objsubid = 2 and l.database = "
     "(select oid from pg_database where datname = current_database())")
+# (A cluster node.)  The server lock, shared with the other nodes.
+_TAKE_SHARED = sa.text("select pg_try_advisory_lock_shared(:a, :b)")
 # Take the server lock in this session; the session's backend pid and start time.
 _TAKE_LOCK = sa.text(
     "select pg_try_advisory_lock(:a, :b), pg_backend_pid(), "
@@ -139,6 +157,10 @@ class ServerLock:
 
     def _init_lock(self) -> None:
         """(The store's ``__init__``, once its engine is made.)  The lock's state."""
+        #: the advisory lock this store holds: the server lock, or (a cluster
+        #: node, :attr:`node` set) its node's (:func:`node_lock_key`)
+        self.lock_key = PG_LOCK_KEY if self.node is None else node_lock_key(self.node)
+        self._shared = False      # a cluster node: PG_LOCK_KEY held shared
         self._wraw: Any = None    # PostgreSQL: its psycopg connection (one session, for good)
         self._wsession: tuple[int, Any] | None = None   # its backend (pid, backend_start)
         self._lock_fd: int | None = None   # SQLite: FILE.lock (of the real path), flocked
@@ -160,8 +182,16 @@ class ServerLock:
             if holder is None:
                 return
             if time.monotonic() >= end:
+                if self.node is not None and not holder.endswith("outside a cluster"):
+                    raise DatabaseInUse(f"node id {self.node!r} is held by a live node of "
+                                        f"this cluster ({holder}): give each node its own "
+                                        f"--node-id")
+                if self.node is not None:
+                    raise DatabaseInUse(f"database {self.url!r} is in use by {holder}: stop "
+                                        f"it before starting a cluster node on it")
                 raise DatabaseInUse(f"database {self.url!r} is in use by another server "
-                                    f"({holder}): one qipai serve per database")
+                                    f"({holder}): one qipai serve per database (or start "
+                                    f"every server with --cluster)")
             time.sleep(0.1)
 
     def _try_lock(self) -> str | None:
@@ -221,8 +251,16 @@ class ServerLock:
             self._wconn = self.engine.connect()
             self._wraw = self._wconn.connection.dbapi_connection
         c = self._wconn
-        got, pid, start = c.execute(_TAKE_LOCK, dict(a=PG_LOCK_KEY[0],
-                                                     b=PG_LOCK_KEY[1])).one()
+        if self.node is not None and not self._shared:
+            # a node: the database's lock shared, so no server outside the cluster
+            # plays its tables beside it (and none starts while a node runs)
+            if not c.execute(_TAKE_SHARED, dict(a=PG_LOCK_KEY[0], b=PG_LOCK_KEY[1])).scalar():
+                who = self._holder_of(c, PG_LOCK_KEY)
+                c.rollback()
+                return f"{who}, a qipai serve outside a cluster"
+            self._shared = True
+        a, b = self.lock_key
+        got, pid, start = c.execute(_TAKE_LOCK, dict(a=a, b=b)).one()
         if got:
             c.execute(sa.text("select set_config('application_name', :n, false)"),
                       dict(n=_holder()[:63]))
@@ -244,14 +282,21 @@ class ServerLock:
             c.commit()
             self._wsession = (pid, start)
             return None
+        who = self._holder_of(c, self.lock_key)
+        c.rollback()
+        return who
+
+    @staticmethod
+    def _holder_of(c: Any, key: tuple[int, int]) -> str:
+        """Who holds the advisory lock ``key`` (its session's application
+        name, backend pid and address), or ``"unknown"``."""
         who = c.execute(sa.text(
             "select a.application_name, a.pid, a.client_addr from pg_locks l "
             "join pg_stat_activity a on a.pid = l.pid "
             "where l.locktype = 'advisory' and l.granted and l.classid = :a "
             "and l.objid = :b and l.objsubid = 2 and l.database = "
             "(select oid from pg_database where datname = current_database())"),
-            dict(a=PG_LOCK_KEY[0], b=PG_LOCK_KEY[1])).first()
-        c.rollback()
+            dict(a=key[0] & 0xFFFFFFFF, b=key[1] & 0xFFFFFFFF)).first()
         if who is None:
             return "unknown"
         return f"{who[0] or 'a client'}; PostgreSQL backend pid {who[1]}" + \
@@ -295,8 +340,10 @@ class ServerLock:
         for attempt in (1, 2):
             try:
                 with self.engine.connect() as c:
-                    held = c.execute(_LOCK_HELD, dict(pid=pid, start=start, a=PG_LOCK_KEY[0],
-                                                      b=PG_LOCK_KEY[1])).scalar()
+                    a, b = self.lock_key
+                    held = c.execute(_LOCK_HELD, dict(pid=pid, start=start,
+                                                      a=a & 0xFFFFFFFF, b=b & 0xFFFFFFFF)
+                                     ).scalar()
                     c.rollback()
                 break
             except Exception as exc:  # noqa: BLE001 - any failure: the lock is not proven held

@@ -1,6 +1,6 @@
 """The server's database schema: one SQLAlchemy Core schema for SQLite and PostgreSQL.
 
-Five tables:
+Six tables:
 
 * ``qipai_tables`` — one row per hosted table: the ruleset spec, the
   house plugins, the qipai and variant versions, the RNG kind (and the
@@ -23,6 +23,9 @@ Five tables:
   commit in increasing order — and the webhook's idempotency key; its
   delivery state (``attempts``, ``next_try``, ``delivered``, ``dead``,
   ``error``) is kept by the deliverer (:mod:`qipai.server.webhook`).
+
+* ``qipai_nodes`` — a cluster's live nodes (:mod:`qipai.server.cluster`);
+  each table's ``owner`` and ``epoch`` say which node serves it.
 
 * ``qipai_seat_values`` — a joint deal's seat values (:mod:`qipai.core.joint`):
   each human seat's commitment, and its value once revealed, by
@@ -74,6 +77,23 @@ tables = sa.Table(
     sa.Column("stake", sa.Integer),                         # minor units per 子 (NULL: no money)
     sa.Column("rake", sa.Text),                             # JSON {"percent", "cap"} (NULL: none)
     sa.Column("seat_values", sa.Boolean),                   # joint deals (NULL: an older row, no)
+    # a cluster (qipai serve --cluster, qipai.server.cluster): the node that
+    # serves it and the epoch of that ownership, +1 at every move (NULL: made
+    # by a server outside a cluster; the first node adopts it)
+    sa.Column("owner", sa.String(100)),
+    sa.Column("epoch", sa.Integer),
+)
+
+#: A cluster's nodes (``qipai serve --cluster``): one row per node that
+#: holds its node lock, deleted by the survivor that takes its tables over.
+nodes = sa.Table(
+    "qipai_nodes", metadata,
+    sa.Column("id", sa.String(100), primary_key=True),
+    sa.Column("address", sa.Text, nullable=False),          # the URL its clients reach it at
+    sa.Column("started", sa.Float, nullable=False),         # the database's clock, epoch seconds
+    sa.Column("draining", sa.Boolean, nullable=False, default=False),
+    sa.Column("pid", sa.Integer),
+    sa.Column("host", sa.Text),
 )
 
 #: Columns added to a table after the first release, by table: each is
@@ -81,7 +101,7 @@ tables = sa.Table(
 #: COLUMN`` when a server opens it (:func:`upgrade`), its old rows reading NULL.
 UPGRADES: dict[str, tuple[str, ...]] = {"qipai_tables": ("key_name", "players", "closed",
                                                          "hands", "ended", "tally", "stake", "rake",
-                                                         "seat_values"),
+                                                         "seat_values", "owner", "epoch"),
                                         "qipai_hands": ("money", "link", "end_link", "server_seed",
                                                         "joint"),
                                         "qipai_actions": ("tuoguan", "link")}
@@ -169,6 +189,12 @@ _CLOSE_TABLE = (tables.update().where(tables.c.id == sa.bindparam("k_table"))
                         ended=sa.bindparam("ended", None, required=False),
                         tally=sa.bindparam("tally", None, required=False)))
 _encode = msgspec.json.Encoder().encode
+# a table handed to another node (a drain): conditional on this node still
+# owning it at the epoch it holds (the batch's fence checked that too)
+_HANDOFF = (tables.update().where(tables.c.id == sa.bindparam("k_table"),
+                                  tables.c.owner == sa.bindparam("k_owner"),
+                                  tables.c.epoch == sa.bindparam("k_epoch"))
+            .values(owner=sa.bindparam("owner"), epoch=sa.bindparam("epoch")))
 # a closed table's rows deleted (``qipai serve --retention``): ``ids``, a list
 # of closed tables' ids; each only if closed (an open table is never deleted)
 _IDS = sa.bindparam("ids", expanding=True)
@@ -202,7 +228,8 @@ _STATEMENTS = {"event": events.insert(), "event_sent": _EVENT_SENT,
                "prune_actions": _PRUNE_ACTIONS, "prune_hands": _PRUNE_HANDS,
                "prune_tables": _PRUNE_TABLES,
                "seat_commit": seat_values.insert(), "seat_reveal": _SEAT_REVEAL,
-               "deal_hand": _UPDATE_HAND, "prune_seat_values": _PRUNE_SEAT_VALUES}
+               "deal_hand": _UPDATE_HAND, "prune_seat_values": _PRUNE_SEAT_VALUES,
+               "handoff": _HANDOFF}
 
 
 @dataclass(eq=False)
@@ -227,7 +254,10 @@ class Write:
             ``"seat_commit"`` (a ``qipai_seat_values`` row), ``"seat_reveal"``
             (``k_table``, ``k_hand``, ``k_seat``, ``value``), ``"deal_hand"``
             (a joint hand dealt: ``deal``, ``seed``, ``commitment``, ``salt``,
-            ``joint``, ``k_table``, ``k_hand``), ``"prune_seat_values"`` (``ids``).
+            ``joint``, ``k_table``, ``k_hand``), ``"prune_seat_values"`` (``ids``);
+            ``"handoff"`` (a cluster's table given to another node: ``k_table``,
+            ``k_owner``, ``k_epoch`` — this node and the epoch it holds —
+            ``owner``, ``epoch``).
         done: called in the event loop once committed (``None``) or failed
             (the exception); not called for a cancelled write.
     """

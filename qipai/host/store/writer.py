@@ -62,7 +62,7 @@ import sqlalchemy as sa
 
 from qipai.host import trace
 from qipai.host.offload import Waits
-from qipai.host.store.errors import CommitUnknown, LockLost, StoreError, said
+from qipai.host.store.errors import CommitUnknown, LockLost, StoreError, TableMoved, said
 from qipai.host.store.schema import _INSERT_ACTION, _STATEMENTS, Write
 
 _T = TypeVar("_T")
@@ -330,8 +330,7 @@ class GroupCommit:
         whose writes failed."""
         if self.lost is None and whole:
             try:
-                self._transaction(batch)
-                return {}
+                return dict(self._transaction(batch))
             except CommitUnknown as exc:   # the batch may be in: nothing is retried
                 self._release()
                 return {w.key: exc for w in batch}
@@ -347,7 +346,7 @@ class GroupCommit:
                 failed[key] = self.lost
                 continue
             try:
-                self._transaction(writes)
+                failed.update(self._transaction(writes))
             except CommitUnknown as exc:   # these may be in
                 failed[key] = exc
             except Exception as exc:  # noqa: BLE001 - that table's writes fail
@@ -356,7 +355,7 @@ class GroupCommit:
             self._release()
         return failed
 
-    def _transaction(self, writes: list[Write], wait: bool = True) -> None:
+    def _transaction(self, writes: list[Write], wait: bool = True) -> dict[str, TableMoved]:
         """One transaction of ``writes`` on the writer's connection.  On
         PostgreSQL it commits only on the session holding the server lock:
         checked before the first statement and before the commit (no
@@ -366,7 +365,10 @@ class GroupCommit:
         :data:`SQLITE_LOCK_WAIT_MS` (a worker thread's); not ``wait`` (the
         loop's): for none — another connection's lock raises :class:`_Busy`
         at once, the transaction rolled back (nothing written).  Else the
-        database's error (SQLAlchemy's), the transaction rolled back."""
+        database's error (SQLAlchemy's), the transaction rolled back.
+        Returns the tables a cluster node's fence found moved
+        (:meth:`~qipai.host.store.fence.Fences.fenced`): nothing of them
+        was written, the rest committed."""
         if self._wconn is None:
             if self.dialect == "postgresql":   # released: the lock's session is gone
                 raise self.lose("the writer's connection is closed")
@@ -383,8 +385,11 @@ class GroupCommit:
             evs = 0   # events inserted
             with c.begin():
                 self._still_locked(c)
+                moved = self.fenced(c, writes)   # (a cluster node; else nothing is read)
                 run: list[dict[str, Any]] = []   # consecutive action rows: one executemany
                 for w in writes:
+                    if moved and w.key in moved:   # another node's now: nothing of it
+                        continue
                     for kind, params in w.ops:
                         if kind == "action":
                             run.append(params)
@@ -401,6 +406,7 @@ class GroupCommit:
                 committing = True       # leaving the block sends it
             if evs:
                 self.events_written += evs
+            return moved
         except LockLost:
             raise
         except Exception as exc:
