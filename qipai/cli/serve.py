@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -329,7 +330,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
         if loose is not None:
             logs.line(loose)
         run(sock, server, forwarded_allow_ips=forwarded_allow_ips)
-        _exit()
+        _exit(server)
     click.echo(f"qipai serve on http://{shown}:{port} · database {db} · "
                f"{len(server.tables)} open table{'s' if len(server.tables) != 1 else ''} "
                f"restored"
@@ -361,10 +362,10 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
         click.echo(f"behind a proxy: X-Forwarded-For and X-Forwarded-Proto believed from "
                    f"{forwarded_allow_ips} only", err=True)
     run(sock, server, forwarded_allow_ips=forwarded_allow_ips)
-    _exit()
+    _exit(server)
 
 
-def _exit() -> None:
+def _exit(server: Any = None) -> None:
     # stopped (Ctrl-C; SIGTERM is re-raised by uvicorn and ends the process
     # here already): the shutdown is done — the store closed — but Python's
     # exit would join every worker thread, and one may still wait for a
@@ -375,7 +376,10 @@ def _exit() -> None:
         # run under a profiler (cProfile, pyinstrument: benchmarks/serve.py
         # --profile): a normal exit, so that it writes its file
         return
-    os._exit(0)
+    # a cluster node that lost its lock stopped by itself: not a clean stop (status 1,
+    # so its supervisor restarts it and it rejoins)
+    lost = server is not None and server.cluster is not None and server.store.lost is not None
+    os._exit(1 if lost else 0)
 
 
 def _trusted(value: str | None) -> str | None:

@@ -270,6 +270,18 @@ class Cluster:
                 if self._stop.wait(1.0):
                     return
 
+    def lost(self) -> None:
+        """(The loop, once: the node lock is lost — the database connection
+        dropped, its session ended.)  The survivors take this node's tables
+        over; each connection is told ``moved`` (no address yet) and
+        closed, and the node stops (its supervisor restarts it: it rejoins)."""
+        for t in list(self.server.tables.values()):
+            self._drop(t, None, committed=False)
+        self.server.log("cluster: this node lost its lock: its tables go to the other nodes; "
+                        "stopping (restart it to rejoin)")
+        if self.server.exit_now is not None:
+            self.server.exit_now()
+
     # ------------------------------------------------------------ adopting
 
     def adopt_soon(self, tid: str, epoch: int | None) -> asyncio.Task | None:

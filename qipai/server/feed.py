@@ -38,6 +38,9 @@ from qipai.server.webhook import Envelope, envelope
 MAX_EVENTS = 500
 #: The longest long-poll (seconds).
 MAX_WAIT = 60
+#: (A cluster.)  Seconds a long-poll waits before it reads again: the events
+#: the other nodes commit wake no long-poll of this node's.
+POLL_CLUSTER_S = 0.5
 
 
 def _number(q: Any, name: str, default: int, most: int | None = None) -> int | Response:
@@ -90,6 +93,8 @@ async def events(request: Request) -> Response:
         left = end - loop.time()
         if rows or left <= 0:
             break
+        if s.cluster is not None:   # the other nodes' events wake nobody here: read again
+            left = min(left, POLL_CLUSTER_S)
         try:
             await asyncio.wait_for(signal.wait(), left)
         except TimeoutError:

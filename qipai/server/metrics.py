@@ -28,7 +28,14 @@ Metrics (``qipai_`` first):
   ``qipai_events_dead`` (gauges, counted every 2 s),
   ``qipai_events_delivered_total``, ``qipai_event_attempts_failed_total``
   (counters) and ``qipai_event_lag_seconds`` (histogram: commit to the
-  webhook's 2xx).
+  webhook's 2xx);
+* with ``--cluster`` (:mod:`qipai.server.cluster`): ``qipai_cluster_nodes``
+  (gauge: the live nodes as the last sweep read them),
+  ``qipai_cluster_taken_over_total`` (tables taken from dead nodes or no
+  node), ``qipai_cluster_handed_off_total`` (given to a peer by a drain),
+  ``qipai_cluster_adopted_total`` (tables this node began to serve after a
+  takeover or a handoff) and ``qipai_cluster_fenced_batches_total``
+  (batches whose fence found a table moved).
 
 ``/metrics`` is open (no key) for now.
 """
@@ -97,6 +104,20 @@ class _Counts(Collector):
         yield limited
         yield CounterMetricFamily("qipai_tables_pruned", "Closed tables deleted after the "
                                   "retention.", value=q.pruned)
+        c = s.cluster
+        if c is not None:
+            yield GaugeMetricFamily("qipai_cluster_nodes", "Live nodes of the cluster, as this "
+                                    "node's last sweep read them.", value=len(c.addresses))
+            for name, doc, value in (
+                    ("qipai_cluster_taken_over", "Tables taken over from dead nodes (or no "
+                     "node's).", c.taken_over),
+                    ("qipai_cluster_handed_off", "Tables handed to a peer by a drain.",
+                     c.handed_off),
+                    ("qipai_cluster_adopted", "Tables this node began to serve after a "
+                     "takeover or a handoff.", c.adopted),
+                    ("qipai_cluster_fenced_batches", "Group-commit batches whose fence found "
+                     "a table moved to another node.", s.store.fenced_off)):
+                yield CounterMetricFamily(name, doc, value=value)
         w = s.webhook
         if w is not None:
             yield GaugeMetricFamily("qipai_events_pending", "Events not yet delivered to the "

@@ -342,6 +342,11 @@ class Server:
         self.log(f"LOCK LOST: {exc}")
         for t in self.tables.values():
             t.lock_lost(exc)
+        if self.cluster is not None:
+            # a node: its tables are free for the survivors, who take them over within
+            # seconds; its clients are sent on (moved, no address yet: their next try
+            # finds the new owner) and the node stops, to be restarted and rejoin
+            self.cluster.lost()
 
     def note_stall(self) -> tuple[float, str] | None:
         """``(seconds, what)`` of the oldest wait for the database

@@ -34,6 +34,10 @@ _FENCE = (sa.select(tables.c.id, tables.c.owner, tables.c.epoch)
           .with_for_update(read=True))
 
 
+#: The events lock of a cluster (:meth:`Fences.events_in_order`).
+_EVENTS_LOCK = sa.text("select pg_advisory_xact_lock(29038, 2)")   # ("qn", 2)
+
+
 class Fences:
     """(A part of :class:`~qipai.host.store.Store`.)  The epochs this node
     holds, and the batch's check of them."""
@@ -45,6 +49,17 @@ class Fences:
         self.fences: dict[str, int] = {}
         #: Batches whose fence found a moved table (statistics).
         self.fenced_off = 0
+
+    def events_in_order(self, c: Any, writes: list[Write]) -> None:
+        """(A cluster node, inside a write transaction, before its first
+        write.)  If the batch inserts events, take the cluster's events lock
+        (a transaction lock, to the commit): the nodes' event ids then commit
+        in increasing order, as one server's do, so ``GET /events?after=ID``
+        never skips one committed later under a lower id."""
+        if self.node is None:   # type: ignore[attr-defined]
+            return
+        if any(kind == "event" for w in writes for kind, _ in w.ops):
+            c.execute(_EVENTS_LOCK)
 
     def fenced(self, c: Any, writes: list[Write]) -> dict[str, TableMoved]:
         """(Inside a write transaction, before its first write.)  The tables

@@ -148,12 +148,14 @@ class Reads:
     def closed_before(self, cutoff: float, limit: int) -> list[str]:
         """The ids of at most ``limit`` closed tables closed before
         ``cutoff`` (``time.time()``; a table closed before the ``closed``
-        column existed counts from its creation), oldest first."""
+        column existed counts from its creation), oldest first — a cluster
+        node's own only (each node prunes what it closed)."""
         when = sa.func.coalesce(tables.c.closed, tables.c.created)
+        q = sa.select(tables.c.id).where(tables.c.open == sa.false(), when < cutoff)
+        if self.node is not None:   # type: ignore[attr-defined]
+            q = q.where(tables.c.owner == self.node)   # type: ignore[attr-defined]
         with _reading("the closed tables"), self.engine.connect() as c:
-            rows = c.execute(sa.select(tables.c.id)
-                             .where(tables.c.open == sa.false(), when < cutoff)
-                             .order_by(when, tables.c.id).limit(limit))
+            rows = c.execute(q.order_by(when, tables.c.id).limit(limit))
             return [r[0] for r in rows]
 
     # ------------------------------------------------------------ events
@@ -164,8 +166,14 @@ class Reads:
         those not dead and due (``next_try`` ≤ ``now``): at most ``limit``,
         oldest first; and the earliest ``next_try`` of the heads not due yet
         (None: none)."""
+        pending = events.c.delivered.is_(None)
+        if self.node is not None:   # type: ignore[attr-defined]
+            # a cluster: a table's events are delivered by its node (its owner's
+            # deliverer, in order; a takeover takes them over with the table)
+            pending = sa.and_(pending, events.c.table_id.in_(
+                sa.select(tables.c.id).where(tables.c.owner == self.node)))  # type: ignore[attr-defined]
         heads = (sa.select(events.c.table_id, sa.func.min(events.c.id).label("id"))
-                 .where(events.c.delivered.is_(None)).group_by(events.c.table_id)
+                 .where(pending).group_by(events.c.table_id)
                  .subquery())
         base = (sa.select(events).join(heads, heads.c.id == events.c.id)
                 .where(events.c.dead == sa.false()))

@@ -386,6 +386,7 @@ class GroupCommit:
             with c.begin():
                 self._still_locked(c)
                 moved = self.fenced(c, writes)   # (a cluster node; else nothing is read)
+                self.events_in_order(c, writes)
                 run: list[dict[str, Any]] = []   # consecutive action rows: one executemany
                 for w in writes:
                     if moved and w.key in moved:   # another node's now: nothing of it
