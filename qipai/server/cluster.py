@@ -203,8 +203,13 @@ class Cluster:
     async def _sweep_loop(self) -> None:
         loop = asyncio.get_running_loop()
         while self.store.lost is None:
+            if self.draining:   # leaving: it takes nothing more (its peers sweep)
+                await asyncio.sleep(SWEEP_S)
+                continue
             try:
-                dead, taken, mine = await loop.run_in_executor(self._pool, self._sweep)
+                # (a table that could not be restored here is not tried again every sweep)
+                held = set(self.server.tables) | set(self._adopting) | set(self.server.refused)
+                dead, taken, mine = await loop.run_in_executor(self._pool, self._sweep, held)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - the next sweep tries again
@@ -224,9 +229,10 @@ class Cluster:
                 self.adopt_soon(tid, epoch)
             await asyncio.sleep(SWEEP_S)
 
-    def _sweep(self) -> tuple[list[str], dict[str, int], dict[str, int]]:
+    def _sweep(self, held: set[str]) -> tuple[list[str], dict[str, int], dict[str, int]]:
         """(The cluster's thread.)  One sweep: ``(dead nodes, tables taken
-        over → epoch, tables this node owns but does not serve → epoch)``."""
+        over → epoch, tables this node owns but does not serve — not in
+        ``held`` — → epoch)``."""
         with self.store.engine.begin() as c:
             c.execute(sa.text("select pg_advisory_xact_lock(:a, :b)"),
                       dict(a=SWEEP_LOCK[0], b=SWEEP_LOCK[1]))
@@ -243,7 +249,6 @@ class Cluster:
             if dead:
                 c.execute(nodes.delete().where(nodes.c.id.in_(dead)))
             taken = self._claim(c)
-            held = set(self.server.tables) | set(self._adopting)
             rows = c.execute(sa.select(tables.c.id, tables.c.epoch)
                              .where(tables.c.owner == self.node, tables.c.open == sa.true()))
             mine = {r[0]: r[1] for r in rows if r[0] not in held and r[0] not in taken}
@@ -305,14 +310,16 @@ class Cluster:
         if tid in s.tables:
             return s.tables[tid]
         try:
-            t = await s.restore_async(row)
+            t, made = await s.restore_async(row)
         except QipaiError as exc:
             s.refused[tid] = exc
             s.log(f"table {tid} not adopted ({type(exc).__name__}): "
                   f"{' '.join(getattr(exc, 'detail', str(exc)).split())}")
             return None
-        self.adopted += 1
-        t.start()
+        if made:
+            self.adopted += 1
+            s.events.emit("table_adopted", table=tid, node=self.node, epoch=row["epoch"])
+            t.start()
         return t
 
     async def serving(self, tid: str) -> HostedTable | None:
@@ -399,6 +406,7 @@ class Cluster:
             self.server.log(f"table {t.id} not handed to node {to}: {said(exc)}")
             return False
         self.handed_off += 1
+        self.server.events.emit("table_handed_off", table=t.id, node=to, epoch=epoch + 1)
         self._drop(t, to)
         try:
             await loop.run_in_executor(self._pool, self._notify, to, t.id)

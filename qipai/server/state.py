@@ -505,10 +505,12 @@ class Server:
         self.tables[t.id] = t
         return t
 
-    async def restore_async(self, row: dict[str, Any]) -> HostedTable:
+    async def restore_async(self, row: dict[str, Any]) -> tuple[HostedTable, bool]:
         """:meth:`restore` from the event loop (a cluster's takeover or
         handoff): the ruleset and the rows read off the loop, the hand
-        rebuilt in it.  Same errors."""
+        rebuilt in it.  Answers the table and whether it was made by this
+        call (False: it was served meanwhile, and that one is answered).
+        Same errors."""
         try:
             t = self._made(row, await self.ruleset_async(row["spec"]))
             t.rebuild_from(*await self.store.read(t.stored, capped=False))
@@ -519,7 +521,9 @@ class Server:
                 f"table {row.get('id')}: its stored rows do not read "
                 f"({type(exc).__name__}; the server's log says why); the database is damaged",
                 f"its stored rows do not read: {said(exc)}") from None
-        return self._served(t, row)
+        if t.id in self.tables:   # served meanwhile (made here, adopted by another call)
+            return self.tables[t.id], False
+        return self._served(t, row), True
 
     async def create(self, body: P.CreateTable, key_name: str | None = None
                      ) -> tuple[HostedTable, P.Created]:
