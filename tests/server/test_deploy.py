@@ -144,3 +144,19 @@ def test_an_option_set_that_is_not_qipai_serve_s_fails_the_check():
         serve_options(["--host", "0.0.0.0", "--no-such-option"])
     with pytest.raises(click.BadParameter):
         serve_options(["--forwarded-allow-ips", "caddy"])
+
+
+def test_the_cluster_caddyfile_hashes_over_the_nodes_and_names_each():
+    if shutil.which("caddy") is None:
+        pytest.skip("caddy is not installed")
+    path = str(DEPLOY / "cluster" / "Caddyfile")
+    env = {**os.environ, "QIPAI_DOMAIN": "qipai.example.org"}
+    p = subprocess.run(["caddy", "validate", "--adapter", "caddyfile", "--config", path],
+                       capture_output=True, text=True, timeout=60, check=False, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    p = subprocess.run(["caddy", "adapt", "--adapter", "caddyfile", "--config", path],
+                       capture_output=True, text=True, timeout=60, check=False, env=env)
+    routes = json.dumps(json.loads(p.stdout))
+    assert '"policy": "uri_hash"' in routes
+    for n in (1, 2, 3):   # each node's own site: its --advertise address
+        assert f"n{n}.qipai.example.org" in routes and f'"dial": "qipai-{n}:8000"' in routes
