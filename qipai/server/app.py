@@ -167,8 +167,6 @@ def create_app(server: Server) -> Starlette:
                 loop.add_signal_handler(signal.SIGTERM, drain)
         probe = trace.start()
         yield
-        if server.cluster is not None:
-            await server.cluster.stop()
         stalls.cancel()
         if webhook is not None:   # what it had in flight is sent again at the next start
             webhook.cancel()
@@ -185,6 +183,10 @@ def create_app(server: Server) -> Starlette:
             server.log(f"shutting down with a write still waiting for the database after "
                        f"{SHUTDOWN_S:g} s: nothing of it was acknowledged; it commits or not, "
                        f"and a restart replays what did")
+        if server.cluster is not None:
+            # its tables stopped and their writes answered: its row goes (a table it
+            # still owns is then no node's, and a peer's sweep serves it)
+            await server.cluster.stop()
         server.replays.close()
         server.specs.close()
         server.store.close(abandon=not done)
