@@ -71,7 +71,7 @@ from qipai.host.room import TIMEOUTS_TO_TUOGUAN, Room, showdown_of
 from qipai.host.seats import Seats
 from qipai.host.seatvalues import SeatValues
 from qipai.host.stakes import Stakes
-from qipai.host.store import LockLost, StoreError, Write, action_params, said
+from qipai.host.store import LockLost, StoreError, TableMoved, Write, action_params, said
 
 
 class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes, SeatValues):
@@ -524,6 +524,10 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes, SeatValues):
             exc = await done
             if isinstance(exc, LockLost):   # logged once, by the server
                 raise LockLost(f"table {self.id} was not closed: {LOCK_LOST}")
+            if isinstance(exc, TableMoved):   # (a cluster) another node's now: dropped here
+                self.moved_away(exc, None, None, None)
+                raise StoreError(f"table {self.id} was not closed: it is served by node "
+                                 f"{exc.owner} now; close it there")
             if exc is not None:
                 self.server.log(f"table {self.id}: its close was not written: {said(exc)}")
                 raise StoreError(f"table {self.id} was not closed: the database did not take "
