@@ -326,7 +326,34 @@ async def list_tables(request: Request) -> Response:
         key = _key_or_refusal(request, "listing the tables")
         if isinstance(key, Response):
             return key
-    return _json([t.info() for t in s.tables.values() if t.open and t.halted is None])
+    here = [t.info() for t in s.tables.values() if t.open and t.halted is None]
+    if s.cluster is None:
+        return _json(here)
+    # a cluster: the other nodes' open tables too, as the database holds them
+    try:
+        rows = await s.store.read(s.store.open_elsewhere, s.cluster.node, s.max_tables)
+    except StoreError as exc:
+        return _unread(s, exc)
+    return _json([*here, *(_listed(s, r) for r in rows if r["id"] not in s.tables)])
+
+
+def _listed(s: Server, row: dict[str, Any]) -> dict[str, Any]:
+    """(A cluster's ``GET /tables``.)  Another node's open table as the
+    database holds it: the fields of a table answer, its committed hand and
+    totals (``connected`` and ``watched`` are that node's to know: empty)."""
+    seats = len(msgspec.json.decode(row["bots"])) + len(msgspec.json.decode(row["tokens"]))
+    totals = [0] * seats
+    done = 0
+    for _, net, _ in row["hand_rows"]:
+        if net is not None:
+            done += 1
+            totals = [a + b for a, b in zip(totals, msgspec.json.decode(net))]
+    hand, _, commitment = row["hand_rows"][-1] if row["hand_rows"] else (0, None, "")
+    return {"id": row["id"], "spec": row["spec"], "variant": row["variant"], "players": seats,
+            "bots": msgspec.json.decode(row["bots"]), "hand": hand, "hands_done": done,
+            "dealer": None, "rng": row["rng"], "commitment": commitment, "totals": totals,
+            "open": True, "connected": [], "watched": False, "names": _names(row),
+            **_room(row), **s.where(row.get("owner"))}
 
 
 def _table(request: Request) -> HostedTable | None:

@@ -82,6 +82,11 @@ def test_any_node_names_the_owner_and_the_wrong_node_sends_moved(pg_url, tmp_pat
         for s in (a, b):
             info = s.info(t["id"])
             assert (info["node"], info["address"]) == ("a", a.url), info
+        # the lobby of either node lists every node's open tables, each with its node
+        for s in (a, b):
+            listed = {x["id"]: x for x in s.http().get("/tables").json()}
+            assert listed[t["id"]]["node"] == "a" and listed[t["id"]]["address"] == a.url
+            assert listed[t["id"]]["hand"] == 0 and listed[t["id"]]["totals"] == [0, 0, 0, 0]
         msg = moved_of(b, t["id"], t["seats"]["0"])
         assert msg == {"type": "moved", "table": t["id"], "node": "a", "address": a.url}
         # the close goes to the owner: asked of another node, it is sent there
@@ -186,7 +191,8 @@ def test_the_fence_drops_a_table_moved_underneath(pg_url, tmp_path):
         again = SyncSeat(b, tid, t["seats"]["0"])
         assert again.until("welcome")["hand"] == 0
         again.close()
-        assert tid not in {x["id"] for x in a.http().get("/tables").json()}
+        listed = {x["id"]: x for x in a.http().get("/tables").json()}
+        assert listed[tid]["node"] == "b"   # no longer node a's
     finally:
         a.stop()
         b.stop()

@@ -145,6 +145,26 @@ class Reads:
                 .limit(limit)).mappings()
             return [dict(r) for r in rows]
 
+    def open_elsewhere(self, node: str, limit: int) -> list[dict[str, Any]]:
+        """(A cluster node: ``GET /tables``.)  At most ``limit`` open tables
+        other nodes serve, oldest first: each table row with ``hand_rows``,
+        its hands' ``(hand, net, commitment)`` in hand order."""
+        with _reading("the other nodes' open tables"), self.engine.connect() as c:
+            rows = [dict(r) for r in c.execute(
+                sa.select(tables).where(tables.c.open == sa.true(),
+                                        sa.or_(tables.c.owner.is_(None), tables.c.owner != node))
+                .order_by(tables.c.created, tables.c.id).limit(limit)).mappings()]
+            by_id: dict[str, list[Any]] = {r["id"]: [] for r in rows}
+            if by_id:
+                for h in c.execute(sa.select(hands.c.table_id, hands.c.hand, hands.c.net,
+                                             hands.c.commitment)
+                                   .where(hands.c.table_id.in_(list(by_id)))
+                                   .order_by(hands.c.table_id, hands.c.hand)):
+                    by_id[h[0]].append((h[1], h[2], h[3]))
+            for r in rows:
+                r["hand_rows"] = by_id[r["id"]]
+            return rows
+
     def closed_before(self, cutoff: float, limit: int) -> list[str]:
         """The ids of at most ``limit`` closed tables closed before
         ``cutoff`` (``time.time()``; a table closed before the ``closed``
