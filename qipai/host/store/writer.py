@@ -63,7 +63,7 @@ import sqlalchemy as sa
 from qipai.host import trace
 from qipai.host.offload import Waits
 from qipai.host.store.errors import CommitUnknown, LockLost, StoreError, said
-from qipai.host.store.schema import _INSERT_ACTION, _STATEMENTS, Write
+from qipai.host.store.schema import _INSERT_ACTION, _STATEMENTS, Write, actions
 
 _T = TypeVar("_T")
 
@@ -98,6 +98,24 @@ def _is_busy(exc: BaseException) -> bool:
 #: (``PRAGMA wal_checkpoint(PASSIVE)``, in the store's thread, never in the
 #: event loop; SQLite's own automatic checkpoint is off).
 CHECKPOINT_S = 1.0
+
+
+def _unnest_insert(table: sa.Table, dialect: sa.Dialect) -> tuple[tuple[str, ...], str]:
+    """(PostgreSQL.)  ``(columns, sql)``: one ``INSERT`` of any number of
+    rows of ``table`` — every column of it, in ``columns``' order — whose
+    parameters are one array per column (psycopg's ``%b``: sent in binary),
+    unnested by the server into rows.  One statement, whatever the row
+    count: one Bind and Execute, its text always the same (psycopg prepares
+    it once), where an ``executemany`` sends a statement per row and
+    SQLAlchemy processes each row's parameters in Python.  A string column's
+    array is cast to ``text[]``, not to its ``varchar(n)`` (an explicit cast
+    would cut a value that is too long; the insert's own assignment refuses
+    it, as a plain ``INSERT`` does)."""
+    cols = tuple(table.c.keys())
+    casts = ["TEXT" if isinstance(table.c[k].type, sa.String)
+             else table.c[k].type.compile(dialect=dialect) for k in cols]
+    return cols, (f"INSERT INTO {table.name} ({', '.join(cols)}) SELECT * FROM unnest("
+                  + ", ".join(f"%b::{t}[]" for t in casts) + ")")
 
 
 class GroupCommit:
@@ -149,6 +167,13 @@ class GroupCommit:
         #: called (in the loop) with each batch's commit time in seconds, once a batch
         #: (the server's metrics: a histogram's observe)
         self.on_batch: Callable[[float], None] | None = None
+        #: PostgreSQL: the ``qipai_actions`` columns and the one statement that
+        #: inserts a run of action rows (:func:`_unnest_insert`); None elsewhere
+        self._action_cols: frozenset[str] | None = None
+        if self.dialect == "postgresql":
+            self._action_order, self._insert_actions = _unnest_insert(actions,
+                                                                       self.engine.dialect)
+            self._action_cols = frozenset(self._action_order)
 
     def submit(self, write: Write) -> None:
         """Queue ``write`` for the writer (started in the running loop on
@@ -383,20 +408,20 @@ class GroupCommit:
             evs = 0   # events inserted
             with c.begin():
                 self._still_locked(c)
-                run: list[dict[str, Any]] = []   # consecutive action rows: one executemany
+                run: list[dict[str, Any]] = []   # consecutive action rows: one statement
                 for w in writes:
                     for kind, params in w.ops:
                         if kind == "action":
                             run.append(params)
                             continue
                         if run:
-                            c.execute(_INSERT_ACTION, run)
+                            self._insert_run(c, run)
                             run = []
                         if kind == "event":
                             evs += 1
                         c.execute(_STATEMENTS[kind], params)
                 if run:
-                    c.execute(_INSERT_ACTION, run)
+                    self._insert_run(c, run)
                 self._still_locked(c)   # the commit is sent on the lock's session
                 committing = True       # leaving the block sends it
             if evs:
@@ -421,6 +446,21 @@ class GroupCommit:
                 pass
             self._wconn = None
             raise
+
+    def _insert_run(self, c: Any, rows: list[dict[str, Any]]) -> None:
+        """Insert consecutive ``qipai_actions`` rows (dicts of
+        :func:`~qipai.host.store.schema.action_params`) in the transaction
+        open on ``c``.  On PostgreSQL, rows that each name every column go as
+        one statement of one array per column (:func:`_unnest_insert`), sent
+        through SQLAlchemy's connection all the same (its errors, its
+        invalidation of a connection that failed); else — SQLite, or a row
+        leaving a column to its default — SQLAlchemy's ``executemany``."""
+        cols = self._action_cols
+        if cols is None or not all(r.keys() == cols for r in rows):
+            c.execute(_INSERT_ACTION, rows)
+            return
+        c.exec_driver_sql(self._insert_actions,
+                          tuple([r[k] for r in rows] for k in self._action_order))
 
     # -------------------------------------------------------------- writes
 
