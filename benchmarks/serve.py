@@ -238,6 +238,13 @@ def loop_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def has_keys(code: Path, env: dict[str, str]) -> bool:
+    """Whether the server at ``code`` (a checkout, on ``PYTHONPATH``) has
+    operator keys (``qipai keys``)."""
+    return subprocess.run([sys.executable, "-m", "qipai", "keys", "--help"], env=env,
+                          cwd=code, capture_output=True).returncode == 0
+
+
 def db_cpu_s(cluster: Any) -> float | None:
     """User + system CPU seconds of a PostgreSQL cluster's processes so far:
     the postmaster's own and its reaped children's (``cutime``, ``cstime``:
@@ -422,13 +429,14 @@ def run(args: argparse.Namespace, think_ms: float) -> dict[str, Any]:
     code = getattr(args, "code", None)   # --against: the reference checkout's server
     if code is not None:
         env["PYTHONPATH"] = str(code)
-    keyed = args.keys and code is None   # code before keys has no --keys
+    # code before operator keys has no --keys: its run is open (a later one's is keyed too)
+    keyed = args.keys and (code is None or has_keys(code, env))
     serve_args: list[str] = []
     headers: dict[str, str] = {}
     if keyed:
         key = subprocess.run([sys.executable, "-m", "qipai", "keys", "new", "bench", "--file",
                               str(tmp / "keys.json")], capture_output=True, text=True,
-                             check=True).stdout.split()[0]
+                             env=env, check=True).stdout.split()[0]
         serve_args = ["--keys", str(tmp / "keys.json")]
         headers = {"Authorization": f"Bearer {key}"}
     if getattr(args, "stake", None) and code is None:   # --stake: every table counts money
@@ -719,7 +727,8 @@ def main() -> None:
         for line in out["verdict"]:
             print(line)
         for kind, r in out.get("against", {}).get("ratios", {}).items():
-            print(f"{kind}: this checkout ({runs[kind]['mode']}) / {args.against} (open): "
+            print(f"{kind}: this checkout ({runs[kind]['mode']}) / {args.against} "
+                  f"({refs[kind]['mode']}): "
                   f"actions/s × {r['actions_per_s']}, p99 × {r['p99_ms']}, "
                   f"server CPU per action × {r['server_cpu_ms_per_action']} (its loop's × "
                   f"{r['server_loop_cpu_ms_per_action']}, other threads' × "

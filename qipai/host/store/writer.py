@@ -118,6 +118,13 @@ def _unnest_insert(table: sa.Table, dialect: sa.Dialect) -> tuple[tuple[str, ...
                   + ", ".join(f"%b::{t}[]" for t in casts) + ")")
 
 
+def _scalar_default(column: sa.Column) -> Any:
+    """The value ``column`` gets when an insert does not name it: its
+    Python-side scalar default, else None (NULL)."""
+    d = column.default
+    return d.arg if d is not None and d.is_scalar else None
+
+
 class GroupCommit:
     """(A part of :class:`~qipai.host.store.Store`.)  Submitting writes,
     committing them in batches on the writer's connection, and a new
@@ -167,13 +174,14 @@ class GroupCommit:
         #: called (in the loop) with each batch's commit time in seconds, once a batch
         #: (the server's metrics: a histogram's observe)
         self.on_batch: Callable[[float], None] | None = None
-        #: PostgreSQL: the ``qipai_actions`` columns and the one statement that
-        #: inserts a run of action rows (:func:`_unnest_insert`); None elsewhere
-        self._action_cols: frozenset[str] | None = None
+        #: PostgreSQL: the one statement that inserts a run of action rows
+        #: (:func:`_unnest_insert`), and its columns, each with the value a row
+        #: that does not name it gets (the column's default, else NULL); None elsewhere
+        self._insert_actions: str | None = None
+        self._action_cols: list[tuple[str, Any]] = []
         if self.dialect == "postgresql":
-            self._action_order, self._insert_actions = _unnest_insert(actions,
-                                                                       self.engine.dialect)
-            self._action_cols = frozenset(self._action_order)
+            order, self._insert_actions = _unnest_insert(actions, self.engine.dialect)
+            self._action_cols = [(k, _scalar_default(actions.c[k])) for k in order]
 
     def submit(self, write: Write) -> None:
         """Queue ``write`` for the writer (started in the running loop on
@@ -449,18 +457,18 @@ class GroupCommit:
 
     def _insert_run(self, c: Any, rows: list[dict[str, Any]]) -> None:
         """Insert consecutive ``qipai_actions`` rows (dicts of
-        :func:`~qipai.host.store.schema.action_params`) in the transaction
-        open on ``c``.  On PostgreSQL, rows that each name every column go as
-        one statement of one array per column (:func:`_unnest_insert`), sent
-        through SQLAlchemy's connection all the same (its errors, its
-        invalidation of a connection that failed); else — SQLite, or a row
-        leaving a column to its default — SQLAlchemy's ``executemany``."""
-        cols = self._action_cols
-        if cols is None or not all(r.keys() == cols for r in rows):
+        :func:`~qipai.host.store.schema.action_params`; a column a row does
+        not name gets its default, else NULL) in the transaction open on
+        ``c``.  On PostgreSQL as one statement of one array per column
+        (:func:`_unnest_insert`), sent through SQLAlchemy's connection all the
+        same (its errors, its invalidation of a connection that failed); on
+        SQLite, SQLAlchemy's ``executemany`` (a statement per row costs no
+        round trip there)."""
+        if self._insert_actions is None:
             c.execute(_INSERT_ACTION, rows)
             return
         c.exec_driver_sql(self._insert_actions,
-                          tuple([r[k] for r in rows] for k in self._action_order))
+                          tuple([r.get(k, d) for r in rows] for k, d in self._action_cols))
 
     # -------------------------------------------------------------- writes
 
