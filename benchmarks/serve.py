@@ -230,6 +230,46 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def loop_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of the process's main thread (the server's
+    event loop; ``/proc/PID/task/PID/stat``): the rest of :func:`cpu_s` is
+    its other threads' (the writer's, readers, the lock's watchdog)."""
+    fields = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def has_keys(code: Path, env: dict[str, str]) -> bool:
+    """Whether the server at ``code`` (a checkout, on ``PYTHONPATH``) has
+    operator keys (``qipai keys``)."""
+    return subprocess.run([sys.executable, "-m", "qipai", "keys", "--help"], env=env,
+                          cwd=code, capture_output=True).returncode == 0
+
+
+def db_cpu_s(cluster: Any) -> float | None:
+    """User + system CPU seconds of a PostgreSQL cluster's processes so far:
+    the postmaster's own and its reaped children's (``cutime``, ``cstime``:
+    backends that exited), plus every live child's (backends, the WAL
+    writer, checkpointer, autovacuum…).  None for SQLite (no cluster)."""
+    if cluster is None:
+        return None
+    pm = int((cluster.data / "postmaster.pid").read_text().split()[0])
+    tck = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            f = (d / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:   # gone meanwhile
+            continue
+        pid, ppid = int(d.name), int(f[1])
+        if pid == pm:
+            total += int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])
+        elif ppid == pm:
+            total += int(f[11]) + int(f[12])
+    return total / tck
+
+
 def start_db(kind: str, tmp: Path) -> tuple[str, Any]:
     if kind == "sqlite":
         return f"sqlite:///{tmp / 'bench.db'}", None
@@ -389,13 +429,14 @@ def run(args: argparse.Namespace, think_ms: float) -> dict[str, Any]:
     code = getattr(args, "code", None)   # --against: the reference checkout's server
     if code is not None:
         env["PYTHONPATH"] = str(code)
-    keyed = args.keys and code is None   # code before keys has no --keys
+    # code before operator keys has no --keys: its run is open (a later one's is keyed too)
+    keyed = args.keys and (code is None or has_keys(code, env))
     serve_args: list[str] = []
     headers: dict[str, str] = {}
     if keyed:
         key = subprocess.run([sys.executable, "-m", "qipai", "keys", "new", "bench", "--file",
                               str(tmp / "keys.json")], capture_output=True, text=True,
-                             check=True).stdout.split()[0]
+                             env=env, check=True).stdout.split()[0]
         serve_args = ["--keys", str(tmp / "keys.json")]
         headers = {"Authorization": f"Bearer {key}"}
     if getattr(args, "stake", None) and code is None:   # --stake: every table counts money
@@ -410,11 +451,15 @@ def run(args: argparse.Namespace, think_ms: float) -> dict[str, Any]:
         serve_args += ["--webhook", f"http://127.0.0.1:{rport}/hook"]
     if getattr(args, "seat_values", False) and code is None:   # joint deals (issue 36)
         serve_args += ["--seat-values", "--seat-value-timeout", "30"]
+    if getattr(args, "switch_interval", None) is not None:   # the GIL's, in the server
+        prof = [*prof, "-c", "import runpy, sys; sys.setswitchinterval("
+                f"{args.switch_interval / 1000!r}); runpy.run_module('qipai', "
+                "run_name='__main__', alter_sys=True)"]
     trace = tmp / "trace.jsonl" if args.trace else None
     if trace is not None:
         env["QIPAI_SERVE_TRACE"] = str(trace)
     proc = subprocess.Popen(
-        [sys.executable, *prof, "-m", "qipai", "serve", "--port", str(port), "--db", db,
+        [sys.executable, *prof, *([] if "-c" in prof else ["-m", "qipai"]), "serve", "--port", str(port), "--db", db,
          "--turn-timeout", "3600", *serve_args],
         stdout=log.open("w"), stderr=subprocess.STDOUT, cwd=tmp, env=env)
     try:
@@ -452,11 +497,13 @@ def run(args: argparse.Namespace, think_ms: float) -> dict[str, Any]:
             procs.append(p)
         for a in pipes:
             assert a.recv() == "connected"
-        cpu0 = cpu_s(proc.pid)
+        cpu0, loop0 = cpu_s(proc.pid), loop_cpu_s(proc.pid)
+        db0 = db_cpu_s(cluster)
         load0 = os.getloadavg()[0]
         go.set()
         outs = [a.recv() for a in pipes]
-        cpu1 = cpu_s(proc.pid)
+        cpu1, loop1 = cpu_s(proc.pid), loop_cpu_s(proc.pid)
+        db1 = db_cpu_s(cluster)
         for p in procs:
             p.join()
         peak = peak_rss_mb(proc.pid)
@@ -497,9 +544,16 @@ def run(args: argparse.Namespace, think_ms: float) -> dict[str, Any]:
                       for k, v in sorted(by_kind.items(), key=lambda kv: -len(kv[1]))},
         "server_cpu_s": round(cpu1 - cpu0, 2),
         "server_cpu_ms_per_action": round((cpu1 - cpu0) * 1000 / len(lat), 3) if lat else None,
+        "server_loop_cpu_ms_per_action": (round((loop1 - loop0) * 1000 / len(lat), 3)
+                                          if lat else None),
+        "server_threads_cpu_ms_per_action": (round((cpu1 - cpu0 - loop1 + loop0) * 1000
+                                                   / len(lat), 3) if lat else None),
         "client_cpu_s": round(sum(o["cpu"] for o in outs), 2),
         "client_cpu_ms_per_action": (round(sum(o["cpu"] for o in outs) * 1000 / len(lat), 3)
                                      if lat else None),
+        "db_cpu_s": round(db1 - db0, 2) if db0 is not None else None,
+        "db_cpu_ms_per_action": (round((db1 - db0) * 1000 / len(lat), 3)
+                                 if db0 is not None and lat else None),
         "load_avg_1m_start": load0, "load_avg_1m": os.getloadavg()[0],
         "peak_mb": round(peak, 1), "idle_mb": round(rss_idle, 1),
         "cpus": os.cpu_count(), "errors": errors[:20], "n_errors": len(errors),
@@ -554,10 +608,14 @@ def print_run(title: str, out: dict[str, Any]) -> None:
                                       for k, v in out["by_action"].items()))
     print(f"  server CPU {out['server_cpu_s']} s while playing: "
           f"{out['server_cpu_ms_per_action']} ms per action "
-          f"(1-min load average {out['load_avg_1m_start']:.1f} at the start, "
+          f"(its event loop's thread {out['server_loop_cpu_ms_per_action']}, other threads "
+          f"{out['server_threads_cpu_ms_per_action']}; 1-min load average {out['load_avg_1m_start']:.1f} at the start, "
           f"{out['load_avg_1m']:.1f} at the end, {out['cpus']} cores)")
     print(f"  client CPU {out['client_cpu_s']} s ({out['client_procs']} process(es)): "
           f"{out['client_cpu_ms_per_action']} ms per action")
+    if out.get("db_cpu_s") is not None:
+        print(f"  database CPU {out['db_cpu_s']} s (the PostgreSQL cluster's processes): "
+              f"{out['db_cpu_ms_per_action']} ms per action")
     print(f"  server peak RSS {out['peak_mb']} MB (after creating the tables: "
           f"{out['idle_mb']} MB)")
     print(f"  records: {'all replay and sum to zero' if out['records_ok'] else 'PROBLEMS'}"
@@ -624,6 +682,9 @@ def main() -> None:
     ap.add_argument("--stake", type=int, default=None, metavar="N",
                     help="serve with --stake N --rake-percent 5 --rake-cap 200: every hand's "
                          "money and rake computed and written (not in the --against run)")
+    ap.add_argument("--switch-interval", type=float, default=None, metavar="MS",
+                    help="the server's GIL switch interval (sys.setswitchinterval) in ms "
+                         "(default: Python's, 5 ms); not with --profile/--pyinstrument")
     ap.add_argument("--pyinstrument", metavar="FILE", help="run the server under pyinstrument "
                     "(the bench group), write its text report to FILE")
     ap.add_argument("--profile", metavar="FILE", help="run the server under cProfile, "
@@ -666,9 +727,13 @@ def main() -> None:
         for line in out["verdict"]:
             print(line)
         for kind, r in out.get("against", {}).get("ratios", {}).items():
-            print(f"{kind}: this checkout ({runs[kind]['mode']}) / {args.against} (open): "
+            print(f"{kind}: this checkout ({runs[kind]['mode']}) / {args.against} "
+                  f"({refs[kind]['mode']}): "
                   f"actions/s × {r['actions_per_s']}, p99 × {r['p99_ms']}, "
-                  f"server CPU per action × {r['server_cpu_ms_per_action']}")
+                  f"server CPU per action × {r['server_cpu_ms_per_action']} (its loop's × "
+                  f"{r['server_loop_cpu_ms_per_action']}, other threads' × "
+                  f"{r['server_threads_cpu_ms_per_action']}), database CPU per action × "
+                  f"{r['db_cpu_ms_per_action']}")
     if any(r["record_problems"] or r["n_errors"] for r in [*runs.values(), *refs.values()]):
         sys.exit(1)
 
@@ -694,8 +759,11 @@ def ratios(runs: dict[str, dict[str, Any]], refs: dict[str, dict[str, Any]]
     out = {}
     for kind, ref in refs.items():
         head = runs[kind]
-        out[kind] = {k: round(head[k] / ref[k], 3) if ref[k] else float("nan")
-                     for k in ("actions_per_s", "p99_ms", "server_cpu_ms_per_action")}
+        out[kind] = {k: round(head[k] / ref[k], 3) if ref.get(k) and head.get(k) is not None
+                     else float("nan")
+                     for k in ("actions_per_s", "p99_ms", "server_cpu_ms_per_action",
+                               "server_loop_cpu_ms_per_action",
+                               "server_threads_cpu_ms_per_action", "db_cpu_ms_per_action")}
     return out
 
 

@@ -63,7 +63,7 @@ import sqlalchemy as sa
 from qipai.host import trace
 from qipai.host.offload import Waits
 from qipai.host.store.errors import CommitUnknown, LockLost, StoreError, TableMoved, said
-from qipai.host.store.schema import _INSERT_ACTION, _STATEMENTS, Write
+from qipai.host.store.schema import _INSERT_ACTION, _STATEMENTS, Write, actions
 
 _T = TypeVar("_T")
 
@@ -98,6 +98,31 @@ def _is_busy(exc: BaseException) -> bool:
 #: (``PRAGMA wal_checkpoint(PASSIVE)``, in the store's thread, never in the
 #: event loop; SQLite's own automatic checkpoint is off).
 CHECKPOINT_S = 1.0
+
+
+def _unnest_insert(table: sa.Table, dialect: sa.Dialect) -> tuple[tuple[str, ...], str]:
+    """(PostgreSQL.)  ``(columns, sql)``: one ``INSERT`` of any number of
+    rows of ``table`` — every column of it, in ``columns``' order — whose
+    parameters are one array per column (psycopg's ``%b``: sent in binary),
+    unnested by the server into rows.  One statement, whatever the row
+    count: one Bind and Execute, its text always the same (psycopg prepares
+    it once), where an ``executemany`` sends a statement per row and
+    SQLAlchemy processes each row's parameters in Python.  A string column's
+    array is cast to ``text[]``, not to its ``varchar(n)`` (an explicit cast
+    would cut a value that is too long; the insert's own assignment refuses
+    it, as a plain ``INSERT`` does)."""
+    cols = tuple(table.c.keys())
+    casts = ["TEXT" if isinstance(table.c[k].type, sa.String)
+             else table.c[k].type.compile(dialect=dialect) for k in cols]
+    return cols, (f"INSERT INTO {table.name} ({', '.join(cols)}) SELECT * FROM unnest("
+                  + ", ".join(f"%b::{t}[]" for t in casts) + ")")
+
+
+def _scalar_default(column: sa.Column) -> Any:
+    """The value ``column`` gets when an insert does not name it: its
+    Python-side scalar default, else None (NULL)."""
+    d = column.default
+    return d.arg if d is not None and d.is_scalar else None
 
 
 class GroupCommit:
@@ -149,6 +174,14 @@ class GroupCommit:
         #: called (in the loop) with each batch's commit time in seconds, once a batch
         #: (the server's metrics: a histogram's observe)
         self.on_batch: Callable[[float], None] | None = None
+        #: PostgreSQL: the one statement that inserts a run of action rows
+        #: (:func:`_unnest_insert`), and its columns, each with the value a row
+        #: that does not name it gets (the column's default, else NULL); None elsewhere
+        self._insert_actions: str | None = None
+        self._action_cols: list[tuple[str, Any]] = []
+        if self.dialect == "postgresql":
+            order, self._insert_actions = _unnest_insert(actions, self.engine.dialect)
+            self._action_cols = [(k, _scalar_default(actions.c[k])) for k in order]
 
     def submit(self, write: Write) -> None:
         """Queue ``write`` for the writer (started in the running loop on
@@ -387,7 +420,7 @@ class GroupCommit:
                 self._still_locked(c)
                 moved = self.fenced(c, writes)   # (a cluster node; else nothing is read)
                 self.events_in_order(c, writes)
-                run: list[dict[str, Any]] = []   # consecutive action rows: one executemany
+                run: list[dict[str, Any]] = []   # consecutive action rows: one statement
                 for w in writes:
                     if moved and w.key in moved:   # another node's now: nothing of it
                         continue
@@ -396,13 +429,13 @@ class GroupCommit:
                             run.append(params)
                             continue
                         if run:
-                            c.execute(_INSERT_ACTION, run)
+                            self._insert_run(c, run)
                             run = []
                         if kind == "event":
                             evs += 1
                         c.execute(_STATEMENTS[kind], params)
                 if run:
-                    c.execute(_INSERT_ACTION, run)
+                    self._insert_run(c, run)
                 self._still_locked(c)   # the commit is sent on the lock's session
                 committing = True       # leaving the block sends it
             if evs:
@@ -428,6 +461,21 @@ class GroupCommit:
                 pass
             self._wconn = None
             raise
+
+    def _insert_run(self, c: Any, rows: list[dict[str, Any]]) -> None:
+        """Insert consecutive ``qipai_actions`` rows (dicts of
+        :func:`~qipai.host.store.schema.action_params`; a column a row does
+        not name gets its default, else NULL) in the transaction open on
+        ``c``.  On PostgreSQL as one statement of one array per column
+        (:func:`_unnest_insert`), sent through SQLAlchemy's connection all the
+        same (its errors, its invalidation of a connection that failed); on
+        SQLite, SQLAlchemy's ``executemany`` (a statement per row costs no
+        round trip there)."""
+        if self._insert_actions is None:
+            c.execute(_INSERT_ACTION, rows)
+            return
+        c.exec_driver_sql(self._insert_actions,
+                          tuple([r.get(k, d) for r in rows] for k, d in self._action_cols))
 
     # -------------------------------------------------------------- writes
 
