@@ -57,7 +57,8 @@ import sqlalchemy as sa
 
 from qipai.core.errors import QipaiError
 from qipai.host import protocol as P
-from qipai.host.store import TableMoved, Write, node_lock_key, nodes, said, tables
+from qipai.host.offload import Crowded, Stopped
+from qipai.host.store import StoreError, TableMoved, Write, node_lock_key, nodes, said, tables
 
 if TYPE_CHECKING:
     from qipai.host.match import HostedTable
@@ -128,8 +129,6 @@ class Cluster:
 
         Raises:
             StoreError: the database failed."""
-        from qipai.host.store import StoreError
-
         try:
             with self.store.engine.begin() as c:
                 c.execute(sa.text("create index if not exists qipai_tables_owner "
@@ -314,7 +313,12 @@ class Cluster:
         try:
             await self._ruleset(row["spec"])
             t, made = await s.restore_async(row)
-        except QipaiError as exc:
+        except (StoreError, Crowded, Stopped) as exc:
+            # the database or the loads busy, the server stopping: not the table's
+            # fault — the next sweep (or connection) tries again
+            s.log_once(f"adopt:{tid}", f"table {tid} not adopted yet: {said(exc)}")
+            return None
+        except QipaiError as exc:   # not restorable here (versions, plugins, damaged rows)
             s.refused[tid] = exc
             s.log(f"table {tid} not adopted ({type(exc).__name__}): "
                   f"{' '.join(getattr(exc, 'detail', str(exc)).split())}")
