@@ -414,9 +414,11 @@ class Cluster:
         t.halt("Moving", f"table {t.id} is moving to node {to}; a moved message follows")
         loop = asyncio.get_running_loop()
         done: asyncio.Future[BaseException | None] = loop.create_future()
+        # the peer is told in the same transaction (a NOTIFY is delivered at the commit)
         self.store.submit(Write(t.id, [("handoff", dict(k_table=t.id, k_owner=self.node,
                                                         k_epoch=epoch, owner=to,
-                                                        epoch=epoch + 1))],
+                                                        epoch=epoch + 1)),
+                                       ("notify", dict(ch=CHANNEL, p=f"adopt {to} {t.id}"))],
                                 lambda exc: done.done() or done.set_result(exc)))
         exc = await done
         if isinstance(exc, TableMoved):
@@ -428,16 +430,7 @@ class Cluster:
         self.handed_off += 1
         self.server.events.emit("table_handed_off", table=t.id, node=to, epoch=epoch + 1)
         self._drop(t, to)
-        try:
-            await loop.run_in_executor(self._pool, self._notify, to, t.id)
-        except Exception:  # noqa: BLE001, S110 - its sweep finds it anyway
-            pass
         return True
-
-    def _notify(self, node: str, tid: str) -> None:
-        with self.store.engine.begin() as c:
-            c.execute(sa.text("select pg_notify(:ch, :p)"),
-                      dict(ch=CHANNEL, p=f"adopt {node} {tid}"))
 
     def _peers(self) -> list[tuple[str, int]]:
         """(The cluster's thread.)  The live peers not draining, each with
@@ -489,12 +482,12 @@ class Cluster:
             load[to] += 1
             moves.append(self.hand_off(t, to))
         t0 = time.monotonic()
+        before = self.handed_off
         try:
-            results = await asyncio.wait_for(asyncio.gather(*moves, return_exceptions=True),
-                                             DRAIN_S)
+            await asyncio.wait_for(asyncio.gather(*moves, return_exceptions=True), DRAIN_S)
         except asyncio.TimeoutError:
-            results = []
-        moved = sum(1 for r in results if r is True)
+            pass
+        moved = self.handed_off - before   # (counted as each move is written)
         s.log(f"cluster: drain: {moved} of {len(mine)} table{'s' if len(mine) != 1 else ''} "
               f"handed to {', '.join(sorted(load))} in {time.monotonic() - t0:.2f} s")
         return len(mine) - moved

@@ -229,7 +229,7 @@ _STATEMENTS = {"event": events.insert(), "event_sent": _EVENT_SENT,
                "prune_tables": _PRUNE_TABLES,
                "seat_commit": seat_values.insert(), "seat_reveal": _SEAT_REVEAL,
                "deal_hand": _UPDATE_HAND, "prune_seat_values": _PRUNE_SEAT_VALUES,
-               "handoff": _HANDOFF}
+               "handoff": _HANDOFF, "notify": sa.text("select pg_notify(:ch, :p)")}
 
 
 @dataclass(eq=False)
@@ -257,7 +257,8 @@ class Write:
             ``joint``, ``k_table``, ``k_hand``), ``"prune_seat_values"`` (``ids``);
             ``"handoff"`` (a cluster's table given to another node: ``k_table``,
             ``k_owner``, ``k_epoch`` — this node and the epoch it holds —
-            ``owner``, ``epoch``).
+            ``owner``, ``epoch``); ``"notify"`` (PostgreSQL's ``NOTIFY``
+            on channel ``ch`` with payload ``p``, delivered at the commit).
         done: called in the event loop once committed (``None``) or failed
             (the exception); not called for a cancelled write.
     """
