@@ -13,7 +13,10 @@ may only pass, a forced move) is answered without asking.  ``q``, the end
 of input and Ctrl-C leave: the socket is closed.  ``--auto`` plays
 by itself (wins when it may, passes claims, discards the highest card),
 for demos and checks.  It speaks only the protocol
-(docs/reference/protocol.md), through the ``websockets`` package.
+(docs/reference/protocol.md), through the ``websockets`` package.  A table
+that moves to another node of a cluster (``qipai serve --cluster``: a
+``moved``) is followed, and a connection that drops is opened again, the
+hand resynced: :func:`run`.
 """
 
 from __future__ import annotations
@@ -561,7 +564,9 @@ def connect(url: str, auto: bool, hands: int | None, auto_pass: bool) -> None:
     action's number (from 1), a card to discard (W, 3m, 三万) or an action's
     word (peng, 胡, pass); Enter alone passes; q leaves; d proposes or agrees
     to dissolving a room (d no refuses); t turns 托管 on or off.  A room's
-    ready step is answered at once.
+    ready step is answered at once.  A table that moves to another node of
+    a cluster is followed there, and a dropped connection is opened again
+    (for at most a minute; then the status is 1).
     """
     try:
         import websockets  # noqa: F401
