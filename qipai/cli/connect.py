@@ -288,7 +288,7 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                        f"({type(exc).__name__}); the table goes on without you")
                 return 1
             tries += 1
-            at = known[tries % len(known)]
+            at = known[(known.index(at) + 1) % len(known)]   # the next one known
             time.sleep(min(RECONNECT_BASE_S * 2 ** (tries - 1), RECONNECT_MAX_S))
             continue
         moved: dict[str, Any] | None = None

@@ -88,6 +88,23 @@ def open_decision(driver) -> bool:
         "const a = document.getElementById('actions'); return !!a && a.dataset.open === '1'")
 
 
+def act(driver, n: int) -> dict:
+    """``n`` of the seat's actions, each acknowledged (its decision gone),
+    then its next decision open; the hand not over.  click_once's state."""
+    state = {"claims": 0}
+    for i in range(n + 1):
+        wait(driver, lambda d: open_decision(d) or d.find_elements("id", "settlement"))
+        assert not driver.find_elements("id", "settlement"), "the hand ended already"
+        if i == n:
+            return state
+        seq = driver.find_element("id", "actions").get_attribute("data-seq")
+        wait(driver, lambda d: clicked(d, state))   # (redrawn under the click: again)
+        wait(driver, lambda d, seq=seq: d.find_elements("id", "settlement") or d.execute_script(
+            "const a = document.getElementById('actions');"
+            "return a.dataset.seq + '/' + a.dataset.open") != f"{seq}/1")
+    return state
+
+
 @pytest.mark.parametrize("size", [(390, 844), (1280, 800)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_the_page_follows_its_table_to_another_node_mid_hand(driver, nodes, artifacts, size):
     a, b = nodes
@@ -99,19 +116,8 @@ def test_the_page_follows_its_table_to_another_node_mid_hand(driver, nodes, arti
     driver.get(f"{a.url}/#play/{t['id']}/{t['seats']['0']}")
     wait(driver, lambda d: d.find_elements("css selector", ".seat.me .hand .tile"))
     driver.execute_script(WATCH)
-    # a few of the seat's actions at node A
-    state = {"claims": 0}
-    for _ in range(3):
-        wait(driver, lambda d: open_decision(d) or d.find_elements("id", "settlement"))
-        assert not driver.find_elements("id", "settlement"), "the hand ended at node A"
-        seq = driver.find_element("id", "actions").get_attribute("data-seq")
-        wait(driver, lambda d: clicked(d, state))   # (redrawn under the click: again)
-        wait(driver, lambda d, seq=seq: d.find_elements("id", "settlement") or d.execute_script(
-            "const a = document.getElementById('actions');"
-            "return a.dataset.seq + '/' + a.dataset.open") != f"{seq}/1")
+    state = act(driver, 3)   # a few of the seat's actions at node A
     # node A drains while the seat has a decision open; its answer races the drain
-    wait(driver, lambda d: open_decision(d) or d.find_elements("id", "settlement"))
-    assert not driver.find_elements("id", "settlement"), "the hand ended at node A"
     a.proc.terminate()
     clicked(driver, state)   # (or not: the page redrawn by the move under the click)
     log = drained(a)
@@ -132,6 +138,29 @@ def test_the_page_follows_its_table_to_another_node_mid_hand(driver, nodes, arti
     assert MOVING in seen["status"], seen
     assert seen["status"][seen["status"].index(MOVING):][-1] == CONNECTED, seen
     assert not seen["refusals"], seen
+
+
+def test_the_page_finds_its_table_again_when_its_node_is_killed(driver, nodes, artifacts):
+    """The page loaded from node B, its table node A's (B answers moved: A);
+    A is killed (SIGKILL: its sockets drop) mid-hand: the page tries A again,
+    then its own origin, B, which has taken the table over; the hand ends there."""
+    a, b = nodes
+    sized(driver, (390, 844))
+    t = a.create("guilin-mahjong", bots=[1, 2, 3])
+    set_language(driver, b, "zh")
+    driver.get("about:blank")
+    driver.get(f"{b.url}/#play/{t['id']}/{t['seats']['0']}")
+    wait(driver, lambda d: d.find_elements("css selector", ".seat.me .hand .tile"))
+    state = act(driver, 2)
+    a.kill()
+    clicked(driver, state)   # (into the dead socket, or not at all)
+    play_to_the_end(driver, artifacts, "cluster-killed")
+    driver.execute_script("window.scrollTo(0, 0)")
+    check_settlement(driver, b, t["id"], 4)
+    driver.save_screenshot(str(artifacts / "cluster-killed-settlement.png"))
+    assert "took over 1 table of node nA (dead)" in b.log_path.read_text()
+    with httpx.Client(base_url=b.url, timeout=PATIENCE) as http:
+        assert http.get(f"/tables/{t['id']}").json()["node"] == "nB"
 
 
 def test_connect_follows_its_table_from_node_to_node(nodes):
@@ -170,3 +199,35 @@ def test_connect_follows_its_table_from_node_to_node(nodes):
         assert http.get(f"/tables/{t['id']}").json()["node"] == "nB"
     net = hands[0]["record"]["result"]["net"]
     assert lines[-1] == f"== hand 1 over · totals {json.dumps(net)}", lines
+
+
+def test_connect_finds_its_table_again_when_its_node_is_killed(nodes):
+    """Given node B's address, moved to node A; A is killed (SIGKILL) while
+    the player chooses: the connection drops, A is tried again, then B, which
+    has taken the table over; the hand ends there."""
+    from qipai.cli import connect as client
+
+    a, b = nodes
+    t = a.create("guilin-mahjong", bots=[1, 2, 3])
+    prompts = []
+
+    class Typist:
+        def readline(self) -> str:
+            prompts.append(out.getvalue().rsplit("\n", 1)[-1])
+            if len(prompts) == 2:
+                a.kill()
+            return "1\n"
+
+    out = io.StringIO()
+    url = b.ws(f"/tables/{t['id']}/ws?token={t['seats']['0']}")
+    assert client.run(url, hands=1, out=out, inp=Typist()) == 0, out.getvalue()
+    text = out.getvalue()
+    assert len(prompts) >= 2, text
+    # (B may name A again until its sweep finds A dead: A is tried again then)
+    moves = re.findall(r"== the table moved to node .*?: reconnecting", text)
+    assert moves and set(moves) == {f"== the table moved to node nA ({a.url}): reconnecting"}, text
+    assert text.count("!! the connection dropped: reconnecting") == 1, text
+    assert "took over 1 table of node nA (dead)" in b.log_path.read_text()
+    with httpx.Client(base_url=b.url, timeout=PATIENCE) as http:
+        net = http.get(f"/tables/{t['id']}/records").json()["hands"][0]["record"]["result"]["net"]
+    assert text.splitlines()[-1] == f"== hand 1 over · totals {json.dumps(net)}", text
