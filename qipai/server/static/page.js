@@ -337,7 +337,15 @@ class Seat {
     this.seatConns = 1;  // a new connection: the count it is told after its welcome
     this.valueSent = new Set();  // "hand:phase" sent on this connection (seatValue)
     if (this.sent) this.sent.again = true;  // not acknowledged: offered again here, it was not applied
-    this.ws = new WebSocket(wsAt(this.base, `/tables/${encodeURIComponent(this.table)}/ws?token=${encodeURIComponent(this.token)}`));
+    const path = `/tables/${encodeURIComponent(this.table)}/ws?token=${encodeURIComponent(this.token)}`;
+    try {
+      this.ws = new WebSocket(wsAt(this.base, path));
+    } catch (e) {
+      // an address the browser will not open from this page (not a URL; ws:// from an
+      // https page): the page's own origin instead
+      this.base = null;
+      this.ws = new WebSocket(wsAt(null, path));
+    }
     if (!this.moving) setStatus(t("connecting"));
     let opened = false, moved = null;
     this.ws.onopen = () => { opened = true; if (!this.moving) setStatus(t("connected")); };
