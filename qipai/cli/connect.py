@@ -13,7 +13,10 @@ may only pass, a forced move) is answered without asking.  ``q``, the end
 of input and Ctrl-C leave: the socket is closed.  ``--auto`` plays
 by itself (wins when it may, passes claims, discards the highest card),
 for demos and checks.  It speaks only the protocol
-(docs/reference/protocol.md), through the ``websockets`` package.
+(docs/reference/protocol.md), through the ``websockets`` package.  A table
+that moves to another node of a cluster (``qipai serve --cluster``: a
+``moved``) is followed, and a connection that drops is opened again, the
+hand resynced: :func:`run`.
 """
 
 from __future__ import annotations
@@ -64,6 +67,15 @@ def auto_choice(legal: list[dict[str, Any]]) -> dict[str, Any]:
 PACE_S = 0.012
 #: Seconds to wait before sending again an act the server dropped (Throttled).
 RESEND_S = 0.25
+#: Seconds before connecting again after a ``moved`` without an address (the
+#: table's node died; a survivor takes it over within seconds).
+MOVED_WAIT_S = 0.75
+#: Seconds before the first new connection after one dropped; each failed
+#: try doubles it, up to :data:`RECONNECT_MAX_S`.
+RECONNECT_BASE_S = 0.5
+RECONNECT_MAX_S = 4.0
+#: Seconds a lost connection is tried again before the client gives up.
+RECONNECT_S = 60.0
 
 
 class _Left(Exception):
@@ -85,13 +97,27 @@ def run(url: str, auto: bool = False, hands: int | None = None,
 
     ``auto_pass``: answer a decision with one legal answer without asking.
 
+    A cluster's ``moved`` (the table is served by another node: a drain, a
+    takeover) is followed at once — one line says where — to the same path
+    at its ``address`` (``address`` None: the same node again after
+    :data:`MOVED_WAIT_S`); the welcome there resyncs the hand, and an act
+    not acknowledged is sent again if its decision is offered again (it
+    was not applied).  A connection that drops (its node killed, the
+    network cut) is opened again with a backoff, at the addresses known —
+    ``url``'s, then those ``moved`` named — in turn, for at most
+    :data:`RECONNECT_S` seconds.  A connection the server closes itself
+    (without ``moved``) ends the run as ``closed`` does.
+
     Returns: 0 after ``hands`` hands (or when the table closes, or when the
     player leaves: ``q`` or the end of ``inp``), 2 when the server refuses
-    the connection.
+    the connection, 1 when a lost connection could not be opened again
+    within :data:`RECONNECT_S` seconds.
 
     Raises:
         BadServerMessage: the server sent a ``decide`` with no legal action.
+        OSError, websockets' errors: the first connection could not be opened.
     """
+    from websockets.exceptions import ConnectionClosed, ConnectionClosedOK
     from websockets.sync.client import connect
 
     from qipai.host.protocol import messages
@@ -102,10 +128,14 @@ def run(url: str, auto: bool = False, hands: int | None = None,
     me: list[int | None] = [None]     # the connection's seat
     tuoguan: set[int] = set()         # seats in 托管, as last told
     done = 0
-    last: tuple[int, str] | None = None  # (seq, frame) of the last act sent
+    last: tuple[int, int, str] | None = None  # (hand, seq, frame) of the last act sent
+    acked = True     # the last act sent was acknowledged (applied)
     seat_conns = 1   # the seat's connections open at the table, as last told
     shown = -1       # the last hand whose end (摊牌, payments) was printed
     sent_at = 0.0
+    printed = (-1, 0)   # (hand, events of its view printed): a resync prints only the rest
+    welcomed = False    # a welcome came on this connection
+    ws: Any = None
 
     def send(frame: str) -> None:
         """Send, no faster than the server's message rate (a faster client's
@@ -119,110 +149,241 @@ def run(url: str, auto: bool = False, hands: int | None = None,
 
     joint = SeatValue()
 
-    with connect(url) as ws:
-        for text in ws:
-            for m in messages(json.loads(text)):   # a batch frame: its messages in order
-                t = m["type"]
-                if t == "welcome":
-                    p.welcome(m)
-                    me[0] = m["seat"]
-                    _room_lines(p, m, shown)
-                    if m.get("presence"):
-                        tuoguan = set(m["presence"]["tuoguan"])
-                    step = m.get("ready_step")
-                    if step and m["seat"] in step["waiting"]:
-                        send(json.dumps({"type": "ready", "hand": step["hand"]}))
-                elif t == "events":
-                    for e in m["events"]:
-                        p.line("   " + p.event(e))
-                elif t == "decide":
-                    def extra(word: str) -> None:
-                        """``d``/``d no``: dissolve; ``t``: 托管 on or off."""
-                        if word == "t":
-                            send(json.dumps({"type": "tuoguan", "on": me[0] not in tuoguan}))
-                        else:
-                            send(json.dumps({"type": "dissolve", "agree": word == "d"}))
-                    if me[0] in tuoguan:
-                        p.line("   (托管: the bot plays this for you; answer to take the "
-                               "seat back)")
-                        if auto or (auto_pass and len(m["legal"]) == 1):
-                            continue   # left to the bot: an answer of ours ends 托管
-                    try:
-                        frame = _answer(m, auto, inp, p, auto_pass, extra)
-                    except _Left as left:
-                        p.line("== " + say(LANG, "left_table", why=left))
-                        return 0   # leaving the with-block closes the socket
-                    if frame is not None:   # (None: d or t was typed instead)
-                        last = (m["seq"], frame)
-                        send(frame)
-                elif t == "hand_ended":
-                    _showdown(p, m)
-                    shown = m["hand"]
-                    p.line(f"== hand {m['hand'] + 1} over · totals {m['totals']}")
-                    for line in _money_lines(p, m.get("money"), m.get("money_totals")):
-                        p.line(line)
-                    done += 1
-                    if hands is not None and done >= hands:
-                        return 0
-                elif t == "seat_conns":
-                    if m["count"] > 1:
-                        p.line(f"!! this seat has {m['count']} connections open at the table; "
-                               f"if you did not open the others, someone else has your link")
-                    elif seat_conns > 1:
-                        p.line("== this seat has 1 connection open again (this one)")
-                    seat_conns = m["count"]
-                elif t == "ready_step":
-                    if not m["waiting"]:
-                        p.line(f"== hand {m['hand'] + 1} begins")
-                    elif me[0] in m["waiting"]:   # 准备: answered at once
-                        p.line(f"== ready for hand {m['hand'] + 1} (sent)")
-                        send(json.dumps({"type": "ready", "hand": m["hand"]}))
-                    else:
-                        p.line(f"== waiting for {_seats(p, m['waiting'])} to be ready")
-                elif t == "seat_values":
-                    frame = joint.step(m)
-                    if frame is not None:
-                        send(frame)
-                    for line in joint.said:
-                        p.line("== " + line)
-                    joint.said.clear()
-                elif t == "vote":
-                    p.line("== " + _vote(p, m))
-                elif t == "presence":
-                    tuoguan = set(m["tuoguan"])
-                    p.line(f"== online: {_seats(p, m['online']) or 'nobody'}"
-                           + (f" · 托管 (played by the bot): {_seats(p, m['tuoguan'])}"
-                              if m["tuoguan"] else ""))
-                elif t == "tally":
-                    p.line(f"== final tally (大结算), room {m['ended']} after "
-                           f"{m['hands_done']} hands:")
-                    for st in m["seats"]:
-                        p.line(f"   {p.seat(st['seat'])}: total {st['total']}, wins "
-                               f"{st['wins']}, 自摸 {st['zimo']}, 点炮 {st['dianpao']}, "
-                               f"best hand {st['best']}"
-                               + (f", money {_yuan(st['money'])}"
-                                  if st.get("money") is not None else ""))
-                    if m.get("stake") is not None:
-                        p.line(f"   house (rake): {_yuan(m['house'])}")
-                elif t == "closed":
-                    p.line(f"== table closed · totals {m['totals']}")
-                    return 0
-                elif t == "error":
-                    if m["code"] == "Throttled" and last is not None and m.get("seq") == last[0]:
-                        time.sleep(RESEND_S)  # dropped unread, not applied: send it again
-                        send(last[1])
-                        continue
-                    p.line(f"!! {m['code']}: {m['message']}")
-                    if m["code"] in ("BadToken", "UnknownTable"):
-                        return 2
-    return 0
+    def handle(m: dict[str, Any]) -> int | None:
+        """One server message acted on; the run's status once it ends (None: go on)."""
+        nonlocal tuoguan, done, last, acked, seat_conns, shown, printed, welcomed
+        t = m["type"]
+        if t == "welcome":
+            again = welcomed_before and printed[0] == m["hand"]
+            welcomed = True
+            if again:   # the same hand after a reconnection: what was not printed yet
+                p.me = m["seat"]
+                for e in m["view"]["events"][printed[1]:]:
+                    p.line("   " + p.event(e))
+                if m["seat"] is not None:
+                    p.line(f"   your hand: {p.hand(m['view']['hand'])}")
+            else:
+                p.welcome(m)
+            printed = (m["hand"], len(m["view"]["events"]))
+            me[0] = m["seat"]
+            _room_lines(p, m, shown)
+            if m.get("presence"):
+                tuoguan = set(m["presence"]["tuoguan"])
+            step = m.get("ready_step")
+            if step and m["seat"] in step["waiting"]:
+                send(json.dumps({"type": "ready", "hand": step["hand"]}))
+        elif t == "events":
+            for e in m["events"]:
+                p.line("   " + p.event(e))
+            if m.get("hand") == printed[0]:
+                printed = (printed[0], printed[1] + len(m["events"]))
+        elif t == "decide":
+            if not acked and last is not None and (m["hand"], m["seq"]) == last[:2]:
+                # offered again on a new connection: the act was not applied (the
+                # connection dropped, or the table moved, before its ack): again
+                acked = True
+                send(last[2])
+                return None
+
+            def extra(word: str) -> None:
+                """``d``/``d no``: dissolve; ``t``: 托管 on or off."""
+                if word == "t":
+                    send(json.dumps({"type": "tuoguan", "on": me[0] not in tuoguan}))
+                else:
+                    send(json.dumps({"type": "dissolve", "agree": word == "d"}))
+            if me[0] in tuoguan:
+                p.line("   (托管: the bot plays this for you; answer to take the "
+                       "seat back)")
+                if auto or (auto_pass and len(m["legal"]) == 1):
+                    return None   # left to the bot: an answer of ours ends 托管
+            try:
+                frame = _answer(m, auto, inp, p, auto_pass, extra)
+            except _Left as left:
+                p.line("== " + say(LANG, "left_table", why=left))
+                return 0   # leaving the with-block closes the socket
+            if frame is not None:   # (None: d or t was typed instead)
+                last, acked = (m["hand"], m["seq"], frame), False
+                send(frame)
+        elif t == "ack":
+            if last is not None and m.get("seq") == last[1]:
+                acked = True
+        elif t == "hand_ended":
+            _showdown(p, m)
+            shown = m["hand"]
+            p.line(f"== hand {m['hand'] + 1} over · totals {m['totals']}")
+            for line in _money_lines(p, m.get("money"), m.get("money_totals")):
+                p.line(line)
+            done += 1
+            if hands is not None and done >= hands:
+                return 0
+        elif t == "seat_conns":
+            if m["count"] > 1:
+                p.line(f"!! this seat has {m['count']} connections open at the table; "
+                       f"if you did not open the others, someone else has your link")
+            elif seat_conns > 1:
+                p.line("== this seat has 1 connection open again (this one)")
+            seat_conns = m["count"]
+        elif t == "ready_step":
+            if not m["waiting"]:
+                p.line(f"== hand {m['hand'] + 1} begins")
+            elif me[0] in m["waiting"]:   # 准备: answered at once
+                p.line(f"== ready for hand {m['hand'] + 1} (sent)")
+                send(json.dumps({"type": "ready", "hand": m["hand"]}))
+            else:
+                p.line(f"== waiting for {_seats(p, m['waiting'])} to be ready")
+        elif t == "seat_values":
+            frame = joint.step(m)
+            if frame is not None:
+                send(frame)
+            for line in joint.said:
+                p.line("== " + line)
+            joint.said.clear()
+        elif t == "vote":
+            p.line("== " + _vote(p, m))
+        elif t == "presence":
+            tuoguan = set(m["tuoguan"])
+            p.line(f"== online: {_seats(p, m['online']) or 'nobody'}"
+                   + (f" · 托管 (played by the bot): {_seats(p, m['tuoguan'])}"
+                      if m["tuoguan"] else ""))
+        elif t == "tally":
+            p.line(f"== final tally (大结算), room {m['ended']} after "
+                   f"{m['hands_done']} hands:")
+            for st in m["seats"]:
+                p.line(f"   {p.seat(st['seat'])}: total {st['total']}, wins "
+                       f"{st['wins']}, 自摸 {st['zimo']}, 点炮 {st['dianpao']}, "
+                       f"best hand {st['best']}"
+                       + (f", money {_yuan(st['money'])}"
+                          if st.get("money") is not None else ""))
+            if m.get("stake") is not None:
+                p.line(f"   house (rake): {_yuan(m['house'])}")
+        elif t == "closed":
+            p.line(f"== table closed · totals {m['totals']}")
+            return 0
+        elif t == "error":
+            if m["code"] == "Throttled" and last is not None and m.get("seq") == last[1]:
+                time.sleep(RESEND_S)  # dropped unread, not applied: send it again
+                send(last[2])
+                return None
+            if m["code"] == "Moving":   # not applied: a moved follows, and it goes again there
+                return None
+            p.line(f"!! {m['code']}: {m['message']}")
+            if m["code"] in ("BadToken", "UnknownTable"):
+                return 2
+        return None
+
+    path = _path_of(url)
+    known = [_origin_of(url)]   # the addresses to try: url's, then those a moved named
+    at = known[0]
+    lost_at: float | None = None   # when the connection was lost (None: not lost)
+    tries = 0                      # connections tried since it was lost
+    welcomed_before = False        # a welcome came on an earlier connection
+    while True:
+        try:
+            ws = connect(url if at == known[0] else at + path)   # (url: as it was given)
+        except Exception as exc:  # noqa: BLE001 - refused, unreachable: another address
+            if lost_at is None:   # the first connection: why it failed is the answer
+                raise
+            if time.monotonic() - lost_at > RECONNECT_S:
+                p.line(f"!! the connection is lost: no server answered in {RECONNECT_S:g} s "
+                       f"({type(exc).__name__}); the table goes on without you")
+                return 1
+            tries += 1
+            at = known[(known.index(at) + 1) % len(known)]   # the next one known
+            time.sleep(min(RECONNECT_BASE_S * 2 ** (tries - 1), RECONNECT_MAX_S))
+            continue
+        moved: dict[str, Any] | None = None
+        joint.sent.clear()   # what the server lacks of the seat's values: sent again here
+        welcomed = False
+        with ws:
+            try:
+                for text in ws:
+                    for m in messages(json.loads(text)):   # a batch frame: its messages in order
+                        if m["type"] == "moved":   # (a cluster) the socket is closed next
+                            moved = m
+                            continue
+                        code = handle(m)
+                        if code is not None:
+                            return code
+                closed_ok = True
+            except ConnectionClosed as exc:   # (a send found it closed, or it dropped)
+                closed_ok = isinstance(exc, ConnectionClosedOK)
+                # a moved not read yet, still held (say, sent while the player chose)
+                moved = moved or _held_moved(ws, messages)
+        welcomed_before = welcomed_before or welcomed
+        if welcomed:
+            lost_at = None   # it was back: a new loss is timed from now
+        if moved is None and closed_ok:
+            return 0   # the server closed it (a server stopping): as before
+        first = lost_at is None
+        if first:
+            lost_at, tries = time.monotonic(), 0
+        elif time.monotonic() - lost_at > RECONNECT_S:
+            p.line(f"!! the connection is lost: the table was not reached again in "
+                   f"{RECONNECT_S:g} s; it goes on without you")
+            return 1
+        if moved is not None and moved.get("address"):
+            at = _ws_origin(moved["address"])
+            if at not in known:
+                known.append(at)
+            p.line(f"== the table moved to node {moved.get('node')} "
+                   f"({moved['address']}): reconnecting")
+        elif moved is not None:
+            if first:
+                p.line("== the table's node stopped; another is taking it over: "
+                       "reconnecting in a moment")
+            time.sleep(MOVED_WAIT_S)
+        else:
+            if first:
+                p.line("!! the connection dropped: reconnecting")
+            time.sleep(RECONNECT_BASE_S)
+
+
+def _held_moved(ws: Any, messages: Any) -> dict[str, Any] | None:
+    """The ``moved`` among the messages a closed connection still holds, unread."""
+    found = None
+    while True:
+        try:
+            text = ws.recv(timeout=0)
+        except Exception:  # noqa: BLE001 - none left (EOF), or closed: done
+            return found
+        try:
+            found = next((m for m in messages(json.loads(text)) if m["type"] == "moved"),
+                         found)
+        except (ValueError, KeyError, TypeError):
+            continue
+
+
+def _origin_of(url: str) -> str:
+    """``ws(s)://host:port`` of a WebSocket address."""
+    from urllib.parse import urlsplit
+
+    u = urlsplit(url)
+    return f"{u.scheme}://{u.netloc}"
+
+
+def _ws_origin(address: str) -> str:
+    """The WebSocket origin of a node's ``address``: ``http://host:port`` →
+    ``ws://host:port``, ``https://host`` → ``wss://host``."""
+    from urllib.parse import urlsplit
+
+    u = urlsplit(address.strip())
+    return f"{'wss' if u.scheme in ('https', 'wss') else 'ws'}://{u.netloc}"
+
+
+def _path_of(url: str) -> str:
+    """The path and query of a WebSocket address (``/tables/ID/ws?token=…``)."""
+    from urllib.parse import urlsplit
+
+    u = urlsplit(url)
+    return u.path + (f"?{u.query}" if u.query else "")
 
 
 class SeatValue:
     """A joint deal's part of a seat (docs: "Fairness you can check"): on
     ``seat_values`` it draws a random 32-byte value and sends its SHA-256
     (``seat_commit``), then reveals it (``seat_reveal``) once asked — each
-    once per hand — and says "your value: …" so the player can find it in
+    once per hand and connection, the same value on each (a new connection
+    sends what the server still lacks) — and says "your value: …" so the player can find it in
     the hand's record.  :attr:`values`: hand → ``(value hex, commitment)``."""
 
     def __init__(self) -> None:
@@ -242,12 +403,13 @@ class SeatValue:
             return None
         if m["phase"] == "commit" and str(seat) not in m["commitments"] \
                 and (hand, "commit") not in self.sent:
-            raw = secrets.token_bytes(32)
-            self.values[hand] = (raw.hex(), hashlib.sha256(raw).hexdigest())
             self.sent.add((hand, "commit"))
-            self.said.append(say(LANG, "joint_deal", k=hand + 1,
-                                 commitment=m["server_commitment"]))
-            self.said.append(say(LANG, "your_value", value=raw.hex(), k=hand + 1))
+            if hand not in self.values:   # (a new connection sends the same one again)
+                raw = secrets.token_bytes(32)
+                self.values[hand] = (raw.hex(), hashlib.sha256(raw).hexdigest())
+                self.said.append(say(LANG, "joint_deal", k=hand + 1,
+                                     commitment=m["server_commitment"]))
+                self.said.append(say(LANG, "your_value", value=raw.hex(), k=hand + 1))
             return json.dumps({"type": "seat_commit", "hand": hand,
                                "commitment": self.values[hand][1]})
         mine = self.values.get(hand)
@@ -402,7 +564,9 @@ def connect(url: str, auto: bool, hands: int | None, auto_pass: bool) -> None:
     action's number (from 1), a card to discard (W, 3m, 三万) or an action's
     word (peng, 胡, pass); Enter alone passes; q leaves; d proposes or agrees
     to dissolving a room (d no refuses); t turns 托管 on or off.  A room's
-    ready step is answered at once.
+    ready step is answered at once.  A table that moves to another node of
+    a cluster is followed there, and a dropped connection is opened again
+    (for at most a minute; then the status is 1).
     """
     try:
         import websockets  # noqa: F401

@@ -186,3 +186,173 @@ def test_a_decide_with_no_legal_action_is_one_line(tmp_path):
                 "is nothing to answer it with (a server's decide always offers at least one)"
             ], (extra, p.stderr)
         server.shutdown()
+
+
+def test_a_moved_is_followed_and_an_act_not_applied_is_sent_again():
+    """A cluster's ``moved`` (the table handed to another node mid-hand): an
+    act refused ``Moving`` is not shown as a failure, the client says in one
+    line where the table went, connects there (its ``address``, http → ws)
+    with the same path and token, and sends the act again when its decision
+    is offered again (it was not applied); the hand goes on there."""
+    import io
+    import threading
+
+    from websockets.sync.server import serve
+
+    from qipai.cli import connect as client
+
+    decide = {"type": "decide", "hand": 0, "seq": 7, "deadline": None,
+              "legal": [{"type": "discard", "seat": 0, "card": 5}]}
+    got: dict[str, list] = {"a": [], "b": []}
+    paths: dict[str, list] = {"a": [], "b": []}
+
+    def node(name, then):
+        def handler(ws):
+            paths[name].append(ws.request.path)
+            ws.send(json.dumps(decide))
+            for text in ws:
+                got[name].append(json.loads(text))
+                then(ws)
+        return handler
+
+    def a_moves(ws):
+        ws.send(json.dumps({"type": "batch", "messages": [
+            {"type": "error", "code": "Moving", "seq": 7,
+             "message": "table t is moving to node b; a moved message follows"},
+            {"type": "moved", "table": "t", "node": "b", "address": b_address}]}))
+        ws.close(4307)
+
+    def b_plays(ws):
+        ws.send(json.dumps({"type": "ack", "hand": 0, "seq": 7}))
+        ws.send(json.dumps({"type": "hand_ended", "hand": 0, "totals": [0, 0, 0, 0]}))
+
+    with serve(node("a", a_moves), "127.0.0.1", 0) as a, \
+            serve(node("b", b_plays), "127.0.0.1", 0) as b:
+        b_address = f"http://127.0.0.1:{b.socket.getsockname()[1]}"
+        for s in (a, b):
+            threading.Thread(target=s.serve_forever, daemon=True).start()
+        out = io.StringIO()
+        url = f"ws://127.0.0.1:{a.socket.getsockname()[1]}/tables/t/ws?token=x"
+        assert client.run(url, auto=True, hands=1, out=out) == 0
+        a.shutdown()
+        b.shutdown()
+    assert paths == {"a": ["/tables/t/ws?token=x"], "b": ["/tables/t/ws?token=x"]}
+    assert got["a"] == got["b"] and [m["seq"] for m in got["b"]] == [7]
+    lines = out.getvalue().splitlines()
+    assert f"== the table moved to node b ({b_address}): reconnecting" in lines, lines
+    assert not [x for x in lines if "Moving" in x or x.startswith("!!")], lines
+
+
+def test_a_moved_with_no_address_tries_the_same_node_again(monkeypatch):
+    """``moved`` with ``address`` null (no live node serves the table yet: a
+    takeover under way): the same node again after a moment."""
+    import io
+    import threading
+
+    from websockets.sync.server import serve
+
+    from qipai.cli import connect as client
+
+    monkeypatch.setattr(client, "MOVED_WAIT_S", 0.0)
+    conns = []
+
+    def handler(ws):
+        conns.append(ws.request.path)
+        if len(conns) == 1:
+            ws.send(json.dumps({"type": "moved", "table": "t", "node": None, "address": None}))
+            ws.close(4307)
+            return
+        ws.send(json.dumps({"type": "closed", "totals": [0, 0, 0, 0]}))
+        for _ in ws:
+            pass
+
+    with serve(handler, "127.0.0.1", 0) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        out = io.StringIO()
+        url = f"ws://127.0.0.1:{server.socket.getsockname()[1]}/tables/t/ws?token=x"
+        assert client.run(url, auto=True, out=out) == 0
+        server.shutdown()
+    assert conns == ["/tables/t/ws?token=x"] * 2
+    assert out.getvalue().splitlines() == [
+        "== the table's node stopped; another is taking it over: reconnecting in a moment",
+        "== table closed · totals [0, 0, 0, 0]"]
+
+
+def test_a_dropped_connection_is_opened_again_and_resynced(monkeypatch):
+    """A connection that drops (its node killed: no close frame) is opened
+    again; the welcome there prints only what was not printed yet, and an
+    act sent before the drop and offered again is sent again."""
+    import io
+    import socket
+    import threading
+
+    from websockets.sync.server import serve
+
+    from qipai.cli import connect as client
+
+    monkeypatch.setattr(client, "RECONNECT_BASE_S", 0.0)
+    table = load("guilin-mahjong").table(seed=1)
+    view = json.loads(msgspec.json.encode(table.view(0)))
+    welcome = {"type": "welcome", "table": "t", "spec": "guilin-mahjong", "hand": 0, "seat": 0,
+               "seeded": True, "totals": [0, 0, 0, 0], "view": view}
+    legal = [{"type": "discard", "seat": 0, "card": view["hand"][0]}]
+    decide = {"type": "decide", "hand": 0, "seq": 3, "deadline": None, "legal": legal}
+    got: list[list] = []
+
+    def handler(ws):
+        got.append([])
+        ws.send(json.dumps({"type": "batch", "messages": [welcome, decide]}))
+        for text in ws:
+            got[-1].append(json.loads(text))
+            if len(got) == 1:   # the first connection drops, the act unanswered
+                ws.socket.shutdown(socket.SHUT_RDWR)
+                return
+            ws.send(json.dumps({"type": "ack", "hand": 0, "seq": 3}))
+            ws.send(json.dumps({"type": "hand_ended", "hand": 0, "totals": [0, 0, 0, 0]}))
+
+    with serve(handler, "127.0.0.1", 0) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        out = io.StringIO()
+        url = f"ws://127.0.0.1:{server.socket.getsockname()[1]}/tables/t/ws?token=x"
+        assert client.run(url, auto=True, hands=1, out=out) == 0
+        server.shutdown()
+    assert len(got) == 2 and got[0] == got[1] and [m["seq"] for m in got[1]] == [3]
+    lines = out.getvalue().splitlines()
+    assert "!! the connection dropped: reconnecting" in lines, lines
+    assert sum(1 for x in lines if x.startswith("== table t ·")) == 1, lines   # not printed twice
+    assert sum(1 for x in lines if x.startswith("   your hand:")) == 2, lines
+
+
+def test_a_table_not_reached_again_is_given_up_with_status_1(monkeypatch):
+    """A dropped connection whose server refuses every new one: after
+    ``RECONNECT_S`` seconds the client says so and ends with status 1."""
+    import io
+    import socket
+    import threading
+
+    from websockets.sync.server import serve
+
+    from qipai.cli import connect as client
+
+    monkeypatch.setattr(client, "RECONNECT_BASE_S", 0.0)
+    monkeypatch.setattr(client, "RECONNECT_S", 0.0)
+    came: list[str] = []
+
+    def refuse_again(conn, request):
+        came.append(request.path)
+        return conn.respond(503, "down\n") if len(came) > 1 else None
+
+    def handler(ws):
+        ws.socket.shutdown(socket.SHUT_RDWR)
+
+    with serve(handler, "127.0.0.1", 0, process_request=refuse_again) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        out = io.StringIO()
+        url = f"ws://127.0.0.1:{server.socket.getsockname()[1]}/tables/t/ws?token=x"
+        assert client.run(url, auto=True, out=out) == 1
+        server.shutdown()
+    assert len(came) == 2
+    assert out.getvalue().splitlines() == [
+        "!! the connection dropped: reconnecting",
+        "!! the connection is lost: no server answered in 0 s (InvalidStatus); the table "
+        "goes on without you"]

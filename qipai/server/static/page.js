@@ -31,6 +31,12 @@ const sign = (x) => (x > 0 ? `+${x}` : String(x ?? 0));
 const yuanOf = (x) => { const a = Math.abs(x); return `${Math.floor(a / 100)}.${String(a % 100).padStart(2, "0")}`; };
 const yuan = (x, signed) => t("yuan", { v: (x < 0 ? "-" : signed && x > 0 ? "+" : "") + yuanOf(x) });
 const has = (x) => x !== null && x !== undefined;
+// the WebSocket address of path at base: an address a server named (http(s)://host:port,
+// a cluster's node), or null: the page's own origin (http → ws, https → wss)
+function wsAt(base, path) {
+  const u = new URL(base || location.origin);
+  return `${u.protocol === "https:" ? "wss" : "ws"}://${u.host}${path}`;
+}
 
 async function getJSON(url, opts) {
   const r = await fetch(url, opts);
@@ -321,22 +327,35 @@ class Seat {
     this.error = null; this.ended = null; this.choosing = false; this.resyncing = false;
     this.dirty = false; this.closed = false; this.readyStep = null; this.vote = null;
     this.presence = null; this.tally = null; this.room = null; this.jointStep = null; this.values = {};
+    // where the connection goes: an address a moved named (a cluster's node), else
+    // null, the page's own origin; told: the last address a moved named
+    this.base = null; this.told = null; this.moving = false;
     this.connect();
     this.tick = setInterval(() => this.countdown(), 250);
   }
   connect() {
     this.seatConns = 1;  // a new connection: the count it is told after its welcome
     this.valueSent = new Set();  // "hand:phase" sent on this connection (seatValue)
-    const proto = location.protocol === "https:" ? "wss" : "ws";
-    this.ws = new WebSocket(`${proto}://${location.host}/tables/${encodeURIComponent(this.table)}/ws?token=${encodeURIComponent(this.token)}`);
-    setStatus(t("connecting"));
-    let opened = false;
-    this.ws.onopen = () => { opened = true; setStatus(t("connected")); };
+    if (this.sent) this.sent.again = true;  // not acknowledged: offered again here, it was not applied
+    const path = `/tables/${encodeURIComponent(this.table)}/ws?token=${encodeURIComponent(this.token)}`;
+    try {
+      this.ws = new WebSocket(wsAt(this.base, path));
+    } catch (e) {
+      // an address the browser will not open from this page (not a URL; ws:// from an
+      // https page): the page's own origin instead
+      this.base = null;
+      this.ws = new WebSocket(wsAt(null, path));
+    }
+    if (!this.moving) setStatus(t("connecting"));
+    let opened = false, moved = null;
+    this.ws.onopen = () => { opened = true; if (!this.moving) setStatus(t("connected")); };
     // one message at a time, in order (a welcome may wait for the card table)
     this.chain = Promise.resolve();
     this.ws.onmessage = (m) => {
       const frame = JSON.parse(m.data);  // one message, or a batch of them in order (protocol: Frames)
       const msgs = frame.type === "batch" ? frame.messages : [frame];
+      // (a cluster) the table is another node's: this connection is closed next (4307)
+      for (const x of msgs) if (x.type === "moved") moved = x;
       for (const msg of msgs) this.chain = this.chain.then(() => this.onMessage(msg));
       // a welcome comes with the seat's open decision, if any: none offered, none is open
       // (it ran out, or the bot played it in 托管)
@@ -350,13 +369,29 @@ class Seat {
       }
     };
     this.ws.onclose = (ev) => {
+      if (moved && !this.closed && !this.stopped) {
+        // (a cluster) the table moved to another node (a drain, a takeover): there at
+        // once, the same path and token; its welcome resyncs the hand.  No address
+        // yet (its node died, a survivor is taking it over): this node again shortly.
+        if (moved.address) this.base = this.told = moved.address;
+        this.moving = true;
+        setStatus(t("moving"));
+        setTimeout(() => this.connect(), moved.address ? 0 : 750);
+        return;
+      }
+      this.moving = false;
       // refused before it opened (the server full, or not reachable): a browser
       // is not shown why, so say what it may be
       setStatus(opened ? t("disconnected", { code: ev.code }) : t("cannot_connect"));
       // a token refused (4401: bad or expired; 4403: another table's, seat's or
       // player's) or no such table (4404) is final: its error says why, and
       // trying again would be refused again, every 1.5 s for as long as the tab is open
-      if (!this.closed && ![4401, 4403, 4404].includes(ev.code) && !this.stopped) setTimeout(() => this.connect(), 1500);
+      if (this.closed || this.stopped || [4401, 4403, 4404].includes(ev.code)) return;
+      // a node not reached (stopped, killed): the other address the page knows next —
+      // its own origin, or the last one a moved named — which serves the table, or
+      // says where it went
+      if (!opened) this.base = this.base === null ? this.told : null;
+      setTimeout(() => this.connect(), 1500);
     };
   }
   stop() { this.stopped = true; clearInterval(this.tick); try { this.ws.close(); } catch (e) { /* closed */ } }
@@ -369,6 +404,7 @@ class Seat {
         NAMES = m.names || {};
         const first = !this.welcome;
         this.welcome = m; this.resyncing = false;
+        if (this.moving) { this.moving = false; setStatus(t("connected")); }  // moved, and there
         if (this.jointStep && this.jointStep.hand <= m.hand) this.jointStep = null;
         this.events = m.view.events;
         if (m.room) this.room = m.room;
@@ -392,8 +428,17 @@ class Seat {
         this.requestResync();
         break;
       case "decide": {
-        // a resync offers the open decision again: one already answered stays answered
-        if (this.sent && this.sent.hand === m.hand && this.sent.seq === m.seq) return;
+        // a resync offers the open decision again: one already answered stays answered;
+        // offered again on a new connection, the answer was not applied (an act not
+        // acknowledged: the connection dropped, or the table moved to another node,
+        // first): the same answer again
+        if (this.sent && this.sent.hand === m.hand && this.sent.seq === m.seq) {
+          if (this.sent.again) {
+            this.sent.again = false;
+            this.send({ type: "act", hand: m.hand, seq: m.seq, action: this.sent.action });
+          }
+          return;
+        }
         // a decision of this seat's left unanswered (its clock ran out): the player is
         // away, and the page no longer passes for him, so that the server's count of
         // his timeouts may put him in 托管 (and a page passing for a seat in 托管
@@ -419,6 +464,7 @@ class Seat {
         break;
       case "ack":
         if (this.decide && this.decide.seq === m.seq) this.decide = null;
+        if (this.sent && this.sent.seq === m.seq) this.sent.again = false;
         this.error = null;
         break;
       case "hand_ended":
@@ -447,6 +493,9 @@ class Seat {
         if (!this.tally) this.error = { code: "closed", message: t("closed", { totals: m.totals.join(" / ") }) };
         break;
       case "error":
+        // (a cluster) the table is moving to another node: not applied, and no
+        // failure — a moved follows, and the act goes again there
+        if (m.code === "Moving") return;
         this.error = m;
         if (m.code === "StaleSeq" || m.code === "NotYourTurn") this.requestResync();
         break;
@@ -502,7 +551,7 @@ class Seat {
     if (!this.decide) return;
     if (!this.decide.auto) this.away = false;  // the player's own click: he is back
     this.send({ type: "act", hand: this.decide.hand, seq: this.decide.seq, action });
-    this.sent = { hand: this.decide.hand, seq: this.decide.seq };
+    this.sent = { hand: this.decide.hand, seq: this.decide.seq, action };
     this.decide = { ...this.decide, legal: [], sentAt: performance.now() };
     this.choosing = false;
     this.render();
