@@ -106,6 +106,8 @@ class Cluster:
         #: the live nodes' addresses as the last sweep read them (id → URL)
         self.addresses: dict[str, str] = {self.node: self.address}
         self.draining = False
+        #: tables being handed on now (id → set once the table is dropped here)
+        self.leaving: dict[str, asyncio.Event] = {}
         #: tables being adopted now (id → the task), so one is adopted once
         self._adopting: dict[str, asyncio.Task] = {}
         #: rulesets being loaded for adoptions (spec → the load), one per spec
@@ -386,6 +388,9 @@ class Cluster:
         s = self.server
         if t.halted is None:
             t.halt("Moving", f"table {t.id} is moving to another node; a moved message follows")
+        left = self.leaving.pop(t.id, None)
+        if left is not None:
+            left.set()
         self.store.fences.pop(t.id, None)
         if s.tables.get(t.id) is t:
             del s.tables[t.id]
@@ -412,6 +417,7 @@ class Cluster:
         if epoch is None or t.halted is not None:
             return False
         t.halt("Moving", f"table {t.id} is moving to node {to}; a moved message follows")
+        self.leaving[t.id] = asyncio.Event()
         loop = asyncio.get_running_loop()
         done: asyncio.Future[BaseException | None] = loop.create_future()
         # the peer is told in the same transaction (a NOTIFY is delivered at the commit)
@@ -426,6 +432,9 @@ class Cluster:
             return False
         if exc is not None:
             self.server.log(f"table {t.id} not handed to node {to}: {said(exc)}")
+            left = self.leaving.pop(t.id, None)
+            if left is not None:
+                left.set()
             return False
         self.handed_off += 1
         self.server.events.emit("table_handed_off", table=t.id, node=to, epoch=epoch + 1)

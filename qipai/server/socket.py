@@ -28,6 +28,11 @@ if TYPE_CHECKING:
     from qipai.server.state import Server
 
 
+#: (A cluster.)  Seconds a connection to a table being handed on waits for
+#: the move, to be sent where the table went (then ``_admit`` answers).
+HANDOFF_WAIT_S = 5.0
+
+
 async def _writer(ws: WebSocket, conn: Conn) -> None:
     send = ws.send
     sent = 0
@@ -115,8 +120,12 @@ async def table_ws(ws: WebSocket) -> None:
     reaches it: :func:`~qipai.server.uvicorn_ws.ws_protocol` answers it)."""
     await ws.accept()
     s: Server = ws.app.state.server
-    if s.cluster is not None and ws.path_params["id"] not in s.tables:
-        if await _elsewhere(ws, s):
+    if s.cluster is not None:
+        left = s.cluster.leaving.get(ws.path_params["id"])
+        if left is not None:   # being handed on: sent where it went, once it has gone
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(left.wait(), HANDOFF_WAIT_S)
+        if ws.path_params["id"] not in s.tables and await _elsewhere(ws, s):
             return
     try:
         t, seat = _admit(ws, s)
