@@ -155,7 +155,9 @@ class SeatLog:
             ``connected`` when that connection opened.
         conns: one per connection that was welcomed: ``(address, opened, closed, why)``.
         moved: one per ``moved``: ``(time, from address, to address or None)``.
-        errors: every ``error`` message (dicts), and ``unexpected``: what should
+        errors: every ``error`` message (dicts, with ``at`` the node's address,
+            ``t`` when, ``welcomed`` whether it came after the welcome: else the
+            node refused the connection), and ``unexpected``: what should
             not happen (an ack of a decision never answered, a decide with no
             legal action, …).
         done: the seat saw the end of its last hand.
@@ -296,18 +298,20 @@ async def play_seat(addresses: list[str], first: str, path: str, hands: int | No
                             log.unexpected.append(f"hand {msg['hand']} ended without a result")
                         if hands is not None and msg["hand"] >= hands - 1:
                             log.done = True
-                    elif t == "moved":
+                    elif t == "moved":   # the server closes next: no need to wait for it
                         log.moved.append((time.perf_counter(), at, msg["address"]))
                         go_to = msg["address"] or at
                         why = "moved"
+                        break
                     elif t == "error":
-                        log.errors.append(msg)
+                        log.errors.append({**msg, "at": at, "t": time.perf_counter(),
+                                           "welcomed": welcomed})
                         if not welcomed:   # refused at the door (this node cannot serve it now)
                             why = f"refused {msg.get('code')}"
                     elif t == "closed":
                         log.unexpected.append(f"the table was closed: {msg}")
                         log.done = True
-                if log.done:
+                if log.done or why == "moved":
                     break
         except (websockets.ConnectionClosed, OSError):
             if why == "closed":
