@@ -18,8 +18,8 @@ Chaos (the default), as an operator would see a bad day:
    round-robin (as a proxy would), resyncing from the ``welcome``; a
    decision offered again after a move is answered at once with the action
    chosen before (``tests/helpers/chaos.py``).
-3. For ``--minutes``, a driver SIGKILLs a random live node every
-   ``--kill-every`` seconds and starts it again at once (same id), and
+3. For ``--minutes``, a driver SIGKILLs a random live node serving tables
+   every ``--kill-every`` seconds and starts it again at once (same id), and
    every ``--drain-every`` seconds sends one SIGTERM (it drains: its
    tables are handed to its peers mid-hand), waits for it to exit and
    starts it again.  Then the clients stop.
@@ -220,9 +220,12 @@ def chaos(args: argparse.Namespace) -> dict[str, Any]:
             if nxt > end:
                 break
             time.sleep(max(0.0, nxt - now))
+            # a random live node among those serving tables (a node just started
+            # again serves none until a drain hands it some: killing it tells nothing)
+            load = owned(db)
             live = [n for n in nodes if n.alive()]
-            victim = rng.choice(live)
-            had = owned(db).get(victim.id, 0)
+            victim = rng.choice([n for n in live if load.get(n.id)] or live)
+            had = load.get(victim.id, 0)
             ev: dict[str, Any] = {"node": victim.id, "tables": had, "address": victim.address}
             if nxt == next_kill:
                 ev["kind"] = "kill"
@@ -406,6 +409,12 @@ def main() -> None:
                     help="keep the nodes' logs and the clients' logs (run.pickle) in the "
                          "temporary folder, and print it")
     ap.add_argument("--scale", action="store_true", help="the scaling figures instead of chaos")
+    ap.add_argument("--scale-tables", type=int, default=100,
+                    help="--scale: the paced runs' tables (default 100)")
+    ap.add_argument("--saturated-tables", type=int, default=60,
+                    help="--scale: the saturated runs' tables (default 60)")
+    ap.add_argument("--seconds", type=float, default=45.0,
+                    help="--scale: seconds each run plays (default 45)")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args()
     if args.scale:
@@ -427,12 +436,122 @@ def main() -> None:
         sys.exit(1)
 
 
+def pg_cpu_s(pg: Cluster) -> float:
+    """User + system CPU seconds of the PostgreSQL cluster's processes (the
+    postmaster and its children, the backends), alive now."""
+    top = int((pg.data / "postmaster.pid").read_text().split()[0])
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(stat.parent.name) == top or int(fields[1]) == top:
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def load_run(pg: Cluster, n_nodes: int, tables: int, think_ms: float, seconds: float,
+             procs: int, cluster: bool = True) -> dict[str, Any]:
+    """One run on a fresh database: ``n_nodes`` nodes (``cluster`` False:
+    one server without ``--cluster``), ``tables`` tables made round-robin
+    over them, every seat a client thinking ``think_ms`` (± 50 %; 0: the
+    saturated load) for ``seconds``; each node's CPU over the run."""
+    tmp = Path(tempfile.mkdtemp(prefix="qipai-bench-scale-"))
+    db = pg.create_database(f"qipai_scale_{time.monotonic_ns()}")
+    nodes = [Node("abcdefgh"[i], free_port(), db, tmp, ["--turn-timeout", "3600"],
+                  cluster=cluster) for i in range(n_nodes)]
+    for node in nodes:
+        node.start()
+    try:
+        for node in nodes:
+            asyncio.run(node.ready())
+        ids, seats = make_tables(nodes, tables)
+        clients = Clients(seats, [n.address for n in nodes], procs, think_ms / 1000, 0.5)
+        cpu0 = [n.cpu_s() for n in nodes]
+        pg0 = pg_cpu_s(pg)
+        clients.start()
+        t0 = time.perf_counter()
+        time.sleep(seconds)
+        cpu1 = [n.cpu_s() for n in nodes]
+        pg1 = pg_cpu_s(pg)
+        wall = time.perf_counter() - t0
+        logs, client_cpu = clients.finish()
+    finally:
+        for node in nodes:
+            node.kill()
+    # the acks of the measured span (the CPU's)
+    lat = [ack - sent for log in logs for _, _, _, sent, ack, _ in log.acks if ack <= t0 + wall]
+    cpu = [round(b - a, 2) for a, b in zip(cpu0, cpu1)]
+    return {"nodes": n_nodes, "cluster": cluster, "tables": tables, "think_ms": think_ms,
+            "seconds": round(wall, 1), "actions": len(lat),
+            "actions_per_s": round(len(lat) / wall, 1),
+            "p50_ms": round(_pct(lat, 0.5) * 1000, 1) if lat else None,
+            "p99_ms": round(_pct(lat, 0.99) * 1000, 1) if lat else None,
+            "node_cpu_s": cpu, "node_cpu_share": [round(c / wall, 2) for c in cpu],
+            "server_cpu_ms_per_action": round(sum(cpu) * 1000 / len(lat), 3) if lat else None,
+            "pg_cpu_s": round(pg1 - pg0, 2),
+            "pg_cpu_ms_per_action": round((pg1 - pg0) * 1000 / len(lat), 3) if lat else None,
+            "client_cpu_s": round(client_cpu, 2),
+            "moved": sum(len(log.moved) for log in logs)}
+
+
 def scale(args: argparse.Namespace) -> dict[str, Any]:
-    raise SystemExit("--scale: not written yet")
+    """The scaling figures (see the module): each a run of its own on a fresh
+    database of one durable PostgreSQL."""
+    pg = Cluster.start(durable=True)
+    out: dict[str, Any] = {"cores": os.cpu_count(), "runs": {}}
+    runs = out["runs"]
+    try:
+        n, sec = args.scale_tables, args.seconds
+        print(f"scale: {n} tables, {sec:g} s a run ({os.cpu_count()} cores)", flush=True)
+        for key, n_nodes, think, cluster in (
+                ("paced_1", 1, args.think_ms, True), ("paced_2", 2, args.think_ms, True),
+                ("paced_plain", 1, args.think_ms, False),
+                ("saturated_1", 1, 0.0, True), ("saturated_2", 2, 0.0, True),
+                ("saturated_3", 3, 0.0, True)):
+            runs[key] = r = load_run(pg, n_nodes, n if think else args.saturated_tables,
+                                     think, sec, args.procs, cluster)
+            print(f"  {key}: {r['actions_per_s']:,} actions/s, p99 {r['p99_ms']} ms, node CPU "
+                  f"{r['node_cpu_share']} (s/s), {r['server_cpu_ms_per_action']} ms per action",
+                  flush=True)
+    finally:
+        pg.stop()
+    p1, p2, pp = runs["paced_1"], runs["paced_2"], runs["paced_plain"]
+    out["cpu_per_action_2_over_1"] = round(p2["server_cpu_ms_per_action"]
+                                           / p1["server_cpu_ms_per_action"], 3)
+    out["cpu_per_action_cluster_over_plain"] = round(p1["server_cpu_ms_per_action"]
+                                                     / pp["server_cpu_ms_per_action"], 3)
+    out["p99_cluster_over_plain"] = round(p1["p99_ms"] / pp["p99_ms"], 3)
+    return out
 
 
 def print_scale(out: dict[str, Any]) -> None:
-    pass
+    runs = out["runs"]
+    cores = out["cores"]
+    print(f"\nThis machine has {cores} cores, shared by every node, PostgreSQL and the "
+          f"clients: the saturated figures are what one box holds (per core: / {cores}), "
+          f"not what nodes on machines of their own would.")
+    head = (f"{'run':<12} {'nodes':>5} {'tables':>6} {'think':>6} {'actions/s':>10} "
+            f"{'per core':>9} {'p99 ms':>8} {'node CPU (s/s)':>18} {'srv ms/act':>10} "
+            f"{'pg ms/act':>9} {'client s':>8}")
+    print(head)
+    for key, r in runs.items():
+        print(f"{key:<12} {r['nodes']:>5} {r['tables']:>6} {r['think_ms']:>6g} "
+              f"{r['actions_per_s']:>10,.0f} {r['actions_per_s'] / cores:>9,.0f} "
+              f"{r['p99_ms']!s:>8} {' '.join(f'{c:.2f}' for c in r['node_cpu_share']):>18} "
+              f"{r['server_cpu_ms_per_action']!s:>10} {r['pg_cpu_ms_per_action']!s:>9} "
+              f"{r['client_cpu_s']:>8}")
+    a = out["cpu_per_action_2_over_1"]
+    b = out["cpu_per_action_cluster_over_plain"]
+    print(f"server CPU per action, 2 nodes / 1 node (same paced load, split): × {a} — "
+          f"{'within' if abs(a - 1) <= 0.15 else 'NOT within'} 15 %")
+    print(f"one node with --cluster / the same server without it (paced): CPU per action × {b} "
+          f"— {'within' if abs(b - 1) <= 0.10 else 'NOT within'} 10 %; p99 × "
+          f"{out['p99_cluster_over_plain']}")
+    print("saturated aggregate actions/s: " + ", ".join(
+        f"{runs[f'saturated_{k}']['nodes']} node{'s' if k > 1 else ''} "
+        f"{runs[f'saturated_{k}']['actions_per_s']:,.0f}" for k in (1, 2, 3)))
 
 
 if __name__ == "__main__":

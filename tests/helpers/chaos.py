@@ -56,6 +56,8 @@ class Node:
     tmp: Path
     args: list[str] = field(default_factory=list)
     proc: subprocess.Popen | None = None
+    #: False: the same server without ``--cluster`` (a benchmark's reference)
+    cluster: bool = True
     starts: int = 0
     logs: list[Path] = field(default_factory=list)
 
@@ -68,8 +70,8 @@ class Node:
         self.starts += 1
         log = self.tmp / f"node-{self.id}-{self.starts}.log"
         self.logs.append(log)
-        cmd = [sys.executable, "-m", "qipai", "serve", "--cluster", "--db", self.db,
-               "--port", str(self.port), "--node-id", self.id, *self.args]
+        cmd = [sys.executable, "-m", "qipai", "serve", "--db", self.db, "--port", str(self.port),
+               *(["--cluster", "--node-id", self.id] if self.cluster else []), *self.args]
         with log.open("w") as out:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
                                          env={**_env(), "PYTHONUNBUFFERED": "1"})
