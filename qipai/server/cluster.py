@@ -107,6 +107,8 @@ class Cluster:
         self.draining = False
         #: tables being adopted now (id → the task), so one is adopted once
         self._adopting: dict[str, asyncio.Task] = {}
+        #: rulesets being loaded for adoptions (spec → the load), one per spec
+        self._loading: dict[str, asyncio.Future] = {}
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="qipai-cluster")
         self._sweeper: asyncio.Task | None = None
         self._listener: threading.Thread | None = None
@@ -293,6 +295,7 @@ class Cluster:
         if tid in s.tables:
             return s.tables[tid]
         try:
+            await self._ruleset(row["spec"])
             t = await s.restore_async(row)
         except QipaiError as exc:
             s.refused[tid] = exc
@@ -302,6 +305,19 @@ class Cluster:
         self.adopted += 1
         t.start()
         return t
+
+    async def _ruleset(self, spec: str) -> Any:
+        """The ruleset of ``spec``, loaded once however many adoptions wait
+        for it: a takeover adopts tens of tables of one spec at once, and a
+        load each would overflow the loads' queue (``Crowded``: those tables
+        refused until a later sweep).  Same errors as
+        :meth:`~qipai.server.state.Server.ruleset_async`."""
+        loading = self._loading.get(spec)
+        if loading is None:
+            loading = asyncio.ensure_future(self.server.ruleset_async(spec))
+            self._loading[spec] = loading
+            loading.add_done_callback(lambda _f: self._loading.pop(spec, None))
+        return await asyncio.shield(loading)
 
     async def serving(self, tid: str) -> HostedTable | None:
         """(A WebSocket or request for a table this node does not hold.)

@@ -157,7 +157,13 @@ async def _elsewhere(ws: WebSocket, s: Server) -> bool:
     """(A cluster node that does not hold the table.)  Adopt it if the
     database says it is this node's (handed here, taken over); else, if it
     is open, send ``moved`` (its node's address; None while no live node
-    serves it) and close (4307).  True when the connection was answered so."""
+    serves it) and close (4307).  True when the connection was answered so.
+
+    A table this node owns yet does not serve (a takeover committed between
+    the two reads; a node draining) and a read that fails or is refused
+    (``ReadsBusy``: every client of a dead node's tables reconnecting at
+    once) are answered ``moved`` without an address — come back shortly —
+    never ``UnknownTable``: the table may well be open."""
     from qipai.server.cluster import CLOSE_MOVED
 
     tid = ws.path_params["id"]
@@ -166,10 +172,16 @@ async def _elsewhere(ws: WebSocket, s: Server) -> bool:
         if await cluster.serving(tid) is not None:
             return False
         node, _, is_open = await cluster.owner_of(tid)
-    except Exception:  # noqa: BLE001 - a failed read: _admit answers (UnknownTable)
-        return False
-    if not is_open or node == cluster.node:
-        return False   # closed, unknown, or not restorable here: _admit says which
+        if not is_open:
+            return False   # closed or unknown: _admit says which
+        if node == cluster.node:
+            # made this node's after serving() read it: adopted now; not
+            # restorable here: _admit says why; else not served yet
+            if tid in s.refused or await cluster.serving(tid) is not None:
+                return False
+            node = None
+    except Exception:  # noqa: BLE001 - a failed read: not known to be unknown
+        node = None
     s.events.emit("refused", reason="Moved", table=tid[:64], client=logs.client(ws))
     await ws.send_text(P.encode(cluster.moved(tid, node)).decode())
     await ws.close(CLOSE_MOVED)
