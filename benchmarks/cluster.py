@@ -253,6 +253,7 @@ def chaos(args: argparse.Namespace) -> dict[str, Any]:
         verify = subprocess.run([sys.executable, "-m", "qipai", "verify", "--db", db],
                                 capture_output=True, text=True)
         takeovers = {n.id: re.findall(r"cluster: took over [^\"]*", n.log_text()) for n in nodes}
+        swept = sweeps(nodes, events, time.time() - time.perf_counter())
         if args.keep:   # the raw material, for a closer look
             import pickle
 
@@ -264,7 +265,36 @@ def chaos(args: argparse.Namespace) -> dict[str, Any]:
         for n in nodes:
             n.kill()
         pg.stop()
-    return figures(args, logs, events, result, verify, played, client_cpu, takeovers)
+    out = figures(args, logs, events, result, verify, played, client_cpu, takeovers)
+    out["sweep_s"] = {"n": len(swept), "p50": _r(_pct(swept, 0.5)), "max": _r(max(swept, default=None))}
+    return out
+
+
+def sweeps(nodes: list[Node], events: list[dict[str, Any]], wall_minus_perf: float
+           ) -> list[float]:
+    """Seconds from each SIGKILL of a node serving tables to the survivor's
+    log line saying it took them over (the server's own part of a
+    takeover: the dead node's lock freed, a sweep, the claim committed)."""
+    from datetime import datetime
+
+    lines = []
+    for n in nodes:
+        for line in n.log_text().splitlines():
+            if "cluster: took over" in line and "(dead)" in line:
+                o = json.loads(line)
+                dead = re.search(r"of nodes? (.*) \(dead\)", o["message"]).group(1).split(", ")
+                t = datetime.fromisoformat(o["time"].replace("Z", "+00:00")).timestamp()
+                lines.append((t, dead, o["message"]))
+    out = []
+    for ev in events:
+        if ev["kind"] != "kill" or not ev["tables"]:
+            continue
+        t = ev["t"] + wall_minus_perf
+        after = [x for x, dead, msg in lines if x >= t and ev["node"] in dead
+                 and not msg.startswith("cluster: took over 0 ")]
+        if after:
+            out.append(min(after) - t)
+    return out
 
 
 def figures(args: argparse.Namespace, logs: list[SeatLog], events: list[dict[str, Any]],
@@ -377,6 +407,9 @@ def print_chaos(out: dict[str, Any]) -> None:
                                          if tk["unmeasured"] else "")
                                       + (" — p99 ≤ 5 s ✔" if tk["p99"] is not None
                                          and tk["p99"] <= 5 else " — p99 ≤ 5 s ✘")),
+        ("server: SIGKILL → took over", f"p50 {s(out['sweep_s']['p50'])}, max "
+                                        f"{s(out['sweep_s']['max'])} over {out['sweep_s']['n']} "
+                                        f"kills (the survivor's log line)"),
         ("act → ack outside events", f"p50 {s(od['p50'])}, p99 {s(od['p99'])} ({od['n']:,})"),
         ("act → ack during drains", f"p50 {s(dr['p50'])}, p99 {s(dr['p99'])}, max {s(dr['max'])} "
                                     f"({dr['n']:,}); the drain adds {s(out['drain_adds_p99_s'])} "

@@ -282,8 +282,11 @@ async def play_seat(addresses: list[str], first: str, path: str, hands: int | No
                             action = choose(msg["legal"], rng)
                             chosen[(h, seq)] = action
                         first_sent.setdefault((h, seq), time.perf_counter())
-                        await ws.send(enc.encode({"type": "act", "hand": h, "seq": seq,
-                                                  "action": action}).decode())
+                        try:
+                            await ws.send(enc.encode({"type": "act", "hand": h, "seq": seq,
+                                                      "action": action}).decode())
+                        except websockets.ConnectionClosed:
+                            pass   # closed meanwhile: what came before the close (a moved) is read next
                     elif t == "ack":
                         now = time.perf_counter()
                         key = (msg["hand"], msg["seq"])
