@@ -34,7 +34,8 @@ Chaos (the default), as an operator would see a bad day:
      is not its table's last, or a ``hand_ended`` without a result;
    * takeover time: from the SIGKILL to the first ``decide`` a client of
      each of the dead node's tables gets from the table's new owner
-     (p50/p99/max; target p99 ≤ 5 s);
+     (p50/p99/max; target p99 ≤ 5 s), and its server part: from the
+     SIGKILL to the survivor's log line "took over N tables of node X";
    * act → ack during drains vs outside: the round trip from the first
      ``act`` sent for a decision to its ``ack`` (on whichever node), for
      the drained tables' decisions first answered between the SIGTERM and
@@ -63,12 +64,9 @@ import multiprocessing as mp
 import os
 import random
 import re
-import socket
-import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -79,16 +77,12 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from chaos import Node, SeatLog, check_cluster, play_seat  # noqa: E402
 from pgcluster import Cluster  # noqa: E402
-from serve import PACED_THINK_MS, cpu_s, free_port  # noqa: E402
+from serve import PACED_THINK_MS, free_port  # noqa: E402
 
 
 def _pct(xs: list[float], p: float) -> float | None:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(p * len(xs)))] if xs else None
-
-
-def _ms(x: float | None) -> str:
-    return "—" if x is None else f"{x * 1000:,.0f} ms"
 
 
 # ------------------------------------------------------------------ clients

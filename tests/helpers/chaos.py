@@ -28,6 +28,7 @@ every process of the machine).
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import signal
 import subprocess
@@ -124,14 +125,10 @@ class Node:
     def cpu_s(self) -> float:
         """User + system CPU seconds of the running process."""
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        import os
-
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _env() -> dict[str, str]:
-    import os
-
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)   # let restarts use compiled modules
     return env
