@@ -40,8 +40,11 @@ from typing import Any
 
 #: Seconds a client waits before asking again after a refused or failed
 #: connection, or a ``moved`` without an address (a takeover under way):
-#: a client's back-off, not a test's wait.
+#: a client's back-off, not a test's wait — doubled at each failure in a
+#: row up to :data:`RETRY_MAX_S` (each wait drawn in [½, 1] of it), so that
+#: hundreds of clients cut at once do not hammer the nodes taking over.
 RETRY_S = 0.1
+RETRY_MAX_S = 2.0
 
 
 @dataclass
@@ -222,6 +225,13 @@ async def play_seat(addresses: list[str], first: str, path: str, hands: int | No
     acked: set[tuple[int, int]] = set()
     order = list(addresses)
     at = first
+    backoff = RETRY_S
+    jitter_rng = random.Random("retry:" + seed)
+
+    async def back_off() -> None:
+        nonlocal backoff
+        await asyncio.sleep(backoff * (0.5 + 0.5 * jitter_rng.random()))
+        backoff = min(RETRY_MAX_S, backoff * 2)
     end = time.monotonic() + give_up
     await start.wait()
 
@@ -239,7 +249,7 @@ async def play_seat(addresses: list[str], first: str, path: str, hands: int | No
         except (OSError, asyncio.TimeoutError, websockets.InvalidHandshake):
             log.refusals += 1
             at = next_node(at)
-            await asyncio.sleep(RETRY_S)
+            await back_off()
             continue
         opened = time.perf_counter()
         welcomed = False
@@ -254,6 +264,7 @@ async def play_seat(addresses: list[str], first: str, path: str, hands: int | No
                     t = msg["type"]
                     if t == "welcome":
                         welcomed = True
+                        backoff = RETRY_S
                         if hands is not None and msg["hand"] >= hands:
                             log.done = True
                     elif t == "decide":
@@ -325,13 +336,13 @@ async def play_seat(addresses: list[str], first: str, path: str, hands: int | No
         log.conns.append((at, opened, time.perf_counter(), why))
         if log.done or (stop is not None and stop.is_set()):
             break
-        if go_to is not None:
+        if go_to is not None:   # moved: straight there; without an address, shortly here
             if go_to == at or go_to not in order:
-                await asyncio.sleep(RETRY_S)
+                await back_off()
             at = go_to
-        else:
-            if why != "dropped":
-                await asyncio.sleep(RETRY_S)
+        else:   # cut (a node killed or gone): the next node at once; refused: shortly
+            if why != "dropped" or not welcomed:
+                await back_off()
             at = next_node(at)
     if stop is not None:
         stop_task.cancel()
