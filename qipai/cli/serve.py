@@ -30,7 +30,7 @@ from qipai.cli.common import fail
                    "(default: HOSTNAME:PORT).")
 @click.option("--advertise", default=None, metavar="URL",
               help="With --cluster: the address clients reach this node at, sent to them in "
-                   "'moved' and table answers (default: http://HOST:PORT, 127.0.0.1 for a "
+                   "'moved' and table answers (default: http://HOST:PORT; needed with a "
                    "wildcard --host).")
 @click.option("--turn-timeout", type=click.FloatRange(min=0, min_open=True), default=30.0,
               show_default=True, help="Seconds a seat has for its turn before the default "
@@ -226,10 +226,20 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
         from urllib.parse import urlsplit
 
         parts = urlsplit(advertise)
-        if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/") \
-                or parts.query or parts.fragment:
-            fail(f"--advertise must be http://HOST:PORT or https://HOST (no path), not "
-                 f"{advertise!r}")
+        try:
+            parts.port   # (a port that is not a number raises)
+            bad = False
+        except ValueError:
+            bad = True
+        if bad or parts.scheme not in ("http", "https") or not parts.hostname \
+                or parts.path not in ("", "/") or parts.query or parts.fragment \
+                or parts.username is not None or parts.password is not None:
+            fail(f"--advertise must be http://HOST:PORT or https://HOST (no path, no user), "
+                 f"not {advertise!r}")
+    elif cluster and host in ("0.0.0.0", "::", ""):
+        fail(f"--cluster with --host {host} needs --advertise URL: the address the players "
+             f"reach this node at (it is sent to them in 'moved'); 127.0.0.1 would send "
+             f"them to their own machine")
     if node_id is not None and not (0 < len(node_id) <= 100 and node_id.isprintable()
                                     and " " not in node_id):
         fail(f"--node-id must be 1 to 100 printable characters without spaces, not {node_id!r}")
@@ -282,8 +292,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
         bound = sock.getsockname()[1]
         node = node_id or default_node_id(host, bound)
         if advertise is None:
-            reach = "127.0.0.1" if host in ("0.0.0.0", "::", "") else shown
-            advertise = f"http://{reach}:{bound}"
+            advertise = f"http://{shown}:{bound}"
     try:
         server = Server(db, turn_timeout=turn_timeout, claim_timeout=claim_timeout, seed=seed,
                         plugins=plugins, rate_per_s=rate, burst=burst,

@@ -58,7 +58,9 @@ import sqlalchemy as sa
 from qipai.core.errors import QipaiError
 from qipai.host import protocol as P
 from qipai.host.offload import Crowded, Stopped
-from qipai.host.store import StoreError, TableMoved, Write, node_lock_key, nodes, said, tables
+from qipai.host.store import (
+    CLUSTER_LOCK_CLASS, StoreError, TableMoved, Write, node_lock_key, nodes, said, tables,
+)
 
 if TYPE_CHECKING:
     from qipai.host.match import HostedTable
@@ -69,8 +71,9 @@ if TYPE_CHECKING:
 #: PostgreSQL freeing the dead node's lock.
 SWEEP_S = 0.5
 #: The cluster-wide transaction lock every sweep and every node's joining
-#: take first (two int4), so no two of them move the same tables at once.
-SWEEP_LOCK = (0x716E, 0)
+#: take first (two int4), so no two of them move the same tables at once
+#: (a class of its own: no node's lock key can be it).
+SWEEP_LOCK = (CLUSTER_LOCK_CLASS, 0)
 #: The ``NOTIFY`` channel of a cluster's control messages (``adopt NODE TABLE``).
 CHANNEL = "qipai_cluster"
 #: The close code of a WebSocket told ``moved``.
@@ -251,7 +254,15 @@ class Cluster:
                     dead.append(node)
             if dead:
                 c.execute(nodes.delete().where(nodes.c.id.in_(dead)))
+            if self.draining:   # SIGTERM came during this sweep: it takes nothing
+                return dead, {}, {}
             taken = self._claim(c)
+            # the closed tables no node owns: this node's, for their undelivered
+            # events (delivered by a table's owner) and their prune (--retention)
+            c.execute(tables.update().where(
+                tables.c.open == sa.false(),
+                sa.or_(tables.c.owner.is_(None), tables.c.owner.not_in(sa.select(nodes.c.id))))
+                .values(owner=self.node))
             rows = c.execute(sa.select(tables.c.id, tables.c.epoch)
                              .where(tables.c.owner == self.node, tables.c.open == sa.true()))
             mine = {r[0]: r[1] for r in rows if r[0] not in held and r[0] not in taken}
@@ -296,7 +307,7 @@ class Cluster:
         """(The loop.)  Serve table ``tid`` if the database says it is this
         node's (a takeover, a handoff): the task adopting it (None: served
         already)."""
-        if tid in self.server.tables or self.draining:
+        if tid in self.server.tables or tid in self.server.refused or self.draining:
             return None
         task = self._adopting.get(tid)
         if task is None:
@@ -489,13 +500,11 @@ class Cluster:
         for t in mine:
             to = min(load, key=lambda n: (load[n], n))
             load[to] += 1
-            moves.append(self.hand_off(t, to))
+            moves.append(loop.create_task(self.hand_off(t, to)))
         t0 = time.monotonic()
         before = self.handed_off
-        try:
-            await asyncio.wait_for(asyncio.gather(*moves, return_exceptions=True), DRAIN_S)
-        except asyncio.TimeoutError:
-            pass
+        # not cancelled at the time limit: a move whose write is in flight ends as written
+        await asyncio.wait(moves, timeout=DRAIN_S)
         moved = self.handed_off - before   # (counted as each move is written)
         s.log(f"cluster: drain: {moved} of {len(mine)} table{'s' if len(mine) != 1 else ''} "
               f"handed to {', '.join(sorted(load))} in {time.monotonic() - t0:.2f} s")

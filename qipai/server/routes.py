@@ -334,7 +334,15 @@ async def list_tables(request: Request) -> Response:
         rows = await s.store.read(s.store.open_elsewhere, s.cluster.node, s.max_tables)
     except StoreError as exc:
         return _unread(s, exc)
-    return _json([*here, *(_listed(s, r) for r in rows if r["id"] not in s.tables)])
+    listed = []
+    for r in rows:
+        if r["id"] in s.tables:
+            continue
+        try:
+            listed.append(_listed(s, r))
+        except (msgspec.DecodeError, msgspec.ValidationError, TypeError, ValueError):
+            pass   # a damaged row (its node refuses it): not listed, as outside a cluster
+    return _json([*here, *listed])
 
 
 def _listed(s: Server, row: dict[str, Any]) -> dict[str, Any]:

@@ -174,9 +174,12 @@ async def _elsewhere(ws: WebSocket, s: Server) -> bool:
     once) are answered ``moved`` without an address — come back shortly —
     never ``UnknownTable``: the table may well be open."""
     from qipai.server.cluster import CLOSE_MOVED
+    from qipai.server.routes import _TABLE_ID as TABLE_ID
 
     tid = ws.path_params["id"]
     cluster = s.cluster
+    if not TABLE_ID.fullmatch(tid):   # never a table: no read for it (_admit refuses it)
+        return False
     try:
         if await cluster.serving(tid) is not None:
             return False

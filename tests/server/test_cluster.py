@@ -242,5 +242,9 @@ def test_cluster_options_are_checked(tmp_path):
     assert "needs a PostgreSQL --db" in serve_fails("--cluster", "--db",
                                                     f"sqlite:///{tmp_path}/q.db")
     assert "go with --cluster" in serve_fails("--node-id", "x")
-    assert "--advertise must be" in serve_fails("--cluster", "--db", "postgresql://x@/y",
-                                                "--advertise", "ftp://h/")
+    for bad in ("ftp://h/", "http://user@h:1", "http://h:port", "http://h/path"):
+        assert "--advertise must be" in serve_fails("--cluster", "--db", "postgresql://x@/y",
+                                                    "--advertise", bad)
+    # a wildcard address would advertise 127.0.0.1: the players' own machine
+    assert "needs --advertise" in serve_fails("--cluster", "--db", "postgresql://x@/y",
+                                              "--host", "0.0.0.0", "--open")

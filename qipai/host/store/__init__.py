@@ -30,7 +30,7 @@ from qipai.host.store.errors import (
 from qipai.host.store.fence import Fences
 from qipai.host.store.lock import (
     KEEPALIVE_COUNT, KEEPALIVE_IDLE_S, KEEPALIVE_INTERVAL_S, LOCK_ANSWER_S, LOCK_CHECK_S,
-    LOCK_WAIT_S, NODE_LOCK_CLASS, PG_LOCK_KEY, ServerLock, node_lock_key,
+    CLUSTER_LOCK_CLASS, LOCK_WAIT_S, NODE_LOCK_CLASS, PG_LOCK_KEY, ServerLock, node_lock_key,
 )
 from qipai.host.store.reads import READ_WAITING, READERS, Reads
 from qipai.host.store.schema import (
@@ -43,7 +43,7 @@ __all__ = [
     "CHECKPOINT_S", "KEEPALIVE_COUNT", "KEEPALIVE_IDLE_S", "KEEPALIVE_INTERVAL_S",
     "LOCK_ANSWER_S", "LOCK_CHECK_S", "LOCK_WAIT_S", "PG_LOCK_KEY", "READERS", "READ_WAITING",
     "SQLITE_LOCK_WAIT_MS", "URLS", "CommitUnknown", "DatabaseInUse", "LockLost", "ReadsBusy",
-    "NODE_LOCK_CLASS", "Store", "StoreError", "StoreStopped", "TableMoved", "Write",
+    "CLUSTER_LOCK_CLASS", "NODE_LOCK_CLASS", "Store", "StoreError", "StoreStopped", "TableMoved", "Write",
     "node_lock_key", "nodes", "action_params", "actions", "engine_url",
     "event_params", "events",
     "hands", "metadata", "said", "tables", "token_hash",
@@ -158,7 +158,7 @@ class Store(ServerLock, Fences, GroupCommit, Reads):
             if self._wconn is not None:
                 if self.node is not None:   # the nodes of a cluster share it: one at a time
                     self._wconn.execute(sa.text("select pg_advisory_xact_lock(:a, :b)"),
-                                        dict(a=NODE_LOCK_CLASS, b=1))
+                                        dict(a=CLUSTER_LOCK_CLASS, b=1))
                 metadata.create_all(self._wconn)
                 self.upgraded = upgrade(self._wconn)
                 self._wconn.commit()

@@ -35,7 +35,7 @@ _FENCE = (sa.select(tables.c.id, tables.c.owner, tables.c.epoch)
 
 
 #: The events lock of a cluster (:meth:`Fences.events_in_order`).
-_EVENTS_LOCK = sa.text("select pg_advisory_xact_lock(29038, 2)")   # ("qn", 2)
+_EVENTS_LOCK = sa.text("select pg_advisory_xact_lock(29027, 2)")   # (CLUSTER_LOCK_CLASS, 2)
 
 
 class Fences:

@@ -80,6 +80,9 @@ from qipai.host.store.errors import DatabaseInUse, LockLost, StoreError, said
 PG_LOCK_KEY = (0x7169, 0x7061)
 #: The first int4 of a node's lock key (:func:`node_lock_key`).
 NODE_LOCK_CLASS = 0x716E   # "qn"
+#: The first int4 of a cluster's own transaction locks (the schema's creation,
+#: the sweeps, the events' order): a class apart from the nodes' keys.
+CLUSTER_LOCK_CLASS = 0x7163   # "qc"
 
 
 def node_lock_key(node: str) -> tuple[int, int]:
