@@ -74,6 +74,9 @@ SWEEP_S = 0.5
 #: take first (two int4), so no two of them move the same tables at once
 #: (a class of its own: no node's lock key can be it).
 SWEEP_LOCK = (CLUSTER_LOCK_CLASS, 0)
+#: A sweep takes the closed tables no node owns (their undelivered events,
+#: their prune) once every this many sweeps, and whenever it finds a node dead.
+CLOSED_EVERY = 120
 #: The ``NOTIFY`` channel of a cluster's control messages (``adopt NODE TABLE``).
 CHANNEL = "qipai_cluster"
 #: The close code of a WebSocket told ``moved``.
@@ -117,6 +120,7 @@ class Cluster:
         self._loading: dict[str, asyncio.Future] = {}
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="qipai-cluster")
         self._sweeper: asyncio.Task | None = None
+        self._sweeps = 0
         self._listener: threading.Thread | None = None
         self._stop = threading.Event()
         #: tables taken over from dead nodes, handed on, adopted (statistics, /metrics)
@@ -257,12 +261,16 @@ class Cluster:
             if self.draining:   # SIGTERM came during this sweep: it takes nothing
                 return dead, {}, {}
             taken = self._claim(c)
-            # the closed tables no node owns: this node's, for their undelivered
-            # events (delivered by a table's owner) and their prune (--retention)
-            c.execute(tables.update().where(
-                tables.c.open == sa.false(),
-                sa.or_(tables.c.owner.is_(None), tables.c.owner.not_in(sa.select(nodes.c.id))))
-                .values(owner=self.node))
+            self._sweeps += 1
+            if dead or self._sweeps % CLOSED_EVERY == 1:
+                # the closed tables no node owns: this node's, for their undelivered
+                # events (delivered by a table's owner) and their prune (--retention)
+                # — a scan of the closed tables, so not at every sweep
+                c.execute(tables.update().where(
+                    tables.c.open == sa.false(),
+                    sa.or_(tables.c.owner.is_(None),
+                           tables.c.owner.not_in(sa.select(nodes.c.id))))
+                    .values(owner=self.node))
             rows = c.execute(sa.select(tables.c.id, tables.c.epoch)
                              .where(tables.c.owner == self.node, tables.c.open == sa.true()))
             mine = {r[0]: r[1] for r in rows if r[0] not in held and r[0] not in taken}
