@@ -106,11 +106,16 @@ def test_a_killed_nodes_tables_are_taken_over_with_every_ack(pg_url, tmp_path):
     try:
         t = a.create(bots=[1, 2, 3])
         tid = t["id"]
+        closed = a.create(bots=[1, 2, 3])
+        a.close(closed)
         seat = SyncSeat(a, tid, t["seats"]["0"])
         acked = play(seat, 3)
         seat.close()
         a.kill()
         info = poll(lambda: b.info(tid), lambda i: i.get("node") == "b", "the takeover")
+        # its closed table too: its undelivered events and its prune are node b's now
+        assert rows(pg_url, "select owner from qipai_tables where id = :t",
+                    t=closed["id"]) == [("b",)]
         assert info["address"] == b.url and info["open"] is True
         stored = {r[0] for r in rows(pg_url, "select seq from qipai_actions where table_id = :t "
                                      "and hand = 0", t=tid)}
