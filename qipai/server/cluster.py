@@ -140,6 +140,9 @@ class Cluster:
             StoreError: the database failed."""
         try:
             with self.store.engine.begin() as c:
+                # (nodes starting at once: one at a time, or both would create it)
+                c.execute(sa.text("select pg_advisory_xact_lock(:a, :b)"),
+                          dict(a=SWEEP_LOCK[0], b=SWEEP_LOCK[1]))
                 c.execute(sa.text("create index if not exists qipai_tables_owner "
                                   "on qipai_tables (owner) where open"))
             with self.store.engine.begin() as c:
