@@ -349,13 +349,9 @@ def _listed(s: Server, row: dict[str, Any]) -> dict[str, Any]:
     """(A cluster's ``GET /tables``.)  Another node's open table as the
     database holds it: the fields of a table answer, its committed hand and
     totals (``connected`` and ``watched`` are that node's to know: empty)."""
-    seats = len(msgspec.json.decode(row["bots"])) + len(msgspec.json.decode(row["tokens"]))
-    totals = [0] * seats
-    done = 0
-    for _, net, _ in row["hand_rows"]:
-        if net is not None:
-            done += 1
-            totals = [a + b for a, b in zip(totals, msgspec.json.decode(net))]
+    nets = [net for _, net, _ in row["hand_rows"] if net is not None]
+    done, totals = len(nets), _totals(row, nets)
+    seats = len(totals)
     hand, _, commitment = row["hand_rows"][-1] if row["hand_rows"] else (0, None, "")
     return {"id": row["id"], "spec": row["spec"], "variant": row["variant"], "players": seats,
             "bots": msgspec.json.decode(row["bots"]), "hand": hand, "hands_done": done,
@@ -447,12 +443,18 @@ async def _stored(s: Server, request: Request
         nets = await s.store.read(s.store.nets_of, row["id"])
     except StoreError as exc:
         return _unread(s, exc)
+    return row, len(nets), _totals(row, nets)
+
+
+def _totals(row: dict[str, Any], nets: list[Any]) -> list[int]:
+    """A stored table's running totals, one per seat: the sum of its
+    finished hands' ``net`` (JSON text each)."""
     # every seat is a bot's or has a token (POST /tables)
     seats = len(msgspec.json.decode(row["bots"])) + len(msgspec.json.decode(row["tokens"]))
     totals = [0] * seats
     for net in nets:
         totals = [a + b for a, b in zip(totals, msgspec.json.decode(net))]
-    return row, len(nets), totals
+    return totals
 
 
 async def _readable(s: Server, request: Request) -> Response | dict[str, Any]:
