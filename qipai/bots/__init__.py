@@ -23,13 +23,15 @@ so a seed fixes a whole hand (the shuffle and every decision).
 The rooms: :mod:`qipai.bots.base` (the protocol, :func:`decide`, the random
 bot), :mod:`qipai.bots.mahjong` and :mod:`qipai.bots.zipai` (each family's
 search and strategy), :mod:`qipai.bots.greedy` (the greedy bot) and
-:mod:`qipai.bots.play` (playing whole hands).
+:mod:`qipai.bots.play` (playing whole hands), :mod:`qipai.bots.registry`
+(bots by name: built-in, ``module:Class``, ``qipai.bots`` entry points).
 """
 
 from qipai.bots.base import Bot, RandomBot, decide, seat_bots
 from qipai.bots.greedy import GreedyBot
 from qipai.bots.mahjong import MahjongStrategy
 from qipai.bots.play import BOT_KINDS, make_bots, play_hand, play_hands, run_to_end
+from qipai.bots.registry import BadBot, BotFault, bot_factory, bot_label, checked_act, known_bots
 from qipai.bots.zipai import ZipaiStrategy, zipai_splits
 from qipai.core.sessions import hand_seed  # the seeds play_hands deals from, where users found it
 
@@ -48,4 +50,10 @@ __all__ = [
     "play_hand",
     "play_hands",
     "run_to_end",
+    "BadBot",
+    "BotFault",
+    "bot_factory",
+    "bot_label",
+    "checked_act",
+    "known_bots",
 ]

@@ -12,18 +12,20 @@ from typing import Any
 
 from qipai.bots.base import Bot, RandomBot, seat_bots
 from qipai.bots.greedy import GreedyBot
+from qipai.bots.registry import BUILTIN, BadBot, BotFault, bot_factory, bot_label
 from qipai.core.sessions import hand_seed
 
-__all__ = ["BOT_KINDS", "MAX_STEPS", "make_bots", "play_hand", "play_hands", "run_to_end"]
+__all__ = ["BOT_KINDS", "MAX_STEPS", "BadBot", "BotFault", "make_bots", "play_hand", "play_hands",
+           "run_to_end"]
 
 #: A hand that takes more decisions than this is an engine bug, not a long hand.
 MAX_STEPS = 5000
 
-#: Bot names accepted by :func:`make_bots` (and ``qipai play --bots``).
-BOT_KINDS: dict[str, Callable[[random.Random], Bot]] = {
-    "greedy": GreedyBot,
-    "random": RandomBot,
-}
+#: The built-in bots by name (:data:`qipai.bots.registry.BUILTIN`); any
+#: other name :func:`~qipai.bots.registry.bot_factory` takes (``module:Class``,
+#: a ``qipai.bots`` entry point, a level) works wherever these do.
+BOT_KINDS: dict[str, Callable[[random.Random], Bot]] = BUILTIN
+BOT_KINDS.update({"greedy": GreedyBot, "random": RandomBot})
 
 
 def make_bots(bots: str | Sequence[str | Bot], n: int, seed: int | None,
@@ -31,15 +33,17 @@ def make_bots(bots: str | Sequence[str | Bot], n: int, seed: int | None,
     """One bot per seat.
 
     Args:
-        bots: a bot name for every seat (``"greedy"``, ``"random"``), or one
-            name or bot object per seat.
+        bots: a bot name for every seat (``"greedy"``, ``"random"``,
+            ``module:Class``, an entry point: :func:`~qipai.bots.registry.bot_factory`),
+            or one name or bot object per seat.
         n: seats at the table.
         seed: seeds each named bot's RNG (seat by seat); None: unseeded.
         ruleset: if given, every bot is seated at it (:func:`~qipai.bots.seat_bots`),
             ready to ``act``; else :func:`run_to_end` seats them.
 
     Raises:
-        ValueError: an unknown bot name or the wrong number of bots.
+        BadBot: a name that names no bot (a ValueError).
+        ValueError: the wrong number of bots.
     """
     specs = [bots] * n if isinstance(bots, str) else list(bots)
     if len(specs) != n:
@@ -49,13 +53,23 @@ def make_bots(bots: str | Sequence[str | Bot], n: int, seed: int | None,
         if not isinstance(spec, str):
             out.append(spec)
             continue
-        if spec not in BOT_KINDS:
-            raise ValueError(f"unknown bot {spec!r}; bots are: {', '.join(BOT_KINDS)}")
         rng = random.Random(f"qipai-bot:{seed}:{seat}") if seed is not None else random.Random()
-        out.append(BOT_KINDS[spec](rng))
+        out.append(_factory(spec)(rng))
     if ruleset is not None:
         seat_bots(ruleset, out)
     return out
+
+
+_FACTORIES: dict[str, Callable[[random.Random], Any]] = {}
+
+
+def _factory(name: str) -> Callable[[random.Random], Any]:
+    """:func:`~qipai.bots.registry.bot_factory`, kept per name (an imported
+    class is checked once, not once a hand)."""
+    got = _FACTORIES.get(name)
+    if got is None:
+        got = _FACTORIES[name] = bot_factory(name)
+    return got
 
 
 def run_to_end(table: Any, bots: Sequence[Bot], max_steps: int = MAX_STEPS) -> int:
@@ -68,6 +82,8 @@ def run_to_end(table: Any, bots: Sequence[Bot], max_steps: int = MAX_STEPS) -> i
     Returns: the number of decisions applied.
 
     Raises:
+        BotFault: a bot raised or answered an illegal action (the table is
+            as it was before that decision).
         RuntimeError: nobody has a decision though the hand is not over, or
             the hand takes more than ``max_steps`` decisions (engine bugs).
     """
@@ -82,7 +98,13 @@ def run_to_end(table: Any, bots: Sequence[Bot], max_steps: int = MAX_STEPS) -> i
         seat = min(pending)  # table.to_decide()[0]
         act, blind = acts[seat]
         legal = list(pending[seat])
-        table.apply(act(None if blind else view(seat, events=False), legal))
+        try:
+            a = act(None if blind else view(seat, events=False), legal)
+        except Exception as exc:
+            raise BotFault(bot_label(bots[seat]), seat, steps, cause=exc) from exc
+        if a not in legal:
+            raise BotFault(bot_label(bots[seat]), seat, steps, answer=a)
+        table.apply(a)
         steps += 1
         if steps > max_steps:
             raise RuntimeError(f"the hand did not end within {max_steps} decisions")
