@@ -1,8 +1,11 @@
 """Where the hands are played: a pool of local processes, or Ray tasks.
 
-Both run the same task (:func:`_play_task`: a range of hand indices under
-every ruleset, its rows as MessagePack) and hand each finished task to the
-caller's ``take``; both return True when Ctrl-C stopped them.  Ray is the
+Both run the same task function — ``qipai simulate``'s :func:`_play_task`
+(a range of hand indices under every ruleset, its rows as MessagePack) by
+default, ``qipai arena``'s :func:`qipai.sim.arena._arena_task` when given
+— and hand each finished task to the caller's ``take``; both return True
+when Ctrl-C stopped them.  A task function must be a module-level function
+(the pool pickles it by name, Ray ships it).  Ray is the
 optional extra ``qipai[ray]``; a cluster's workers need qipai installed.
 """
 
@@ -53,8 +56,10 @@ def _block_signals(block: bool) -> None:
 
 
 def _run_pool(tasks: Iterable[Any], take: Callable[[Any], None], workers: int,
-              rulesets: Sequence[RulesetSpec]) -> bool:
-    """The tasks on a process pool; True if Ctrl-C stopped it."""
+              rulesets: Sequence[RulesetSpec],
+              play: Callable[[Any], bytes] | None = None) -> bool:
+    """The tasks on a process pool, each run by ``play`` (default
+    :func:`_play_task`); True if Ctrl-C stopped it."""
     import gc
     import multiprocessing
 
@@ -79,7 +84,7 @@ def _run_pool(tasks: Iterable[Any], take: Callable[[Any], None], workers: int,
         gc.unfreeze()
     try:
         _block_signals(False)  # a Ctrl-C held back arrives here
-        for part in pool.imap_unordered(_play_task, tasks):
+        for part in pool.imap_unordered(play or _play_task, tasks):
             take(part)
         pool.close()
         pool.join()
@@ -299,12 +304,14 @@ RAY_IN_FLIGHT = 1024
 
 
 def _run_ray(tasks: Iterable[Any], take: Callable[[Any], None], address: str,
-             workers: int, rulesets: Sequence[RulesetSpec]) -> bool:
-    """The tasks as Ray tasks, at most :data:`RAY_IN_FLIGHT` submitted at a
-    time; True if Ctrl-C stopped it."""
+             workers: int, rulesets: Sequence[RulesetSpec],
+             play: Callable[[Any], bytes] | None = None) -> bool:
+    """The tasks as Ray tasks run by ``play`` (default :func:`_play_task`),
+    at most :data:`RAY_IN_FLIGHT` submitted at a time; True if Ctrl-C
+    stopped it."""
     started = start_ray(address, workers, rulesets)
     ray = import_ray(not ray_target(address))
-    remote = ray.remote(num_cpus=1)(_play_task)
+    remote = ray.remote(num_cpus=1)(play or _play_task)
     todo = iter(tasks)
     pending: list[Any] = []
     try:

@@ -21,13 +21,14 @@ from qipai.sim import BadSimulation
 from qipai.sim.rows import _ROWS_DECODER, _schema
 
 
-def _batch(rows: list[dict[str, Any]] | bytes) -> Any:
-    """Rows (or a worker's MessagePack of them) as a record batch of :func:`schema`."""
+def _batch(rows: list[dict[str, Any]] | bytes, sch: Any = None) -> Any:
+    """Rows (or a worker's MessagePack of them) as a record batch of
+    ``sch`` (default: simulate's :func:`schema`)."""
     pa = require("pyarrow", "sim")
     if isinstance(rows, bytes):
         rows = _ROWS_DECODER.decode(rows)
     try:
-        return pa.RecordBatch.from_pylist(rows, schema=_schema())
+        return pa.RecordBatch.from_pylist(rows, schema=sch or _schema())
     except (pa.ArrowInvalid, OverflowError):
         raise BadSimulation(_too_large(rows)) from None
 
@@ -37,21 +38,32 @@ def _too_large(rows: list[dict[str, Any]]) -> str:
     its column's integers (an option's amounts set beyond any table's)."""
     limit = 2**31 - 1
     for row in rows:
-        nums = [*row["net"], *(p["amount"] for p in (*row["instant"], *row["settlement"]))]
+        nums = [*(row["net"] or ()),
+                *(p["amount"] for p in (*row.get("instant", ()), *row.get("settlement", ())))]
         if any(abs(x) > limit for x in nums):
-            return (f"hand {row['hand']} of {row['ruleset']} moved more 子 than a results file "
+            where = (f"hand {row['hand']}" if "hand" in row
+                     else f"deal {row.get('deal')} (seat {row.get('seat')})")
+            return (f"{where} of {row['ruleset']} moved more 子 than a results file "
                     f"holds (net {row['net']}; at most {limit:,} a seat or a payment): lower "
                     f"the ruleset's amounts")
     return "the hands' rows do not fit the results file's columns (a variant's answers?)"
 
 
-def write_parquet(rows: Sequence[Any], path: str, meta: dict[str, Any]) -> None:
-    """Write ``rows`` sorted by (ruleset, hand) to ``path`` with fixed settings.
+#: The metadata keys of the results files a run may replace: simulate's
+#: and arena's (:func:`check_replaceable`).
+RESULTS_KEYS = (b"qipai.simulate", b"qipai.arena")
+
+
+def write_parquet(rows: Sequence[Any], path: str, meta: dict[str, Any], *, sch: Any = None,
+                  order: Sequence[str] = ("ruleset", "hand"),
+                  key: str = "qipai.simulate") -> None:
+    """Write ``rows`` sorted by ``order`` to ``path`` with fixed settings.
 
     ``rows``: row dicts (:data:`COLUMNS`) or Arrow record batches of
-    :func:`schema` (what the workers send).  Written to a temporary file
-    beside ``path`` and renamed, so ``path`` is either the old file or the
-    whole new one.
+    ``sch`` (default :func:`schema`: what simulate's workers send).
+    ``meta`` is stored as JSON under the file's metadata ``key``.  Written
+    to a temporary file beside ``path`` and renamed, so ``path`` is either
+    the old file or the whole new one.
 
     Raises:
         BadSimulation: ``path`` cannot be written (no such directory, no
@@ -61,7 +73,7 @@ def write_parquet(rows: Sequence[Any], path: str, meta: dict[str, Any]) -> None:
     """
     pa = require("pyarrow", "sim")
     pq = require("pyarrow.parquet", "sim")
-    sch = _schema()
+    sch = sch or _schema()
     batches = [r if isinstance(r, pa.RecordBatch) else None for r in rows]
     dicts = [r for r, b in zip(rows, batches) if b is None]
     parts = [b for b in batches if b is not None]
@@ -69,8 +81,8 @@ def write_parquet(rows: Sequence[Any], path: str, meta: dict[str, Any]) -> None:
         parts.append(pa.RecordBatch.from_pylist(dicts, schema=sch))
     table = pa.Table.from_batches(parts, schema=sch)
     # Arrow orders strings by their UTF-8 bytes: the code points' order, as sorted().
-    table = table.sort_by([("ruleset", "ascending"), ("hand", "ascending")]).combine_chunks()
-    table = table.replace_schema_metadata({"qipai.simulate": json.dumps(meta, sort_keys=True)})
+    table = table.sort_by([(c, "ascending") for c in order]).combine_chunks()
+    table = table.replace_schema_metadata({key: json.dumps(meta, sort_keys=True)})
     tmp = f"{path}.part"
     renaming = False
     try:
@@ -144,7 +156,8 @@ def file_head(path: str) -> bytes:
 def check_replaceable(path: str) -> None:
     """Fail early when ``path`` is a file that a run must not replace: one
     that exists, is not empty and is not an earlier run's results — a
-    Parquet file (``PAR1``) whose metadata has ``qipai.simulate`` —, such as
+    Parquet file (``PAR1``) whose metadata has ``qipai.simulate`` or
+    ``qipai.arena`` (:data:`RESULTS_KEYS`) —, such as
     ``--out README.md`` or another tool's Parquet file by mistake.  An
     earlier run's file is replaced, as documented; so is an empty one.
 
@@ -166,6 +179,6 @@ def check_replaceable(path: str) -> None:
         meta = pq.read_schema(path).metadata or {}
     except Exception:  # noqa: BLE001 - any unreadable footer: not a results file
         meta = {}
-    if b"qipai.simulate" not in meta:
+    if not any(k in meta for k in RESULTS_KEYS):
         raise BadSimulation(f"will not replace {path}: it is a Parquet file qipai simulate did "
                             f"not write (give another output file, or remove it first)")
