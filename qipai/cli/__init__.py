@@ -4,7 +4,7 @@
 · ``qipai replay FILE`` · ``qipai verify RECORD`` · ``qipai conformance VARIANT [--cases PATH …]``
 · ``qipai conformance --check-cases PATH`` · ``qipai schema [--cases]`` · ``qipai score``
 · ``qipai new-variant`` · ``qipai serve`` · ``qipai keys`` · ``qipai connect`` · ``qipai simulate``
-· ``qipai report``.
+· ``qipai arena`` · ``qipai report``.
 
 One module per command group; the group below knows each command's name
 and module and imports the module only when the command runs or its help
@@ -27,6 +27,7 @@ from qipai.core.errors import QipaiError
 
 #: Command name → ``module:function`` of this package that defines it.
 COMMANDS = {
+    "arena": "arena:arena",
     "conformance": "conformance:conformance",
     "connect": "connect:connect",
     "keys": "keys:keys",

@@ -23,7 +23,7 @@ def _cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _progress(console: Any) -> Any:
+def _progress(console: Any, unit: str = "hands") -> Any:
     from rich.progress import (
         BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn,
         TimeElapsedColumn, TimeRemainingColumn,
@@ -36,7 +36,7 @@ def _progress(console: Any) -> Any:
                 speed = task.completed / task.elapsed
             else:  # rich's estimate over the last seconds
                 speed = task.speed
-            return Text("– hands/s" if speed is None else f"{speed:.1f} hands/s")
+            return Text(f"– {unit}/s" if speed is None else f"{speed:.1f} {unit}/s")
 
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                     HandsPerSecond(), TextColumn("ETA"), TimeRemainingColumn(),
@@ -65,7 +65,7 @@ class _Stop:
             raise KeyboardInterrupt
 
 
-def _log_progress(console: Any, total: int, every: float = 60.0) -> Any:
+def _log_progress(console: Any, total: int, every: float = 60.0, unit: str = "hands") -> Any:
     """Progress for a log file (stderr not a terminal, e.g. under nohup):
     a plain line every ``every`` seconds instead of a live bar."""
     t0 = last = time.monotonic()
@@ -79,7 +79,7 @@ def _log_progress(console: Any, total: int, every: float = 60.0) -> Any:
             last = now
             rate = done / (now - t0) if now > t0 else 0.0
             eta = (total - done) / rate if rate else float("inf")
-            console.print(f"{done}/{total} hands, {rate:.1f} hands/s, ETA {eta / 60:.0f} min",
+            console.print(f"{done}/{total} {unit}, {rate:.1f} {unit}/s, ETA {eta / 60:.0f} min",
                           highlight=False)
     return advance
 
@@ -234,6 +234,10 @@ def _simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int,
 def report(file: str, html: str | None, as_markdown: bool) -> None:
     """Summarise a `qipai simulate` FILE: per ruleset and, for two, their differences.
 
+    A `qipai arena` FILE (known by its metadata) gets the arena's summary:
+    each challenger's 子 per hand with its paired interval, its rates, the
+    per-seat breakdown and the challengers' paired differences.
+
     Rates carry 95 % Wilson score intervals, means a normal interval (mean ±
     1.96 standard errors).  Differences are paired on the hands (the rulesets
     share their deals): rates of hands with Newcombe's paired interval, means
@@ -259,6 +263,18 @@ def report(file: str, html: str | None, as_markdown: bool) -> None:
                                 f"qipai report wrote; give the page another name, or remove "
                                 f"the file first")
         check_writable(html)
+    from qipai.sim.report.arena import arena_markdown, is_arena_file, print_arena, summarize_arena
+
+    if is_arena_file(file):  # a qipai arena file: its own summary
+        if html is not None:
+            raise BadSimulation(f"{file} is a qipai arena file: --html draws simulate files "
+                                f"only (print its report without --html)")
+        arena = summarize_arena(file)
+        if as_markdown:
+            click.echo(arena_markdown(arena), nl=False)
+        else:
+            print_arena(Console(highlight=False), arena)
+        return
     summary = summarize(file)
     if as_markdown:
         click.echo(markdown(summary), nl=False)
