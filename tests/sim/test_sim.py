@@ -22,6 +22,7 @@ from qipai.sim import MissingExtra, RayUnavailable, require  # noqa: E402
 from qipai.sim.run import parse_rulesets, simulate  # noqa: E402
 
 GUILIN = ["guilin-mahjong", "guilin-mahjong(hubao=false)"]
+GUILIN_B = "guilin-mahjong(hubao=False)"  # as the file names it
 
 
 def invoke(*args: str, env: dict | None = None):
@@ -517,13 +518,64 @@ def test_report_fits_a_narrow_terminal_and_cuts_nothing(which, width, request):
     assert sorted(shown) == list(range(1, len(head)))
 
 
-def test_report_html_has_three_charts(guilin_file, tmp_path):
+def test_report_html_has_four_charts(guilin_file, tmp_path):
     page = tmp_path / "r.html"
     res = invoke("report", guilin_file, "--html", str(page))
     assert res.exit_code == 0, res.output
     text = page.read_text(encoding="utf-8")
-    assert text.count("data:image/png;base64,") == 3
+    # patterns, payments, cumulative nets and (two rulesets) the paired differences
+    assert text.count("data:image/png;base64,") == 4
     assert "pattern 平胡 pinghu (of wins)" in text and "guilin-mahjong(hubao=False)" in text
+    assert "Paired differences from the first ruleset" in text
+
+
+def test_the_differences_chart_draws_the_paired_differences_computed_by_hand(guilin_file):
+    """Each point is the mean of the per-hand differences (hubao=false −
+    default, same hand index = same deal) with mean ± 1.96·sd/√n."""
+    import matplotlib.pyplot as plt
+
+    from qipai.sim.report import charts, summarize
+    from qipai.sim.report.page import paired_points
+
+    rows = pq.read_table(guilin_file).to_pylist()
+    by = {(r["ruleset"], r["hand"]): r for r in rows}
+    summary = summarize(guilin_file)
+    points = {label: (v, ci) for _, label, v, ci in paired_points(summary)}
+    assert sorted(points) == sorted(["子 moved per hand", "instant payments 子 per hand",
+                                     *(f"seat {s} net 子 per hand" for s in range(4))])
+    for s in range(4):
+        d = np.array([by[(GUILIN_B, i)]["net"][s] - by[("guilin-mahjong", i)]["net"][s]
+                      for i in range(24)], dtype=float)
+        half = 1.959963984540054 * d.std(ddof=1) / math.sqrt(24)
+        v, ci = points[f"seat {s} net 子 per hand"]
+        assert v == pytest.approx(d.mean()) and ci == pytest.approx((d.mean() - half,
+                                                                      d.mean() + half))
+    figs = charts(summary, guilin_file)
+    ax = figs["differences"].axes[0]
+    drawn = sorted(x for line in ax.get_lines() for x in line.get_xdata()
+                   if line.get_marker() == "o")
+    for fig in figs.values():
+        plt.close(fig)
+    assert drawn == pytest.approx(sorted(v for v, _ in points.values()))
+
+
+def test_the_cumulative_net_chart_has_the_noise_band(guilin_file):
+    """Grey band ±1.96·sd·√n around 0, sd over every seat's net per hand."""
+    import matplotlib.pyplot as plt
+
+    from qipai.sim.report import charts, summarize
+
+    rows = pq.read_table(guilin_file).to_pylist()
+    figs = charts(summarize(guilin_file), guilin_file)
+    axes = figs["net"].axes
+    for fig in figs.values():
+        plt.close(fig)
+    for ax, r in zip(axes, ["guilin-mahjong", GUILIN_B]):
+        xs = np.array([x for row in rows if row["ruleset"] == r for x in row["net"]], float)
+        top = 1.959963984540054 * xs.std(ddof=1) * math.sqrt(24)
+        (band,) = ax.collections
+        ys = band.get_paths()[0].vertices[:, 1]
+        assert ys.max() == pytest.approx(top) and ys.min() == pytest.approx(-top)
 
 
 def test_patterns_are_named_in_chinese_then_by_id_everywhere(guilin_file, tmp_path):

@@ -22,7 +22,8 @@ from qipai.sim import BadSimulation
 from qipai.sim.report.render import table_rows
 from qipai.sim.report.stats import wilson
 from qipai.sim.report.summary import (
-    Figure, RulesetSummary, Summary, _connect, _game, _never_seen, notes, pattern_text,
+    Figure, RulesetSummary, Summary, _connect, _game, _never_seen, differences, notes,
+    pattern_text,
 )
 
 
@@ -56,7 +57,10 @@ def charts(summary: Summary, path: str) -> dict[str, Any]:
     and 字牌 — on rows of their own, the family after the name, as one id
     is another thing in each), ``moved``
     (distribution of 子 moved per hand), ``net`` (cumulative net by seat
-    over the hands, one panel per ruleset)."""
+    over the hands, one panel per ruleset, with the noise band of
+    :func:`noise_band`) and, with two rulesets or more, ``differences``
+    (:func:`paired_points`: each later ruleset − the first, paired on the
+    hands, with its 95 % interval)."""
     require("matplotlib", "sim")
     import matplotlib
 
@@ -65,8 +69,67 @@ def charts(summary: Summary, path: str) -> dict[str, Any]:
 
     con, _ = _connect(path)
     names = [rs.ruleset for rs in summary.rulesets]
-    return {"patterns": _patterns_chart(plt, matplotlib, summary),
-            "moved": _moved_chart(plt, con, names), "net": _net_chart(plt, con, names)}
+    out = {"patterns": _patterns_chart(plt, matplotlib, summary),
+           "moved": _moved_chart(plt, con, names), "net": _net_chart(plt, con, names)}
+    points = paired_points(summary)
+    if points:
+        out["differences"] = _differences_chart(plt, points)
+    return out
+
+
+def paired_points(summary: Summary) -> list[tuple[str, str, float, tuple[float, float]]]:
+    """What the ``differences`` chart draws: per later ruleset, per mean
+    figure paired on the hands (子 moved, instant payments, each seat's
+    net: :attr:`Summary.paired`), ``(ruleset, label, later − first,
+    95 % interval)`` — the mean of the per-hand differences, mean ± 1.96 ·
+    sd/√n (:func:`~qipai.sim.report.summary.differences`, the table's
+    difference column).  Empty with one ruleset or none paired."""
+    out = []
+    for other, d in zip(summary.rulesets[1:], differences(summary)):
+        paired = summary.paired.get(other.ruleset, {})
+        for f in other.figures:
+            if f.key in paired and f.key in d:
+                value, ci = d[f.key]
+                out.append((other.ruleset, f.label.replace(" (mean)", ""), value, ci))
+    return out
+
+
+def _differences_chart(plt: Any, points: list[tuple[str, str, float, tuple[float, float]]]
+                       ) -> Any:
+    """Each paired difference of a mean with its interval, a row each, 0 marked."""
+    fig, ax = plt.subplots(figsize=(8, 0.4 * len(points) + 1.2))
+    ys = list(range(len(points)))
+    for r in dict.fromkeys(p[0] for p in points):
+        mine = [(y, p) for y, p in zip(ys, points) if p[0] == r]
+        ax.errorbar([p[2] for _, p in mine], [y for y, _ in mine], fmt="o", capsize=3,
+                    xerr=[[max(0.0, p[2] - p[3][0]) for _, p in mine],
+                          [max(0.0, p[3][1] - p[2]) for _, p in mine]], label=r)
+    ax.axvline(0, color="grey", linewidth=0.8)
+    ax.set_yticks(ys, [p[1].replace("子", "zi") for p in points])
+    ax.invert_yaxis()
+    ax.set_xlabel("later ruleset − the first (zi per hand; paired on the hands, 95 % interval)")
+    ax.set_title("paired differences from the first ruleset")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def noise_band(nets: list[list[int]]) -> tuple[float, list[float]]:
+    """The noise band of a cumulative-net chart: ``(sd, half)`` with ``sd``
+    the sample standard deviation of the seats' nets per hand (all seats
+    together) and ``half[k] = 1.96 · sd · √(k + 1)``, the half-width of the
+    95 % band around 0 that a seat's cumulative net after ``k + 1`` hands
+    stays in when it only has luck (independent hands of mean 0).  A seat
+    whose line leaves it plays (or sits) better than luck says."""
+    import math
+
+    from qipai.sim.report.stats import Z
+
+    xs = [x for n in nets for x in n]
+    if len(xs) < 2:
+        return 0.0, [0.0] * len(nets)
+    m = sum(xs) / len(xs)
+    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+    return sd, [Z * sd * math.sqrt(k + 1) for k in range(len(nets))]
 
 
 def _patterns_chart(plt: Any, matplotlib: Any, summary: Summary) -> Any:
@@ -131,12 +194,18 @@ def _moved_chart(plt: Any, con: Any, names: list[str]) -> Any:
 
 
 def _net_chart(plt: Any, con: Any, names: list[str]) -> Any:
-    """Each seat's cumulative net over the hands, a panel per ruleset."""
+    """Each seat's cumulative net over the hands, a panel per ruleset, over
+    the grey noise band ±1.96·sd·√n (:func:`noise_band`)."""
     fig, axes = plt.subplots(1, len(names), figsize=(4.5 * len(names), 3.6), squeeze=False,
                              sharey=True)
     for ax, r in zip(axes[0], names):
         nets = [n for (n,) in con.execute("SELECT net FROM h WHERE ruleset = ? ORDER BY hand",
                                           [r]).fetchall()]
+        _, half = noise_band(nets)
+        if nets:
+            # not in the legend (the seats'): the title says what it is
+            ax.fill_between(range(len(nets)), [-h for h in half], half, color="0.85",
+                            linewidth=0)
         for s in range(len(nets[0]) if nets else 0):
             acc, line = 0, []
             for n in nets:
@@ -148,7 +217,7 @@ def _net_chart(plt: Any, con: Any, names: list[str]) -> Any:
         if nets:
             ax.legend(fontsize="small")  # each panel: the rulesets may seat 3 or 4
     axes[0][0].set_ylabel("cumulative net (zi)")
-    fig.suptitle("cumulative net by seat (dealer rotates)")
+    fig.suptitle("cumulative net by seat (dealer rotates; grey: luck alone, ±1.96·sd·√n)")
     return fig
 
 
@@ -192,7 +261,8 @@ def write_html(summary: Summary, path: str, html_path: str) -> None:
         "<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in body) + \
         "</table>"
     titles = {"patterns": "Pattern frequencies", "moved": "Distribution of payments",
-              "net": "Cumulative net by seat"}
+              "net": "Cumulative net by seat (grey: the noise band ±1.96·sd·√n)",
+              "differences": "Paired differences from the first ruleset (95 % intervals)"}
     imgs = "".join(f'<h2>{esc(titles.get(name, name))}</h2>'
                    f'<img alt="{esc(titles.get(name, name))}" '
                    f'src="data:image/png;base64,{_png(fig)}">' for name, fig in figs.items())
