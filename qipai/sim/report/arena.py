@@ -305,10 +305,10 @@ def arena_tables(summary: ArenaSummary) -> list[tuple[str, list[str], list[list[
               _rate(c.huangzhuang),
               f"{c.faults} ({c.own_faults} its own)" if c.faults else "0"]
              for c in summary.challengers])
-    seats = ("per seat: the challenger's 子 per hand · its win rate",
-             ["challenger", *(f"seat {s}" for s in range(summary.players))],
-             [[c.name, *(f"{_mean(s.net)} · {_rate(s.win)}" for s in c.seats)]
-              for c in summary.challengers])
+    seats = ("per seat: the challenger's 子 per hand and win rate at each seat",
+             ["challenger", "seat", "子 per hand", "win"],
+             [[c.name, str(s.seat), _mean(s.net), _rate(s.win)]
+              for c in summary.challengers for s in c.seats])
     out = [main, seats]
     if summary.differences:
         out.append(("paired differences on the same deals (later − earlier)",
@@ -334,10 +334,14 @@ def print_arena(console: Any, summary: ArenaSummary) -> None:
 
     for title, head, body in arena_tables(summary):
         t = Table(title=title, title_justify="left")
+        names = max((len(row[0]) for row in body), default=0)
         for i, h in enumerate(head):
-            t.add_column(h, justify="left" if i == 0 else "right")
+            # fold, never an ellipsis: a narrow terminal wraps a cell, cuts nothing
+            t.add_column(h, justify="left" if i == 0 else "right", overflow="fold",
+                         min_width=min(names, 24) if i == 0 else None)
         for row in body:
-            t.add_row(*row)
+            # an interval under its value when the cell must wrap
+            t.add_row(*(c.replace(" [", "\n[", 1) if console.width < 120 else c for c in row))
         console.print(t)
     for line in _notes(summary):
         console.print(line)
