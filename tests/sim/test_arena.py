@@ -112,6 +112,10 @@ def test_the_paired_interval_is_the_one_computed_by_hand(tmp_path):
     # printed, by the arena and by qipai report (which knows the file by its metadata)
     m = by["random"].net
     text = f"{m.value:+.2f} [{m.ci[0]:+.2f}, {m.ci[1]:+.2f}]"
+    # openskill (extra qipai[sim]): the field, greedy, rated above random
+    if importlib.util.find_spec("openskill") is not None:
+        assert [r.name for r in summary.ratings] == ["greedy", "random"]
+        assert summary.ratings[0].ordinal > summary.ratings[1].ordinal
     report = invoke("report", out, "--markdown")
     assert report.exit_code == 0, report.output
     assert f"| random | 12 | {text} |" in report.stdout

@@ -35,6 +35,17 @@ The statistic
     order given) with its normal interval — paired, so much narrower than
     the two intervals side by side.
 
+Ratings
+    Where openskill is installed (it comes with the extra ``qipai[sim]``),
+    every challenger and the field get a Weng–Lin (Plackett–Luce) rating:
+    each finished rotation, in the file's deal order, is a match of the
+    challenger against the field, won by whoever ends the hand ahead (the
+    challenger's net > 0, < 0; a draw at 0).  The field is one player
+    across the challengers, so their ratings share a scale.  A rating
+    depends on the order of the matches and carries no interval of its
+    own: it is a ladder for many bots at a glance; the paired mean above
+    is the measure of strength.
+
 Faults
     Rows whose ``fault`` is set are counted per challenger (those of the
     challenger's own seat, and those of a field bot) and left out of every
@@ -55,8 +66,8 @@ from qipai.core.extras import require
 from qipai.sim import BadSimulation
 from qipai.sim.report.stats import Z, mean_ci, wilson
 
-__all__ = ["ArenaSummary", "ChallengerSummary", "PairDifference", "SeatSummary", "Stat",
-           "arena_rows", "arena_tables", "is_arena_file", "print_arena", "arena_markdown",
+__all__ = ["ArenaSummary", "ChallengerSummary", "PairDifference", "Rating", "SeatSummary",
+           "Stat", "arena_rows", "ratings", "arena_tables", "is_arena_file", "print_arena", "arena_markdown",
            "summarize_arena"]
 
 
@@ -114,8 +125,18 @@ class PairDifference(msgspec.Struct):
     diff: Stat
 
 
+class Rating(msgspec.Struct):
+    """A bot's openskill rating: ``mu``, ``sigma`` and the ordinal ``mu − 3·sigma``."""
+
+    name: str
+    mu: float
+    sigma: float
+    ordinal: float
+
+
 class ArenaSummary(msgspec.Struct):
-    """Everything the arena report says: the metadata and each challenger."""
+    """Everything the arena report says: the metadata and each challenger;
+    ``ratings`` (best first) empty where openskill is not installed."""
 
     meta: dict[str, Any]
     ruleset: str
@@ -124,6 +145,35 @@ class ArenaSummary(msgspec.Struct):
     deals: int
     challengers: list[ChallengerSummary]
     differences: list[PairDifference]
+    ratings: list[Rating] = []
+
+
+def ratings(rows: Sequence[dict[str, Any]], challengers: Sequence[str],
+            field: str) -> list[Rating]:
+    """The challengers' and the field's openskill ratings from the rows
+    (see the module doc), best ordinal first; ``[]`` where openskill is not
+    installed.  A challenger named like the field is rated as the field."""
+    import importlib.util
+
+    if importlib.util.find_spec("openskill") is None:
+        return []
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    players = {name: model.rating(name=name) for name in (field, *challengers)}
+    order = {c: i for i, c in enumerate(challengers)}
+    done = [r for r in rows if r["fault"] is None]
+    done.sort(key=lambda r: (r["deal"], order[r["challenger"]], r["seat"]))
+    for r in done:
+        c = r["challenger"]
+        if c == field:
+            continue  # the field against itself: every rotation a draw by construction
+        net = r["challenger_net"]
+        ranks = [0, 0] if net == 0 else [0, 1] if net > 0 else [1, 0]
+        [[players[c]], [players[field]]] = model.rate([[players[c]], [players[field]]],
+                                                      ranks=ranks)
+    out = [Rating(n, p.mu, p.sigma, p.ordinal()) for n, p in players.items()]
+    return sorted(out, key=lambda x: -x.ordinal)
 
 
 def is_arena_file(path: str) -> bool:
@@ -269,7 +319,8 @@ def summarize_arena(path: str) -> ArenaSummary:
             diffs.append(PairDifference(a, b, _stat([stats[b][d] - stats[a][d]
                                                      for d in common])))
     return ArenaSummary(meta, meta.get("ruleset", ""), meta.get("field", ""), players,
-                        len({r["deal"] for r in rows}), sums, diffs)
+                        len({r["deal"] for r in rows}), sums, diffs,
+                        ratings(rows, names, meta.get("field", "")))
 
 
 # --------------------------------------------------------------------------
@@ -315,6 +366,12 @@ def arena_tables(summary: ArenaSummary) -> list[tuple[str, list[str], list[list[
                     ["challengers", "deals", "Δ 子 per hand"],
                     [[f"{d.later} − {d.earlier}", str(d.diff.n), _mean(d.diff)]
                      for d in summary.differences]))
+    if summary.ratings:
+        out.append(("openskill ratings (Plackett–Luce; each rotation a match against the "
+                    "field; best first)", ["bot", "mu", "sigma", "ordinal mu − 3σ"],
+                    [[r.name + (" (field)" if r.name == summary.field else ""),
+                      f"{r.mu:.2f}", f"{r.sigma:.2f}", f"{r.ordinal:.2f}"]
+                     for r in summary.ratings]))
     return out
 
 
