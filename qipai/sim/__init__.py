@@ -5,6 +5,9 @@
   on local worker processes or as Ray tasks (:mod:`qipai.sim.backends`),
   written by :mod:`qipai.sim.parquet`; the file's bytes depend only on the
   rulesets, N, the bots and the seed.
+* :mod:`qipai.sim.arena` — ``qipai arena``: duplicate play, each deal with
+  every challenger bot in every seat against a field bot, on the same
+  chunks and backends.
 * :mod:`qipai.sim.report` — ``qipai report``: rates with Wilson intervals,
   money moved, mean net per seat and differences between rulesets, read
   with DuckDB; an HTML page with matplotlib charts (the package
