@@ -137,6 +137,13 @@ def test_a_bot_by_module_and_class_plays_as_the_bot_it_is(tmp_path):
     assert mine == theirs and len(mine) == 16
     (d,) = summarize_arena(out).differences
     assert d.diff.value == 0
+    # qipai report knows the file by its metadata: the arena's summary, not simulate's
+    res = invoke("report", out)
+    assert res.exit_code == 0, res.output
+    assert "challengers against a field of random (4 deals, each in 4 seats" in \
+        " ".join(res.stdout.split())
+    one_line_error(invoke("report", out, "--html", str(tmp_path / "r.html")),
+                   "is a qipai arena file: --html draws simulate files only")
 
 
 def test_a_bot_that_raises_is_its_rotations_fault_not_a_crash(tmp_path):

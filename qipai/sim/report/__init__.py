@@ -61,7 +61,10 @@ Within one variant a way of winning or pattern one ruleset showed is
 The rooms: the intervals in :mod:`~qipai.sim.report.stats`, reading the
 file and every figure in :mod:`~qipai.sim.report.summary`, the text table
 in :mod:`~qipai.sim.report.render`, the charts and the HTML page in
-:mod:`~qipai.sim.report.page`.
+:mod:`~qipai.sim.report.page`; a ``qipai arena`` file (known by its
+``qipai.arena`` metadata) is read and summarised by
+:mod:`~qipai.sim.report.arena` (the per-deal statistic and its paired
+interval).
 """
 
 from __future__ import annotations
