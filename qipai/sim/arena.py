@@ -44,8 +44,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import msgspec
-
 from qipai.bots import BotFault, bot_factory, make_bots, run_to_end
 from qipai.core.extras import installed, require
 from qipai.core.sessions import hand_seed
@@ -277,14 +275,3 @@ def arena(ruleset: str | RulesetSpec, challengers: Sequence[str], field: str, de
             interrupted, written = True, 0
     return Outcome(written, deals, seconds, interrupted, backend, played)
 
-
-class ArenaMeta(msgspec.Struct):
-    """An arena file's ``qipai.arena`` metadata (:func:`arena`'s parameters)."""
-
-    format: int
-    ruleset: str
-    challengers: list[str]
-    field: str
-    deals: int
-    seed: int
-    players: int

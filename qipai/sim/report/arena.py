@@ -66,9 +66,9 @@ from qipai.core.extras import require
 from qipai.sim import BadSimulation
 from qipai.sim.report.stats import Z, mean_ci, wilson
 
-__all__ = ["ArenaSummary", "ChallengerSummary", "PairDifference", "Rating", "SeatSummary",
-           "Stat", "arena_rows", "ratings", "arena_tables", "is_arena_file", "print_arena", "arena_markdown",
-           "summarize_arena"]
+__all__ = ["ArenaSummary", "ChallengerSummary", "PairDifference", "Rating", "SeatSummary", "Stat",
+           "arena_markdown", "arena_rows", "arena_tables", "is_arena_file", "print_arena",
+           "ratings", "summarize_arena"]
 
 
 class Stat(msgspec.Struct):
@@ -348,8 +348,8 @@ def arena_tables(summary: ArenaSummary) -> list[tuple[str, list[str], list[list[
     """The report's tables as text: (title, header, rows) for the
     challengers, the per-seat breakdown and, with several challengers,
     their paired differences."""
-    main = (f"{summary.ruleset}: challengers against a field of {summary.field} "
-            f"({summary.deals} deals, each in {summary.players} seats; 95 % intervals)",
+    main = ((f"{summary.ruleset}: challengers against a field of {summary.field} "
+             f"({summary.deals} deals, each in {summary.players} seats; 95 % intervals)"),
             ["challenger", "deals", "子 per hand", "win", "点炮 deal-in", "自摸 zimo",
              "荒庄", "faults"],
             [[c.name, str(c.deals), _mean(c.net), _rate(c.win), _rate(c.deal_in), _rate(c.zimo),
@@ -367,8 +367,9 @@ def arena_tables(summary: ArenaSummary) -> list[tuple[str, list[str], list[list[
                     [[f"{d.later} − {d.earlier}", str(d.diff.n), _mean(d.diff)]
                      for d in summary.differences]))
     if summary.ratings:
-        out.append(("openskill ratings (Plackett–Luce; each rotation a match against the "
-                    "field; best first)", ["bot", "mu", "sigma", "ordinal mu − 3σ"],
+        out.append((("openskill ratings (Plackett–Luce; each rotation a match against "
+                     "the field; best first)"),
+                    ["bot", "mu", "sigma", "ordinal mu − 3σ"],
                     [[r.name + (" (field)" if r.name == summary.field else ""),
                       f"{r.mu:.2f}", f"{r.sigma:.2f}", f"{r.ordinal:.2f}"]
                      for r in summary.ratings]))
@@ -376,9 +377,9 @@ def arena_tables(summary: ArenaSummary) -> list[tuple[str, list[str], list[list[
 
 
 def _notes(summary: ArenaSummary) -> list[str]:
-    lines = [f"seed {summary.meta.get('seed')} · {summary.meta.get('deals')} deals asked · "
-             f"per-deal statistic: the challenger's mean net over its rotations of the deal; "
-             f"interval mean ± {Z:.2f}·sd/√deals"]
+    lines = [(f"seed {summary.meta.get('seed')} · {summary.meta.get('deals')} deals asked · "
+              f"per-deal statistic: the challenger's mean net over its rotations of the deal; "
+              f"interval mean ± {Z:.2f}·sd/√deals")]
     lines += [f"faults of {c.name}: {c.faults} rotations left out ({c.own_faults} its own); "
               f"first: {c.first_fault}" for c in summary.challengers if c.faults]
     return lines
