@@ -18,7 +18,7 @@ from typing import Any
 
 from qipai.core.extras import require
 from qipai.sim import BadSimulation
-from qipai.sim.rows import _ROWS_DECODER, _schema
+from qipai.sim.rows import _ROWS_DECODER, decision_schema, _schema
 
 
 def _batch(rows: list[dict[str, Any]] | bytes) -> Any:
@@ -30,6 +30,29 @@ def _batch(rows: list[dict[str, Any]] | bytes) -> Any:
         return pa.RecordBatch.from_pylist(rows, schema=_schema())
     except (pa.ArrowInvalid, OverflowError):
         raise BadSimulation(_too_large(rows)) from None
+
+
+def _decision_batch(decisions: Sequence[Sequence[Any]]) -> Any:
+    """Decisions (:func:`~qipai.sim.rows.hand_row`'s tuples) as a record
+    batch of :func:`~qipai.sim.rows.decision_schema`: the observations and
+    masks (bytes) laid end to end as the list columns' values."""
+    pa = require("pyarrow", "sim")
+    np = require("numpy", "sim")
+    cols = list(zip(*decisions)) if decisions else [()] * 9
+
+    def lists(blobs: Sequence[bytes], dtype: Any, typ: Any) -> Any:
+        offsets = np.zeros(len(blobs) + 1, np.int32)
+        np.cumsum([len(b) for b in blobs], out=offsets[1:])
+        values = np.frombuffer(b"".join(blobs), dtype)
+        return pa.ListArray.from_arrays(pa.array(offsets), pa.array(values, typ))
+
+    sch = decision_schema()
+    arrays = [pa.array(cols[0], pa.string()), pa.array(cols[1], pa.int64()),
+              pa.array(cols[2], pa.string()), pa.array(cols[3], pa.int8()),
+              pa.array(cols[4], pa.int32()), lists(cols[5], np.uint8, pa.uint8()),
+              lists(cols[6], np.int8, pa.int8()), pa.array(cols[7], pa.int16()),
+              pa.array(cols[8], pa.int32())]
+    return pa.RecordBatch.from_arrays(arrays, schema=sch)
 
 
 def _too_large(rows: list[dict[str, Any]]) -> str:
@@ -45,13 +68,20 @@ def _too_large(rows: list[dict[str, Any]]) -> str:
     return "the hands' rows do not fit the results file's columns (a variant's answers?)"
 
 
-def write_parquet(rows: Sequence[Any], path: str, meta: dict[str, Any]) -> None:
+#: The metadata key of a results file, and of a decisions file.
+RESULTS_KEY, DECISIONS_KEY = "qipai.simulate", "qipai.decisions"
+
+
+def write_parquet(rows: Sequence[Any], path: str, meta: dict[str, Any], *,
+                  decisions: bool = False) -> None:
     """Write ``rows`` sorted by (ruleset, hand) to ``path`` with fixed settings.
 
     ``rows``: row dicts (:data:`COLUMNS`) or Arrow record batches of
-    :func:`schema` (what the workers send).  Written to a temporary file
-    beside ``path`` and renamed, so ``path`` is either the old file or the
-    whole new one.
+    :func:`schema` (what the workers send); with ``decisions``, record
+    batches of :func:`~qipai.sim.rows.decision_schema`, sorted by
+    (ruleset, hand, step) and ``meta`` stored under :data:`DECISIONS_KEY`.
+    Written to a temporary file beside ``path`` and renamed, so ``path`` is
+    either the old file or the whole new one.
 
     Raises:
         BadSimulation: ``path`` cannot be written (no such directory, no
@@ -61,7 +91,7 @@ def write_parquet(rows: Sequence[Any], path: str, meta: dict[str, Any]) -> None:
     """
     pa = require("pyarrow", "sim")
     pq = require("pyarrow.parquet", "sim")
-    sch = _schema()
+    sch = decision_schema() if decisions else _schema()
     batches = [r if isinstance(r, pa.RecordBatch) else None for r in rows]
     dicts = [r for r, b in zip(rows, batches) if b is None]
     parts = [b for b in batches if b is not None]
@@ -69,8 +99,12 @@ def write_parquet(rows: Sequence[Any], path: str, meta: dict[str, Any]) -> None:
         parts.append(pa.RecordBatch.from_pylist(dicts, schema=sch))
     table = pa.Table.from_batches(parts, schema=sch)
     # Arrow orders strings by their UTF-8 bytes: the code points' order, as sorted().
-    table = table.sort_by([("ruleset", "ascending"), ("hand", "ascending")]).combine_chunks()
-    table = table.replace_schema_metadata({"qipai.simulate": json.dumps(meta, sort_keys=True)})
+    keys = [("ruleset", "ascending"), ("hand", "ascending")]
+    if decisions:
+        keys.append(("step", "ascending"))
+    table = table.sort_by(keys).combine_chunks()
+    table = table.replace_schema_metadata({DECISIONS_KEY if decisions else RESULTS_KEY:
+                                           json.dumps(meta, sort_keys=True)})
     tmp = f"{path}.part"
     renaming = False
     try:
@@ -141,12 +175,15 @@ def file_head(path: str) -> bytes:
         raise BadSimulation(f"cannot tell what {path} holds: {exc.strerror or exc}") from None
 
 
-def check_replaceable(path: str) -> None:
+def check_replaceable(path: str, key: str = RESULTS_KEY) -> None:
     """Fail early when ``path`` is a file that a run must not replace: one
-    that exists, is not empty and is not an earlier run's results — a
-    Parquet file (``PAR1``) whose metadata has ``qipai.simulate`` —, such as
-    ``--out README.md`` or another tool's Parquet file by mistake.  An
-    earlier run's file is replaced, as documented; so is an empty one.
+    that exists, is not empty and is not an earlier run's file of its kind —
+    a Parquet file (``PAR1``) whose metadata has ``key``
+    (:data:`RESULTS_KEY` ``qipai.simulate`` for results,
+    :data:`DECISIONS_KEY` ``qipai.decisions`` for decisions) —, such as
+    ``--out README.md``, another tool's Parquet file or a results file given
+    as ``--decisions`` by mistake.  An earlier run's file is replaced, as
+    documented; so is an empty one.
 
     Raises:
         BadSimulation: ``path`` holds something else, or cannot be read to
@@ -166,6 +203,7 @@ def check_replaceable(path: str) -> None:
         meta = pq.read_schema(path).metadata or {}
     except Exception:  # noqa: BLE001 - any unreadable footer: not a results file
         meta = {}
-    if b"qipai.simulate" not in meta:
-        raise BadSimulation(f"will not replace {path}: it is a Parquet file qipai simulate did "
+    if key.encode() not in meta:
+        what = "qipai simulate --decisions" if key == DECISIONS_KEY else "qipai simulate"
+        raise BadSimulation(f"will not replace {path}: it is a Parquet file {what} did "
                             f"not write (give another output file, or remove it first)")
