@@ -22,6 +22,16 @@ What a file holds
     a byte-identical file whatever ``--workers`` or ``--ray``, with the same
     pyarrow version.
 
+Decisions (``--decisions``)
+    With a recorder (``qipai.env``'s
+    :class:`~qipai.env.policy.DecisionRecorder`, given by the caller: this
+    package does not import the environments), every decision of the
+    recorder's seats is also written, to a second file
+    (:data:`DECISION_COLUMNS`, sorted by ruleset, hand and step, metadata
+    ``qipai.decisions``), under the same rules: the same bytes whatever the
+    workers, ``.part`` then renamed, an existing file replaced only when it
+    is an earlier decisions file.  The bots decide as without it.
+
 Backends
     ``workers == 1``: in this process.  ``workers > 1``: a
     :mod:`multiprocessing` pool of that many processes.  ``ray``: the chunks
