@@ -6,8 +6,9 @@ the very observation :class:`~qipai.env.aec.QipaiEnv` gives that seat's
 agent (``{"observation", "action_mask"}``) and the legal actions by index.
 :class:`PolicyBot` turns a policy — any ``policy(observation, mask) ->
 index`` — into a bot (``act(view, legal)``), so a model trained on the
-environment plays wherever bots play: ``qipai play``, ``qipai simulate``,
-the server's bot seats (by ``module:Class``, :mod:`qipai.bots.registry`).
+environment plays wherever bots play (:func:`qipai.bots.play_hand`, a
+``SeatEnv``'s opponents, anything that resolves bot names by
+``module:Class`` through :mod:`qipai.bots.registry`).
 :class:`DecisionRecorder` records the decisions of a simulation in the same
 encoding (``qipai simulate --decisions``).
 
@@ -88,8 +89,8 @@ class PolicyBot:
             :class:`~qipai.bots.BotFault`), or ``act`` before ``sit``.
 
     Example (an sb3-contrib ``MaskablePPO`` trained on
-    :class:`~qipai.env.gym.SeatEnv`), usable as ``qipai simulate … --bots
-    mybots:Mine`` or a bot seat ``mybots:Mine``::
+    :class:`~qipai.env.gym.SeatEnv`), the bot named ``mybots:Mine``
+    (``play_hand(ruleset, bots=["mybots:Mine", "greedy", …])``)::
 
         import functools
         from sb3_contrib import MaskablePPO
@@ -152,6 +153,8 @@ class _Recording:
         self.bot, self.seat, self.recorder = bot, seat, recorder
         self.layout, self.codec, self.keep = layout, codec, keep
         self._blind = getattr(bot, "blind", False)
+        # a seat not recorded needs no view when its bot needs none
+        self.blind = self._blind and not keep
         self.qipai_name = getattr(bot, "qipai_name", None) or type(bot).__name__
 
     def sit(self, ruleset: Any, seat: int) -> None:
