@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from qipai.bots.base import seen_kinds
-from qipai.bots.zipai import _zipai_threshold, zipai_splits
+from qipai.bots.zipai import zipai_threshold, zipai_splits
 from qipai.core.errors import BadCards
 from qipai.families.mahjong.shanten import shanten
 from qipai.families.zipai import groups as zipai_groups
@@ -69,7 +69,7 @@ def signals(ruleset: Any, hand: Any, melds: Any, view: Any, discard_due: bool
             return {"shanten": None}
     if family == "zipai":
         view = view()
-        need = _zipai_threshold(ruleset.options)
+        need = zipai_threshold(ruleset.options)
         splits = zipai_splits(c, seen_kinds(view, K), pending_discard=discard_due)
         if not splits:
             return {"missing": None, "hu_estimate": None, "hu_needed": need}
