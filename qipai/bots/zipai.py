@@ -17,7 +17,7 @@ from qipai.core.model import Action, Chi, Discard, Hu, Meld, Pass, Peng, Zimo
 from qipai.core.views import SeatView
 from qipai.families.zipai import groups as zipai_groups
 
-__all__ = ["ZipaiStrategy", "zipai_splits"]
+__all__ = ["ZipaiStrategy", "zipai_splits", "zipai_threshold"]
 
 
 def _wins(actions: Sequence[Action]) -> list[Action]:
@@ -189,8 +189,9 @@ def _undominated(out: dict[int, float]) -> tuple[tuple[int, float], ...]:
     return tuple(front)
 
 
-def _zipai_threshold(options: Any) -> int:
-    """The minimum 胡数 of a win: the first number of ``hu_scale`` (10 by default)."""
+def zipai_threshold(options: Any) -> int:
+    """The minimum 胡数 of a win under a ruleset's ``options``: the first
+    number of ``hu_scale`` (10 by default, and for options without it)."""
     scale = str(getattr(options, "hu_scale", "10/3"))
     head = scale.split("/", 1)[0]
     return int(head) if head.isdigit() else 10
@@ -299,7 +300,7 @@ class ZipaiStrategy:
 
     def __init__(self, rng: random.Random, ruleset: Any = None) -> None:
         self.rng = rng
-        self.threshold = _zipai_threshold(ruleset.options if ruleset is not None else None)
+        self.threshold = zipai_threshold(ruleset.options if ruleset is not None else None)
 
     def act(self, view: SeatView, legal: Sequence[Action]) -> Action:
         """The decision for the viewer (see the class doc)."""

@@ -109,8 +109,16 @@ def _log_progress(console: Any, total: int, every: float = 60.0, unit: str = "ha
               help="Hand indices per task, each played under every ruleset (default: up to 50, "
                    "shrinking to 1 towards the end so the workers finish together; never "
                    "changes the file).")
+@click.option("--decisions", default=None, metavar="FILE.parquet",
+              help="Also write every decision of --decision-seats to this Parquet file: the "
+                   "environment's observation (qipai.env), the action mask, the action taken "
+                   "and the seat's net for the hand, for training (an earlier decisions file "
+                   "is replaced, any other existing file refused).  Needs qipai[env].")
+@click.option("--decision-seats", default=None, metavar="0,1,..",
+              help="The seats whose decisions --decisions records (default: every seat).")
 def simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int, workers: int | None,
-             out: str, ray_address: str | None, chunk: int | None) -> None:
+             out: str, ray_address: str | None, chunk: int | None, decisions: str | None,
+             decision_seats: str | None) -> None:
     """Play HANDS hands of each ruleset with bots and write one Parquet row per hand.
 
     Hand i of every ruleset is dealt from hand_seed(SEED, i) and dealt by
@@ -123,6 +131,7 @@ def simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int, worker
     \b
         qipai simulate guilin-mahjong 'guilin-mahjong(hubao=false)' -n 10000
         qipai report results.parquet
+        qipai simulate guilin-mahjong -n 200 --decisions decisions.parquet
     """
     # Ctrl-C and SIGTERM (``kill PID`` of a run under nohup, whose SIGINT a
     # non-interactive shell ignores) both keep the finished chunks; only the
@@ -130,7 +139,8 @@ def simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int, worker
     stop = _Stop()
     before = signal.signal(signal.SIGINT, stop), signal.signal(signal.SIGTERM, stop)
     try:
-        _simulate(rulesets, hands, bots, seed, workers, out, ray_address, chunk, stop)
+        _simulate(rulesets, hands, bots, seed, workers, out, ray_address, chunk, stop,
+                  decisions, decision_seats)
     except KeyboardInterrupt:  # before the run started: loading the rulesets, Ray …
         _not_written(out, "before any chunk finished")
     finally:  # the caller's own (a test runner's, a script's calling main())
@@ -161,7 +171,8 @@ def _not_written(out: str, when: str) -> NoReturn:
 
 def _simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int,
               workers: int | None, out: str, ray_address: str | None,
-              chunk: int | None, stop: _Stop | None = None) -> None:
+              chunk: int | None, stop: _Stop | None = None, decisions: str | None = None,
+              decision_seats: str | None = None) -> None:
     from rich.console import Console
 
     from qipai.sim import BadSimulation, RayUnavailable
@@ -181,7 +192,25 @@ def _simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int,
 
     if bots not in BOT_KINDS:
         fail(f"unknown bots {bots!r}; bots are: {', '.join(BOT_KINDS)}")
+    if decision_seats is not None and decisions is None:
+        fail("--decision-seats needs --decisions FILE")
+    seats = None
+    if decision_seats is not None:
+        try:
+            seats = [int(x) for x in decision_seats.split(",")]
+        except ValueError:
+            fail(f"--decision-seats must be seat numbers like 0,2, not {decision_seats!r}")
+        if not seats or min(seats) < 0:
+            fail(f"--decision-seats must be seat numbers like 0,2, not {decision_seats!r}")
     specs = parse_rulesets(rulesets)
+    recorder = None
+    if decisions is not None:
+        from qipai.core.extras import require
+
+        require("numpy", "env")
+        from qipai.env.policy import DecisionRecorder
+
+        recorder = DecisionRecorder(seats)
     from qipai.sim import installed
 
     installed("pyarrow.parquet", "sim")
@@ -201,7 +230,8 @@ def _simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int,
             advance = _log_progress(console, total)
         try:
             outcome = run(specs, hands, bots=bots, seed=seed, workers=k, out=out,
-                          ray_address=ray_address, chunk=chunk, on_chunk=advance)
+                          ray_address=ray_address, chunk=chunk, on_chunk=advance,
+                          decisions=decisions, recorder=recorder)
             if stop is not None:
                 stop.disarm()  # the file is written (or not): say which, whatever comes
         except BadSimulation as exc:
@@ -216,11 +246,16 @@ def _simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int,
         if outcome.written:
             click.echo(f"interrupted: kept the {outcome.written} of {total} hands in finished "
                        f"chunks in {out} ({rate})")
+            if decisions is not None:
+                click.echo(f"and their {outcome.decisions} decisions in {decisions}"
+                           if outcome.decisions else f"{decisions} not written")
             sys.exit(130)
         _not_written(out, "while writing the file" if outcome.played
                      else "before any chunk finished")
     click.echo(f"wrote {out}: {outcome.written} hands ({len(specs)} × {hands}) in "
                f"{outcome.seconds:.1f} s, {rate}")
+    if decisions is not None:
+        click.echo(f"wrote {decisions}: {outcome.decisions} decisions")
 
 
 @click.command()

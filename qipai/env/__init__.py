@@ -6,7 +6,11 @@
 * :class:`~qipai.env.gym.SeatEnv` — one seat played by the agent, the
   others by bots (:mod:`qipai.bots`);
 * :mod:`qipai.env.actions` — the fixed-size action space of each family;
-* :mod:`qipai.env.observation` — a seat's view as a numpy array.
+* :mod:`qipai.env.observation` — a seat's view as a numpy array;
+* :class:`~qipai.env.policy.PolicyBot` — a trained policy as a bot
+  (``qipai.env.PolicyBot``), and the recorder of ``qipai simulate
+  --decisions`` (:mod:`qipai.env.policy`);
+* :mod:`qipai.env.progress` — the progress signals of the infos.
 
 Needs the optional extra ``qipai[env]`` (pettingzoo, gymnasium, numpy).
 This package sits above the core: the core never imports it.
@@ -16,7 +20,16 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["make", "make_seat_env"]
+__all__ = ["PolicyBot", "make", "make_seat_env"]
+
+
+def __getattr__(name: str) -> Any:
+    # PolicyBot needs numpy only: imported when used, so `import qipai.env` stays light
+    if name == "PolicyBot":
+        from qipai.env.policy import PolicyBot
+
+        return PolicyBot
+    raise AttributeError(f"module 'qipai.env' has no attribute {name!r}")
 
 
 def _require() -> None:
@@ -27,25 +40,27 @@ def _require() -> None:
 
 
 def make(spec: Any = "guilin-mahjong", *, render_mode: str | None = None,
-         ask_all: bool = False) -> Any:
+         ask_all: bool = False, reward_scale: float = 1, progress: bool = True) -> Any:
     """The PettingZoo AEC environment of a ruleset.
 
     Args:
         spec: a ruleset string (``"guilin-zipai"``,
             ``"guilin-mahjong(hubao=false)"``) or a loaded
             :class:`~qipai.core.ruleset.Ruleset` (house plugins included).
-        render_mode, ask_all: see :class:`~qipai.env.aec.QipaiEnv`.
+        render_mode, ask_all, reward_scale, progress: see
+            :class:`~qipai.env.aec.QipaiEnv`.
 
     Raises:
         UnknownVariant, BadOption: as :func:`qipai.core.ruleset.load`
             (an unknown name, option or value; a spec that is not a str);
-            BadOption for a bad ``render_mode``.
+            BadOption for a bad ``render_mode``, ``reward_scale`` or ``progress``.
         MissingExtra: pettingzoo, gymnasium or numpy is not installed.
     """
     _require()
     from qipai.env.aec import QipaiEnv, ruleset_of
 
-    return QipaiEnv(ruleset_of(spec), render_mode=render_mode, ask_all=ask_all)
+    return QipaiEnv(ruleset_of(spec), render_mode=render_mode, ask_all=ask_all,
+                    reward_scale=reward_scale, progress=progress)
 
 
 def make_seat_env(spec: Any = "guilin-mahjong", **kwargs: Any) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 import operator
 import random
 from typing import Any
@@ -16,6 +17,7 @@ from qipai.env.actions import codec_for
 from qipai.core.model import Discard
 from qipai.core.ruleset import Ruleset, load_cached
 from qipai.env.observation import Encoder, layout_for, seat_view
+from qipai.env.progress import signals
 
 __all__ = ["QipaiEnv"]
 
@@ -31,6 +33,24 @@ def integer(value: Any) -> int | None:
         return operator.index(value)
     except TypeError:
         return None
+
+
+def finite(value: Any, name: str) -> float:
+    """``value`` as a finite float (an int or float, numpy's too; a bool,
+    str or bytes is not).
+
+    Raises:
+        BadOption: anything else, naming ``name``.
+    """
+    try:
+        if isinstance(value, (bool, np.bool_, str, bytes)):
+            raise TypeError
+        out = float(value)
+    except (TypeError, ValueError, OverflowError):
+        out = math.nan
+    if not math.isfinite(out):
+        raise BadOption(f"{name} must be a finite number, not {value!r}")
+    return out
 
 
 def ruleset_of(spec: Any) -> Ruleset:
@@ -59,8 +79,15 @@ class QipaiEnv(AECEnv):
     Rewards: 0 until the hand ends; then each agent's reward is its seat's
     net for the hand in 子 (``table.result.net``: the settlement and the
     instant payments such as kong fees, which the engine makes during the
-    hand and the reward counts at the end), summing to 0 over the agents,
-    and every agent is terminated.  No truncation: every hand ends.
+    hand and the reward counts at the end) times ``reward_scale``, summing
+    to 0 over the agents, and every agent is terminated.  No truncation:
+    every hand ends.
+
+    Infos (``last()``'s, ``infos[agent]``): the selected agent's progress
+    signals at each of its decisions (:mod:`qipai.env.progress`: mahjong
+    ``shanten``; zipai ``missing``, ``hu_estimate``, ``hu_needed``), unless
+    ``progress=False``; at the hand's end every agent's, with ``net``: its
+    net in 子, unscaled.
 
     Args:
         ruleset: a loaded :class:`~qipai.core.ruleset.Ruleset`.
@@ -73,29 +100,45 @@ class QipaiEnv(AECEnv):
             an agent that reads ``agent_selection`` or the order of its turns
             learns whether another seat could claim.  Observations never
             show it.
+        reward_scale: the rewards are the nets in 子 times this (a finite
+            number; default 1: the nets as ints).  ``0.1`` brings a
+            guilin-mahjong hand's usual ±1…±30 子 near ±1.
+        progress: fill the infos with the progress signals (default True;
+            False saves their cost, about a shanten per step).
 
     Raises:
-        BadOption: an unknown ``render_mode`` or an ``ask_all`` not a bool.
+        BadOption: an unknown ``render_mode``, an ``ask_all`` or
+            ``progress`` not a bool, a ``reward_scale`` not a finite number.
         UnknownVariant: a family without an action space here.
 
     ``reset(seed=s)`` makes the game reproducible: the hands of the
     following resets derive from ``s``; ``reset()`` with no seed first
     seeds from the OS.  ``reset(options={"dealer": 2})`` fixes the dealer;
-    other keys of ``options`` are ignored (PettingZoo's ``api_test`` passes
-    one).
+    ``options={"hand_seed": s, "dealer": d}`` deals the very hand the table
+    seed ``s`` deals (an int ≥ 0: a ``qipai simulate`` results or decisions
+    file's ``seed`` column, with its ``dealer`` or ``hand mod players``),
+    without moving the RNG of the following resets; other keys of
+    ``options`` are ignored (PettingZoo's ``api_test`` passes one).
     """
 
     metadata = {"name": "qipai_v0", "render_modes": ["human", "ansi"],
                 "is_parallelizable": False}
 
     def __init__(self, ruleset: Any, *, render_mode: str | None = None,
-                 ask_all: bool = False) -> None:
+                 ask_all: bool = False, reward_scale: float = 1, progress: bool = True) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise BadOption(f"render_mode {render_mode!r} is not one of None, "
                             + ", ".join(map(repr, self.metadata["render_modes"])))
         if type(ask_all) is not bool:
             raise BadOption(f"ask_all must be True or False, not {ask_all!r}")
+        if type(progress) is not bool:
+            raise BadOption(f"progress must be True or False, not {progress!r}")
+        scale = finite(reward_scale, "reward_scale")
+        # 1 keeps the nets as ints (as before the option); any other scale gives floats
+        self.reward_scale: float | None = None if scale == 1 and type(reward_scale) is int \
+            else scale
+        self.progress = progress
         self.ruleset = ruleset
         self.render_mode = render_mode
         self.ask_all = ask_all
@@ -147,6 +190,9 @@ class QipaiEnv(AECEnv):
                 the hands the following resets deal.
         """
         dealer = self.reset_dealer(options)
+        fixed = (options or {}).get("hand_seed")
+        if fixed is not None and (integer(fixed) is None or integer(fixed) < 0):
+            raise BadOption(f"hand_seed must be an int >= 0, not {fixed!r}")
         if seed is not None:
             if integer(seed) is None:
                 raise BadOption(f"seed must be an int or None, not {seed!r}")
@@ -155,7 +201,7 @@ class QipaiEnv(AECEnv):
             rng = random.Random(random.SystemRandom().getrandbits(128))
         else:
             rng = self._rng
-        hand_seed = rng.getrandbits(64)
+        hand_seed = rng.getrandbits(64) if fixed is None else integer(fixed)
         table = self.ruleset.table(seed=hand_seed, dealer=dealer, ask_all=self.ask_all)
         self._rng, self.hand_seed, self.table = rng, hand_seed, table
         self.agents = self.possible_agents[:]
@@ -202,19 +248,43 @@ class QipaiEnv(AECEnv):
         return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
                 self.terminations[agent], self.truncations[agent], self.infos[agent])
 
-    def _select(self) -> None:
+    def _select(self, infos: bool = True) -> None:
+        """Select the next agent, or end the hand (rewards, terminations);
+        with ``infos``, fill the selected agent's (every agent's at the end)."""
         table = self.table
         result = table.result
         if result is not None:
             net = result.net
+            scale = self.reward_scale
             for a in self.agents:
-                self.rewards[a] = net[self._seat_of[a]]
+                seat = self._seat_of[a]
+                self.rewards[a] = net[seat] if scale is None else net[seat] * scale
                 self.terminations[a] = True
+                if infos:
+                    self.infos[a] = self.info(seat)
             return
         pending = table.pending
         if not pending:
             raise RuntimeError("the hand is not over but no seat has a decision")
-        self.agent_selection = self.possible_agents[min(pending)]
+        seat = min(pending)
+        agent = self.agent_selection = self.possible_agents[seat]
+        if infos and self.progress:
+            self.infos[agent] = self.info(seat)
+
+    def info(self, seat: int) -> dict[str, Any]:
+        """The info of ``seat`` now: its progress signals (unless
+        ``progress=False``), and at the hand's end ``net`` (子, unscaled);
+        see the class doc."""
+        table = self.table
+        out: dict[str, Any] = {}
+        if self.progress:
+            due = any(type(a) is Discard for a in table.pending.get(seat, ()))
+            me = table.seats[seat]  # its own hand and melds; the view only for zipai's seen cards
+            out.update(signals(self.ruleset, me.hand, me.melds, lambda: seat_view(table, seat),
+                               due))
+        if table.result is not None:
+            out["net"] = table.result.net[seat]
+        return out
 
     # ------------------------------------------------------------- observing
     def _seat(self, agent: Any, doing: str) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,7 +10,7 @@ import numpy as np
 
 from qipai.bots import decide, make_bots
 from qipai.core.errors import BadOption, IllegalAction
-from qipai.env.aec import QipaiEnv, integer, ruleset_of
+from qipai.env.aec import QipaiEnv, finite, integer, ruleset_of
 
 __all__ = ["SeatEnv"]
 
@@ -27,7 +26,11 @@ class SeatEnv(gymnasium.Env):
     :class:`~qipai.env.aec.QipaiEnv`: the observation a dict of the encoded
     view (``"observation"``) and the legal actions (``"action_mask"``,
     also given by :meth:`action_masks`, the name sb3-contrib's MaskablePPO
-    reads); the reward is 0 until the hand ends, then the seat's net in 子.
+    reads); the reward is 0 until the hand ends, then the seat's net in 子
+    times ``reward_scale``.  The ``info`` of ``reset`` and ``step`` holds
+    the seat's progress signals (:mod:`qipai.env.progress`: mahjong
+    ``shanten``; zipai ``missing``, ``hu_estimate``, ``hu_needed``) unless
+    ``progress=False``, and at the hand's end ``net`` (子, unscaled).
 
     Args:
         spec: a ruleset string or a loaded Ruleset.
@@ -50,6 +53,10 @@ class SeatEnv(gymnasium.Env):
             (Gymnasium's convention), ``"ansi"`` returns it from
             :meth:`render`.
         ask_all: as :class:`~qipai.env.aec.QipaiEnv`.
+        reward_scale: the final reward is the net in 子 times this (a
+            finite number, default 1; ``skipped_rewards`` are scaled too,
+            ``illegal_reward`` is not).
+        progress: put the progress signals in ``info`` (default True).
 
     Raises:
         BadOption: a seat that is not at the table (an int, numpy's
@@ -64,12 +71,13 @@ class SeatEnv(gymnasium.Env):
     def __init__(self, spec: Any = "guilin-mahjong", *, seat: int = 0,
                  bots: str | Sequence[Any] = "random", illegal: str = "raise",
                  illegal_reward: float = -1.0, render_mode: str | None = None,
-                 ask_all: bool = False) -> None:
+                 ask_all: bool = False, reward_scale: float = 1, progress: bool = True) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise BadOption(f"render_mode {render_mode!r} is not one of None, 'human', 'ansi'")
         # the AEC renders as text only when asked (its "human" mode would print every step)
         self.aec = QipaiEnv(ruleset_of(spec), render_mode=None if render_mode is None else "ansi",
-                            ask_all=ask_all)
+                            ask_all=ask_all, reward_scale=reward_scale, progress=progress)
+        self.reward_scale = finite(reward_scale, "reward_scale")
         n = self.aec.n
         if integer(seat) is None:
             raise BadOption(f"seat must be an int, not {seat!r}")
@@ -78,14 +86,7 @@ class SeatEnv(gymnasium.Env):
             raise BadOption(f"seat {seat} is not a seat at this table (0..{n - 1})")
         if illegal not in ("raise", "lose"):
             raise BadOption(f"illegal must be 'raise' or 'lose', not {illegal!r}")
-        try:
-            if isinstance(illegal_reward, (bool, np.bool_, str, bytes)):
-                raise TypeError
-            reward = float(illegal_reward)
-        except (TypeError, ValueError, OverflowError):
-            reward = math.nan
-        if not math.isfinite(reward):
-            raise BadOption(f"illegal_reward must be a finite number, not {illegal_reward!r}")
+        reward = finite(illegal_reward, "illegal_reward")
         if not isinstance(bots, (str, Sequence)) or isinstance(bots, (bytes, bytearray)):
             raise BadOption(f"bots must be a bot name or one per seat, not {bots!r}")
         if not isinstance(bots, str) and len(bots) != n:
@@ -125,7 +126,7 @@ class SeatEnv(gymnasium.Env):
         while table.result is None and aec.agent_selection != self.agent:
             seat = aec._seat_of[aec.agent_selection]
             table.apply(decide(self.bots[seat], table, seat))  # act(view, legal)
-            aec._select()
+            aec._select(infos=False)  # the bots' seats need none
         if table.result is not None:
             aec._accumulate_rewards()
 
@@ -145,7 +146,8 @@ class SeatEnv(gymnasium.Env):
         net in each such hand is in ``info["skipped_rewards"]`` (a list of
         子, usually empty), so a loop that sums rewards can count it.
 
-        Returns: ``(observation, info)``.
+        Returns: ``(observation, info)``: ``info`` the progress signals
+        and ``skipped_rewards``.
 
         Raises:
             BadOption: a ``seed`` that is not an int ≥ 0 or None (a bool is
@@ -160,6 +162,9 @@ class SeatEnv(gymnasium.Env):
                 raise BadOption(f"seed must be an int >= 0 or None (Gymnasium's np_random), "
                                 f"not {seed}")
         self.aec.reset_dealer(options)  # refused before the RNG moves
+        if "hand_seed" in (options or {}):
+            raise BadOption("hand_seed is an option of the AEC environment (qipai.env.make): "
+                            "here the bots' seeds come from the episode's RNG")
         super().reset(seed=seed)
         skipped: list[float] = []
         while True:
@@ -173,8 +178,9 @@ class SeatEnv(gymnasium.Env):
             if result is None:
                 if self.render_mode == "human":
                     self.render()
-                return self._copy(self.aec.observe(self.agent)), {"skipped_rewards": skipped}
-            skipped.append(float(result.net[self.seat]))
+                return self._copy(self.aec.observe(self.agent)), {
+                    **self.aec.info(self.seat), "skipped_rewards": skipped}
+            skipped.append(float(result.net[self.seat]) * self.reward_scale)
             if len(skipped) >= _MOST_SKIPPED:
                 raise RuntimeError(f"{len(skipped)} hands in a row ended before seat "
                                    f"{self.seat} had a decision")
@@ -196,7 +202,8 @@ class SeatEnv(gymnasium.Env):
         Returns: ``(observation, reward, terminated, truncated, info)``: the
         reward 0 until the hand ends, then the seat's net in 子;
         ``truncated`` is always False; ``info`` ``{"illegal": True}`` for
-        an illegal action under ``illegal="lose"``, else empty.
+        an illegal action under ``illegal="lose"``, else the progress
+        signals (and ``net`` at the end; see the class).
 
         Raises:
             IllegalAction: before ``reset``, after the hand ended, or (under
@@ -223,9 +230,10 @@ class SeatEnv(gymnasium.Env):
         if self.render_mode == "human":
             self.render()
         result = aec.table.result
+        info = aec.info(self.seat)
         if result is not None:
-            return obs, float(result.net[self.seat]), True, False, {}
-        return obs, 0.0, False, False, {}
+            return obs, float(result.net[self.seat]) * self.reward_scale, True, False, info
+        return obs, 0.0, False, False, info
 
     def render(self) -> str | None:
         """The agent's seat's view (``"human"`` prints, ``"ansi"`` returns).

@@ -26,8 +26,9 @@ from qipai.sim import RayUnavailable
 from qipai.sim.rows import _ROWS_ENCODER, RulesetSpec, _play_rows, _warm
 
 
-def _play_task(task: tuple[tuple[RulesetSpec, ...], str, int, int, int]) -> bytes:
-    """A worker's task (pool or Ray): :func:`_play_rows` as MessagePack.
+def _play_task(task: tuple[tuple[RulesetSpec, ...], str, int, int, int, Any]) -> bytes:
+    """A worker's task (pool or Ray): :func:`_play_rows` as MessagePack (its
+    rows, or with ``--decisions`` its rows and decisions).
 
     The parent turns each task's rows into an Arrow record batch as it
     arrives (:func:`_batch`): the workers never import pyarrow (about 0.6 s

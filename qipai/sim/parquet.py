@@ -18,7 +18,7 @@ from typing import Any
 
 from qipai.core.extras import require
 from qipai.sim import BadSimulation
-from qipai.sim.rows import _ROWS_DECODER, _schema
+from qipai.sim.rows import _ROWS_DECODER, _schema, decision_schema
 
 
 def _batch(rows: list[dict[str, Any]] | bytes, sch: Any = None) -> Any:
@@ -31,6 +31,29 @@ def _batch(rows: list[dict[str, Any]] | bytes, sch: Any = None) -> Any:
         return pa.RecordBatch.from_pylist(rows, schema=sch or _schema())
     except (pa.ArrowInvalid, OverflowError):
         raise BadSimulation(_too_large(rows)) from None
+
+
+def _decision_batch(decisions: Sequence[Sequence[Any]]) -> Any:
+    """Decisions (:func:`~qipai.sim.rows.hand_row`'s tuples) as a record
+    batch of :func:`~qipai.sim.rows.decision_schema`: the observations and
+    masks (bytes) laid end to end as the list columns' values."""
+    pa = require("pyarrow", "sim")
+    np = require("numpy", "sim")
+    cols = list(zip(*decisions)) if decisions else [()] * 9
+
+    def lists(blobs: Sequence[bytes], dtype: Any, typ: Any) -> Any:
+        offsets = np.zeros(len(blobs) + 1, np.int32)
+        np.cumsum([len(b) for b in blobs], out=offsets[1:])
+        values = np.frombuffer(b"".join(blobs), dtype)
+        return pa.ListArray.from_arrays(pa.array(offsets), pa.array(values, typ))
+
+    sch = decision_schema()
+    arrays = [pa.array(cols[0], pa.string()), pa.array(cols[1], pa.int64()),
+              pa.array(cols[2], pa.string()), pa.array(cols[3], pa.int8()),
+              pa.array(cols[4], pa.int32()), lists(cols[5], np.uint8, pa.uint8()),
+              lists(cols[6], np.int8, pa.int8()), pa.array(cols[7], pa.int16()),
+              pa.array(cols[8], pa.int32())]
+    return pa.RecordBatch.from_arrays(arrays, schema=sch)
 
 
 def _too_large(rows: list[dict[str, Any]]) -> str:
@@ -50,20 +73,23 @@ def _too_large(rows: list[dict[str, Any]]) -> str:
 
 
 #: The metadata keys of the results files a run may replace: simulate's
-#: and arena's (:func:`check_replaceable`).
-RESULTS_KEYS = (b"qipai.simulate", b"qipai.arena")
+#: and arena's (:func:`check_replaceable`); a decisions file's key.
+RESULTS_KEY, DECISIONS_KEY = "qipai.simulate", "qipai.decisions"
+RESULTS_KEYS = (RESULTS_KEY, "qipai.arena")
 
 
 def write_parquet(rows: Sequence[Any], path: str, meta: dict[str, Any], *, sch: Any = None,
                   order: Sequence[str] = ("ruleset", "hand"),
-                  key: str = "qipai.simulate") -> None:
+                  key: str = RESULTS_KEY, decisions: bool = False) -> None:
     """Write ``rows`` sorted by ``order`` to ``path`` with fixed settings.
 
     ``rows``: row dicts (:data:`COLUMNS`) or Arrow record batches of
     ``sch`` (default :func:`schema`: what simulate's workers send).
-    ``meta`` is stored as JSON under the file's metadata ``key``.  Written
-    to a temporary file beside ``path`` and renamed, so ``path`` is either
-    the old file or the whole new one.
+    ``meta`` is stored as JSON under the file's metadata ``key``.  With
+    ``decisions``: record batches of :func:`~qipai.sim.rows.decision_schema`,
+    sorted by (ruleset, hand, step), ``meta`` under :data:`DECISIONS_KEY`.
+    Written to a temporary file beside ``path`` and renamed, so ``path`` is
+    either the old file or the whole new one.
 
     Raises:
         BadSimulation: ``path`` cannot be written (no such directory, no
@@ -73,6 +99,8 @@ def write_parquet(rows: Sequence[Any], path: str, meta: dict[str, Any], *, sch: 
     """
     pa = require("pyarrow", "sim")
     pq = require("pyarrow.parquet", "sim")
+    if decisions:
+        sch, order, key = decision_schema(), ("ruleset", "hand", "step"), DECISIONS_KEY
     sch = sch or _schema()
     batches = [r if isinstance(r, pa.RecordBatch) else None for r in rows]
     dicts = [r for r, b in zip(rows, batches) if b is None]
@@ -153,13 +181,15 @@ def file_head(path: str) -> bytes:
         raise BadSimulation(f"cannot tell what {path} holds: {exc.strerror or exc}") from None
 
 
-def check_replaceable(path: str) -> None:
+def check_replaceable(path: str, keys: str | Sequence[str] = RESULTS_KEYS) -> None:
     """Fail early when ``path`` is a file that a run must not replace: one
-    that exists, is not empty and is not an earlier run's results — a
-    Parquet file (``PAR1``) whose metadata has ``qipai.simulate`` or
-    ``qipai.arena`` (:data:`RESULTS_KEYS`) —, such as
-    ``--out README.md`` or another tool's Parquet file by mistake.  An
-    earlier run's file is replaced, as documented; so is an empty one.
+    that exists, is not empty and is not an earlier run's file of its kind —
+    a Parquet file (``PAR1``) whose metadata has one of ``keys``
+    (:data:`RESULTS_KEYS` — ``qipai.simulate`` or ``qipai.arena`` — for
+    results, :data:`DECISIONS_KEY` ``qipai.decisions`` for decisions) —,
+    such as ``--out README.md``, another tool's Parquet file or a results
+    file given as ``--decisions`` by mistake.  An earlier run's file is
+    replaced, as documented; so is an empty one.
 
     Raises:
         BadSimulation: ``path`` holds something else, or cannot be read to
@@ -179,6 +209,9 @@ def check_replaceable(path: str) -> None:
         meta = pq.read_schema(path).metadata or {}
     except Exception:  # noqa: BLE001 - any unreadable footer: not a results file
         meta = {}
-    if not any(k in meta for k in RESULTS_KEYS):
-        raise BadSimulation(f"will not replace {path}: it is a Parquet file qipai simulate did "
+    if isinstance(keys, str):
+        keys = (keys,)
+    if not any(k.encode() in meta for k in keys):
+        what = "qipai simulate --decisions" if keys == (DECISIONS_KEY,) else "qipai simulate"
+        raise BadSimulation(f"will not replace {path}: it is a Parquet file {what} did "
                             f"not write (give another output file, or remove it first)")

@@ -77,6 +77,44 @@ def schema() -> Any:
     ])
 
 
+#: Version of a decisions file's layout (``qipai simulate --decisions``).
+DECISIONS_FORMAT = 1
+
+#: A decisions file's columns, one row per decision of the recorded seats.
+DECISION_COLUMNS: dict[str, str] = {
+    "ruleset": "the ruleset, as in the results file",
+    "hand": "hand index i, 0-based (the results file's row of the same ruleset and hand)",
+    "seed": "the hand's seed hand_seed(S, i), in decimal",
+    "seat": "the deciding seat",
+    "step": "the decision's index in the hand, 0-based, every seat's decisions counted",
+    "observation": "the environment's observation of the seat then (uint8, flat, C order; "
+                   "its shape per ruleset in the metadata)",
+    "action_mask": "the legal actions then, 1 at each legal index of the action space",
+    "action": "the index of the action taken",
+    "reward": "the seat's net for the hand in 子 (the environment's final reward)",
+}
+
+
+def decision_schema() -> Any:
+    """The fixed pyarrow schema of a decisions file.
+
+    Raises:
+        MissingExtra: pyarrow is not installed (extra ``qipai[sim]``).
+    """
+    pa = require("pyarrow", "sim")
+    return pa.schema([
+        ("ruleset", pa.string()),
+        ("hand", pa.int64()),
+        ("seed", pa.string()),
+        ("seat", pa.int8()),
+        ("step", pa.int32()),
+        ("observation", pa.list_(pa.uint8())),
+        ("action_mask", pa.list_(pa.int8())),
+        ("action", pa.int16()),
+        ("reward", pa.int32()),
+    ])
+
+
 _SCHEMA: Any = None
 
 
@@ -153,16 +191,30 @@ def _payments(payments: Sequence[Any]) -> list[dict[str, Any]]:
             for p in payments]
 
 
-def hand_row(spec: RulesetSpec, bots: str, seed: int, index: int) -> dict[str, Any]:
-    """Play hand ``index`` of ``spec`` and return its row (:data:`COLUMNS`)."""
+def hand_row(spec: RulesetSpec, bots: str, seed: int, index: int,
+             recorder: Any = None, decisions: list[Any] | None = None) -> dict[str, Any]:
+    """Play hand ``index`` of ``spec`` and return its row (:data:`COLUMNS`).
+
+    With a ``recorder`` (``qipai.env``'s :class:`~qipai.env.policy.DecisionRecorder`:
+    ``wrap(ruleset, bots)`` before the hand, ``take()`` after it), the
+    decisions it recorded are appended to ``decisions`` as
+    ``(ruleset, hand, seed, seat, step, observation, mask, action, reward)``
+    (:data:`DECISION_COLUMNS`); the bots play exactly as without one."""
     rs, observer = _ruleset(spec)
     hs = hand_seed(seed, index)
     n = rs.manifest.players
     dealer = index % n
     observer.last = None
     table = rs.table(seed=hs, dealer=dealer)
-    steps = run_to_end(table, make_bots(bots, n, hs))
+    players = make_bots(bots, n, hs)
+    if recorder is not None:
+        players = recorder.wrap(rs, players)
+    steps = run_to_end(table, players)
     r = table.result
+    if recorder is not None:
+        decisions.extend((spec.spec, index, str(hs), seat, step, obs, mask, action,
+                          r.net[seat])
+                         for seat, step, obs, mask, action in recorder.take())
     how = from_seat = None
     hu: dict[int, int | None] = {}
     end = observer.last if r.end == "hu" else None
@@ -189,15 +241,21 @@ def play_chunk(spec: RulesetSpec, bots: str, seed: int, start: int,
     return [hand_row(spec, bots, seed, i) for i in range(start, stop)]
 
 
-def _play_rows(task: tuple[tuple[RulesetSpec, ...], str, int, int, int]
-               ) -> list[dict[str, Any]]:
+def _play_rows(task: tuple[tuple[RulesetSpec, ...], str, int, int, int, Any]
+               ) -> list[dict[str, Any]] | tuple[list[dict[str, Any]], list[Any]]:
     """A task's rows: hands ``start`` ≤ i < ``stop`` of every ruleset.  One
     worker plays the same deals of all the rulesets: the bots' caches,
     filled by a deal under one ruleset, serve it under the others (the
     rulesets often play alike), and a run stopped early holds the same hands
-    of each."""
-    specs, bots, seed, start, stop = task
-    return [row for spec in specs for row in play_chunk(spec, bots, seed, start, stop)]
+    of each.  With a recorder (the task's last item, None without): the
+    rows and the decisions recorded (see :func:`hand_row`)."""
+    specs, bots, seed, start, stop, recorder = task
+    if recorder is None:
+        return [row for spec in specs for row in play_chunk(spec, bots, seed, start, stop)]
+    decisions: list[Any] = []
+    rows = [hand_row(spec, bots, seed, i, recorder, decisions)
+            for spec in specs for i in range(start, stop)]
+    return rows, decisions
 
 
 def _warm(rulesets: Sequence[RulesetSpec]) -> None:
@@ -210,3 +268,7 @@ def _warm(rulesets: Sequence[RulesetSpec]) -> None:
 _ROWS_ENCODER = msgspec.msgpack.Encoder()
 
 _ROWS_DECODER = msgspec.msgpack.Decoder(list[dict[str, Any]])
+
+#: A task's rows and decisions (``--decisions``), as the workers send them.
+_DECISIONS_DECODER = msgspec.msgpack.Decoder(
+    tuple[list[dict[str, Any]], list[tuple[str, int, str, int, int, bytes, bytes, int, int]]])

@@ -22,6 +22,16 @@ What a file holds
     a byte-identical file whatever ``--workers`` or ``--ray``, with the same
     pyarrow version.
 
+Decisions (``--decisions``)
+    With a recorder (``qipai.env``'s
+    :class:`~qipai.env.policy.DecisionRecorder`, given by the caller: this
+    package does not import the environments), every decision of the
+    recorder's seats is also written, to a second file
+    (:data:`DECISION_COLUMNS`, sorted by ruleset, hand and step, metadata
+    ``qipai.decisions``), under the same rules: the same bytes whatever the
+    workers, ``.part`` then renamed, an existing file replaced only when it
+    is an earlier decisions file.  The bots decide as without it.
+
 Backends
     ``workers == 1``: in this process.  ``workers > 1``: a
     :mod:`multiprocessing` pool of that many processes.  ``ray``: the chunks
@@ -55,14 +65,16 @@ from qipai.sim.backends import (
     _run_pool, _run_ray, import_ray, probe_ray_address, ray_target, start_ray,
 )
 from qipai.sim.parquet import (
-    PARQUET_MAGIC, _batch, check_replaceable, check_writable, file_head, write_parquet,
+    DECISIONS_KEY, PARQUET_MAGIC, _batch, _decision_batch, check_replaceable, check_writable,
+    file_head, write_parquet,
 )
 from qipai.sim.rows import (
-    COLUMNS, FORMAT, RulesetSpec, _play_rows, _warm, hand_row, parse_rulesets, play_chunk, schema,
+    _DECISIONS_DECODER, COLUMNS, DECISION_COLUMNS, DECISIONS_FORMAT, FORMAT, RulesetSpec,
+    _play_rows, _ruleset, _warm, decision_schema, hand_row, parse_rulesets, play_chunk, schema,
 )
 
 # The simulation's public names, wherever they live (the command imports them from here).
-__all__ = ["COLUMNS", "FORMAT", "PARQUET_MAGIC", "Outcome", "RulesetSpec", "check_writable",
+__all__ = ["COLUMNS", "DECISION_COLUMNS", "FORMAT", "decision_schema", "PARQUET_MAGIC", "Outcome", "RulesetSpec", "check_writable",
            "chunks", "file_head", "guided_chunks", "hand_row", "import_ray", "parse_rulesets",
            "play_chunk", "probe_ray_address", "ray_target", "schema", "simulate", "start_ray",
            "write_parquet"]
@@ -108,6 +120,8 @@ class Outcome(msgspec.Struct):
         backend: ``in-process``, ``K processes`` or ``ray``.
         played: hands of the chunks that finished; more than ``written``
             only when Ctrl-C stopped the write.
+        decisions: rows in the decisions file written (``decisions=``; 0:
+            none written).
     """
 
     written: int
@@ -116,6 +130,7 @@ class Outcome(msgspec.Struct):
     interrupted: bool
     backend: str
     played: int = 0
+    decisions: int = 0
 
     @property
     def hands_per_s(self) -> float:
@@ -125,7 +140,8 @@ class Outcome(msgspec.Struct):
 def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy",
              seed: int = 0, workers: int = 1, out: str = "results.parquet",
              ray_address: str | None = None, chunk: int | None = None,
-             on_chunk: Callable[[int], None] | None = None) -> Outcome:
+             on_chunk: Callable[[int], None] | None = None, decisions: str | None = None,
+             recorder: Any = None) -> Outcome:
     """Play ``hands`` hands of each ruleset and write them to ``out``.
 
     Args:
@@ -142,6 +158,15 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
             ruleset (default: :func:`guided_chunks`, at most 50 indices,
             shrinking to one towards the end); does not change the file.
         on_chunk: called with the number of hands of each finished chunk.
+        decisions: also write every decision of the ``recorder``'s seats to
+            this Parquet file (:data:`DECISION_COLUMNS`, sorted by ruleset,
+            hand, step; metadata ``qipai.decisions``: the run's parameters,
+            the seats, each ruleset's observation shape and action count),
+            written after ``out`` under the same rules.
+        recorder: with ``decisions``, what encodes them:
+            :class:`qipai.env.policy.DecisionRecorder` ``(seats)`` (the
+            environment's encoding; ``qipai simulate --decisions`` makes it).
+            It changes no decision: ``out`` is the same with or without.
 
     Returns: the :class:`Outcome`; on Ctrl-C ``interrupted`` is set and the
     finished chunks are written; none finished, or Ctrl-C during the write:
@@ -150,7 +175,11 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
     Raises:
         BadSimulation: hands, workers or chunk < 1, an unknown bot, ``out``
             not writable or an existing file that is not Parquet
-            (:func:`check_replaceable`; both checked before the first hand).
+            (:func:`check_replaceable`; both checked before the first hand);
+            the same for ``decisions`` (an existing file must be an earlier
+            decisions file), ``decisions`` the same file as ``out``, or
+            ``decisions`` without a ``recorder``, or a recorded seat not at a
+            ruleset's table.
         MissingExtra: pyarrow (``qipai[sim]``) or Ray (``qipai[ray]``) missing.
         RayUnavailable: ``ray.init`` failed, or Ray's workers did not start
             (see :func:`start_ray`).
@@ -165,17 +194,26 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
     # Ray keeps RAY_IN_FLIGHT submitted, so --hands 10**12 starts at once.
     ranges = (((a, min(a + chunk, hands)) for a in range(0, hands, chunk)) if chunk
               else _guided(hands, workers))
-    tasks = ((tuple(rulesets), bots, seed, a, b) for a, b in ranges)
     meta = {"format": FORMAT, "rulesets": [s.spec for s in rulesets], "hands": hands,
             "bots": bots, "seed": seed}
     check_writable(out)
     check_replaceable(out)
+    if decisions is not None:
+        dmeta = _check_decisions(decisions, out, recorder, rulesets, meta)
+    else:
+        recorder = None
+    tasks = ((tuple(rulesets), bots, seed, a, b, recorder) for a, b in ranges)
     parts: list[Any] = []  # record batches, one per finished chunk
+    dparts: list[Any] = []  # the decisions' record batches, likewise
     written = 0
     t0 = time.perf_counter()
 
     def take(data: Any) -> None:
         nonlocal written
+        if recorder is not None:  # rows and decisions
+            rows, made = _DECISIONS_DECODER.decode(data) if isinstance(data, bytes) else data
+            data = rows
+            dparts.append(_decision_batch(made))
         part = _batch(data)
         parts.append(part)
         written += part.num_rows
@@ -187,12 +225,46 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
     interrupted = _play(tasks, take, rulesets, workers, ray_address)
     seconds = time.perf_counter() - t0
     played = written
+    n_decisions = 0
     if parts:
+        done = False  # the results file is in place
         try:
             write_parquet(parts, out, meta)
-        except KeyboardInterrupt:
-            interrupted, written = True, 0
-    return Outcome(written, hands * len(rulesets), seconds, interrupted, backend, played)
+            done = True
+            if recorder is not None:
+                write_parquet(dparts, decisions, dmeta, decisions=True)
+                n_decisions = sum(p.num_rows for p in dparts)
+        except KeyboardInterrupt:  # during a write: that file is not written
+            interrupted = True
+            written = written if done else 0
+    return Outcome(written, hands * len(rulesets), seconds, interrupted, backend, played,
+                   n_decisions)
+
+
+def _check_decisions(path: str, out: str, recorder: Any, rulesets: Sequence[RulesetSpec],
+                     meta: dict[str, Any]) -> dict[str, Any]:
+    """Refuse a decisions file :func:`simulate` cannot write (its
+    ``Raises``); the file's metadata."""
+    import os
+
+    if recorder is None:
+        raise BadSimulation("decisions need a recorder: qipai.env.policy.DecisionRecorder(seats)")
+    if os.path.abspath(path) == os.path.abspath(out) or (
+            os.path.exists(path) and os.path.exists(out) and os.path.samefile(path, out)):
+        raise BadSimulation(f"--decisions {path} is the results file (--out); give it another "
+                            f"name")
+    check_writable(path)
+    check_replaceable(path, DECISIONS_KEY)
+    shapes = {}
+    for spec in rulesets:
+        rs, _ = _ruleset(spec)
+        try:
+            recorder.check(rs)
+        except (ValueError, LookupError) as exc:  # a seat not at the table; no encoding
+            raise BadSimulation(str(exc)) from None
+        shapes[spec.spec] = recorder.describe(rs)
+    seats = None if recorder.seats is None else list(recorder.seats)
+    return {**meta, "format": DECISIONS_FORMAT, "seats": seats, "encoding": shapes}
 
 
 def _check_arguments(hands: Any, workers: Any, bots: Any, seed: Any, chunk: Any) -> None:

@@ -265,15 +265,22 @@ def test_ray_writes_the_bytes_the_process_pool_writes(tmp_path):
         pytest.skip("ray (extra qipai[ray]) not installed")
     specs = parse_rulesets(["guilin-mahjong", "guilin-zipai"])
     a, b = str(tmp_path / "pool.parquet"), str(tmp_path / "ray.parquet")
-    simulate(specs, 6, seed=4, workers=2, chunk=2, out=a)
+    # and the decisions (--decisions): the recorder travels to Ray's workers
+    da, db = str(tmp_path / "pool-d.parquet"), str(tmp_path / "ray-d.parquet")
+    from qipai.env.policy import DecisionRecorder
+
+    simulate(specs, 6, seed=4, workers=2, chunk=2, out=a, decisions=da,
+             recorder=DecisionRecorder([0, 1]))
     try:
-        o = simulate(specs, 6, seed=4, workers=2, chunk=3, out=b, ray_address="")
+        o = simulate(specs, 6, seed=4, workers=2, chunk=3, out=b, ray_address="",
+                     decisions=db, recorder=DecisionRecorder([0, 1]))
     except RayUnavailable as exc:  # the machine, not the code: say so and skip (never in CI)
         if os.environ.get("QIPAI_CI"):
             pytest.fail(f"QIPAI_CI is set and a local Ray instance did not start: {exc}", pytrace=False)
         pytest.skip(f"a local Ray instance did not start here: {exc}")
-    assert o.backend == "ray" and o.written == 12
+    assert o.backend == "ray" and o.written == 12 and o.decisions > 0
     assert open(a, "rb").read() == open(b, "rb").read()
+    assert open(da, "rb").read() == open(db, "rb").read()
 
 
 @pytest.mark.slow
