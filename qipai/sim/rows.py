@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from qipai.bots import make_bots, run_to_end
+from qipai.bots import BotFault, make_bots, run_to_end
 from qipai.core.extras import require
 from qipai.core.hookspecs import hookimpl
 from qipai.core.sessions import hand_seed
@@ -161,7 +161,11 @@ def hand_row(spec: RulesetSpec, bots: str, seed: int, index: int) -> dict[str, A
     dealer = index % n
     observer.last = None
     table = rs.table(seed=hs, dealer=dealer)
-    steps = run_to_end(table, make_bots(bots, n, hs))
+    try:
+        steps = run_to_end(table, make_bots(bots, n, hs))
+    except BotFault as exc:   # where, for the one line the command prints
+        exc.ruleset, exc.hand = spec.spec, index
+        raise
     r = table.result
     how = from_seat = None
     hu: dict[int, int | None] = {}
