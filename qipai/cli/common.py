@@ -41,19 +41,18 @@ def bot_names(text: str, n: int | None = None, option: str = "--bots") -> str | 
 
     Returns: the one name (a str), or the list of ``n`` names.
 
-    Raises:
-        click.BadParameter: a name that names no bot (the resolver's words),
-            an empty entry, or a list that is not ``n`` long (exit status 2).
+    A name that names no bot (the resolver's words), or a list that is
+    not ``n`` long, is one ``error:`` line, exit status 2 (:func:`fail`).
     """
     from qipai.bots.registry import BadBot, bot_factory
 
     names = [b.strip() for b in text.split(",")]
     if len(names) > 1 and n is not None and len(names) != n:
-        raise click.BadParameter(f"{len(names)} bots for {n} seats: give one name for "
-                                 f"every seat, or one per seat", param_hint=option)
+        fail(f"{option}: {len(names)} bots for {n} seats: give one name for every seat, "
+             f"or one per seat")
     for name in dict.fromkeys(names):
         try:
             bot_factory(name)
         except BadBot as exc:
-            raise click.BadParameter(str(exc), param_hint=option) from None
+            fail(f"{option}: {exc}")
     return names[0] if len(names) == 1 else names

@@ -124,5 +124,6 @@ class BotLevels:
 
     def describe(self) -> str:
         """One line for the server's start: each level and its bot."""
-        return ", ".join(f"{lv}={self.bot_names[lv]}" for lv in self.names)
+        return ", ".join([f"{lv}={self.bot_names[lv]}" for lv in self.names]
+                         + [f"{lv} not offered ({why})" for lv, why in self.missing.items()])
 

@@ -271,8 +271,6 @@ class Server:
         #: the levels a bot seat may have and the bots that play them
         #: (``qipai serve --bot``; :mod:`qipai.host.levels`)
         self.bot_levels = bot_levels if bot_levels is not None else BotLevels()
-        for level, why in self.bot_levels.missing.items():
-            self.log(f"bot level {level!r} is not offered: {why}")
         #: limits per key and the room kept for seats (:mod:`qipai.server.limits`;
         #: ``qipai serve`` sets its defaults)
         self.quota = Quota(self)
