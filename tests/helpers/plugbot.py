@@ -50,3 +50,18 @@ class NoAct:
 def make_first(rng: random.Random) -> FirstBot:
     """A factory function (``plugbot:make_first``)."""
     return FirstBot(rng)
+
+
+#: The threads :class:`ThreadBot` decided in (a served table asks such a bot
+#: off the event loop's thread).
+THREADS: list[str] = []
+
+
+class ThreadBot(FirstBot):
+    """:class:`FirstBot` that notes the thread of each decision."""
+
+    def act(self, view: Any, legal: list[Any]) -> Any:
+        import threading
+
+        THREADS.append(threading.current_thread().name)
+        return super().act(view, legal)
