@@ -193,11 +193,11 @@ class Seats:
 
     def _bot_fault(self, exc: BotFault, seat: int, bot: object) -> None:
         """A seat's bot raised or answered an illegal action: logged (the
-        event ``bot_fault``: table, hand, seat, level, bot, decision, what
+        event ``bot_fault``: table, hand, seat, bot_level, bot, decision, what
         it did) — the table's greedy bot answers this decision instead."""
         level = self.levels.get(seat, "tuoguan")
         self.server.events.emit("bot_fault", table=self.id, hand=self.hand, seat=seat,
-                                level=level, bot=bot_label(bot), decision=exc.step,
+                                bot_level=level, bot=bot_label(bot), decision=exc.step,
                                 error=str(exc))
         self.server.log(f"table {self.id}: bot seat {seat} (level {level}): {exc}; "
                         f"greedy answered this decision")

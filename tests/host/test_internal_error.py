@@ -322,7 +322,7 @@ def test_a_timeouts_default_action_or_a_bot_that_raises_halts_the_table(tmp_path
     connection told), instead of ending the timer callback or the bots'
     task silently with the table stuck and ``/health`` saying ``ok``.  (A
     bot seat's own bot that raises is answered for by greedy —
-    tests/host/test_bot_levels.py —; here greedy raises too.)"""
+    tests/host/test_bot_levels_inprocess.py —; here greedy raises too.)"""
     from qipai.host import clock, room
     from qipai.host.outbox import Conn
 

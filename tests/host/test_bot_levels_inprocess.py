@@ -85,7 +85,7 @@ def test_levels_are_kept_a_failing_bot_is_answered_by_greedy_off_the_loop(tmp_pa
             assert t.halted is None and t.hands_done >= 1
             faults = [f for e, f in seen if e == "bot_fault"]
             assert faults and {f["seat"] for f in faults} == {0}
-            assert faults[0]["bot"] == "plugbot:RaisingBot" and faults[0]["level"] == "weird"
+            assert faults[0]["bot"] == "plugbot:RaisingBot" and faults[0]["bot_level"] == "weird"
             assert "plugbot gave up" in faults[0]["error"]
             assert plugbot.THREADS and threading.main_thread().name not in plugbot.THREADS
             stored = msgspec.json.decode(server.store.table(t.id)["bot_levels"])
