@@ -53,7 +53,7 @@ from typing import Any
 
 import msgspec
 
-from qipai.bots import GreedyBot
+from qipai.bots import BadBot, GreedyBot
 from qipai.core import chain
 from qipai.core.errors import IllegalAction
 from qipai.core.fair import commitment, committed, new_salt
@@ -126,22 +126,22 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes, SeatValues):
         self.timeouts: list[int] = []
         #: each bot seat's level (:mod:`qipai.host.levels`; a row made
         #: before levels: normal at each)
-        self.levels: dict[int, str] = {
-            int(s): lv for s, lv in msgspec.json.decode(row.get("bot_levels") or "{}",
-                                                        type=dict[str, str]).items()}
-        self.levels = {s: self.levels.get(s, DEFAULT_LEVEL) for s in self.bots}
+        stored = msgspec.json.decode(row.get("bot_levels") or "{}", type=dict[str, str])
+        self.levels: dict[int, str] = {s: stored.get(str(s), DEFAULT_LEVEL) for s in self.bots}
         offered = getattr(server, "bot_levels", None)
         self.bot_of = {}
         for s in self.bots:
             rng = self.bot_rng(s)
-            if offered is None:   # (a server object without levels: tests' stand-ins)
-                self.bot_of[s] = GreedyBot(rng, self.ruleset)
-                continue
-            if self.levels[s] not in offered.names:
+            if offered is not None and self.levels[s] not in offered.names:
                 server.log(f"table {self.id}: bot seat {s}: level {self.levels[s]!r} is not "
                            f"offered by this server (qipai serve --bot); {DEFAULT_LEVEL} "
                            f"plays it")
-            self.bot_of[s] = offered.make(self.levels[s], rng, self.ruleset, s)
+            try:
+                self.bot_of[s] = (offered.make(self.levels[s], rng, self.ruleset, s)
+                                  if offered is not None else GreedyBot(rng, self.ruleset))
+            except BadBot as exc:   # an operator's bot that could not be made: the table goes on
+                server.log(f"table {self.id}: bot seat {s}: {exc}; greedy plays it")
+                self.bot_of[s] = GreedyBot(rng, self.ruleset)
         #: greedy bots that answer for a bot seat whose own bot failed a decision
         self.stand_in: dict[int, Any] = {}
         self._started = False
