@@ -53,12 +53,12 @@ def play(variant: str, seed: int | None, hands: int, bots: str, as_json: bool,
     rs = load(variant, plugins=[load_plugin(p) for p in plugins])
     who = bot_names(bots, rs.manifest.players)
     try:
-        _play(rs, variant, seed, hands, bots, who, as_json, commit, plugins, human, auto_pass)
+        _play(rs, seed, hands, bots, who, as_json, commit, plugins, human, auto_pass)
     except BotFault as exc:  # mid-hand: the bot and its decision, one line (exit status 1)
         fail(str(exc), EXIT_BOT)
 
 
-def _play(rs: Any, variant: str, seed: int | None, hands: int, bots: str,
+def _play(rs: Any, seed: int | None, hands: int, bots: str,
           who: str | list[str], as_json: bool, commit: bool, plugins: tuple[str, ...],
           human: int | None, auto_pass: bool | None) -> None:
     from qipai.bots import play_hands
@@ -85,7 +85,8 @@ def _play(rs: Any, variant: str, seed: int | None, hands: int, bots: str,
     if seed is not None:
         extra = "".join(f" --plugin {shlex.quote(p)}" for p in plugins)
         console.print(f"reproduce: qipai play {shlex.quote(rs.spec)} --seed {seed} "
-                      f"--hands {hands} --bots {shlex.quote(bots)}{extra}", style="dim", soft_wrap=True)
+                      f"--hands {hands} --bots {shlex.quote(bots)}{extra}", style="dim",
+                      soft_wrap=True)
     done = []
     for i, table in enumerate(tables, 1):
         print_hand(console, table, i)

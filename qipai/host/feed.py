@@ -62,7 +62,8 @@ def table_created(t: Any) -> tuple[str, dict[str, Any]]:
     if t.stake is not None:
         more = dict(stake=t.stake, rake=msgspec.to_builtins(t.rake))
     return op(t, "table_created", variant=t.ruleset.spec, players=t.n, bots=list(t.bots),
-              levels={str(s): lv for s, lv in sorted(t.levels.items())}, named=named(t), hands=t.room_hands, rng=t.rng_shown, **more)
+              levels={str(s): lv for s, lv in sorted(t.levels.items())}, named=named(t),
+              hands=t.room_hands, rng=t.rng_shown, **more)
 
 
 def hand_started(t: Any, hand: int, table: Any, commit: str,

@@ -103,7 +103,8 @@ nodes = sa.Table(
 #: COLUMN`` when a server opens it (:func:`upgrade`), its old rows reading NULL.
 UPGRADES: dict[str, tuple[str, ...]] = {"qipai_tables": ("key_name", "players", "closed",
                                                          "hands", "ended", "tally", "stake", "rake",
-                                                         "seat_values", "owner", "epoch", "bot_levels"),
+                                                         "seat_values", "owner", "epoch",
+                                                         "bot_levels"),
                                         "qipai_hands": ("money", "link", "end_link", "server_seed",
                                                         "joint"),
                                         "qipai_actions": ("tuoguan", "link")}
