@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import pickle
 import random
 from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
@@ -76,6 +77,23 @@ class BotFault(QipaiError, RuntimeError):
             why = f"answered {answer!r}, which is not one of its legal actions"
         super().__init__(f"{where}: {why}")
         self.bot, self.seat, self.step, self.answer, self.cause = bot, seat, step, answer, cause
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Crosses a process (a simulate worker's, a Ray task's) as its message
+        # and attributes; the cause and an answer that does not pickle stay
+        # behind (the message names them).
+        state = {**self.__dict__, "cause": None}
+        try:
+            pickle.dumps(self.answer)
+        except Exception:  # noqa: BLE001 - whatever a bot answered
+            state["answer"] = None
+        return (_revived_fault, (str(self),), state)
+
+
+def _revived_fault(message: str) -> BotFault:
+    fault = BotFault.__new__(BotFault)
+    Exception.__init__(fault, message)
+    return fault
 
 
 def known_bots() -> list[str]:

@@ -75,7 +75,7 @@ def choose(console: Any, options: Sequence[str], read: Callable[[str], str],
 
 
 def play_human(ruleset: Any, seat: int, *, seed: int | None = None, hands: int = 1,
-               bots: str = "greedy", console: Any = None,
+               bots: Any = "greedy", console: Any = None,
                read: Callable[[str], str] | None = None, auto_pass: bool = True) -> list[Any]:
     """Play ``hands`` hands with a person at ``seat`` and bots elsewhere.
 
@@ -84,7 +84,8 @@ def play_human(ruleset: Any, seat: int, *, seed: int | None = None, hands: int =
         seat: the person's seat (0 … players − 1).
         seed: seeds the deals and the bots (hand i: ``hand_seed(seed, i)``);
             None deals from the OS's CSPRNG.
-        bots: who plays the other seats (``greedy`` or ``random``).
+        bots: who plays the other seats: a bot name for all, or one per seat
+            (the person's entry ignored); see :func:`qipai.bots.make_bots`.
         console: a rich ``Console`` (default: a new one).
         read: reads one line after printing its prompt (default: the
             console's ``input``); raises EOFError at the end of input.
@@ -101,11 +102,13 @@ def play_human(ruleset: Any, seat: int, *, seed: int | None = None, hands: int =
         Quit: the person quit or the input ended (the tables finished so
             far are in ``Quit.tables``).
         BadOption: ``seat`` is not a seat of the variant.
+        BotFault: a bot raised or answered an illegal action (its name,
+            seat and decision in the message).
     """
     from rich.console import Console
     from rich.rule import Rule
 
-    from qipai.bots import make_bots
+    from qipai.bots import checked_act, make_bots
     from qipai.core.errors import BadOption
     from qipai.core.model import Pass
     from qipai.core.sessions import hand_seed
@@ -124,7 +127,8 @@ def play_human(ruleset: Any, seat: int, *, seed: int | None = None, hands: int =
     for i in range(hands):
         table = ruleset.table(seed=None if seed is None else hand_seed(seed, i), dealer=dealer,
                               ask_all=not auto_pass)
-        players = make_bots(bots, n, None if seed is None else hand_seed(seed, i))
+        players = make_bots(bots, n, None if seed is None else hand_seed(seed, i),
+                            ruleset=ruleset)
         console.print(Rule(f"{ruleset.manifest.title} · hand {i + 1} · you are seat {seat}"))
         seen = 0
         try:
@@ -135,7 +139,11 @@ def play_human(ruleset: Any, seat: int, *, seed: int | None = None, hands: int =
                     if not auto_pass and len(only) == 1 and isinstance(only[0], Pass):
                         table.apply(only[0])   # asked only because every seat is (ask_all)
                     else:
-                        table.apply(players[who].choose(table, who))
+                        legal = list(only)
+                        bot = players[who]
+                        view = None if getattr(bot, "blind", False) else table.view(
+                            who, events=False)
+                        table.apply(checked_act(bot, view, legal, who, len(table.actions)))
                     continue
                 view = table.view(seat)
                 seen = print_events(console, view, cards, seen)
@@ -161,7 +169,7 @@ def play_human(ruleset: Any, seat: int, *, seed: int | None = None, hands: int =
     return done
 
 
-def play_as_human(rs: Any, seat: int, *, seed: int | None, hands: int, bots: str,
+def play_as_human(rs: Any, seat: int, *, seed: int | None, hands: int, bots: Any,
                   as_json: bool, auto_pass: bool = True) -> None:
     """Run :func:`play_human` on the terminal; the end of input or
     ``q`` ends the session with a message (exit status 0); ``auto_pass``:

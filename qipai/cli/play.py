@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from qipai.cli.common import DEFAULT_VARIANT, fail, load_plugin
+from qipai.cli.common import DEFAULT_VARIANT, EXIT_BOT, bot_names, fail, load_plugin
 
 
 @click.command()
@@ -16,8 +16,11 @@ from qipai.cli.common import DEFAULT_VARIANT, fail, load_plugin
                    "it every hand is dealt from the OS's CSPRNG.")
 @click.option("--hands", type=click.IntRange(min=1), default=1, show_default=True,
               help="Hands to play at one table; the dealer passes by the rules.")
-@click.option("--bots", type=click.Choice(["greedy", "random"]), default="greedy",
-              show_default=True, help="Who plays every seat.")
+@click.option("--bots", default="greedy", show_default=True, metavar="NAME[,NAME...]",
+              help="Who plays: one bot for every seat, or a comma list of one per seat "
+                   "(with --human, your seat's entry is ignored).  A name is a built-in "
+                   "bot (greedy, random), a level (easy, normal, hard), module:Class, or "
+                   "a qipai.bots entry point (docs: Bots).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object (hands with their records) instead of the log.")
 @click.option("--commit", is_flag=True,
@@ -40,7 +43,7 @@ def play(variant: str, seed: int | None, hands: int, bots: str, as_json: bool,
     VARIANT may carry options: 'guilin-mahjong(hubao=false, max_flips=1)'.
     With --human SEAT you play that seat (see qipai.cli.human).
     """
-    from qipai.bots import play_hands
+    from qipai.bots import BotFault
     from qipai.core.ruleset import load
 
     if commit and not as_json:
@@ -48,12 +51,24 @@ def play(variant: str, seed: int | None, hands: int, bots: str, as_json: bool,
     if auto_pass is not None and human is None:
         fail("--auto-pass/--no-auto-pass go with --human (the bots are never asked)")
     rs = load(variant, plugins=[load_plugin(p) for p in plugins])
+    who = bot_names(bots, rs.manifest.players)
+    try:
+        _play(rs, seed, hands, bots, who, as_json, commit, plugins, human, auto_pass)
+    except BotFault as exc:  # mid-hand: the bot and its decision, one line (exit status 1)
+        fail(str(exc), EXIT_BOT)
+
+
+def _play(rs: Any, seed: int | None, hands: int, bots: str,
+          who: str | list[str], as_json: bool, commit: bool, plugins: tuple[str, ...],
+          human: int | None, auto_pass: bool | None) -> None:
+    from qipai.bots import play_hands
+
     if human is not None:
         from qipai.cli.human import play_as_human
 
-        return play_as_human(rs, human, seed=seed, hands=hands, bots=bots, as_json=as_json,
+        return play_as_human(rs, human, seed=seed, hands=hands, bots=who, as_json=as_json,
                              auto_pass=auto_pass is not False)
-    tables = play_hands(rs, hands, seed=seed, bots=bots)
+    tables = play_hands(rs, hands, seed=seed, bots=who)
     if as_json:
         _print_json(rs, seed, bots, list(tables), commit)
         return
@@ -70,7 +85,8 @@ def play(variant: str, seed: int | None, hands: int, bots: str, as_json: bool,
     if seed is not None:
         extra = "".join(f" --plugin {shlex.quote(p)}" for p in plugins)
         console.print(f"reproduce: qipai play {shlex.quote(rs.spec)} --seed {seed} "
-                      f"--hands {hands} --bots {bots}{extra}", style="dim", soft_wrap=True)
+                      f"--hands {hands} --bots {shlex.quote(bots)}{extra}", style="dim",
+                      soft_wrap=True)
     done = []
     for i, table in enumerate(tables, 1):
         print_hand(console, table, i)

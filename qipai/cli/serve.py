@@ -56,6 +56,13 @@ from qipai.cli.common import fail
               help="Seconds the bots wait before answering a turn or a card in play "
                    "(one wait for all the bots asked), so people can follow a table where "
                    "bots play (an all-bot demo: 0.5).")
+@click.option("--bot", "bot_options", multiple=True, metavar="LEVEL=BOT",
+              help="The bot that plays a level of the bot seats, or a new level: "
+                   "--bot hard=mypkg.bots:MyBot, --bot pro=mypkg:Pro (repeatable; BOT is "
+                   "any bot name: greedy, random, module:Class, a qipai.bots entry point).  "
+                   "Clients choose a bot seat's level among these and easy, normal, hard "
+                   "only.  Each BOT is resolved at start: one that does not is refused.  "
+                   "Give every node of a cluster the same --bot (docs: Bots).")
 @click.option("--tuoguan-delay", type=click.FloatRange(min=0), default=1.0, show_default=True,
               metavar="SECONDS",
               help="Seconds the table's bot waits before it answers for a seat in 托管 (at "
@@ -198,7 +205,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
           stake: int | None = None, rake_percent: int | None = None,
           rake_cap: int | None = None, seat_values: bool = False,
           seat_value_timeout: float = 5.0, cluster: bool = False, node_id: str | None = None,
-          advertise: str | None = None) -> None:
+          advertise: str | None = None, bot_options: tuple[str, ...] = ()) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
     Open the printed address in a browser (create a table, play, watch,
@@ -216,6 +223,12 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
              f"pip install 'qipai[serve]'")
     from qipai.server.keys import BadKeysFile, Keys
 
+    from qipai.host.levels import BadLevel, BotLevels, parse_bot_options
+
+    try:   # before anything is opened: a bot that does not resolve is one line
+        bot_levels = BotLevels(parse_bot_options(bot_options))
+    except BadLevel as exc:
+        fail(str(exc))
     shown = f"[{host}]" if ":" in host else host
     if not cluster and (node_id is not None or advertise is not None):
         fail("--node-id and --advertise go with --cluster")
@@ -302,7 +315,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                         resync_s=resync_s, max_tables=max_tables, bot_delay=bot_delay,
                         max_connections=max_connections, keys=keys,
                         ready_timeout=ready_timeout, vote_timeout=vote_timeout,
-                        tuoguan_delay=tuoguan_delay, node=node, advertise=advertise)
+                        tuoguan_delay=tuoguan_delay, node=node, advertise=advertise,
+                        bot_levels=bot_levels)
     except BaseException:
         sock.close()
         raise
@@ -335,7 +349,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                   tables=len(server.tables), refused=len(server.refused), deals=dealt,
                   keys=None if keys is None else len(keys.by_hash), open_demo=keys is None,
                   retention_s=retention_s, forwarded_allow_ips=forwarded_allow_ips,
-                  node=node, advertise=advertise)
+                  node=node, advertise=advertise, bot_levels=bot_levels.bot_names)
         if loose is not None:
             logs.line(loose)
         run(sock, server, forwarded_allow_ips=forwarded_allow_ips)
@@ -367,6 +381,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     if webhook is not None:
         click.echo(f"events are POSTed to the webhook (--webhook), signed; dead after "
                    f"{webhook_max_attempts} attempts", err=True)
+    if bot_options:
+        click.echo(f"bot levels: {bot_levels.describe()} (--bot)", err=True)
     if forwarded_allow_ips is not None:
         click.echo(f"behind a proxy: X-Forwarded-For and X-Forwarded-Proto believed from "
                    f"{forwarded_allow_ips} only", err=True)

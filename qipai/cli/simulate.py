@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 
 import click
 
-from qipai.cli.common import fail
+from qipai.cli.common import EXIT_BOT, fail
 
 
 def _cpus() -> int:
@@ -88,8 +88,12 @@ def _log_progress(console: Any, total: int, every: float = 60.0, unit: str = "ha
 @click.argument("rulesets", nargs=-1, metavar="VARIANT[(options)]...")
 @click.option("--hands", "-n", type=int, default=1000, show_default=True,
               help="Hands of each ruleset.")
-@click.option("--bots", default="greedy", show_default=True, metavar="greedy|random",
-              help="Who plays every seat.")
+@click.option("--bots", default="greedy", show_default=True, metavar="NAME",
+              help="Who plays every seat: greedy, random, a level (easy, normal, hard), "
+                   "module:Class or a qipai.bots entry point (docs: Bots).  Each worker "
+                   "process (and Ray worker) imports it again: module:Class must be "
+                   "importable there.  A bot that raises or answers an illegal action "
+                   "stops the run (exit status 1), no file written.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Simulation seed S: hand i is dealt and played from hand_seed(S, i).")
 @click.option("--workers", "-k", type=int, default=None,
@@ -188,10 +192,12 @@ def _simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int,
         fail(f"--workers must be at least 1, not {workers}")
     if chunk is not None and chunk < 1:
         fail(f"--chunk must be at least 1, not {chunk}")
-    from qipai.bots import BOT_KINDS
+    from qipai.bots.registry import BadBot, BotFault, bot_factory
 
-    if bots not in BOT_KINDS:
-        fail(f"unknown bots {bots!r}; bots are: {', '.join(BOT_KINDS)}")
+    try:
+        bot_factory(bots)
+    except BadBot as exc:
+        fail(f"--bots: {exc}")
     if decision_seats is not None and decisions is None:
         fail("--decision-seats needs --decisions FILE")
     seats = None
@@ -236,6 +242,9 @@ def _simulate(rulesets: tuple[str, ...], hands: int, bots: str, seed: int,
                 stop.disarm()  # the file is written (or not): say which, whatever comes
         except BadSimulation as exc:
             fail(str(exc))
+        except BotFault as exc:   # the run stops; no file is written
+            where = (f"{exc.ruleset} hand {exc.hand}: " if hasattr(exc, "hand") else "")
+            fail(f"{where}{exc}; {out} not written", EXIT_BOT)
         except RayUnavailable as exc:
             # an address with a port (HOST:PORT, ray://…) or "auto" was meant as one
             if exc.address is None or ":" in exc.address or exc.address in ("auto", "local"):

@@ -8,7 +8,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from qipai.bots import decide, make_bots
+from qipai.bots import checked_act, make_bots
 from qipai.core.errors import BadOption, IllegalAction
 from qipai.env.aec import QipaiEnv, finite, integer, ruleset_of
 
@@ -36,8 +36,12 @@ class SeatEnv(gymnasium.Env):
         spec: a ruleset string or a loaded Ruleset.
         seat: the agent's seat (default 0).
         bots: the other seats' bots: a name for all (``"random"``,
-            ``"greedy"``) or one name or bot object per seat (the agent's
-            entry is ignored); see :func:`qipai.bots.make_bots`.  Each is
+            ``"greedy"``, a level, ``module:Class``, a ``qipai.bots`` entry
+            point: :func:`qipai.bots.registry.bot_factory`) or one name or
+            bot object per seat (the agent's entry is ignored); see
+            :func:`qipai.bots.make_bots`.  A bot that raises or answers an
+            illegal action raises :class:`~qipai.bots.BotFault` from
+            ``reset`` / ``step`` (the bot, seat and decision named).  Each is
             seated (``sit(ruleset, seat)``) at every reset and asked
             ``act(view, legal)`` with its seat's view (no event stream) and
             legal actions (:func:`qipai.bots.decide`), never the table.
@@ -92,17 +96,19 @@ class SeatEnv(gymnasium.Env):
         if not isinstance(bots, str) and len(bots) != n:
             raise BadOption(f"{n} seats need {n} bots (the agent's entry ignored), "
                             f"got {len(bots)}")
-        from qipai.bots import BOT_KINDS
+        from qipai.bots.registry import BadBot, bot_factory, known_bots
 
         if not isinstance(bots, str):  # the agent's entry is ignored, whatever it is
             bots = [None if i == seat else b for i, b in enumerate(bots)]
         for i, b in enumerate([bots] if isinstance(bots, str) else bots):
             if isinstance(b, str):
-                if b not in BOT_KINDS:
-                    raise BadOption(f"unknown bot {b!r}; bots are: {', '.join(BOT_KINDS)}")
+                try:
+                    bot_factory(b)   # any name: built-in, level, module:Class, entry point
+                except BadBot as exc:
+                    raise BadOption(f"bots: {exc}") from None
             elif i != seat and (isinstance(b, type) or not callable(getattr(b, "act", None))):
                 raise BadOption(f"the bot of seat {i} must be a bot name "
-                                f"({', '.join(BOT_KINDS)}) or an object with "
+                                f"({', '.join(known_bots())}, module:Class) or an object with "
                                 f"act(view, legal), not {b!r}"
                                 + (" (a class: give an instance of it)"
                                    if isinstance(b, type) else ""))
@@ -125,7 +131,10 @@ class SeatEnv(gymnasium.Env):
         table = aec.table
         while table.result is None and aec.agent_selection != self.agent:
             seat = aec._seat_of[aec.agent_selection]
-            table.apply(decide(self.bots[seat], table, seat))  # act(view, legal)
+            bot = self.bots[seat]
+            view = None if getattr(bot, "blind", False) else table.view(seat, events=False)
+            table.apply(checked_act(bot, view, table.legal_actions(seat), seat,
+                                    len(table.actions)))  # act(view, legal), its answer checked
             aec._select(infos=False)  # the bots' seats need none
         if table.result is not None:
             aec._accumulate_rewards()

@@ -8,6 +8,7 @@ Each function answers one ``("event", row)`` operation of a
 ``data`` of what is delivered, docs/reference/protocol.md "Events"):
 
 * ``table_created`` — ``variant`` (spec), ``players`` (seats), ``bots``,
+  ``levels`` (each bot seat's level),
   ``named`` (seat → ``{"player", "name"}``), ``hands`` (a room's 局数 or
   null), ``rng``; ``stake`` and ``rake`` when the table has a stake;
 * ``hand_started`` — ``hand``, ``dealer``, ``commitment`` (SHA-256 hex of
@@ -61,7 +62,8 @@ def table_created(t: Any) -> tuple[str, dict[str, Any]]:
     if t.stake is not None:
         more = dict(stake=t.stake, rake=msgspec.to_builtins(t.rake))
     return op(t, "table_created", variant=t.ruleset.spec, players=t.n, bots=list(t.bots),
-              named=named(t), hands=t.room_hands, rng=t.rng_shown, **more)
+              levels={str(s): lv for s, lv in sorted(t.levels.items())}, named=named(t),
+              hands=t.room_hands, rng=t.rng_shown, **more)
 
 
 def hand_started(t: Any, hand: int, table: Any, commit: str,

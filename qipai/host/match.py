@@ -53,7 +53,7 @@ from typing import Any
 
 import msgspec
 
-from qipai.bots import GreedyBot
+from qipai.bots import BadBot, GreedyBot
 from qipai.core import chain
 from qipai.core.errors import IllegalAction
 from qipai.core.fair import commitment, committed, new_salt
@@ -66,6 +66,7 @@ from qipai.host import protocol as P
 from qipai.host.clock import Clock, Decision
 from qipai.host.errors import LOCK_LOST, REREADING, Refused
 from qipai.host.journal import Journal
+from qipai.host.levels import DEFAULT_LEVEL
 from qipai.host.outbox import Conn, Outbox
 from qipai.host.room import TIMEOUTS_TO_TUOGUAN, Room, showdown_of
 from qipai.host.seats import Seats
@@ -123,9 +124,26 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes, SeatValues):
         self.commitment = ""
         self.hand_seed: int | None = None
         self.timeouts: list[int] = []
-        self.bot_of = {s: GreedyBot(random.Random(f"qipai-serve:{self.seed}:{s}")
-                                     if self.seed is not None else None, self.ruleset)
-                        for s in self.bots}
+        #: each bot seat's level (:mod:`qipai.host.levels`; a row made
+        #: before levels: normal at each)
+        stored = msgspec.json.decode(row.get("bot_levels") or "{}", type=dict[str, str])
+        self.levels: dict[int, str] = {s: stored.get(str(s), DEFAULT_LEVEL) for s in self.bots}
+        offered = getattr(server, "bot_levels", None)
+        self.bot_of = {}
+        for s in self.bots:
+            rng = self.bot_rng(s)
+            if offered is not None and self.levels[s] not in offered.names:
+                server.log(f"table {self.id}: bot seat {s}: level {self.levels[s]!r} is not "
+                           f"offered by this server (qipai serve --bot); {DEFAULT_LEVEL} "
+                           f"plays it")
+            try:
+                self.bot_of[s] = (offered.make(self.levels[s], rng, self.ruleset, s)
+                                  if offered is not None else GreedyBot(rng, self.ruleset))
+            except BadBot as exc:   # an operator's bot that could not be made: the table goes on
+                server.log(f"table {self.id}: bot seat {s}: {exc}; greedy plays it")
+                self.bot_of[s] = GreedyBot(rng, self.ruleset)
+        #: greedy bots that answer for a bot seat whose own bot failed a decision
+        self.stand_in: dict[int, Any] = {}
         self._started = False
         self._timer: asyncio.TimerHandle | None = None
         self._due: float | None = None
@@ -582,6 +600,11 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes, SeatValues):
         :meth:`info` shows it."""
         self.shown = self._now()
 
+    def bot_rng(self, seat: int) -> random.Random:
+        """A bot's RNG at ``seat``: from the server seed at a seeded table."""
+        return (random.Random(f"qipai-serve:{self.seed}:{seat}") if self.seed is not None
+                else random.Random())
+
     def info(self) -> P.TableInfo:
         """``GET /tables/{id}``: the hand, totals and commitment as
         committed — a hand that ended in a write not yet committed shows
@@ -596,6 +619,7 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes, SeatValues):
             totals=totals, open=self.open,
             connected=tuple(sorted({c.seat for c in self.conns if c.seat is not None})),
             watched=bool(self.conns), names=self.names(), hands=self.room_hands,
+            levels={str(s): lv for s, lv in sorted(self.levels.items())},
             ended=self.ended, **money, **self.where())
 
     def where(self) -> dict[str, Any]:

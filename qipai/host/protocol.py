@@ -480,6 +480,16 @@ class Player(msgspec.Struct, forbid_unknown_fields=True):
     name: str
 
 
+class BotSeat(msgspec.Struct, forbid_unknown_fields=True):
+    """A bot seat of :class:`CreateTable` with its level: ``{"seat": 1,
+    "level": "hard"}``; the levels are the server's (``easy``, ``normal``,
+    ``hard`` and any the operator adds with ``qipai serve --bot``); a bare
+    seat number is ``normal``."""
+
+    seat: int
+    level: str = "normal"
+
+
 class CreateTable(msgspec.Struct, forbid_unknown_fields=True):
     """``POST /tables`` body, a JSON object: the ruleset spec (a registered
     name or its Chinese title, with options), the seats the server's bots
@@ -488,7 +498,9 @@ class CreateTable(msgspec.Struct, forbid_unknown_fields=True):
     human, nobody named); an empty body is refused ``BadMessage``."""
 
     variant: str = "guilin-mahjong"
-    bots: list[int] = []
+    #: the bot seats: a seat number (level ``normal``) or a :class:`BotSeat`
+    #: with its level, mixed freely: ``[1, {"seat": 2, "level": "hard"}]``
+    bots: list[int | BotSeat] = []
     players: list[Player] = []
     #: 局数: a room of this many hands (1-64; outside: ``BadOption``), with a
     #: ready step after each hand and a final :class:`Tally`; None: an
@@ -554,6 +566,9 @@ class TableInfo(msgspec.Struct, kw_only=True):
     watched: bool = False
     #: the named seats' names (``{"0": "阿明"}``); never their player ids
     names: dict[str, str] = {}
+    #: each bot seat's level (``{"1": "hard"}``; a table made before
+    #: levels: ``normal`` at each)
+    levels: dict[str, str] = {}
     #: a room's hand count (局数; None: open-ended)
     hands: int | None = None
     #: how it ended: ``"finished"``, ``"dissolved"``, ``"closed"`` (None: open)

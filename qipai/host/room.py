@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import random
 import time
 from typing import Any
 
@@ -255,11 +254,18 @@ class Room:
     # ------------------------------------------------------------ 托管
 
     def bot_for(self, seat: int) -> Any:
+        """The bot of a bot seat (its level's), or the greedy bot that
+        plays a human seat in 托管."""
         bot = self.bot_of.get(seat)
         if bot is None:
-            bot = self.bot_of[seat] = GreedyBot(
-                random.Random(f"qipai-serve:{self.seed}:{seat}") if self.seed is not None
-                else None, self.ruleset)
+            bot = self.bot_of[seat] = GreedyBot(self.bot_rng(seat), self.ruleset)
+        return bot
+
+    def stand_in_for(self, seat: int) -> Any:
+        """The greedy bot that answers a decision the seat's own bot failed."""
+        bot = self.stand_in.get(seat)
+        if bot is None:
+            bot = self.stand_in[seat] = GreedyBot(self.bot_rng(seat), self.ruleset)
         return bot
 
     def played(self, seat: int, timeout: bool) -> None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from qipai.bots import decide
+from qipai.bots import GreedyBot, RandomBot
+from qipai.bots.registry import BotFault, bot_label, checked_act
 from qipai.host import protocol as P
 from qipai.host.errors import Refused
 from qipai.host.outbox import Conn
@@ -29,6 +30,12 @@ MAX_SPECTATORS = 64
 #: least; ``qipai serve --bot-delay`` when longer): a player's pace.  The
 #: default of ``qipai serve --tuoguan-delay``.
 TUOGUAN_DELAY = 1.0
+
+#: The bots whose decisions take well under a millisecond: asked on the
+#: event loop.  Any other (a strong bot, an operator's) is asked in a
+#: thread (``asyncio.to_thread``), so a bot that thinks does not stall
+#: every table of the server.
+ON_LOOP = (GreedyBot, RandomBot)
 
 
 
@@ -138,11 +145,38 @@ class Seats:
                     waited = (self.hand, len(self.table.events))
                     continue   # (what is pending, read again)
                 seat = seats[0]
-                try:
-                    action = decide(self.bot_for(seat), self.table, seat)  # its view only
-                except Exception as exc:  # noqa: BLE001 - a bot's fault, or the view's
-                    self._broken(exc, f"bot seat {seat}'s decision")
+                bot = self.bot_for(seat)
+                decision, hand = self.decisions[seat], self.hand
+                try:   # its view only: a snapshot (tuples), safe to read in a thread
+                    legal = list(self.table.legal_actions(seat))
+                    view = (None if getattr(bot, "blind", False)
+                            else self.table.view(seat, events=False))
+                except Exception as exc:  # noqa: BLE001 - the engine's or a plugin's
+                    self._broken(exc, f"bot seat {seat}'s view")
                     break
+                if type(bot) in ON_LOOP:
+                    answer = _ask(bot, view, legal, seat, decision.seq)
+                else:
+                    # another's bot may think for a while (a strong bot: up to 200
+                    # ms): off the loop, or every table of the server would wait for
+                    # it.  Nothing is applied meanwhile; what it answers is played
+                    # below, on the loop, only if its decision is still the open one.
+                    answer = await asyncio.to_thread(_ask, bot, view, legal, seat,
+                                                     decision.seq)
+                    if not self._bots_may_move():
+                        break
+                    if self.hand != hand or self.decisions.get(seat) is not decision:
+                        continue   # decided meanwhile (a claim, a timeout): read again
+                if isinstance(answer, BotFault):   # the table goes on: greedy answers this one
+                    self._bot_fault(answer, seat, bot)
+                    try:
+                        answer = checked_act(self.stand_in_for(seat), view if view is not None
+                                             else self.table.view(seat, events=False),
+                                             legal, seat, decision.seq)
+                    except Exception as exc:  # noqa: BLE001 - greedy's fault is the server's
+                        self._broken(exc, f"bot seat {seat}'s decision")
+                        break
+                action = answer
                 done = loop.create_future()
                 try:
                     self.play(seat, action, future=done, tuoguan=seat not in self.bots)
@@ -156,3 +190,23 @@ class Seats:
         finally:
             self._bots_running = False
             self._tasks = [t for t in self._tasks if not t.done()]
+
+    def _bot_fault(self, exc: BotFault, seat: int, bot: object) -> None:
+        """A seat's bot raised or answered an illegal action: logged (the
+        event ``bot_fault``: table, hand, seat, bot_level, bot, decision, what
+        it did) — the table's greedy bot answers this decision instead."""
+        level = self.levels.get(seat, "tuoguan")
+        self.server.events.emit("bot_fault", table=self.id, hand=self.hand, seat=seat,
+                                bot_level=level, bot=bot_label(bot), decision=exc.step,
+                                error=str(exc))
+        self.server.log(f"table {self.id}: bot seat {seat} (level {level}): {exc}; "
+                        f"greedy answered this decision")
+
+
+def _ask(bot: object, view: object, legal: list, seat: int, seq: int) -> object:
+    """``bot``'s checked answer (:func:`~qipai.bots.registry.checked_act`),
+    or the :class:`BotFault` it made (returned: it crosses the thread)."""
+    try:
+        return checked_act(bot, view, legal, seat, seq)
+    except BotFault as exc:
+        return exc

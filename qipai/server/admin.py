@@ -2,7 +2,7 @@
 
 * ``GET /admin/tables`` — the open tables this server serves, each
   ``{"id", "spec", "variant", "key", "created", "hands_done", "players",
-  "bots", "connected", "spectators", "named", "idle_seconds", "halted"}``
+  "bots", "levels", "connected", "spectators", "named", "idle_seconds", "halted"}``
   (``key``: the operator key that made it, null for an open demo's;
   ``created``: its ``time.time()``; ``connected``: the seats with a
   connection; ``spectators``: spectator connections; ``named``: seat →
@@ -85,7 +85,7 @@ _FORWARDED = ("x-forwarded-for", "forwarded", "x-real-ip")
 def _item(s: Any, t: Any, now: float) -> dict[str, Any]:
     return {"id": t.id, "spec": t.ruleset.spec, "variant": t.ruleset.name, "key": t.key_name,
             "created": t.row["created"], "hands_done": t.hands_done, "players": t.n,
-            "bots": list(t.bots),
+            "bots": list(t.bots), "levels": {str(k): v for k, v in sorted(t.levels.items())},
             "connected": sorted({c.seat for c in t.conns if c.seat is not None}),
             "spectators": sum(1 for c in t.conns if c.seat is None),
             "named": {str(k): v for k, v in sorted(t.named.items())},

@@ -17,6 +17,7 @@ from starlette.websockets import WebSocket
 from qipai.core.errors import QipaiError
 from qipai.host import protocol as P
 from qipai.host.errors import LOCK_LOST
+from qipai.host.levels import DEFAULT_LEVEL
 from qipai.host.match import HostedTable
 from qipai.host.offload import Crowded, Stopped
 from qipai.host.replay import replay_steps, shown
@@ -357,6 +358,7 @@ def _listed(s: Server, row: dict[str, Any]) -> dict[str, Any]:
             "bots": msgspec.json.decode(row["bots"]), "hand": hand, "hands_done": done,
             "dealer": None, "rng": row["rng"], "commitment": commitment, "totals": totals,
             "open": True, "connected": [], "watched": False, "names": _names(row),
+            "levels": _levels(row),
             **_room(row), **s.where(row.get("owner"))}
 
 
@@ -379,7 +381,7 @@ async def get_table(request: Request) -> Response:
     out = {"id": row["id"], "spec": row["spec"], "variant": row["variant"],
            "players": len(totals), "bots": msgspec.json.decode(row["bots"]),
            "rng": row["rng"], "open": bool(row["open"]), "hands_done": done, "totals": totals,
-           "names": _names(row), **_room(row)}
+           "names": _names(row), "levels": _levels(row), **_room(row)}
     out.update(stake=None, rake=None, money_totals=None, house=None)   # no stake: no money
     if row.get("stake") is not None:   # a table with a stake: its totals in money
         money = await _stored_money(s, row)
@@ -419,6 +421,13 @@ def _room(row: dict[str, Any]) -> dict[str, Any]:
     tally = row.get("tally")
     return {"hands": row.get("hands"), "ended": row.get("ended"),
             "tally": msgspec.json.decode(tally) if tally else None}
+
+
+def _levels(row: dict[str, Any]) -> dict[str, str]:
+    """A stored table row's bot seats' levels (``{"1": "hard"}``); a row
+    made before levels: ``normal`` at each (:mod:`qipai.host.levels`)."""
+    levels = msgspec.json.decode(row.get("bot_levels") or "{}", type=dict[str, str])
+    return {str(b): levels.get(str(b), DEFAULT_LEVEL) for b in msgspec.json.decode(row["bots"])}
 
 
 def _names(row: dict[str, Any]) -> dict[str, str]:

@@ -23,6 +23,7 @@ from qipai.host.errors import DamagedTable
 from qipai.host.events import Events
 from qipai.server import logs
 from qipai.host.journal import UNREADABLE
+from qipai.host.levels import DEFAULT_LEVEL, BadLevel, BotLevels
 from qipai.host.match import HostedTable
 from qipai.host.offload import Offload
 from qipai.host.replay import MAX_REPLAY_BYTES
@@ -186,6 +187,9 @@ class Server:
             seconds a dissolve vote (解散房间) waits for its answers.
         tuoguan_delay: seconds the table's bot waits before it answers for
             a seat in 托管 (at least ``bot_delay``; :data:`~qipai.host.seats.TUOGUAN_DELAY`).
+        bot_levels: the levels a client may give a bot seat and their bots
+            (``qipai serve --bot``; default: easy, normal, hard —
+            :class:`~qipai.host.levels.BotLevels`).
 
     An open table that cannot be restored — made under another qipai or
     variant version, ruleset or house-plugin source (``VersionMismatch``,
@@ -224,7 +228,8 @@ class Server:
                  bot_delay: float = 0.0, max_connections: int | None = None,
                  keys: Keys | None = None, ready_timeout: float = 30.0,
                  vote_timeout: float = 60.0, tuoguan_delay: float = TUOGUAN_DELAY,
-                 node: str | None = None, advertise: str | None = None) -> None:
+                 node: str | None = None, advertise: str | None = None,
+                 bot_levels: BotLevels | None = None) -> None:
         from qipai.core.ruleset import load_plugin
 
         self.db_url = db
@@ -263,6 +268,9 @@ class Server:
         self.ready_timeout = float(ready_timeout)
         self.vote_timeout = float(vote_timeout)
         self.tuoguan_delay = float(tuoguan_delay)
+        #: the levels a bot seat may have and the bots that play them
+        #: (``qipai serve --bot``; :mod:`qipai.host.levels`)
+        self.bot_levels = bot_levels if bot_levels is not None else BotLevels()
         #: limits per key and the room kept for seats (:mod:`qipai.server.limits`;
         #: ``qipai serve`` sets its defaults)
         self.quota = Quota(self)
@@ -562,9 +570,16 @@ class Server:
 
         rs = await self.ruleset_async(body.variant)
         n = rs.manifest.players
-        bots = body.bots
+        levels = {b.seat: b.level for b in body.bots if isinstance(b, P.BotSeat)}
+        bots = [b.seat if isinstance(b, P.BotSeat) else b for b in body.bots]
         if any(type(b) is not int or not 0 <= b < n for b in bots) or len(set(bots)) != len(bots):
             raise BadBots(f"bots must be distinct seats of {rs.name} (0..{n - 1}), not {bots}")
+        for seat, level in levels.items():   # only the levels offered: never a module name
+            try:
+                self.bot_levels.check(level)
+            except BadLevel as exc:
+                raise BadBots(f"bot seat {seat}: {exc}") from None
+        levels = {str(s): levels.get(s, DEFAULT_LEVEL) for s in sorted(bots)}
         players = check_players(body.players, n, bots)
         hands = body.hands
         if hands is not None and (type(hands) is not int or not 1 <= hands <= MAX_ROOM_HANDS):
@@ -584,6 +599,7 @@ class Server:
                    rng="seeded" if self.seed is not None else "os",
                    seed=str(self.seed) if self.seed is not None else None,
                    bots=msgspec.json.encode(sorted(bots)).decode(),
+                   bot_levels=msgspec.json.encode(levels).decode() if levels else None,
                    tokens=msgspec.json.encode({s: token_hash(t) for s, t in seat_tokens.items()}
                                               ).decode(),
                    spectator_hash=token_hash(spectator), admin_hash=token_hash(admin),
@@ -607,6 +623,7 @@ class Server:
         else:
             t.start()
         self.events.emit("table_created", table=tid, variant=rs.spec, bots=sorted(bots),
+                         levels=levels,
                          key=key_name, named=len(players), hands=hands)
         return t, P.Created(id=tid, seats=seat_tokens,
                             spectator=f"/tables/{tid}/ws?token={spectator}",
@@ -632,5 +649,6 @@ class TooManyTables(QipaiError):
 
 
 class BadBots(QipaiError, ValueError):
-    """``POST /tables``: the bot seats are not distinct seats of the variant."""
+    """``POST /tables``: the bot seats are not distinct seats of the
+    variant, or a seat's level is not one this server offers."""
 

@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from qipai.bots.registry import BotFault
 from qipai.core.extras import require
 from qipai.sim import RayUnavailable
 from qipai.sim.rows import _ROWS_ENCODER, RulesetSpec, _play_rows, _warm
@@ -92,6 +93,9 @@ def _run_pool(tasks: Iterable[Any], take: Callable[[Any], None], workers: int,
     except KeyboardInterrupt:
         _terminate(pool)
         return True
+    except Exception:  # a task's (a BotFault): no worker plays on
+        _terminate(pool)
+        raise
     return False
 
 
@@ -334,6 +338,11 @@ def _run_ray(tasks: Iterable[Any], take: Callable[[Any], None], address: str,
             with contextlib.suppress(Exception):
                 ray.cancel(ref)
         return True
+    except ray.exceptions.RayTaskError as exc:
+        if isinstance(exc.cause, BotFault):   # a bot's fault, not Ray's
+            raise exc.cause from None
+        raise RayUnavailable(f"Ray could not run the tasks: "
+                             f"{' '.join(str(exc).split())[:300]}") from None
     except ray.exceptions.RayError as exc:  # e.g. a worker that died
         raise RayUnavailable(f"Ray could not run the tasks: "
                              f"{' '.join(str(exc).split())[:300]}") from None

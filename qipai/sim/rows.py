@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from qipai.bots import make_bots, run_to_end
+from qipai.bots import BotFault, make_bots, run_to_end
 from qipai.core.extras import require
 from qipai.core.hookspecs import hookimpl
 from qipai.core.sessions import hand_seed
@@ -209,7 +209,11 @@ def hand_row(spec: RulesetSpec, bots: str, seed: int, index: int,
     players = make_bots(bots, n, hs)
     if recorder is not None:
         players = recorder.wrap(rs, players)
-    steps = run_to_end(table, players)
+    try:
+        steps = run_to_end(table, players)
+    except BotFault as exc:   # where, for the one line the command prints
+        exc.ruleset, exc.hand = spec.spec, index
+        raise
     r = table.result
     if recorder is not None:
         decisions.extend((spec.spec, index, str(hs), seat, step, obs, mask, action,

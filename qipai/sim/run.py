@@ -58,7 +58,7 @@ from typing import Any
 
 import msgspec
 
-from qipai.bots import BOT_KINDS
+from qipai.bots.registry import BadBot, bot_factory
 from qipai.core.extras import installed
 from qipai.sim import BadSimulation
 from qipai.sim.backends import (
@@ -147,7 +147,11 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
     Args:
         rulesets: from :func:`parse_rulesets`.
         hands: hands per ruleset (≥ 1).
-        bots: ``"greedy"`` or ``"random"`` at every seat.
+        bots: the bot name at every seat (``"greedy"``, ``"random"``, a
+            level, ``module:Class``, a ``qipai.bots`` entry point:
+            :func:`~qipai.bots.registry.bot_factory`); recorded in the file's
+            metadata.  Each worker process (or Ray task) resolves the name
+            itself, so ``module:Class`` must import there too.
         seed: the simulation seed S (any int).
         workers: worker processes (≥ 1; never more than the tasks: one
             per chunk of hands); with Ray, the CPUs of a local instance.
@@ -173,7 +177,9 @@ def simulate(rulesets: Sequence[RulesetSpec], hands: int, *, bots: str = "greedy
     no file is written (``written`` 0; see the module doc).
 
     Raises:
-        BadSimulation: hands, workers or chunk < 1, an unknown bot, ``out``
+        BotFault: a bot raised or answered an illegal action (``hand`` and
+            ``ruleset`` on it say where); no file is written.
+        BadSimulation: hands, workers or chunk < 1, a bad bot name, ``out``
             not writable or an existing file that is not Parquet
             (:func:`check_replaceable`; both checked before the first hand);
             the same for ``decisions`` (an existing file must be an earlier
@@ -273,8 +279,10 @@ def _check_arguments(hands: Any, workers: Any, bots: Any, seed: Any, chunk: Any)
         raise BadSimulation(f"--hands must be at least 1, not {hands!r}")
     if not isinstance(workers, int) or workers < 1:
         raise BadSimulation(f"--workers must be at least 1, not {workers!r}")
-    if bots not in BOT_KINDS:
-        raise BadSimulation(f"unknown bots {bots!r}; bots are: {', '.join(BOT_KINDS)}")
+    try:
+        bot_factory(bots)   # here; each worker resolves the name again (it must import there)
+    except BadBot as exc:
+        raise BadSimulation(f"--bots: {exc}") from None
     if not isinstance(seed, int):
         raise BadSimulation(f"--seed must be an integer, not {seed!r}")
     if chunk is not None and (not isinstance(chunk, int) or chunk < 1):

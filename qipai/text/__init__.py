@@ -157,7 +157,8 @@ PAGE = {
            "replay": "回放", "replay_keys": "回放 · ← → 键", "file": "文件", "first": "开始",
            "prev": "上一步", "next": "下一步", "last": "最后", "step": "步 {i} / {n}",
            "the_deal": "发牌", "new_table": "开桌", "options_hint": "选项，如 hubao=false",
-           "bots": "机器人", "create": "开桌", "created": "桌 {id} 已开 · {spec}",
+           "bots": "机器人", "level": "难度", "level_easy": "简单", "level_normal": "普通",
+           "level_hard": "困难", "create": "开桌", "created": "桌 {id} 已开 · {spec}",
            "open_tables": "开放的桌", "finished_hands": "已完成的手", "replay_file": "回放文件",
            "drop": "把记录 JSON 文件拖到这里回放", "ask_operator":
            "这个服务器由运营者开桌：请向运营者要一个入座链接",
@@ -209,7 +210,9 @@ PAGE = {
            "replay": "replay", "replay_keys": "replay · ← → keys", "file": "file",
            "first": "start", "prev": "back", "next": "forward", "last": "end",
            "step": "step {i} / {n}", "the_deal": "the deal", "new_table": "New table",
-           "options_hint": "options, e.g. hubao=false", "bots": "bots", "create": "create",
+           "options_hint": "options, e.g. hubao=false", "bots": "bots",
+           "level": "level", "level_easy": "easy",
+           "level_normal": "normal", "level_hard": "hard", "create": "create",
            "created": "table {id} created · {spec}", "open_tables": "Open tables",
            "finished_hands": "Finished hands", "replay_file": "Replay a file",
            "drop": "drop a record file here to replay", "ask_operator":

@@ -320,8 +320,10 @@ def test_a_timeouts_default_action_or_a_bot_that_raises_halts_the_table(tmp_path
     """The default action of a timed-out seat, and a bot's decision, are
     made outside ``play``: either raising halts the table (every
     connection told), instead of ending the timer callback or the bots'
-    task silently with the table stuck and ``/health`` saying ``ok``."""
-    from qipai.host import clock, seats
+    task silently with the table stuck and ``/health`` saying ``ok``.  (A
+    bot seat's own bot that raises is answered for by greedy —
+    tests/host/test_bot_levels_inprocess.py —; here greedy raises too.)"""
+    from qipai.host import clock, room
     from qipai.host.outbox import Conn
 
     async def main(where: str) -> None:
@@ -344,11 +346,19 @@ def test_a_timeouts_default_action_or_a_bot_that_raises_halts_the_table(tmp_path
     def broken(*args, **kw):
         raise RuntimeError("a bug: seat 2 holds 5m")
 
+    class Broken:
+        def __init__(self, *args, **kw):
+            pass
+
+        def act(self, view, legal):
+            broken()
+
     # each patched where the table calls it
-    for where, module, name in (("timeout", clock, "default_action"), ("bot", seats, "decide")):
+    for where, module, name, bad in (("timeout", clock, "default_action", broken),
+                                     ("bot", room, "GreedyBot", Broken)):
         (tmp_path / where).mkdir()
         saved = getattr(module, name)
-        setattr(module, name, broken)
+        setattr(module, name, bad)
         try:
             asyncio.run(main(where))
         finally:

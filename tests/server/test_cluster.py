@@ -87,6 +87,7 @@ def test_any_node_names_the_owner_and_the_wrong_node_sends_moved(pg_url, tmp_pat
             listed = {x["id"]: x for x in s.http().get("/tables").json()}
             assert listed[t["id"]]["node"] == "a" and listed[t["id"]]["address"] == a.url
             assert listed[t["id"]]["hand"] == 0 and listed[t["id"]]["totals"] == [0, 0, 0, 0]
+            assert listed[t["id"]]["levels"] == {"1": "normal", "2": "normal", "3": "normal"}
         msg = moved_of(b, t["id"], t["seats"]["0"])
         assert msg == {"type": "moved", "table": t["id"], "node": "a", "address": a.url}
         # the close goes to the owner: asked of another node, it is sent there
@@ -104,7 +105,7 @@ def test_any_node_names_the_owner_and_the_wrong_node_sends_moved(pg_url, tmp_pat
 def test_a_killed_nodes_tables_are_taken_over_with_every_ack(pg_url, tmp_path):
     a, b = node(pg_url, tmp_path, "a"), node(pg_url, tmp_path, "b")
     try:
-        t = a.create(bots=[1, 2, 3])
+        t = a.create(bots=[1, {"seat": 2, "level": "easy"}, 3])   # a level: the survivor's too
         tid = t["id"]
         closed = a.create(bots=[1, 2, 3])
         a.close(closed)
@@ -117,6 +118,7 @@ def test_a_killed_nodes_tables_are_taken_over_with_every_ack(pg_url, tmp_path):
         assert rows(pg_url, "select owner from qipai_tables where id = :t",
                     t=closed["id"]) == [("b",)]
         assert info["address"] == b.url and info["open"] is True
+        assert info["levels"] == {"1": "normal", "2": "easy", "3": "normal"}
         stored = {r[0] for r in rows(pg_url, "select seq from qipai_actions where table_id = :t "
                                      "and hand = 0", t=tid)}
         assert set(acked) <= stored

@@ -386,6 +386,32 @@ def test_a_dropped_record_file_replays_and_a_bad_one_is_refused(driver, served, 
     assert "BadRecord" in refusal.text
 
 
+def test_the_lobby_gives_each_bot_seat_a_level(driver, served):
+    """Each bot seat's level (简单/普通/困难, easy/normal/hard in English) is
+    sent with the table: a seat left at 普通 as its number, another as
+    ``{"seat", "level"}``; the table keeps them."""
+    from selenium.webdriver.support.ui import Select
+
+    driver.set_window_size(1280, 800)
+    for lang, words in (("en", ["easy", "normal", "hard"]), ("zh", ["简单", "普通", "困难"])):
+        driver.get(served.url + "/#")
+        driver.execute_script(f"localStorage.setItem('qipai-lang', '{lang}')")
+        open_lobby(driver, served)
+        wait(driver, lambda d: d.find_elements("css selector", "select.bot-level"))
+        Select(driver.find_element("id", "variant")).select_by_value("guilin-mahjong")
+        levels = driver.find_elements("css selector", "#bots select.bot-level")
+        assert len(levels) == 4
+        for sel in levels:
+            assert [o.text for o in Select(sel).options] == words
+            assert Select(sel).first_selected_option.get_attribute("value") == "normal"
+    Select(levels[2]).select_by_value("easy")
+    driver.find_element("id", "create-table").click()
+    wait(driver, lambda d: d.find_elements("css selector", "#created a.seat-link"))
+    table = driver.find_element("css selector", "#created a.seat-link").get_attribute("href") \
+        .split("#play/")[1].split("/")[0]
+    assert served.info(table)["levels"] == {"1": "normal", "2": "easy", "3": "normal"}
+
+
 def test_a_refused_table_shows_the_servers_error(driver, served):
     """A bad option string at table creation: the page shows the typed error."""
     driver.set_window_size(1280, 800)

@@ -4,7 +4,7 @@ Six tables:
 
 * ``qipai_tables`` — one row per hosted table: the ruleset spec, the
   house plugins, the qipai and variant versions, the RNG kind (and the
-  server seed of a seeded table), the bot seats, the SHA-256 hashes of the
+  server seed of a seeded table), the bot seats and their levels, the SHA-256 hashes of the
   seat, spectator and admin tokens (never the tokens), open or closed.
 * ``qipai_hands`` — one row per hand: its deal (JSON), the commitment and
   the secret salt, the seed of a seeded hand; once over, its record (JSON,
@@ -82,6 +82,8 @@ tables = sa.Table(
     # by a server outside a cluster; the first node adopts it)
     sa.Column("owner", sa.String(100)),
     sa.Column("epoch", sa.Integer),
+    # each bot seat's level, JSON {seat: level} (NULL: an older row, normal at each)
+    sa.Column("bot_levels", sa.Text),
 )
 
 #: A cluster's nodes (``qipai serve --cluster``): one row per node that
@@ -101,7 +103,8 @@ nodes = sa.Table(
 #: COLUMN`` when a server opens it (:func:`upgrade`), its old rows reading NULL.
 UPGRADES: dict[str, tuple[str, ...]] = {"qipai_tables": ("key_name", "players", "closed",
                                                          "hands", "ended", "tally", "stake", "rake",
-                                                         "seat_values", "owner", "epoch"),
+                                                         "seat_values", "owner", "epoch",
+                                                         "bot_levels"),
                                         "qipai_hands": ("money", "link", "end_link", "server_seed",
                                                         "joint"),
                                         "qipai_actions": ("tuoguan", "link")}

@@ -57,6 +57,9 @@ function t(key, vars = {}) {
   const s = (V && V.page[key]) || key;
   return s.replace(/\{(\w+)\}/g, (m, k) => (k in vars ? String(vars[k]) : m));
 }
+// The bot levels a bot seat may have (POST /tables: {"seat": S, "level": L});
+// an operator's own levels (qipai serve --bot) are for its own clients.
+const LEVELS = ["easy", "normal", "hard"];
 const list = (xs) => xs.join(LANG === "zh" ? "、" : ", ");
 
 // A pass-only decision is answered after a random pause of 0.8–2.2 s (within
@@ -812,15 +815,22 @@ async function lobby() {
   const result = h("div", { id: "created" });
   const fillBots = () => {
     const v = variants.find((x) => x.name === sel.value);
+    // each bot seat: a checkbox, and its level (the server's easy / normal / hard)
     botsBox.replaceChildren(`${t("bots")}: `, ...Array.from({ length: v.players }, (_, s) =>
-      h("label", {}, h("input", { type: "checkbox", value: String(s), checked: s !== 0, dataset: { seat: String(s) } }), ` ${s} `)));
+      h("label", { class: "bot-seat" }, h("input", { type: "checkbox", value: String(s), checked: s !== 0, dataset: { seat: String(s) } }), ` ${s} `,
+        h("select", { class: "bot-level", "aria-label": `${t("level")} ${s}`, dataset: { seat: String(s) } },
+          LEVELS.map((lv) => h("option", { value: lv, selected: lv === "normal" }, t(`level_${lv}`)))))));
     opts.title = Object.entries(v.options).map(([k, x]) => `${k}=${JSON.stringify(x)}`).join(", ");
   };
   sel.addEventListener("change", fillBots); fillBots();
   const create = async () => {
     const o = opts.value.trim();
     const spec = o ? `${sel.value}(${o.replace(/^\(|\)$/g, "")})` : sel.value;
-    const bots = [...botsBox.querySelectorAll("input:checked")].map((x) => +x.value);
+    // a seat at level normal is sent as its number (what every server takes)
+    const bots = [...botsBox.querySelectorAll("input:checked")].map((x) => {
+      const level = botsBox.querySelector(`select.bot-level[data-seat="${x.value}"]`).value;
+      return level === "normal" ? +x.value : { seat: +x.value, level };
+    });
     const body = { variant: spec, bots };
     if (hands.value) body.hands = +hands.value;  // a room of N hands (a server without rooms: none asked)
     try {

@@ -1,0 +1,96 @@
+"""A served table's bot seats by level (:mod:`qipai.host.levels`), in
+process: the levels offered (the defaults, the operator's ``--bot``), the
+level kept in the table's row, another's bot asked off the event loop, and
+a bot that fails a decision logged and answered for by greedy."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import msgspec
+import plugbot
+import pytest
+
+from qipai.bots import registry
+from qipai.host import protocol as P
+from qipai.host.levels import BadLevel, BotLevels, parse_bot_options
+
+
+def test_the_default_levels_and_the_operators():
+    levels = BotLevels()
+    assert levels.names[:2] == ["easy", "normal"]
+    assert levels.bot_names["normal"] == "greedy" and levels.bot_names["easy"] == "random"
+    mine = BotLevels(parse_bot_options(["pro=plugbot:FirstBot", "normal=random"]))
+    assert mine.check("pro") == "pro" and mine.bot_names["normal"] == "random"
+    with pytest.raises(BadLevel, match="levels are: easy, normal"):
+        mine.check("plugbot:FirstBot")   # a client names a level, never a module
+
+
+def test_hard_is_the_strong_bot_once_there_is_one(monkeypatch):
+    monkeypatch.setitem(registry.BUILTIN, "strong", plugbot.FirstBot)   # its stand-in
+    levels = BotLevels()
+    assert levels.check("hard") == "hard" and not levels.missing
+    assert isinstance(levels.make("hard", __import__("random").Random(1), None, 2),
+                      plugbot.FirstBot)
+
+
+@pytest.mark.parametrize("options, words", [
+    (["pro=nosuch:Bot"], ["--bot pro=nosuch:Bot", "does not import"]),
+    (["hard=plugbot:NoAct"], ["--bot hard=plugbot:NoAct", "no act(view, legal)"]),
+    (["Pro Level=greedy"], ["a level's name is"]),
+    (["pro"], ["write NAME=BOT"]),
+    (["pro=greedy", "pro=random"], ["given twice"]),
+])
+def test_a_bad_operator_bot_is_refused(options, words):
+    with pytest.raises(BadLevel) as info:
+        BotLevels(parse_bot_options(options))
+    for w in words:
+        assert w in str(info.value)
+
+
+def test_levels_are_kept_a_failing_bot_is_answered_by_greedy_off_the_loop(tmp_path):
+    """An all-bot table: seat 0's bot raises at every decision (logged
+    ``bot_fault``, greedy plays for it), seat 3's is asked in a thread; the
+    hand ends; the row keeps each seat's level, and a row without levels
+    (made before them) is normal at every bot seat."""
+    from qipai.host.outbox import Conn
+    from qipai.server.state import BadBots, Server
+
+    async def main() -> None:
+        levels = BotLevels(parse_bot_options(["weird=plugbot:RaisingBot",
+                                              "slow=plugbot:ThreadBot"]))
+        server = Server(f"sqlite:///{tmp_path}/q.db", seed=5, quiet=True, bot_levels=levels)
+        seen: list[tuple[str, dict]] = []
+        ended = asyncio.Event()
+        emit = server.events.emit
+
+        def watch(event: str, **fields) -> None:
+            seen.append((event, fields))
+            if event == "hand_ended":
+                ended.set()
+            emit(event, **fields)
+
+        server.events.emit = watch
+        try:
+            with pytest.raises(BadBots, match="level 'plugbot:FirstBot' is not offered"):
+                await server.create(P.CreateTable(bots=[P.BotSeat(seat=1,
+                                                                  level="plugbot:FirstBot")]))
+            t, _ = await server.create(P.CreateTable(bots=[
+                P.BotSeat(seat=0, level="weird"), 1, 2, P.BotSeat(seat=3, level="slow")]))
+            assert t.info().levels == {"0": "weird", "1": "normal", "2": "normal", "3": "slow"}
+            plugbot.THREADS.clear()
+            t.attach(Conn(seat=None))   # a spectator: the bots play
+            await asyncio.wait_for(ended.wait(), 60)
+            assert t.halted is None and t.hands_done >= 1
+            faults = [f for e, f in seen if e == "bot_fault"]
+            assert faults and {f["seat"] for f in faults} == {0}
+            assert faults[0]["bot"] == "plugbot:RaisingBot" and faults[0]["bot_level"] == "weird"
+            assert "plugbot gave up" in faults[0]["error"]
+            assert plugbot.THREADS and threading.main_thread().name not in plugbot.THREADS
+            stored = msgspec.json.decode(server.store.table(t.id)["bot_levels"])
+            assert stored == {"0": "weird", "1": "normal", "2": "normal", "3": "slow"}
+        finally:
+            server.store.close()
+
+    asyncio.run(main())
