@@ -20,6 +20,7 @@ import random
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from qipai.bots.registry import BotFault, bot_label
 from qipai.core.model import Action, Hu, Zimo
 from qipai.core.views import SeatView
 
@@ -60,11 +61,18 @@ class Bot(Protocol):
 
 def seat_bots(ruleset: Any, bots: Sequence[Any]) -> None:
     """Tell each bot (one per seat, in seat order) its table's ruleset and
-    its seat: ``bot.sit(ruleset, seat)`` for the bots that have ``sit``."""
+    its seat: ``bot.sit(ruleset, seat)`` for the bots that have ``sit``.
+
+    Raises:
+        BotFault: a bot's ``sit`` raised (naming the bot and its seat).
+    """
     for seat, bot in enumerate(bots):
         sit = getattr(bot, "sit", None)
         if sit is not None:
-            sit(ruleset, seat)
+            try:
+                sit(ruleset, seat)
+            except (Exception, SystemExit) as exc:
+                raise BotFault(bot_label(bot), seat, -1, cause=exc) from exc
 
 
 def decide(bot: Any, table: Any, seat: int) -> Action:

@@ -42,7 +42,9 @@ def make_bots(bots: str | Sequence[str | Bot], n: int, seed: int | None,
             ready to ``act``; else :func:`run_to_end` seats them.
 
     Raises:
-        BadBot: a name that names no bot (a ValueError).
+        BadBot: a name that names no bot (a ValueError), or a bot that could
+            not be made for a seat (its ``seat`` says which).
+        BotFault: a bot's ``sit`` raised (with ``ruleset``).
         ValueError: the wrong number of bots.
     """
     specs = [bots] * n if isinstance(bots, str) else list(bots)
@@ -54,7 +56,12 @@ def make_bots(bots: str | Sequence[str | Bot], n: int, seed: int | None,
             out.append(spec)
             continue
         rng = random.Random(f"qipai-bot:{seed}:{seat}") if seed is not None else random.Random()
-        out.append(_factory(spec)(rng))
+        factory = _factory(spec)
+        try:
+            out.append(factory(rng))
+        except BadBot as exc:  # made once when named, not with this seat's RNG
+            exc.seat = seat
+            raise
     if ruleset is not None:
         seat_bots(ruleset, out)
     return out
@@ -82,8 +89,8 @@ def run_to_end(table: Any, bots: Sequence[Bot], max_steps: int = MAX_STEPS) -> i
     Returns: the number of decisions applied.
 
     Raises:
-        BotFault: a bot raised or answered an illegal action (the table is
-            as it was before that decision).
+        BotFault: a bot raised (in ``sit`` too) or answered an illegal action
+            (the table is as it was before that decision).
         RuntimeError: nobody has a decision though the hand is not over, or
             the hand takes more than ``max_steps`` decisions (engine bugs).
     """
@@ -100,7 +107,7 @@ def run_to_end(table: Any, bots: Sequence[Bot], max_steps: int = MAX_STEPS) -> i
         legal = list(pending[seat])
         try:
             a = act(None if blind else view(seat, events=False), legal)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # (checked_act's: a sys.exit is the bot's too)
             raise BotFault(bot_label(bots[seat]), seat, steps, cause=exc) from exc
         if a not in legal:
             raise BotFault(bot_label(bots[seat]), seat, steps, answer=a)

@@ -50,11 +50,14 @@ LEVELS: dict[str, str] = {"easy": "random", "normal": "greedy", "hard": "strong"
 
 class BadBot(QipaiError, ValueError):
     """A bot name that names no bot: unknown, not importable, not callable,
-    or making an object without ``act``.  ``name`` is the name given."""
+    or making an object without ``act``.  ``name`` is the name given;
+    ``seat`` the seat whose bot could not be made, when one was being made
+    for a seat (:func:`~qipai.bots.make_bots`), else None."""
 
     def __init__(self, message: str, name: str = "") -> None:
         super().__init__(message)
         self.name = name
+        self.seat: int | None = None
 
 
 class BotFault(QipaiError, RuntimeError):
@@ -99,8 +102,11 @@ def _revived_fault(message: str) -> BotFault:
 def known_bots() -> list[str]:
     """Every name :func:`bot_factory` takes without ``:`` — the built-in
     bots, the levels and the installed ``qipai.bots`` entry points."""
-    names = list(BUILTIN) + [lv for lv in LEVELS if lv not in BUILTIN]
-    names += [ep.name for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in names]
+    eps = [ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)]
+    # a level whose bot is not installed (hard before the strong bot) is no name it takes
+    names = list(BUILTIN) + [lv for lv, bot in LEVELS.items()
+                             if lv not in BUILTIN and (bot in BUILTIN or bot in eps)]
+    names += [n for n in eps if n not in names]
     return names
 
 
@@ -153,9 +159,13 @@ def bot_factory(name: str) -> Callable[[random.Random], Any]:
     if not isinstance(name, str) or not name.strip():
         raise BadBot(f"a bot name must be a non-empty string, not {name!r}", str(name))
     name = name.strip()
-    name = LEVELS.get(name, name) if name not in BUILTIN else name
+    level = name if name in LEVELS and name not in BUILTIN else None
+    name = LEVELS[name] if level is not None else name
     if name in BUILTIN:
         return BUILTIN[name]
+    if level is not None and ":" not in name and name not in known_bots():
+        raise BadBot(f"level {level!r} is played by the bot {name!r}, which is not installed; "
+                     f"bots are: {', '.join(known_bots())}, or module:Class", level)
     target = _load_target(name)
     if not callable(target):
         raise BadBot(f"bot {name!r} is a {type(target).__name__}, not a class or function", name)
@@ -194,12 +204,14 @@ def checked_act(bot: Any, view: Any, legal: Sequence[Action], seat: int,
     """``bot.act(view, legal)``, checked: the answer must be one of ``legal``.
 
     Raises:
-        BotFault: the bot raised (anything but KeyboardInterrupt / SystemExit),
+        BotFault: the bot raised (anything but KeyboardInterrupt; a
+            ``sys.exit`` in a bot is its fault too: it must not end a server,
+            nor a pool worker, which would leave the pool waiting for ever),
             or answered something not in ``legal``.
     """
     try:
         a = bot.act(view, legal)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         raise BotFault(bot_label(bot), seat, step, cause=exc) from exc
     if a not in legal:
         raise BotFault(bot_label(bot), seat, step, answer=a)

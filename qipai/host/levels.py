@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from qipai.bots.registry import LEVELS, BadBot, bot_factory
+from qipai.bots.registry import LEVELS, BadBot, bot_factory, bot_label
 from qipai.core.errors import QipaiError
 
 __all__ = ["DEFAULT_LEVEL", "BadLevel", "BotLevels", "parse_bot_options"]
@@ -114,12 +114,20 @@ class BotLevels:
 
     def make(self, level: str, rng: random.Random, ruleset: Any, seat: int) -> Any:
         """A bot of ``level`` (:data:`DEFAULT_LEVEL`'s if not offered) for
-        ``seat`` at ``ruleset``: made with ``rng``, seated (``sit``)."""
+        ``seat`` at ``ruleset``: made with ``rng``, seated (``sit``).
+
+        Raises:
+            BadBot: the bot could not be made, or its ``sit`` raised.
+        """
         factory = self._factories.get(level) or self._factories[DEFAULT_LEVEL]
         bot = factory(rng)
         sit = getattr(bot, "sit", None)
         if sit is not None:
-            sit(ruleset, seat)
+            try:
+                sit(ruleset, seat)
+            except (Exception, SystemExit) as exc:  # an operator's bot: not the table's end
+                raise BadBot(f"bot {bot_label(bot)} could not sit at seat {seat} "
+                             f"({type(exc).__name__}: {exc})", level) from None
         return bot
 
     def describe(self) -> str:

@@ -26,9 +26,9 @@ What a file holds
     the finished chunks).
 
 Faults
-    A bot that raises or answers an illegal action
-    (:class:`~qipai.bots.registry.BotFault`, raised by
-    :func:`~qipai.bots.run_to_end`) ends that rotation: its row has the
+    A bot that raises (in ``act``, ``sit`` or when it is made for a seat)
+    or answers an illegal action (:class:`~qipai.bots.registry.BotFault`,
+    raised by :func:`~qipai.bots.run_to_end`) ends that rotation: its row has the
     fault's text in ``fault`` (the bot, its seat and the decision),
     ``fault_seat``, and no result (``end``, ``net``, ``challenger_net``
     null).  The summary (:mod:`qipai.sim.report.arena`) leaves such rows
@@ -44,7 +44,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from qipai.bots import BotFault, bot_factory, make_bots, run_to_end
+from qipai.bots import BadBot, BotFault, bot_factory, make_bots, run_to_end
 from qipai.core.extras import installed, require
 from qipai.core.sessions import hand_seed
 from qipai.sim import BadSimulation
@@ -140,6 +140,9 @@ def arena_row(spec: RulesetSpec, challenger: str, field: str, seed: int, deal: i
     except BotFault as exc:
         row.update(fault=" ".join(str(exc).split()), fault_seat=exc.seat,
                    steps=max(exc.step, 0))
+        return row
+    except BadBot as exc:  # it could not be made with this seat's RNG: its fault too
+        row.update(fault=f"seat {exc.seat}: {' '.join(str(exc).split())}", fault_seat=exc.seat)
         return row
     r = table.result
     end = observer.last if r.end == "hu" else None

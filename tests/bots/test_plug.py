@@ -99,6 +99,9 @@ def test_play_refuses_a_bad_bot_with_human_too():
                             "plugbot gave up"]),
     ("plugbot:IllegalBot", ["bot plugbot:IllegalBot at seat", "'nonsense'",
                             "not one of its legal actions"]),
+    ("plugbot:SitRaisingBot", ["bot plugbot:SitRaisingBot at seat",
+                               "RuntimeError: plugbot will not sit"]),
+    ("plugbot:ExitingBot", ["bot plugbot:ExitingBot at seat", "raised SystemExit: 3"]),
 ])
 def test_a_bot_that_fails_mid_hand_is_one_line_exit_1(bot, words):
     one_line(invoke("play", "--seed", "1", "--bots", f"greedy,greedy,{bot},greedy"), 1,
@@ -211,3 +214,18 @@ def test_a_level_resolves_through_the_registry(monkeypatch):
     res = invoke("play", "--seed", "1", "--json", "--bots", "hard")
     assert res.exit_code == 0, res.output
     assert plugbot.CALLS
+
+
+def test_a_level_whose_bot_is_not_installed_says_so(monkeypatch):
+    # (as hard was before the strong bot): not listed, and named for what it is
+    monkeypatch.setitem(registry.LEVELS, "expert", "nosuchstrongbot")
+    assert "expert" not in registry.known_bots()
+    line = one_line(invoke("play", "--seed", "1", "--bots", "expert"), 2)
+    assert "level 'expert' is played by the bot 'nosuchstrongbot', which is not installed" \
+        in line and "expert," not in line
+
+
+def test_checked_act_a_bot_that_exits_is_a_fault():
+    # (a server asks such a bot in a thread: a SystemExit there ended the server)
+    with pytest.raises(registry.BotFault, match="raised SystemExit: 3"):
+        registry.checked_act(plugbot.ExitingBot(), None, [], 1, 4)

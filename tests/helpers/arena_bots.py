@@ -35,3 +35,28 @@ class Illegal:
 
 class NoAct:
     """A class without act: refused by name."""
+
+
+class SitRaises(GreedyBot):
+    """Greedy, but its ``sit`` raises: a fault before its first decision."""
+
+    def sit(self, ruleset: Any, seat: int) -> None:
+        raise RuntimeError("arena test: no seat for me")
+
+
+class Exits(GreedyBot):
+    """Calls ``sys.exit`` at its first decision (in a pool worker this once
+    killed the worker, and the pool waited for its chunk for ever)."""
+
+    def act(self, view: Any, legal: Any) -> Any:
+        raise SystemExit(3)
+
+
+class NotMadeWithSomeSeeds(GreedyBot):
+    """Made with the registry's check RNG (``Random(0)``, first draw 0.84),
+    but not with a seat's RNG whose first draw is below 0.5."""
+
+    def __init__(self, rng: Any) -> None:
+        if rng.random() < 0.5:
+            raise RuntimeError("arena test: an unlucky seed")
+        super().__init__(rng)

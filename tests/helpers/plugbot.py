@@ -65,3 +65,19 @@ class ThreadBot(FirstBot):
 
         THREADS.append(threading.current_thread().name)
         return super().act(view, legal)
+
+
+class SitRaisingBot(FirstBot):
+    """:class:`FirstBot` whose ``sit`` raises."""
+
+    def sit(self, ruleset: Any, seat: int) -> None:
+        raise RuntimeError("plugbot will not sit")
+
+
+class ExitingBot:
+    """Calls ``sys.exit`` at its first decision."""
+
+    blind = True
+
+    def act(self, view: Any, legal: list[Any]) -> Any:
+        raise SystemExit(3)

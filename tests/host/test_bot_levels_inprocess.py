@@ -35,6 +35,13 @@ def test_hard_is_the_strong_bot_once_there_is_one(monkeypatch):
                       plugbot.FirstBot)
 
 
+def test_a_bot_whose_sit_raises_is_a_bad_bot_not_a_crash():
+    # (HostedTable seats greedy instead of a BadBot: a table was refused with a 500)
+    levels = BotLevels(parse_bot_options(["pro=plugbot:SitRaisingBot"]))
+    with pytest.raises(registry.BadBot, match="could not sit at seat 2 .RuntimeError: plugbot"):
+        levels.make("pro", __import__("random").Random(1), None, 2)
+
+
 @pytest.mark.parametrize("options, words", [
     (["pro=nosuch:Bot"], ["--bot pro=nosuch:Bot", "does not import"]),
     (["hard=plugbot:NoAct"], ["--bot hard=plugbot:NoAct", "no act(view, legal)"]),

@@ -177,6 +177,30 @@ def test_a_bot_that_raises_is_its_rotations_fault_not_a_crash(tmp_path):
     assert summarize_arena(out2).challengers[0].own_faults == 0
 
 
+@pytest.mark.parametrize("k", ["1", "2"])
+@pytest.mark.parametrize("bot, words", [
+    ("arena_bots:SitRaises", ["at seat", "RuntimeError: arena test: no seat for me"]),
+    ("arena_bots:Exits", ["decision", "raised SystemExit: 3"]),
+    ("arena_bots:NotMadeWithSomeSeeds", ["could not be made",
+                                         "RuntimeError: arena test: an unlucky seed"]),
+])
+def test_a_bot_that_fails_to_sit_exits_or_is_not_made_is_a_fault(bot, words, k, tmp_path):
+    """Not only ``act``: a bot's ``sit``, its ``sys.exit`` (which once left
+    a pool waiting for ever for its dead worker's chunk) and its making with
+    a seat's RNG are that rotation's fault, the same at K=1 and K=2."""
+    out = str(tmp_path / f"{k}.parquet")
+    res = invoke("arena", "guilin-zipai", "-c", bot, "-c", "greedy", "--field", "greedy",
+                 "--deals", "3", "-k", k, "--out", out)
+    assert res.exit_code == 0, res.output
+    faults = [r for r in read(out) if r["fault"] is not None]
+    assert faults and all(r["fault_seat"] == r["seat"] and r["challenger"] == bot
+                          and r["net"] is None for r in faults)
+    for w in words:
+        assert all(w in r["fault"] for r in faults), (w, faults[0]["fault"])
+    if bot != "arena_bots:NotMadeWithSomeSeeds":   # (that one is made at some seats)
+        assert len(faults) == 9
+
+
 @pytest.mark.parametrize("args, words", [
     (["-c", "nosuchbot"], ["unknown bot 'nosuchbot'", "greedy"]),
     (["-c", "no_such_module_for_qipai:Bot"], ["does not import"]),
