@@ -82,8 +82,8 @@ class BotLevels:
         self.missing: dict[str, str] = {}
         operator = dict(operator or {})
         for level, bot in {**LEVELS, **operator}.items():
-            try:
-                self._factories[level] = bot_factory(bot)
+            try:   # a default level by its own name: the resolver says what it lacks
+                self._factories[level] = bot_factory(bot if level in operator else level)
             except BadBot as exc:
                 if level in operator:
                     raise BadLevel(f"--bot {level}={bot}: {exc}") from None

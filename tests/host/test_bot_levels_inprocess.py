@@ -35,6 +35,14 @@ def test_hard_is_the_strong_bot_once_there_is_one(monkeypatch):
                       plugbot.FirstBot)
 
 
+def test_a_default_level_whose_bot_is_not_installed_says_so(monkeypatch):
+    monkeypatch.setitem(registry.LEVELS, "expert", "nosuchstrongbot")
+    levels = BotLevels()
+    with pytest.raises(BadLevel, match="level 'expert' is played by the bot 'nosuchstrongbot', "
+                                       "which is not installed"):
+        levels.check("expert")
+
+
 def test_a_bot_whose_sit_raises_is_a_bad_bot_not_a_crash():
     # (HostedTable seats greedy instead of a BadBot: a table was refused with a 500)
     levels = BotLevels(parse_bot_options(["pro=plugbot:SitRaisingBot"]))
