@@ -192,6 +192,8 @@ def test_a_bot_that_fails_to_sit_exits_or_is_not_made_is_a_fault(bot, words, k, 
     res = invoke("arena", "guilin-zipai", "-c", bot, "-c", "greedy", "--field", "greedy",
                  "--deals", "3", "-k", k, "--out", out)
     assert res.exit_code == 0, res.output
+    # the report is not cut at 80 columns (a pipe's width) by a long bot name
+    assert "95 % intervals" in " ".join(res.stdout.split()) and "faults ┃" in res.stdout
     faults = [r for r in read(out) if r["fault"] is not None]
     assert faults and all(r["fault_seat"] == r["seat"] and r["challenger"] == bot
                           and r["net"] is None for r in faults)

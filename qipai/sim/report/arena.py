@@ -400,7 +400,10 @@ def print_arena(console: Any, summary: ArenaSummary) -> None:
         for row in body:
             # an interval under its value when the cell must wrap
             t.add_row(*(c.replace(" [", "\n[", 1) if console.width < 120 else c for c in row))
-        console.print(t)
+        # wider than the console when its columns cannot fold further (a long
+        # bot name in 80 columns, as a pipe or a log is): whole lines, which
+        # the terminal wraps, not lines cut at the width (the faults column was lost)
+        console.print(t, crop=False)
     for line in _notes(summary):
         console.print(line)
 
