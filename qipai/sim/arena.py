@@ -180,9 +180,9 @@ def check_bots(challengers: Sequence[str], field: str) -> None:
         raise BadSimulation("give at least one --challenger BOT, e.g. --challenger greedy")
     seen: set[str] = set()
     for c in challengers:
-        if c in seen:
-            raise BadSimulation(f"challenger {c!r} is given twice")
-        seen.add(c)
+        if isinstance(c, str) and c.strip() in seen:   # (the resolver strips a name)
+            raise BadSimulation(f"challenger {c.strip()!r} is given twice")
+        seen.add(c.strip() if isinstance(c, str) else repr(c))
     for name in (*challengers, field):
         bot_factory(name)
 

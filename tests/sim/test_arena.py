@@ -209,6 +209,7 @@ def test_a_bot_that_fails_to_sit_exits_or_is_not_made_is_a_fault(bot, words, k, 
     (["-c", "arena_bots:NoAct"], ["has no act(view, legal) method"]),
     (["-c", "greedy", "--field", "arena_bots:Missing"], ["has no 'Missing'"]),
     (["-c", "greedy", "-c", "greedy"], ["challenger 'greedy' is given twice"]),
+    (["-c", "greedy", "-c", " greedy "], ["challenger 'greedy' is given twice"]),
     ([], ["give at least one --challenger"]),
     (["-c", "greedy", "--deals", "0"], ["--deals must be at least 1"]),
 ])
