@@ -212,6 +212,7 @@ def check_replaceable(path: str, keys: str | Sequence[str] = RESULTS_KEYS) -> No
     if isinstance(keys, str):
         keys = (keys,)
     if not any(k.encode() in meta for k in keys):
-        what = "qipai simulate --decisions" if keys == (DECISIONS_KEY,) else "qipai simulate"
-        raise BadSimulation(f"will not replace {path}: it is a Parquet file {what} did "
-                            f"not write (give another output file, or remove it first)")
+        what = ("a decisions file of qipai simulate --decisions" if keys == (DECISIONS_KEY,)
+                else "the results of qipai simulate or qipai arena")   # (one may be the other)
+        raise BadSimulation(f"will not replace {path}: it is a Parquet file but not {what} "
+                            f"(give another output file, or remove it first)")

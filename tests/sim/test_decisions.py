@@ -127,7 +127,7 @@ def test_a_decisions_path_that_is_not_an_earlier_decisions_file_is_refused(run, 
     new_out = str(tmp_path / "r.parquet")
     before = open(out, "rb").read()
     # a results file, a text file, the --out file itself: refused, nothing written
-    for path, words in ((out, ("will not replace", "--decisions did not write")),
+    for path, words in ((out, ("will not replace", "not a decisions file of qipai simulate")),
                         (str(notes), ("will not replace", "not a Parquet file")),
                         (new_out, ("is the results file",))):
         one_line_error(invoke("simulate", "guilin-mahjong", "-n", "1", "--out", new_out,

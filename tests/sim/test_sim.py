@@ -779,7 +779,8 @@ def test_an_out_that_is_not_parquet_is_not_replaced(tmp_path, guilin_file):
     pq.write_table(pa.table({"x": [1, 2, 3]}), foreign)
     before = foreign.read_bytes()
     one_line_error(invoke("simulate", "guilin-mahjong", "-n", "2", "--out", str(foreign)),
-                   "will not replace", "foreign.parquet", "qipai simulate did not write")
+                   "will not replace", "foreign.parquet",
+                   "not the results of qipai simulate or qipai arena")
     assert foreign.read_bytes() == before
     # an earlier run's results are replaced, and so is an empty file
     old = tmp_path / "old.parquet"
