@@ -142,6 +142,8 @@ def arena_row(spec: RulesetSpec, challenger: str, field: str, seed: int, deal: i
                    steps=max(exc.step, 0))
         return row
     except BadBot as exc:  # it could not be made with this seat's RNG: its fault too
+        if exc.seat is None:
+            raise   # the name does not resolve here (a worker without its module): no play
         row.update(fault=f"seat {exc.seat}: {' '.join(str(exc).split())}", fault_seat=exc.seat)
         return row
     r = table.result
