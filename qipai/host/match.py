@@ -128,6 +128,10 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes, SeatValues):
         #: before levels: normal at each)
         stored = msgspec.json.decode(row.get("bot_levels") or "{}", type=dict[str, str])
         self.levels: dict[int, str] = {s: stored.get(str(s), DEFAULT_LEVEL) for s in self.bots}
+        #: a seat's bot thread still running after it ran out of time (seats.BOT_THINK_S)
+        self.thinking: dict[int, asyncio.Future] = {}
+        #: (hand, seat) whose bot fault was logged (once a seat a hand)
+        self.faults_told: set[tuple[int, int]] = set()
         offered = getattr(server, "bot_levels", None)
         self.bot_of = {}
         for s in self.bots:

@@ -37,6 +37,13 @@ TUOGUAN_DELAY = 1.0
 #: every table of the server.
 ON_LOOP = (GreedyBot, RandomBot)
 
+#: Seconds a bot asked in a thread may think before the table's greedy bot
+#: answers in its place (a ``bot_fault``, as a bot that raised).  Python
+#: cannot stop the thread: until it returns, greedy answers that seat's
+#: decisions, so a bot that hangs holds one thread at most, not one per
+#: decision (the executor's threads are shared by every table).
+BOT_THINK_S = 3.0
+
 
 
 class Seats:
@@ -161,8 +168,20 @@ class Seats:
                     # ms): off the loop, or every table of the server would wait for
                     # it.  Nothing is applied meanwhile; what it answers is played
                     # below, on the loop, only if its decision is still the open one.
-                    answer = await asyncio.to_thread(_ask, bot, view, legal, seat,
-                                                     decision.seq)
+                    busy = self.thinking.get(seat)
+                    if busy is not None and not busy.done():
+                        answer = BotFault(bot_label(bot), seat, decision.seq, cause=TimeoutError(
+                            "still thinking about an earlier decision"))
+                    else:
+                        task = asyncio.ensure_future(asyncio.to_thread(
+                            _ask, bot, view, legal, seat, decision.seq))
+                        try:
+                            answer = await asyncio.wait_for(asyncio.shield(task), BOT_THINK_S)
+                        except asyncio.TimeoutError:
+                            self.thinking[seat] = task
+                            answer = BotFault(bot_label(bot), seat, decision.seq,
+                                              cause=TimeoutError(
+                                                  f"no answer within {BOT_THINK_S:g} s"))
                     if not self._bots_may_move():
                         break
                     if self.hand != hand or self.decisions.get(seat) is not decision:
@@ -194,8 +213,12 @@ class Seats:
     def _bot_fault(self, exc: BotFault, seat: int, bot: object) -> None:
         """A seat's bot raised or answered an illegal action: logged (the
         event ``bot_fault``: table, hand, seat, bot_level, bot, decision, what
-        it did) — the table's greedy bot answers this decision instead."""
+        it did), once a seat a hand — the table's greedy bot answers this
+        decision instead."""
         level = self.levels.get(seat, "tuoguan")
+        if (self.hand, seat) in self.faults_told:
+            return   # one line a seat a hand: a bot that fails every decision is not 100 lines
+        self.faults_told.add((self.hand, seat))
         self.server.events.emit("bot_fault", table=self.id, hand=self.hand, seat=seat,
                                 bot_level=level, bot=bot_label(bot), decision=exc.step,
                                 error=str(exc))

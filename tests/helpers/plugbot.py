@@ -6,6 +6,7 @@ to tests/helpers, in a server or worker process."""
 from __future__ import annotations
 
 import random
+import threading
 from typing import Any
 
 #: Decisions :class:`FirstBot` made in this process (a test counts them).
@@ -81,3 +82,16 @@ class ExitingBot:
 
     def act(self, view: Any, legal: list[Any]) -> Any:
         raise SystemExit(3)
+
+
+#: Set to let every :class:`HangingBot` decision return (a test's cleanup).
+RELEASE = threading.Event()
+
+
+class HangingBot(FirstBot):
+    """:class:`FirstBot` that does not answer until :data:`RELEASE` is set
+    (a bot stuck in a loop, as a served table sees it)."""
+
+    def act(self, view: Any, legal: list[Any]) -> Any:
+        RELEASE.wait()
+        return super().act(view, legal)

@@ -109,3 +109,44 @@ def test_levels_are_kept_a_failing_bot_is_answered_by_greedy_off_the_loop(tmp_pa
             server.store.close()
 
     asyncio.run(main())
+
+
+def test_a_bot_that_hangs_is_answered_by_greedy_and_holds_one_thread(tmp_path, monkeypatch):
+    """Seat 0's bot never answers: after BOT_THINK_S greedy answers for it
+    (one ``bot_fault`` a hand, "no answer within"), and while its thread is
+    stuck the seat's next decisions go to greedy at once — the hand ends."""
+    from qipai.host import seats as seats_mod
+    from qipai.host.outbox import Conn
+    from qipai.server.state import Server
+
+    monkeypatch.setattr(seats_mod, "BOT_THINK_S", 0.2)
+    plugbot.RELEASE.clear()
+
+    async def main() -> None:
+        levels = BotLevels(parse_bot_options(["stuck=plugbot:HangingBot"]))
+        server = Server(f"sqlite:///{tmp_path}/q.db", seed=5, quiet=True, bot_levels=levels)
+        seen: list[tuple[str, dict]] = []
+        ended = asyncio.Event()
+        emit = server.events.emit
+
+        def watch(event: str, **fields) -> None:
+            seen.append((event, fields))
+            if event == "hand_ended":
+                ended.set()
+            emit(event, **fields)
+
+        server.events.emit = watch
+        try:
+            t, _ = await server.create(P.CreateTable(bots=[P.BotSeat(seat=0, level="stuck"),
+                                                           1, 2, 3]))
+            t.attach(Conn(seat=None))
+            await asyncio.wait_for(ended.wait(), 60)
+            faults = [f for e, f in seen if e == "bot_fault"]
+            assert len({(f["hand"], f["seat"]) for f in faults}) == len(faults) >= 1
+            assert "no answer within 0.2 s" in faults[0]["error"]
+            assert list(t.thinking) == [0] and not t.thinking[0].done()
+        finally:
+            plugbot.RELEASE.set()
+            server.store.close()
+
+    asyncio.run(main())
