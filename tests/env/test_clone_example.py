@@ -1,6 +1,6 @@
 """docs/examples/clone_and_finetune.py: its parts without torch (the
-decisions as arrays, the duplicate evaluation), and the whole script at tiny
-sizes when sb3-contrib and torch are installed (slow)."""
+decisions as arrays, the evaluation in the arena), and the whole script at
+tiny sizes when sb3-contrib and torch are installed (slow)."""
 
 from __future__ import annotations
 
@@ -37,14 +37,17 @@ def test_the_decisions_load_as_the_environments_arrays(example, tmp_path):
     assert (data["action_mask"][np.arange(n), data["action"]] == 1).all()
 
 
-def test_duplicate_evaluation_of_the_field_against_itself_is_even(example):
-    """The same bots on the same deals play the same hands: every rotation's
-    net equals the all-field hand's at that seat, so the edge is exactly 0;
-    a weaker challenger loses on the same deals."""
-    r = example.duplicate("guilin-mahjong", "greedy", "greedy", deals=2, seed=1)
-    assert r["hands"] == 8 and r["edge"] == 0.0
-    weak = example.duplicate("guilin-mahjong", "random", "greedy", deals=3, seed=1)
-    assert weak["hands"] == 12 and weak["edge"] < 0
+def test_the_evaluation_is_the_arena_against_greedy(example, tmp_path):
+    """The field against itself scores exactly 0 (the same bots on the same
+    deals); a weaker challenger loses on the same deals; the file is an
+    arena file ``qipai report`` reads."""
+    from qipai.sim.report.arena import is_arena_file
+
+    even = example.evaluate("guilin-mahjong", "greedy", 2, 1, tmp_path / "even.parquet")
+    assert (even.deals, even.rotations, even.net.value) == (2, 8, 0.0)
+    assert is_arena_file(str(tmp_path / "even.parquet"))
+    weak = example.evaluate("guilin-mahjong", "random", 3, 1, tmp_path / "weak.parquet")
+    assert weak.rotations == 12 and weak.net.value < 0
 
 
 @pytest.mark.slow
@@ -57,8 +60,11 @@ def test_the_example_runs_at_tiny_sizes(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     out = run.stdout
     assert re.search(r"decisions: \d+ from 8 greedy hands", out)
-    assert re.search(r"clone: picks greedy's action on [\d.]+% of held-out decisions", out)
+    assert re.search(r"clone: picks greedy's action on [\d.]+% of held-out decisions "
+                     r"\(turns ([\d.]+|nan)%, claims ([\d.]+|nan)%", out), out
     assert "fine-tuned: 64 PPO steps" in out
     for name in ("clone", "agent"):
-        assert re.search(rf"{name} vs greedy: edge [-+][\d.]+ 子/hand .* 4 hands", out), out
+        line = rf"{name} vs greedy: [-+][\d.]+ 子/hand \(95% n/a\) over 1 deals, 4 hands"
+        assert re.search(line, out), out
         assert (tmp_path / f"{name}.zip").is_file()
+        assert (tmp_path / f"arena-{name}.parquet").is_file()
