@@ -28,7 +28,6 @@ measured, not tuned by hand: see docs/howto/simulate.md (the strong bot).
 
 from __future__ import annotations
 
-import os as _os
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -189,7 +188,7 @@ class Profile:
             self.fenghu = liability in ("fenghu", "both")
             self.hubao3 = liability in ("hubao", "both")
             self.partner_double = False
-            self.targets, self.own_claims, self.danger_scale = True, True, 0.4
+            self.targets, self.own_claims, self.danger_scale = False, False, 1.0
         else:  # guilin-mahjong and mahjong variants like it
             self.std_open, self.std_closed, self.special = 10.0, 18.0, 42.0
             self.dealin = (20.4, 10.3, 10.1, 16.3, 81.8)
@@ -231,8 +230,12 @@ class StrongMahjong:
     #: Without the patterns' weighing: a discard replaces the greedy one
     #: when it is as near ready, keeps this share of its live useful tiles
     #: and is safer by more than :attr:`SAFER` of a standard win.
-    KEEP_USEFUL = float(_os.environ.get("KEEP", "0.75"))
-    SAFER = float(_os.environ.get("SAFER", "0.02"))
+    KEEP_USEFUL = 1.0
+    SAFER = 0.01
+    #: Fold (the safest discard) this far from ready against an opponent
+    #: whose P(ready) × deal-in cost reaches FOLD_THREAT standard wins.
+    FOLD_SHANTEN = 3
+    FOLD_THREAT = 1.0
 
     def __init__(self, rng: random.Random, ruleset: Any = None, budget: int = 1) -> None:
         self.rng = rng
@@ -298,7 +301,7 @@ class StrongMahjong:
             if pr < 0.01:
                 continue
             passed = passed_tiles(view, o)
-            w = pr * cost * self.profile.danger_scale * float(_os.environ.get('DSCALE', '1'))
+            w = pr * cost * self.profile.danger_scale
             if len(view.melds[o]) >= 4:
                 # one tile in hand, waiting to pair it: any kind with a copy
                 # unseen, likelier the more copies are unseen (the greedy
@@ -404,8 +407,7 @@ class StrongMahjong:
                 closed: bool, chi: bool, kinds: set[int], danger: dict[int, float],
                 can_win: bool) -> dict[int, float]:
         out = {}
-        live = [4 - x if x < 4 else 0 for x in seen_kinds(view, 34)] \
-            if _os.environ.get("USEFUL") else None
+        live = None
         for k in kinds:
             c[k] -= 1
             off = self._offense(c, melds, stage, closed, chi, live) if can_win else 0.0
@@ -425,8 +427,8 @@ class StrongMahjong:
         danger = self._danger(view, threats, seen)
         kinds = {a.card for a in actions if type(a) is Discard}
         self._note_discard(view)
-        if barred:  # no win this hand: the safest tile
-            best = min(kinds, key=lambda k: (danger[k], k != g.card))
+        if barred or self._fold(c, len(melds), g.card, threats):
+            best = min(kinds, key=lambda k: (danger[k], k != g.card))  # the safest tile
         elif self.profile.targets:
             scores = self._scores(view, c, melds, stage, closed, chi, kinds, danger, True)
             best = max(kinds, key=lambda k: (scores[k], k == g.card))
@@ -437,6 +439,18 @@ class StrongMahjong:
         if best == g.card:
             return g
         return next(a for a in actions if type(a) is Discard and a.card == best)
+
+    def _fold(self, c: list[int], n: int, pick: int,
+              threats: list[tuple[int, float, float]]) -> bool:
+        """Whether to play safe: the hand after the greedy discard is
+        :attr:`FOLD_SHANTEN` or more from ready while some opponent's
+        P(ready) × deal-in cost reaches :attr:`FOLD_THREAT` standard wins."""
+        if max(pr * cost for _, pr, cost in threats) < self.FOLD_THREAT * self.profile.std_open:
+            return False
+        c[pick] -= 1
+        far = shanten_standard(c, n) >= self.FOLD_SHANTEN
+        c[pick] += 1
+        return far
 
     def _safer_equal(self, c: list[int], n: int, pick: int, kinds: set[int],
                      danger: dict[int, float], seen: Sequence[int]) -> int:

@@ -55,8 +55,11 @@ class StrongZipai:
 
     #: A 放炮's usual cost (子: the discarder pays both shares).
     DEALIN = 6.0
-    #: 子 per unit of the greedy estimate (one card nearer a win).
-    ZI_PER_UNIT = 4.0
+    #: Discards whose estimate is within this of the best count as near
+    #: alike (0.02 is one 胡数, 0.03 one live winning card) ...
+    NEAR = 0.025
+    #: ... and the safest of them replaces the best when safer by this (子).
+    SAFER = 0.05
 
     def __init__(self, rng: random.Random, ruleset: Any = None, budget: int = 1) -> None:
         self.rng = rng
@@ -94,8 +97,12 @@ class StrongZipai:
             c[k] -= 1
             v = g.value(c, melds, seen, threshold)
             c[k] += 1
-            scored.append((v - danger[k] / self.ZI_PER_UNIT, k))
+            scored.append((v, k))
         top = max(v for v, _ in scored)
+        near = [k for v, k in scored if v >= top - self.NEAR]
+        low = min(danger[k] for k in near)
         tied = [k for v, k in scored if v >= top - 1e-9]
+        if low < min(danger[k] for k in tied) - self.SAFER:
+            tied = [k for k in near if danger[k] == low]
         k = tied[0] if len(tied) == 1 else self.rng.choice(tied)
         return next(a for a in actions if a.card == k)
