@@ -1,29 +1,28 @@
-"""The strong bot's mahjong play: the greedy strategy's shanten, weighed by
-what a win is worth and what a discard may cost.
+"""The strong bot's mahjong play: the greedy strategy's game, changed only
+where the seat's view says a discard is dangerous (docs/concepts/bots.md).
 
-:class:`StrongMahjong` scores each discard (and each claim, by the best
-discard after it) as
+:class:`StrongMahjong` asks the greedy :class:`~qipai.bots.mahjong.MahjongStrategy`
+first, then weighs each discard's **danger**: per opponent, the chance he is
+ready (:data:`P_READY`, by his melds and discards), times the chance the
+tile is one he waits on (its class: a tile he discarded himself (现物), one
+discarded after his last discard and not won on, suji, an honor others show,
+…: :data:`P_WAIT`; a seat with four melds waits to pair his one tile),
+times what a deal-in to him costs (:class:`Profile`: the mean by his melds,
+raised by the liability rules — a Guilin 互包 partner, a Guangxi seat one is
+封胡 toward, the discard right after one's own kong (杠上炮 / 杠冲) or while
+in 全求人 (反冲)).
 
-    offense − danger
+* The greedy discard stands unless another is as near ready (the same
+  shanten, at least as many live useful tiles) and safer.
+* Three or more tiles from ready against an opponent whose P(ready) × cost
+  reaches a standard win, or barred from winning (封胡): the safest tile.
+* Claims and kongs: the greedy strategy's (none when barred from winning).
 
-* **offense**: over the hand's targets — the standard shape, 七对, 碰碰胡
-  and 清一色 — the chance to win from the target's shanten at this stage of
-  the hand (:data:`P_WIN`, measured on greedy self-play) times what such a
-  win pays (:class:`Profile`, per variant: 门清 doubles a Guilin 平胡, the
-  patterns pay several times a 平胡), the best target counting;
-* **danger**: per opponent, the chance he is ready (:data:`P_READY`, by his
-  melds and discards), times the chance the tile is one he waits on (its
-  class: a tile he discarded himself (现物), one discarded after his last
-  discard and not won on, suji, an honor others show, …: :data:`P_WAIT`),
-  times what a deal-in to him costs — more when the liability rules raise
-  it: a Guilin 互包 partner (the deal-in pays twice), a Guangxi seat one is
-  封胡 toward (twice), the discard right after one's own kong (杠上炮 /
-  杠冲) or while in 全求人 (反冲).
-
-A seat that cannot win (Guangxi 封胡) has no offense and only defends.
-When no candidate beats the greedy strategy's choice by a margin, the greedy
-choice stands (it breaks ties by live useful tiles).  The tables are
-measured, not tuned by hand: see docs/howto/simulate.md (the strong bot).
+:attr:`Profile.targets` / :attr:`Profile.own_claims` switch on a weighing
+of the patterns (七对, 碰碰胡, 清一色) by measured win chances
+(:data:`P_WIN`), for discards and claims; it lost to the greedy bot in
+duplicate matches in both variants and is off.  The tables were measured
+on greedy self-play hands, not set by hand.
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ import msgspec
 
 from qipai.bots.base import seen_kinds
 from qipai.bots.mahjong import MahjongStrategy
-from qipai.core.model import Action, Chi, Discard, Hu, Minggang, Pass, Peng, Zimo
+from qipai.core.model import Action, Angang, Chi, Discard, Hu, Minggang, Pass, Peng, Zimo
 from qipai.core.views import MeldView, SeatView
 from qipai.families.mahjong.shanten import counts_shanten, shanten_standard
 
@@ -236,6 +235,13 @@ class StrongMahjong:
     #: whose P(ready) × deal-in cost reaches FOLD_THREAT standard wins.
     FOLD_SHANTEN = 3
     FOLD_THREAT = 1.0
+    #: ... and FOLD_BIG_SHANTEN from ready against one whose threat reaches
+    #: FOLD_BIG standard wins (a Guilin seat with four melds: 全求人).
+    FOLD_BIG = 4.0
+    FOLD_BIG_SHANTEN = 1
+    #: Declare every 暗杠 and 点杠 offered: its fee is paid at once and
+    #: stands whatever the hand does (worth more than the shanten it may cost).
+    ALWAYS_KONG = True
 
     def __init__(self, rng: random.Random, ruleset: Any = None, budget: int = 1) -> None:
         self.rng = rng
@@ -378,6 +384,10 @@ class StrongMahjong:
             passes = [a for a in actions if type(a) is Pass]
             if passes and self._relations(view)[2]:
                 return passes[0]  # barred from winning (封胡): feed nobody, build nothing
+            if self.ALWAYS_KONG:
+                for a in actions:
+                    if type(a) is Minggang:
+                        return a  # the discarder pays it at once
             return self.greedy.act(view, actions)
         return self._claim(view, actions)
 
@@ -419,6 +429,10 @@ class StrongMahjong:
         g = self.greedy.act(view, actions)
         if type(g) is not Discard:
             return g  # a kong the greedy strategy takes
+        if self.ALWAYS_KONG:
+            for a in actions:
+                if type(a) is Angang:
+                    return a  # paid at once by each other seat, whatever the hand does
         c, melds, stage, closed, chi = self._context(view)
         seen = seen_kinds(view, 34)
         just = self._just_konged(view)
@@ -445,12 +459,13 @@ class StrongMahjong:
         """Whether to play safe: the hand after the greedy discard is
         :attr:`FOLD_SHANTEN` or more from ready while some opponent's
         P(ready) × deal-in cost reaches :attr:`FOLD_THREAT` standard wins."""
-        if max(pr * cost for _, pr, cost in threats) < self.FOLD_THREAT * self.profile.std_open:
+        t = max(pr * cost for _, pr, cost in threats) / self.profile.std_open
+        if t < self.FOLD_THREAT:
             return False
         c[pick] -= 1
-        far = shanten_standard(c, n) >= self.FOLD_SHANTEN
+        sh = shanten_standard(c, n)
         c[pick] += 1
-        return far
+        return sh >= self.FOLD_SHANTEN or (t >= self.FOLD_BIG and sh >= self.FOLD_BIG_SHANTEN)
 
     def _safer_equal(self, c: list[int], n: int, pick: int, kinds: set[int],
                      danger: dict[int, float], seen: Sequence[int]) -> int:
