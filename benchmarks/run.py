@@ -1,9 +1,9 @@
 """Speed of the hot paths: win checks, waits, shanten, 胡数 splits and whole bot hands.
 
 Run: ``uv run --group bench python benchmarks/run.py [--json] [--corpus N] [--bot-hands N]
-[--seed S]``.  With the ``bench`` group installed the anchors run in the same
-process on the same corpus: ``mahjong`` (``Agari().is_agari``, a 34-call
-waits loop, ``Shanten().calculate_shanten``), RLCard's mahjong with random
+[--seed S] [--only-bots | --only-decisions | --only-env | --only-simulate]``.  With the
+``bench`` group installed the anchors run in the same process on the same
+corpus: ``mahjong`` (``Agari().is_agari``, a 34-call waits loop, ``Shanten().calculate_shanten``), RLCard's mahjong with random
 agents and riichienv's single-hand mode with random play (full hands per
 second).  The summary table shows ours, each anchor and the ratio; ``--json``
 prints one object with the ``summary`` keys named in issue 5 plus the
@@ -31,7 +31,12 @@ and the bot's caches fill), ``--greedy-hands`` 桂林麻将 hands on seeds not
 played before are timed, wall clock and per CPU second, one process;
 ``greedy_cold_hands_per_s`` beside it times the first ``--bot-hands`` greedy
 hands of a fresh interpreter, with everything built on first use inside the
-timing.  This is a script, not a test: it asserts nothing about time.
+timing.  The decision-time rows (issue 38; ``--decision-hands`` hands per
+variant and bot, ``--only-decisions`` for them alone) time one bot's
+``act`` calls — the strong bot's, and the greedy bot's for reference —
+sitting in turn at each seat among greedy bots: decisions per second of
+``act`` time and the p50 / p99 / max decision time.  This is a script, not
+a test: it asserts nothing about time.
 """
 
 from __future__ import annotations
