@@ -76,10 +76,6 @@ P_WAIT: dict[str, float] = {
     "numMs1": 0.111, "numMs2": 0.098, "numMs3": 0.058,
 }
 
-#: The usual live useful tiles at each shanten (0..5) in greedy play.
-USEFUL = (5.0, 18.0, 32.0, 45.0, 55.0, 60.0)
-
-
 def _near(c: Sequence[int], t: int) -> bool:
     """Whether a tile ``t`` could join a block of ``c`` (held, or a suit
     tile within two ranks of one held): others never lower the shanten."""
@@ -324,26 +320,14 @@ class StrongMahjong:
         return out
 
     def _offense(self, c: list[int], melds: Sequence[Any], stage: int, closed: bool,
-                 chi: bool, live: Sequence[int] | None = None) -> float:
+                 chi: bool) -> float:
         """The hand's worth: over its targets, P(win) × the win's value (13
-        concealed tiles, or fewer beside melds).  With ``live`` (unseen
-        copies per kind) the standard target's chance is scaled by the live
-        useful tiles (有效牌) against their usual number at that shanten."""
+        concealed tiles, or fewer beside melds)."""
         p = self.profile
         n = len(melds)
         col = min(stage, 4)
         sh = shanten_standard(c, n)
         best = P_WIN[min(max(sh, 0), 5)][col] * (p.std_closed if closed else p.std_open)
-        if live is not None and sh >= 0:
-            u = 0
-            for t in range(34):
-                if live[t] > 0 and c[t] < 4 and _near(c, t):
-                    c[t] += 1
-                    if shanten_standard(c, n) < sh:
-                        u += live[t]
-                    c[t] -= 1
-            f = (u / USEFUL[min(sh, 5)]) ** 0.5
-            best *= 0.3 if f < 0.3 else (1.6 if f > 1.6 else f)
         if not p.targets:
             return best
         if n == 0:
@@ -417,10 +401,9 @@ class StrongMahjong:
                 closed: bool, chi: bool, kinds: set[int], danger: dict[int, float],
                 can_win: bool) -> dict[int, float]:
         out = {}
-        live = None
         for k in kinds:
             c[k] -= 1
-            off = self._offense(c, melds, stage, closed, chi, live) if can_win else 0.0
+            off = self._offense(c, melds, stage, closed, chi) if can_win else 0.0
             c[k] += 1
             out[k] = off - danger.get(k, 0.0)
         return out

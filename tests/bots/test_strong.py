@@ -12,7 +12,7 @@ from qipai.bots import GreedyBot, decide, make_bots, play_hand
 from qipai.bots.registry import bot_factory
 from qipai.bots.strong import StrongBot
 from qipai.conformance.properties import hidden_shuffled
-from qipai.core.model import Discard
+from qipai.core.model import Discard, Pass, Peng
 from qipai.core.records import record_of
 from qipai.core.ruleset import load
 from qipai.core.views import MeldView, SeatView
@@ -122,3 +122,26 @@ def test_without_a_threat_it_plays_for_its_hand():
                        "melds": ((), (), (), ()), "hand_sizes": (14, 13, 13, 13)})
     assert StrongBot(random.Random(0), rs).act(view, legal) == \
         GreedyBot(random.Random(0), rs).act(view, legal)
+
+
+def test_under_fenghu_it_claims_nothing_and_plays_safe():
+    """Guangxi: seat 1 took three 碰 from seat 0's discards, so seat 0 is
+    封胡 toward it and cannot win this hand.  The greedy bot still 碰s a
+    tile that keeps its hand as near ready; the strong bot passes, and on its
+    turn discards the tile seat 1 discarded itself."""
+    rs = load("guangxi-mahjong")
+    t = TILES.parse
+    e, s, w, five = t("ESW5p")
+    melds = ((), tuple(MeldView("peng", (k,) * 3, 0) for k in (e, s, w)), (), ())
+    hand = tuple(sorted(t("1m2m3m4p5p7s8s9s2p2p3s4s6m")))
+    base = dict(seat=0, dealer=0, hand_sizes=(13, 4, 13, 13), melds=melds,
+                discards=((), tuple(t("6m3s")), tuple(t("4m")), ()), stock=40,
+                instant=(), events=(), result=None)
+    claim = SeatView(turn=2, hand=hand, window=(t("2p")[0], 2, "discard"), legal=(), **base)
+    legal = [Peng(0), Pass(0)]
+    assert GreedyBot(random.Random(0), rs).act(claim, legal) == Peng(0)
+    assert StrongBot(random.Random(0), rs).act(claim, legal) == Pass(0)
+    turn = SeatView(turn=0, hand=tuple(sorted(hand + (five,))), window=None, legal=(), **base)
+    discards = [Discard(0, k) for k in sorted(set(turn.hand))]
+    assert StrongBot(random.Random(0), rs).act(turn, discards) in (
+        Discard(0, t("6m")[0]), Discard(0, t("3s")[0]))
