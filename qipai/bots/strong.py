@@ -1,6 +1,6 @@
-"""The strong bot: the greedy strategies, weighed by what a hand is worth
-and what a discard may cost (:mod:`qipai.bots.strong_mahjong`,
-:mod:`qipai.bots.strong_zipai`)."""
+"""The strong bot: the greedy strategies, changed where the seat's view
+says a discard is dangerous (:mod:`qipai.bots.strong_mahjong`,
+:mod:`qipai.bots.strong_zipai`; docs/concepts/bots.md)."""
 
 from __future__ import annotations
 
@@ -28,11 +28,11 @@ class StrongBot:
         rng: the bot's RNG (ties, samples; default: a fresh unseeded one).
         ruleset: the table's rules (or set later by :meth:`sit`).
         budget: how much work a decision may take: 0 plays exactly as the
-            greedy bot; 1 (the default) adds the value and danger weighing
-            (a few table look-ups per discard); each further unit adds
-            sampled look-ahead at the close decisions (zipai: that many
-            sampled draws per candidate discard when ready or one card from
-            it).  Must be an int >= 0.
+            greedy bot (the same decisions from the same RNG); 1 (the
+            default) adds the danger weighing (a few table look-ups per
+            discard: about twice the greedy bot's time per decision).  An
+            int >= 0; larger budgets are accepted and play as 1 (no sampled
+            look-ahead is built: docs/concepts/bots.md says why).
 
     Raises:
         ValueError: a budget that is not an int >= 0.

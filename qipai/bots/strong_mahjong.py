@@ -216,7 +216,7 @@ class StrongMahjong:
     Args:
         rng: ties.
         ruleset: the table's rules (the variant's :class:`Profile`).
-        budget: unused by mahjong beyond 0 = play as the greedy strategy.
+        budget: 0 plays as the greedy strategy; 1 or more weighs danger.
     """
 
     #: A candidate must beat the greedy choice by this share of a standard

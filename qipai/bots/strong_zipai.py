@@ -1,18 +1,22 @@
-"""The strong bot's zipai play (桂林字牌): the greedy strategy's estimate,
-less what a discard may cost.
+"""The strong bot's zipai play (桂林字牌): the greedy strategy, with the
+safest card where it would draw lots.
 
 :class:`StrongZipai` values each discard as the greedy
 :class:`~qipai.bots.zipai.ZipaiStrategy` does (cards missing from a win,
-胡数), then subtracts its **danger** converted to the estimate's units:
-per opponent, the chance he is ready (:data:`P_READY`, by his melds and
-discards), times the chance the card is one he wins on (:data:`P_WAIT`: a
-kind he discarded himself is almost never one, a kind the viewer sees more
-copies of is less likely), times a 放炮's cost (the discarder pays both
-shares).  The danger only separates discards the estimate rates nearly
-alike; claims and wins are the greedy strategy's, with one change to the
-estimate: a hand short of the 胡数 minimum loses twice as much per 胡数
-missing (:attr:`StrongZipai.SHORT`).  The tables are measured
-on 150 greedy self-play hands.
+胡数).  Where several discards value alike — the greedy strategy draws lots
+among them — it discards the one of least **danger**: per opponent, the
+chance he is ready (:data:`P_READY`, by his melds and discards), times the
+chance the card is one he wins on (:data:`P_WAIT`: a kind he discarded
+himself is almost never one, a kind the viewer sees more copies of is less
+likely), times a 放炮's cost (the discarder pays both shares).  Claims and
+wins are the greedy strategy's.  The tables are measured on 150 greedy
+self-play hands.
+
+Tried and dropped, in duplicate matches against the greedy bot: danger
+weighed against the estimate (fewer deal-ins, fewer wins: −0.07 子 a hand);
+danger choosing among discards up to one 胡数 apart (−0.03 to 0); a hand
+short of the 胡数 minimum losing twice the greedy's 0.3 per 胡数 missing
+(+0.1 子 a hand on one set of deals, −0.08 on another).
 """
 
 from __future__ import annotations
@@ -55,25 +59,12 @@ class StrongZipai:
         budget: 0 plays as the greedy strategy; 1 or more weighs danger.
     """
 
-    #: The estimate's loss per 胡数 short of the minimum (the greedy
-    #: strategy's is 0.3): a hand that could not win for want of 胡数 is
-    #: worth less; 0.45 to 0.9 all beat 0.3 by about 0.1 子 a hand in
-    #: duplicate matches against the greedy bot (600 deals), 0.6 kept.
-    SHORT = 0.6
     #: A 放炮's usual cost (子: the discarder pays both shares).
     DEALIN = 6.0
-    #: Discards whose estimate is within this of the best count as near
-    #: alike (0.02 is one 胡数, 0.03 one live winning card) ...
-    NEAR = 0.025
-    #: ... and the safest of them replaces the best when safer by this (子).
-    SAFER = 0.05
-
     def __init__(self, rng: random.Random, ruleset: Any = None, budget: int = 1) -> None:
         self.rng = rng
         self.greedy = ZipaiStrategy(rng, ruleset)
         self.budget = budget
-        if budget > 0:
-            self.greedy.SHORT = self.SHORT
 
     def act(self, view: SeatView, legal: Sequence[Action]) -> Action:
         """The decision for the viewer (see the module doc)."""
@@ -108,10 +99,9 @@ class StrongZipai:
             c[k] += 1
             scored.append((v, k))
         top = max(v for v, _ in scored)
-        near = [k for v, k in scored if v >= top - self.NEAR]
-        low = min(danger[k] for k in near)
         tied = [k for v, k in scored if v >= top - 1e-9]
-        if low < min(danger[k] for k in tied) - self.SAFER:
-            tied = [k for k in near if danger[k] == low]
+        if len(tied) > 1:
+            low = min(danger[k] for k in tied)
+            tied = [k for k in tied if danger[k] == low]
         k = tied[0] if len(tied) == 1 else self.rng.choice(tied)
         return next(a for a in actions if a.card == k)
