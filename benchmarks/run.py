@@ -1,9 +1,9 @@
 """Speed of the hot paths: win checks, waits, shanten, 胡数 splits and whole bot hands.
 
 Run: ``uv run --group bench python benchmarks/run.py [--json] [--corpus N] [--bot-hands N]
-[--seed S]``.  With the ``bench`` group installed the anchors run in the same
-process on the same corpus: ``mahjong`` (``Agari().is_agari``, a 34-call
-waits loop, ``Shanten().calculate_shanten``), RLCard's mahjong with random
+[--seed S] [--only-bots | --only-decisions | --only-env | --only-simulate]``.  With the
+``bench`` group installed the anchors run in the same process on the same
+corpus: ``mahjong`` (``Agari().is_agari``, a 34-call waits loop, ``Shanten().calculate_shanten``), RLCard's mahjong with random
 agents and riichienv's single-hand mode with random play (full hands per
 second).  The summary table shows ours, each anchor and the ratio; ``--json``
 prints one object with the ``summary`` keys named in issue 5 plus the
@@ -31,7 +31,12 @@ and the bot's caches fill), ``--greedy-hands`` 桂林麻将 hands on seeds not
 played before are timed, wall clock and per CPU second, one process;
 ``greedy_cold_hands_per_s`` beside it times the first ``--bot-hands`` greedy
 hands of a fresh interpreter, with everything built on first use inside the
-timing.  This is a script, not a test: it asserts nothing about time.
+timing.  The decision-time rows (issue 38; ``--decision-hands`` hands per
+variant and bot, ``--only-decisions`` for them alone) time one bot's
+``act`` calls — the strong bot's, and the greedy bot's for reference —
+sitting in turn at each seat among greedy bots: decisions per second of
+``act`` time and the p50 / p99 / max decision time.  This is a script, not
+a test: it asserts nothing about time.
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ from typing import Any
 import envbench  # benchmarks/envbench.py: environment steps/s (qipai.env vs RLCard's env)
 import msgspec
 
-from qipai.bots import play_hand, zipai_splits
+from qipai.bots import make_bots, play_hand, zipai_splits
 from qipai.core.cards import counts
 from qipai.core.errors import QipaiError
 from qipai.core.model import WinClaim
@@ -247,6 +252,69 @@ def bot_play(rs: Any, bots: str, hands: int, seed: int) -> dict[str, Any]:
             "cpu_hands_per_s": hands / cpu if cpu > 0 else None,
             "steps_per_hand": steps / max(done, 1), "win_rate": wins / max(done, 1),
             "errors": len(errors), "error_seeds": errors[:10]}
+
+
+DECISION_VARIANTS = ("guilin-mahjong", "guangxi-mahjong", "guilin-zipai")
+
+
+def decision_times(variant: str, kind: str, hands: int, seed: int) -> dict[str, Any]:
+    """The time one bot of ``kind`` takes per decision: in hand ``i`` (seed
+    ``seed + i``, dealer ``i mod n``) it sits at seat ``i mod n`` among
+    greedy bots, and each of its ``act`` calls is timed (``perf_counter``,
+    the view built outside the timing).  Returns the decisions, decisions
+    per second of ``act`` time, and the p50 / p99 / max decision time in ms."""
+    rs = load(variant)
+    n = rs.table(seed=0).n
+    times: list[float] = []
+    for i in range(hands):
+        names = ["greedy"] * n
+        names[i % n] = kind
+        table = rs.table(seed=seed + i, dealer=i % n)
+        bots = make_bots(names, n, seed + i, rs)
+        me = i % n
+        while table.result is None:
+            seat = min(table.pending)
+            legal = list(table.pending[seat])
+            view = table.view(seat, events=False)
+            if seat == me:
+                t0 = time.perf_counter()
+                a = bots[seat].act(view, legal)
+                times.append(time.perf_counter() - t0)
+            else:
+                a = bots[seat].act(view, legal)
+            table.apply(a)
+    times.sort()
+    total = sum(times)
+
+    def q(p: float) -> float:
+        return 1000 * times[min(len(times) - 1, int(p * len(times)))]
+
+    return {"variant": variant, "bot": kind, "hands": hands, "decisions": len(times),
+            "decisions_per_s": len(times) / total if total > 0 else None,
+            "mean_ms": 1000 * total / max(len(times), 1),
+            "p50_ms": q(0.50), "p99_ms": q(0.99), "max_ms": 1000 * times[-1]}
+
+
+def decision_figures(hands: int, seed: int) -> list[dict[str, Any]]:
+    """:func:`decision_times` of the strong bot and, for reference, the
+    greedy bot, in each variant of :data:`DECISION_VARIANTS`."""
+    return [decision_times(v, kind, hands, seed)
+            for v in DECISION_VARIANTS for kind in ("greedy", "strong")]
+
+
+def show_decisions(rows: list[dict[str, Any]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title="decision time (one bot among greedy bots, its act() calls timed)")
+    for col in ("variant", "bot", "hands", "decisions", "decisions per s", "mean ms",
+                "p50 ms", "p99 ms", "max ms"):
+        t.add_column(col, justify="left" if col in ("variant", "bot") else "right")
+    for r in rows:
+        t.add_row(r["variant"], r["bot"], str(r["hands"]), str(r["decisions"]),
+                  f"{r['decisions_per_s']:,.0f}", f"{r['mean_ms']:.2f}", f"{r['p50_ms']:.2f}",
+                  f"{r['p99_ms']:.2f}", f"{r['max_ms']:.1f}")
+    Console().print(t)
 
 
 def measure(seed: int, n: int, bot_hands: int, repeat: int) -> dict[str, Any]:
@@ -921,13 +989,18 @@ def main(argv: list[str] | None = None) -> None:
                    help="hands per variant of the greedy play-quality rows (default 200)")
     p.add_argument("--only-bots", action="store_true",
                    help="time only bot play (all variants) and the greedy play-quality rows")
+    p.add_argument("--decision-hands", type=int, default=100,
+                   help="hands per variant and bot of the decision-time rows (strong and "
+                        "greedy, each among greedy bots; default 100)")
+    p.add_argument("--only-decisions", action="store_true",
+                   help="time only the bots' decisions (strong and greedy, all variants)")
     p.add_argument("--only-env", action="store_true",
                    help="time only the environment steps/s rows (qipai.env against RLCard's env)")
     a = p.parse_args(argv)
     if (a.corpus < 1 or a.bot_hands < 1 or a.repeat < 1 or a.rounds < 1 or a.sim_hands < 1
-            or a.greedy_hands < 1 or a.greedy_warmup < 0):
-        p.error("--corpus, --bot-hands, --repeat, --rounds, --sim-hands and --greedy-hands "
-                "must be at least 1, --greedy-warmup at least 0")
+            or a.greedy_hands < 1 or a.greedy_warmup < 0 or a.decision_hands < 1):
+        p.error("--corpus, --bot-hands, --repeat, --rounds, --sim-hands, --greedy-hands and "
+                "--decision-hands must be at least 1, --greedy-warmup at least 0")
     if a.only_simulate:
         top: dict[str, Any] = {"simulate": simulate_speed(a.seed, a.sim_hands)}
         figures = None
@@ -939,7 +1012,11 @@ def main(argv: list[str] | None = None) -> None:
                                 ("zipai greedy", ZIPAI_VARIANT, "greedy"))}}
         top = bot_figures(greedy_speed(a.seed, a.bot_hands, a.greedy_warmup, a.greedy_hands),
                           a.seed, a.quality_hands)
+        top["decisions"] = decision_figures(a.decision_hands, a.seed)
         top["details"] = figures
+        figures = None
+    elif a.only_decisions:
+        top = {"decisions": decision_figures(a.decision_hands, a.seed)}
         figures = None
     elif a.only_env:
         top = {"env": envbench.env_figures(a.seed, a.rounds, a.env_seconds)}
@@ -952,6 +1029,7 @@ def main(argv: list[str] | None = None) -> None:
         top["simulate"] = simulate_speed(a.seed, a.sim_hands)
         top["env"] = envbench.env_figures(a.seed, a.rounds, a.env_seconds)  # issue 14
         top.update(bot_figures(speed, a.seed, a.quality_hands))  # issue 14
+        top["decisions"] = decision_figures(a.decision_hands, a.seed)  # issue 38
         top["details"] = figures
     if a.json_out:
         with open(a.json_out, "wb") as f:
@@ -968,6 +1046,8 @@ def main(argv: list[str] | None = None) -> None:
             show_greedy_speed(top["greedy_speed"])
         if "greedy_quality" in top:
             show_quality(top["greedy_quality"])
+        if "decisions" in top:
+            show_decisions(top["decisions"])
         if "simulate" in top:
             show_simulate(top["simulate"])
         if "env" in top:

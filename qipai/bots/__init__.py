@@ -14,6 +14,10 @@ so a seed fixes a whole hand (the shuffle and every decision).
 
 * :class:`RandomBot` picks uniformly among the legal actions (but takes a
   win when one is offered, unless told not to).
+* :class:`StrongBot` (``strong``, the ``hard`` level) plays as the greedy
+  bot but weighs what a discard may cost: it keeps the greedy discard unless
+  one as near ready is safer, and plays safe when far from ready against a
+  seat that looks ready (docs/concepts/bots.md).
 * :class:`GreedyBot` plays toward a win: per family, a strategy reads the
   hand and picks the action that keeps it closest to ready.  Mahjong uses
   向听 (:func:`qipai.families.mahjong.shanten.shanten`); zipai
@@ -22,7 +26,9 @@ so a seed fixes a whole hand (the shuffle and every decision).
 
 The rooms: :mod:`qipai.bots.base` (the protocol, :func:`decide`, the random
 bot), :mod:`qipai.bots.mahjong` and :mod:`qipai.bots.zipai` (each family's
-search and strategy), :mod:`qipai.bots.greedy` (the greedy bot) and
+search and strategy), :mod:`qipai.bots.greedy` (the greedy bot), :mod:`qipai.bots.strong`
+(the strong bot, with :mod:`~qipai.bots.strong_mahjong` and
+:mod:`~qipai.bots.strong_zipai`) and
 :mod:`qipai.bots.play` (playing whole hands), :mod:`qipai.bots.registry`
 (bots by name: built-in, ``module:Class``, ``qipai.bots`` entry points).
 """
@@ -31,6 +37,7 @@ from qipai.bots.base import Bot, RandomBot, decide, seat_bots
 from qipai.bots.greedy import GreedyBot
 from qipai.bots.mahjong import MahjongStrategy
 from qipai.bots.play import BOT_KINDS, make_bots, play_hand, play_hands, run_to_end
+from qipai.bots.strong import StrongBot
 from qipai.bots.registry import BadBot, BotFault, bot_factory, bot_label, checked_act, known_bots
 from qipai.bots.zipai import ZipaiStrategy, zipai_splits
 from qipai.core.sessions import hand_seed  # the seeds play_hands deals from, where users found it
@@ -41,6 +48,7 @@ __all__ = [
     "seat_bots",
     "RandomBot",
     "GreedyBot",
+    "StrongBot",
     "MahjongStrategy",
     "ZipaiStrategy",
     "zipai_splits",

@@ -12,6 +12,7 @@ from typing import Any
 
 from qipai.bots.base import Bot, RandomBot, seat_bots
 from qipai.bots.greedy import GreedyBot
+from qipai.bots.strong import StrongBot
 from qipai.bots.registry import BUILTIN, BadBot, BotFault, bot_factory, bot_label
 from qipai.core.sessions import hand_seed
 
@@ -25,7 +26,7 @@ MAX_STEPS = 5000
 #: other name :func:`~qipai.bots.registry.bot_factory` takes (``module:Class``,
 #: a ``qipai.bots`` entry point, a level) works wherever these do.
 BOT_KINDS: dict[str, Callable[[random.Random], Bot]] = BUILTIN
-BOT_KINDS.update({"greedy": GreedyBot, "random": RandomBot})
+BOT_KINDS.update({"greedy": GreedyBot, "random": RandomBot, "strong": StrongBot})
 
 
 def make_bots(bots: str | Sequence[str | Bot], n: int, seed: int | None,
