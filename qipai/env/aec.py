@@ -101,14 +101,15 @@ class QipaiEnv(AECEnv):
             learns whether another seat could claim.  Observations never
             show it.
         reward_scale: the rewards are the nets in 子 times this (a finite
-            number; default 1: the nets as ints).  ``0.1`` brings a
+            number above 0; default 1: the nets as ints).  ``0.1`` brings a
             guilin-mahjong hand's usual ±1…±30 子 near ±1.
         progress: fill the infos with the progress signals (default True;
             False saves their cost, about a shanten per step).
 
     Raises:
         BadOption: an unknown ``render_mode``, an ``ask_all`` or
-            ``progress`` not a bool, a ``reward_scale`` not a finite number.
+            ``progress`` not a bool, a ``reward_scale`` not a finite number
+            above 0.
         UnknownVariant: a family without an action space here.
 
     ``reset(seed=s)`` makes the game reproducible: the hands of the
@@ -135,6 +136,8 @@ class QipaiEnv(AECEnv):
         if type(progress) is not bool:
             raise BadOption(f"progress must be True or False, not {progress!r}")
         scale = finite(reward_scale, "reward_scale")
+        if scale <= 0:   # 0 erases every reward, a negative one rewards losing
+            raise BadOption(f"reward_scale must be above 0, not {reward_scale!r}")
         # 1 keeps the nets as ints (as before the option); any other scale gives floats
         self.reward_scale: float | None = None if scale == 1 and type(reward_scale) is int \
             else scale

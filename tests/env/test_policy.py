@@ -94,7 +94,7 @@ def test_reward_scale():
     while not done:
         _, reward, done, _, info = seat_env.step(int(np.flatnonzero(seat_env.action_masks())[0]))
     assert reward == 0.5 * info["net"] == 0.5 * seat_env.aec.table.result.net[0]
-    for bad in ("x", float("inf"), True, None):
+    for bad in ("x", float("inf"), True, None, 0, -0.5):
         with pytest.raises(BadOption, match="reward_scale"):
             make("guilin-mahjong", reward_scale=bad)
     with pytest.raises(BadOption, match="hand_seed"):
