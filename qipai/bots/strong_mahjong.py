@@ -18,11 +18,10 @@ in 全求人 (反冲)).
   reaches a standard win, or barred from winning (封胡): the safest tile.
 * Claims and kongs: the greedy strategy's (none when barred from winning).
 
-:attr:`Profile.targets` / :attr:`Profile.own_claims` switch on a weighing
-of the patterns (七对, 碰碰胡, 清一色) by measured win chances
-(:data:`P_WIN`), for discards and claims; it lost to the greedy bot in
-duplicate matches in both variants and is off.  The tables were measured
-on greedy self-play hands, not set by hand.
+The tables were measured on greedy self-play hands, not set by hand.  (A
+weighing of the patterns — 七对, 碰碰胡, 清一色 — by measured win chances,
+for discards and claims, lost to the greedy bot in duplicate matches in
+both variants and was taken out: see the history of this file.)
 """
 
 from __future__ import annotations
@@ -31,28 +30,13 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-import msgspec
-
 from qipai.bots.base import seen_kinds
 from qipai.bots.mahjong import MahjongStrategy
-from qipai.core.model import Action, Angang, Chi, Discard, Hu, Minggang, Pass, Peng, Zimo
-from qipai.core.views import MeldView, SeatView
-from qipai.families.mahjong.shanten import counts_shanten, shanten_standard
+from qipai.core.model import Action, Angang, Discard, Hu, Minggang, Pass, Zimo
+from qipai.core.views import SeatView
+from qipai.families.mahjong.shanten import shanten_standard
 
-__all__ = ["P_READY", "P_WAIT", "P_WIN", "Profile", "StrongMahjong", "danger_class"]
-
-#: P(a greedy player wins the hand) after a discard leaving shanten ``sh``
-#: (row, 0..5, 5 = 5 or more), by his discards so far // 3 (column, 0..4):
-#: measured on 400 greedy self-play hands of guilin-mahjong (guangxi-mahjong
-#: gives the same within 0.01).
-P_WIN: tuple[tuple[float, ...], ...] = (
-    (0.60, 0.51, 0.40, 0.33, 0.32),
-    (0.41, 0.28, 0.19, 0.12, 0.06),
-    (0.28, 0.18, 0.10, 0.03, 0.01),
-    (0.23, 0.15, 0.05, 0.01, 0.0),
-    (0.17, 0.07, 0.02, 0.0, 0.0),
-    (0.10, 0.04, 0.01, 0.0, 0.0),
-)
+__all__ = ["P_READY", "P_WAIT", "Profile", "StrongMahjong", "danger_class"]
 
 #: P(an opponent is ready) by his melds (row, 0..4) and his discards // 2
 #: (column, 0..6, 6 = 12 or more): measured on 300 greedy self-play hands.
@@ -151,8 +135,8 @@ class Profile:
     variant's unit), read from its name and options.
 
     Attributes:
-        std_open, std_closed: a standard-shape win with melds / 门清.
-        special: 七对, 碰碰胡 or 清一色 (mean of discard and zimo, 醒 included).
+        std_open: a standard-shape win with melds (the unit of the
+            thresholds below).
         dealin: a deal-in's mean cost by the winner's melds (0..4): measured
             on 1,000 greedy self-play hands (a Guilin 全求人 pays 35 and more,
             a 门清 平胡 double).
@@ -160,14 +144,10 @@ class Profile:
         quanqiu: the cost factor while in 全求人 (4 melds).
         partner_double: a Guilin 互包 partner's deal-in pays twice.
         fenghu: Guangxi 封胡 is on (``fenghu_count`` pengs bar a win).
-        targets: weigh 七对, 碰碰胡 and 清一色 beside the standard shape.
-        own_claims: decide 碰/吃/杠 by the weighing (else as greedy, but
-            never while barred from winning).
-        danger_scale: the weight of the danger against the offense.
 
-    The last three were chosen by duplicate matches against the greedy
-    bot (800 deals each; Guilin: the patterns' weighing and own claims did
-    not help, the greedy's claims keep the hand fast).
+    Claims are the greedy strategy's: duplicate matches against the greedy
+    bot (800 deals each) found no better rule — the greedy's claims keep
+    the hand fast.
     """
 
     def __init__(self, ruleset: Any) -> None:
@@ -176,38 +156,20 @@ class Profile:
         self.fenghu_count = int(getattr(opts, "fenghu_count", 3))
         self.hubao_count = 3
         if name == "guangxi-mahjong":
-            self.std_open, self.std_closed, self.special = 3.6, 4.2, 13.0
+            self.std_open = 3.6
             self.dealin = (4.4, 2.1, 2.2, 2.3, 2.9)
             self.kong_after, self.quanqiu = 3.0, 3.0
             liability = getattr(opts, "liability", "fenghu")
             self.fenghu = liability in ("fenghu", "both")
             self.hubao3 = liability in ("hubao", "both")
             self.partner_double = False
-            self.targets, self.own_claims, self.danger_scale = False, False, 1.0
         else:  # guilin-mahjong and mahjong variants like it
-            self.std_open, self.std_closed, self.special = 10.0, 18.0, 42.0
+            self.std_open = 10.0
             self.dealin = (20.4, 10.3, 10.1, 16.3, 81.8)
             self.kong_after, self.quanqiu = 2.0, 1.0
             self.fenghu = False
             self.hubao3 = False
             self.partner_double = bool(getattr(opts, "hubao", name == "guilin-mahjong"))
-            self.targets, self.own_claims, self.danger_scale = False, False, 1.0
-
-
-def _pph_shanten(c: Sequence[int], n: int) -> int:
-    """碰碰胡 shanten of concealed counts ``c`` beside ``n`` melds (all
-    pengs/kongs): tiles missing from 4 − n triplets and a pair, less one."""
-    m = 4 - n
-    t = sum(1 for x in c if x >= 3)
-    p = sum(1 for x in c if x == 2)
-    t = min(t, m)
-    need = m - t
-    if p >= 1:
-        up = min(p - 1, need)
-        tiles = up + 2 * (need - up)
-    else:
-        tiles = 1 + 2 * need
-    return tiles - 1
 
 
 class StrongMahjong:
@@ -219,10 +181,7 @@ class StrongMahjong:
         budget: 0 plays as the greedy strategy; 1 or more weighs danger.
     """
 
-    #: A candidate must beat the greedy choice by this share of a standard
-    #: win to replace it.
-    MARGIN = 0.02
-    #: Without the patterns' weighing: a discard replaces the greedy one
+    #: A discard replaces the greedy one
     #: when it is as near ready, keeps this share of its live useful tiles
     #: and is safer by more than :attr:`SAFER` of a standard win.
     KEEP_USEFUL = 1.0
@@ -303,7 +262,7 @@ class StrongMahjong:
             if pr < 0.01:
                 continue
             passed = passed_tiles(view, o)
-            w = pr * cost * self.profile.danger_scale
+            w = pr * cost
             if len(view.melds[o]) >= 4:
                 # one tile in hand, waiting to pair it: any kind with a copy
                 # unseen, likelier the more copies are unseen (the greedy
@@ -319,40 +278,6 @@ class StrongMahjong:
                 out[k] += w * P_WAIT[danger_class(view, o, k, seen, passed)]
         return out
 
-    def _offense(self, c: list[int], melds: Sequence[Any], stage: int, closed: bool,
-                 chi: bool) -> float:
-        """The hand's worth: over its targets, P(win) × the win's value (13
-        concealed tiles, or fewer beside melds)."""
-        p = self.profile
-        n = len(melds)
-        col = min(stage, 4)
-        sh = shanten_standard(c, n)
-        best = P_WIN[min(max(sh, 0), 5)][col] * (p.std_closed if closed else p.std_open)
-        if not p.targets:
-            return best
-        if n == 0:
-            q = 6 - min(sum(x >> 1 for x in c), 7)
-            v = P_WIN[min(max(q, 0), 5)][col] * 0.55 * p.special
-            if v > best:
-                best = v
-        if not chi:
-            q = _pph_shanten(c, n)
-            v = P_WIN[min(max(q, 0), 5)][col] * 0.6 * p.special
-            if v > best:
-                best = v
-        # 清一色: the suit most held, if every meld is of it
-        sums = (sum(c[0:9]), sum(c[9:18]), sum(c[18:27]))
-        g = max(range(3), key=sums.__getitem__)
-        if sums[g] >= 8 and all(m.cards and m.cards[0] is not None and
-                                 m.cards[0] // 9 == g and m.cards[0] < 27 for m in melds):
-            only = [0] * 34
-            only[9 * g:9 * g + 9] = c[9 * g:9 * g + 9]
-            q = counts_shanten(only, n)
-            v = P_WIN[min(max(q, 0), 5)][col] * 0.7 * p.special * (1.5 if closed else 1.0)
-            if v > best:
-                best = v
-        return best
-
     # -- decisions --------------------------------------------------------------
     def act(self, view: SeatView, legal: Sequence[Action]) -> Action:
         """The decision for the viewer (see the module doc)."""
@@ -364,26 +289,21 @@ class StrongMahjong:
             return self.greedy.act(view, actions)
         if any(type(a) is Discard for a in actions):
             return self._turn(view, actions)
-        if not self.profile.own_claims:
-            passes = [a for a in actions if type(a) is Pass]
-            if passes and self._relations(view)[2]:
-                return passes[0]  # barred from winning (封胡): feed nobody, build nothing
-            if self.ALWAYS_KONG:
-                for a in actions:
-                    if type(a) is Minggang:
-                        return a  # the discarder pays it at once
-            return self.greedy.act(view, actions)
-        return self._claim(view, actions)
+        passes = [a for a in actions if type(a) is Pass]
+        if passes and self._relations(view)[2]:
+            return passes[0]  # barred from winning (封胡): feed nobody, build nothing
+        if self.ALWAYS_KONG:
+            for a in actions:
+                if type(a) is Minggang:
+                    return a  # the discarder pays it at once
+        return self.greedy.act(view, actions)
 
-    def _context(self, view: SeatView) -> tuple[list[int], Any, int, bool, bool]:
-        me = view.seat
+    @staticmethod
+    def _counts(view: SeatView) -> list[int]:
         c = [0] * 34
         for k in view.hand:
             c[k] += 1
-        melds = view.melds[me]
-        closed = not any(m.from_seat is not None for m in melds)
-        chi = any(m.kind == "chi" for m in melds)
-        return c, melds, len(view.discards[me]) // 3, closed, chi
+        return c
 
     def _just_konged(self, view: SeatView) -> bool:
         me = view.seat
@@ -397,17 +317,6 @@ class StrongMahjong:
         kongs = sum(1 for m in view.melds[me] if m.kind in _KONGS or len(m.cards) == 4)
         self._kongs_at = (len(view.discards[me]) + 1, kongs)
 
-    def _scores(self, view: SeatView, c: list[int], melds: Sequence[Any], stage: int,
-                closed: bool, chi: bool, kinds: set[int], danger: dict[int, float],
-                can_win: bool) -> dict[int, float]:
-        out = {}
-        for k in kinds:
-            c[k] -= 1
-            off = self._offense(c, melds, stage, closed, chi) if can_win else 0.0
-            c[k] += 1
-            out[k] = off - danger.get(k, 0.0)
-        return out
-
     def _turn(self, view: SeatView, actions: list[Action]) -> Action:
         g = self.greedy.act(view, actions)
         if type(g) is not Discard:
@@ -416,7 +325,7 @@ class StrongMahjong:
             for a in actions:
                 if type(a) is Angang:
                     return a  # paid at once by each other seat, whatever the hand does
-        c, melds, stage, closed, chi = self._context(view)
+        c, melds = self._counts(view), view.melds[view.seat]
         seen = seen_kinds(view, 34)
         just = self._just_konged(view)
         _, _, barred = self._relations(view)
@@ -426,11 +335,6 @@ class StrongMahjong:
         self._note_discard(view)
         if barred or self._fold(c, len(melds), g.card, threats):
             best = min(kinds, key=lambda k: (danger[k], k != g.card))  # the safest tile
-        elif self.profile.targets:
-            scores = self._scores(view, c, melds, stage, closed, chi, kinds, danger, True)
-            best = max(kinds, key=lambda k: (scores[k], k == g.card))
-            if scores[best] - scores[g.card] <= self.MARGIN * self.profile.std_open:
-                return g
         else:
             best = self._safer_equal(c, len(melds), g.card, kinds, danger, seen)
         if best == g.card:
@@ -474,54 +378,3 @@ class StrongMahjong:
                 best, low = k, danger[k]
                 break
         return best
-
-    def _claim(self, view: SeatView, actions: list[Action]) -> Action:
-        passes = [a for a in actions if isinstance(a, Pass)]
-        claims = [a for a in actions if isinstance(a, (Minggang, Peng, Chi))]
-        if not claims or view.window is None:
-            return passes[0] if passes else actions[0]
-        card = view.window[0]
-        c, melds, stage, closed, chi = self._context(view)
-        _, _, barred = self._relations(view)
-        if barred:
-            return passes[0] if passes else claims[0]
-        seen = seen_kinds(view, 34)
-        seen[card] += 1
-        threats = self._threats(view, False)
-        now = self._offense(c, melds, stage, closed, chi)
-        p = self.profile
-        best, pick = now + self.MARGIN * p.std_open, None
-        for a in claims:
-            after = list(c)
-            if isinstance(a, Minggang):
-                after[card] -= 3
-                kind, cards = "minggang", (card,) * 4
-            elif isinstance(a, Peng):
-                after[card] -= 2
-                kind, cards = "peng", (card,) * 3
-            else:
-                used = list(a.cards)
-                used.remove(card)
-                for k in used:
-                    after[k] -= 1
-                kind, cards = "chi", tuple(a.cards)
-            laid = (*melds, MeldView(kind, cards, view.window[1]))
-            if kind == "minggang":
-                v = self._offense(after, laid, stage, False, chi) + (3.0 if p.std_open > 5 else 1.0)
-            else:
-                kinds = {k for k in range(34) if after[k]}
-                hand = tuple(k for k in range(34) for _ in range(after[k]))
-                danger = self._danger(_with_hand(view, hand), threats, seen)
-                sc = self._scores(view, after, laid, stage, False, chi or kind == "chi",
-                                  kinds, danger, True)
-                v = max(sc.values()) if sc else -99.0
-            if v > best:
-                best, pick = v, a
-        if pick is not None:
-            return pick
-        return passes[0] if passes else actions[0]
-
-
-def _with_hand(view: SeatView, hand: tuple[int, ...]) -> SeatView:
-    """``view`` with ``hand`` as the viewer's concealed tiles (after a claim)."""
-    return msgspec.structs.replace(view, hand=hand)
