@@ -49,7 +49,11 @@ class GreedyBot:
             return
         self.ruleset = ruleset
         cls = self.STRATEGIES.get(ruleset.manifest.family)
-        self._strategy = cls(self.rng, ruleset) if cls is not None else self._fallback
+        self._strategy = self._make(cls, ruleset) if cls is not None else self._fallback
+
+    def _make(self, cls: type, ruleset: Any) -> Any:
+        """The family's strategy for ``ruleset`` (a subclass passes more)."""
+        return cls(self.rng, ruleset)
 
     def act(self, view: SeatView | None, legal: Sequence[Action]) -> Action:
         """One of ``legal``, chosen by the family's strategy from ``view``.
@@ -61,7 +65,8 @@ class GreedyBot:
         if not legal:
             raise ValueError("nothing to decide: no legal action")
         if self._strategy is None:
-            raise ValueError("GreedyBot has no ruleset: give GreedyBot(rng, ruleset) "
+            name = type(self).__name__
+            raise ValueError(f"{name} has no ruleset: give {name}(rng, ruleset) "
                              "or call sit(ruleset, seat) first")
         return self._strategy.act(view, legal)
 

@@ -5,14 +5,11 @@ says a discard is dangerous (:mod:`qipai.bots.strong_mahjong`,
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from typing import Any
 
-from qipai.bots.base import RandomBot, decide
+from qipai.bots.greedy import GreedyBot
 from qipai.bots.strong_mahjong import StrongMahjong
 from qipai.bots.strong_zipai import StrongZipai
-from qipai.core.model import Action
-from qipai.core.views import SeatView
 
 __all__ = ["DEFAULT_BUDGET", "StrongBot"]
 
@@ -20,9 +17,10 @@ __all__ = ["DEFAULT_BUDGET", "StrongBot"]
 DEFAULT_BUDGET = 1
 
 
-class StrongBot:
+class StrongBot(GreedyBot):
     """A stronger player than :class:`~qipai.bots.GreedyBot`, from the
-    seat's view alone.
+    seat's view alone: the greedy bot's seating and asking, with the strong
+    strategies (``sit``, ``act`` and ``choose`` as there).
 
     Args:
         rng: the bot's RNG (ties, samples; default: a fresh unseeded one).
@@ -35,7 +33,8 @@ class StrongBot:
             look-ahead is built: docs/concepts/bots.md says why).
 
     Raises:
-        ValueError: a budget that is not an int >= 0.
+        ValueError: a budget that is not an int >= 0; ``act`` as
+            :meth:`GreedyBot.act <qipai.bots.GreedyBot.act>`.
     """
 
     STRATEGIES: dict[str, type] = {"mahjong": StrongMahjong, "zipai": StrongZipai}
@@ -44,38 +43,8 @@ class StrongBot:
                  budget: int = DEFAULT_BUDGET) -> None:
         if type(budget) is not int or budget < 0:
             raise ValueError(f"StrongBot budget must be an int >= 0, got {budget!r}")
-        self.rng = rng or random.Random()
         self.budget = budget
-        self._fallback = RandomBot(self.rng, always_win=True)
-        self.ruleset: Any = None
-        self._strategy: Any = None
-        if ruleset is not None:
-            self.sit(ruleset, 0)
+        super().__init__(rng, ruleset)
 
-    def sit(self, ruleset: Any, seat: int) -> None:
-        """Play by ``ruleset`` (any seat: the seat is read from each view)."""
-        if ruleset is self.ruleset:
-            return
-        self.ruleset = ruleset
-        cls = self.STRATEGIES.get(ruleset.manifest.family)
-        self._strategy = cls(self.rng, ruleset, self.budget) if cls is not None \
-            else self._fallback
-
-    def act(self, view: SeatView | None, legal: Sequence[Action]) -> Action:
-        """One of ``legal``, from ``view`` (see the class doc).
-
-        Raises:
-            ValueError: ``legal`` is empty, or the bot was never seated.
-        """
-        if not legal:
-            raise ValueError("nothing to decide: no legal action")
-        if self._strategy is None:
-            raise ValueError("StrongBot has no ruleset: give StrongBot(rng, ruleset) "
-                             "or call sit(ruleset, seat) first")
-        return self._strategy.act(view, legal)
-
-    def choose(self, table: Any, seat: int) -> Action:
-        """:func:`~qipai.bots.decide` ``(self, table, seat)``, seated at
-        ``table``'s ruleset first (a shortcut for tests and scripts)."""
-        self.sit(table.ruleset, seat)
-        return decide(self, table, seat)
+    def _make(self, cls: type, ruleset: Any) -> Any:
+        return cls(self.rng, ruleset, self.budget)
