@@ -64,29 +64,39 @@ def test_a_bad_operator_bot_is_refused(options, words):
         assert w in str(info.value)
 
 
+def _watched_server(tmp_path, bot_options):
+    """A server offering ``bot_options`` (``--bot`` values), its events
+    noted in ``seen`` and ``ended`` set at the first ``hand_ended``.  Made
+    inside the test's event loop."""
+    from qipai.server.state import Server
+
+    server = Server(f"sqlite:///{tmp_path}/q.db", seed=5, quiet=True,
+                    bot_levels=BotLevels(parse_bot_options(bot_options)))
+    seen: list[tuple[str, dict]] = []
+    ended = asyncio.Event()
+    emit = server.events.emit
+
+    def watch(event: str, **fields) -> None:
+        seen.append((event, fields))
+        if event == "hand_ended":
+            ended.set()
+        emit(event, **fields)
+
+    server.events.emit = watch
+    return server, seen, ended
+
+
 def test_levels_are_kept_a_failing_bot_is_answered_by_greedy_off_the_loop(tmp_path):
     """An all-bot table: seat 0's bot raises at every decision (logged
     ``bot_fault``, greedy plays for it), seat 3's is asked in a thread; the
     hand ends; the row keeps each seat's level, and a row without levels
     (made before them) is normal at every bot seat."""
     from qipai.host.outbox import Conn
-    from qipai.server.state import BadBots, Server
+    from qipai.server.state import BadBots
 
     async def main() -> None:
-        levels = BotLevels(parse_bot_options(["weird=plugbot:RaisingBot",
-                                              "slow=plugbot:ThreadBot"]))
-        server = Server(f"sqlite:///{tmp_path}/q.db", seed=5, quiet=True, bot_levels=levels)
-        seen: list[tuple[str, dict]] = []
-        ended = asyncio.Event()
-        emit = server.events.emit
-
-        def watch(event: str, **fields) -> None:
-            seen.append((event, fields))
-            if event == "hand_ended":
-                ended.set()
-            emit(event, **fields)
-
-        server.events.emit = watch
+        server, seen, ended = _watched_server(
+            tmp_path, ["weird=plugbot:RaisingBot", "slow=plugbot:ThreadBot"])
         try:
             with pytest.raises(BadBots, match="level 'plugbot:FirstBot' is not offered"):
                 await server.create(P.CreateTable(bots=[P.BotSeat(seat=1,
@@ -117,25 +127,12 @@ def test_a_bot_that_hangs_is_answered_by_greedy_and_holds_one_thread(tmp_path, m
     stuck the seat's next decisions go to greedy at once — the hand ends."""
     from qipai.host import seats as seats_mod
     from qipai.host.outbox import Conn
-    from qipai.server.state import Server
 
     monkeypatch.setattr(seats_mod, "BOT_THINK_S", 0.2)
     plugbot.RELEASE.clear()
 
     async def main() -> None:
-        levels = BotLevels(parse_bot_options(["stuck=plugbot:HangingBot"]))
-        server = Server(f"sqlite:///{tmp_path}/q.db", seed=5, quiet=True, bot_levels=levels)
-        seen: list[tuple[str, dict]] = []
-        ended = asyncio.Event()
-        emit = server.events.emit
-
-        def watch(event: str, **fields) -> None:
-            seen.append((event, fields))
-            if event == "hand_ended":
-                ended.set()
-            emit(event, **fields)
-
-        server.events.emit = watch
+        server, seen, ended = _watched_server(tmp_path, ["stuck=plugbot:HangingBot"])
         try:
             t, _ = await server.create(P.CreateTable(bots=[P.BotSeat(seat=0, level="stuck"),
                                                            1, 2, 3]))

@@ -20,19 +20,12 @@ from qipai.cli import cli  # noqa: E402
 from qipai.core.ruleset import load  # noqa: E402
 from qipai.sim.arena import arena  # noqa: E402
 from qipai.sim.report.arena import summarize_arena  # noqa: E402
+from cliassert import one_line_error  # noqa: E402  (tests/helpers)
 
 
 def invoke(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
-
-def one_line_error(res, *words: str) -> None:
-    assert res.exit_code == 2, res.output
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1, res.stderr
-    assert lines[0].startswith("error: ") and "Traceback" not in res.output
-    for w in words:
-        assert w in lines[0], (w, lines[0])
 
 
 def read(path: str) -> list[dict]:

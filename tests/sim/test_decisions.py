@@ -16,6 +16,7 @@ pytest.importorskip("pettingzoo", reason="pettingzoo (extra qipai[env]) not inst
 
 from qipai.cli import cli  # noqa: E402
 from qipai.core.sessions import hand_seed  # noqa: E402
+from cliassert import one_line_error  # noqa: E402  (tests/helpers)
 
 SPECS = ["guilin-zipai", "guilin-mahjong"]
 
@@ -23,13 +24,6 @@ SPECS = ["guilin-zipai", "guilin-mahjong"]
 def invoke(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
-
-def one_line_error(res, *words: str) -> None:
-    assert res.exit_code == 2, res.output
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
-    for w in words:
-        assert w in lines[0], (w, lines[0])
 
 
 @pytest.fixture(scope="module")

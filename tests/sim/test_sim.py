@@ -20,6 +20,7 @@ from qipai.cli import cli  # noqa: E402
 from qipai.core.ruleset import load  # noqa: E402
 from qipai.sim import MissingExtra, RayUnavailable, require  # noqa: E402
 from qipai.sim.run import parse_rulesets, simulate  # noqa: E402
+from cliassert import one_line_error  # noqa: E402  (tests/helpers)
 
 GUILIN = ["guilin-mahjong", "guilin-mahjong(hubao=false)"]
 GUILIN_B = "guilin-mahjong(hubao=False)"  # as the file names it
@@ -28,14 +29,6 @@ GUILIN_B = "guilin-mahjong(hubao=False)"  # as the file names it
 def invoke(*args: str, env: dict | None = None):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False, env=env)
 
-
-def one_line_error(res, *words: str) -> None:
-    assert res.exit_code == 2, res.output
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1, res.stderr
-    assert lines[0].startswith("error: ") and "Traceback" not in res.output
-    for w in words:
-        assert w in lines[0], (w, lines[0])
 
 
 @pytest.fixture(scope="module")
