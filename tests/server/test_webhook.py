@@ -105,6 +105,12 @@ def test_events_long_poll_and_bad_ids(tmp_path):
             assert "after" in r.json()["message"]
             r = h.get("/events", params={"after": "-1"})
             assert r.status_code == 400
+            for name, value, what in (("wait", "x", "seconds"), ("limit", "1" * 19, "events"),
+                                      ("after", "007", "an event id")):
+                r = h.get("/events", params={name: value})   # each named as what it is
+                assert r.status_code == 400 and r.json()["error"] == "BadMessage", r.text
+                m = r.json()["message"]
+                assert m.startswith(f"{name} must be") and what in m and value in m, m
             assert h.get("/events").json() == {"events": [], "last": 0}
             answer: dict = {}
 
