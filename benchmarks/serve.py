@@ -8,8 +8,10 @@ operator key creates the tables, naming a player at every seat, and reads
 the records; each client plays with a seat token signed for its player, a
 JWT, as a platform hands its players).  ``--against REF``
 runs the server of another commit too (``5c772db``: the code before operator
-keys, necessarily open), each of its runs right after this checkout's on the
-same machine, and prints this checkout's figures over the reference's.
+keys, necessarily open; ``84291a6``: the code before issue 36, which runs
+without ``--webhook``, ``--stake`` and ``--seat-values``), each of its runs
+right after this checkout's on the same machine, and prints this checkout's
+figures over the reference's.
 
 What it does, as a host would see it:
 
@@ -694,7 +696,9 @@ def main() -> None:
                          "creates the tables and reads the records)")
     ap.add_argument("--against", metavar="REF",
                     help="also run the server of git commit REF (checked out in a temporary "
-                         f"worktree; e.g. {BEFORE_OPERATOR}, the code before operator keys), "
+                         f"worktree; e.g. {BEFORE_OPERATOR}, the code before operator keys, "
+                         f"or {BEFORE_ISSUE_36}, the code before issue 36's outbox, stakes, "
+                         f"seat values and chain — its run has none of them), "
                          "each run right after this checkout's, and print the ratios")
     args = ap.parse_args()
     ref = checkout(args.against) if args.against else None
@@ -741,6 +745,10 @@ def main() -> None:
 #: The code before issue 34's operator boundary (keys, identity, limits):
 #: the reference ``--against`` is meant for.
 BEFORE_OPERATOR = "5c772db"
+#: The code before issue 36 (the events outbox and webhook, stakes and rake,
+#: seat values, the journal's chain): the reference of README's run with
+#: ``--webhook --seat-values --stake 10``.
+BEFORE_ISSUE_36 = "84291a6"
 
 
 def checkout(ref: str) -> Path:

@@ -224,3 +224,40 @@ def test_schema_descriptions_are_plain_text(args):
     assert descriptions
     for d in map(json.loads, descriptions):
         assert re.search(r":[a-z]+:`", d) is None and "``" not in d, d
+
+
+# ---------------------------------------------------------------- operator events
+
+
+def written_events() -> dict[str, set[str]]:
+    """Each event kind → every key of ``data`` that :mod:`qipai.host.feed`
+    writes, its optional parts included (a stake, a joint deal, a head)."""
+    from types import SimpleNamespace as NS
+
+    from qipai.host import feed
+
+    t = NS(id="t1", key_name=None, stake=10, rake=None, ruleset=NS(spec="guilin-mahjong"),
+           n=4, bots=[1], levels={1: "normal"}, named={}, room_hands=2, rng_shown="joint")
+    result = NS(end="hu", winners=[0], payments=[], net=[1, -1, 0, 0])
+    rec = {"commitment": "c", "salt": "s", "deal": {}, "joint": {}, "seed": 1,
+           "chain": {"head": "h"}}
+    ops = [feed.table_created(t),
+           feed.hand_started(t, 0, NS(dealer=0), "c", joint={"server_commitment": "x"}),
+           feed.hand_ended(t, 0, result, rec, [1, -1, 0, 0], money={"net": []},
+                           money_totals=[0, 0, 0, 0]),
+           feed.table_closed(t, "finished", 1, [0, 0, 0, 0], None, "h"),
+           feed.timeout(t, 0, 1, 3), feed.tuoguan(t, 0, 1, True, "timeouts")]
+    return {row["kind"]: set(json.loads(row["body"])) for _, row in ops}
+
+
+def test_the_protocol_reference_lists_every_event_and_its_data():
+    """docs/reference/protocol.md's events table: one table, a row per kind,
+    each row naming every key of the ``data`` the server writes."""
+    page = (DOCS / "reference" / "protocol.md").read_text(encoding="utf-8")
+    rows = table_after(page, "## Events: the webhook and `GET /events`")
+    kinds = [re.fullmatch(r"`(\w+)`", row[0]).group(1) for row in rows]
+    written = written_events()
+    assert sorted(kinds) == sorted(written), f"the table lists {kinds}"
+    for row, kind in zip(rows, kinds, strict=True):
+        missing = {k for k in written[kind] if f"`{k}`" not in row[2]}
+        assert not missing, f"the {kind} row does not name {sorted(missing)}"

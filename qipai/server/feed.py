@@ -43,13 +43,18 @@ MAX_WAIT = 60
 POLL_CLUSTER_S = 0.5
 
 
+#: What each query parameter of ``GET /events`` is (its refusal says so).
+_WHAT = {"after": "an event id", "wait": "seconds", "limit": "events"}
+
+
 def _number(q: Any, name: str, default: int, most: int | None = None) -> int | Response:
     if name not in q:
         return default
     n = _whole(q[name])
     if n is None:
-        return _error("BadMessage", f"{name} must be a whole number written in ASCII digits "
-                                    f"(an event id), not {shown(q[name])}", 400)
+        return _error("BadMessage", f"{name} must be a whole number ({_WHAT[name]}) written in "
+                                    f"ASCII digits, without a sign or leading zeros, at most 18 "
+                                    f"of them, not {shown(q[name])}", 400)
     return min(n, most) if most is not None else n
 
 

@@ -63,10 +63,15 @@ LAG_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30
 
 
 def check_url(url: str) -> str | None:
-    """None if ``url`` is an absolute http(s) URL, else why not (one line;
-    the URL itself is not repeated: it may hold a password)."""
+    """None if ``url`` is an absolute http(s) URL that httpx can send to,
+    else why not (one line; the URL itself is not repeated: it may hold a
+    password).  A port that is not 1–65535, or a character httpx refuses,
+    is caught here, at start, not at every attempt of every event."""
+    import httpx
+
     try:
         parts = urlsplit(url)
+        port = parts.port   # (parsed when asked: "Port out of range 0-65535")
     except ValueError as exc:
         return f"--webhook is not a URL ({exc})"
     if parts.scheme not in ("http", "https"):
@@ -74,6 +79,12 @@ def check_url(url: str) -> str | None:
                 f"{(parts.scheme + ':') if parts.scheme else 'one without a scheme'}")
     if not parts.hostname:
         return "--webhook must name a host (http://HOST[:PORT]/PATH)"
+    if port == 0:
+        return "--webhook's port must be 1 to 65535, not 0"
+    try:
+        httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        return f"--webhook is not a URL ({exc})"
     return None
 
 

@@ -3,7 +3,7 @@ then its database is edited behind its back — an action row changed, an
 action row deleted, two hands' rows swapped, a commitment changed — and
 ``qipai verify --db`` (a CLI process) names the first broken link each
 time, clean before and after each edit is undone; ``qipai verify`` on the
-table's records file catches a changed action and swapped hands; the
+table's records file catches a changed action, a deleted one and swapped hands; the
 ``hand_ended`` events carry the database's heads; a server SIGKILLed
 mid-room goes on with the chain where it stood."""
 
@@ -189,6 +189,11 @@ def test_verify_db_names_the_first_broken_link_of_each_edit(db_url, tmp_path):
     bad = json.loads(json.dumps(recs))
     x = bad["hands"][1]["record"]["actions"][3]
     x["seat"] = (x["seat"] + 1) % 4
+    path.write_text(json.dumps(bad))
+    code, out = _verify(str(path))
+    assert code == 1 and "FAIL hand 2: chain: hand 1's links" in out, out
+    bad = json.loads(json.dumps(recs))
+    del bad["hands"][1]["record"]["actions"][3]   # an action deleted
     path.write_text(json.dumps(bad))
     code, out = _verify(str(path))
     assert code == 1 and "FAIL hand 2: chain: hand 1's links" in out, out

@@ -105,6 +105,12 @@ def test_events_long_poll_and_bad_ids(tmp_path):
             assert "after" in r.json()["message"]
             r = h.get("/events", params={"after": "-1"})
             assert r.status_code == 400
+            for name, value, what in (("wait", "x", "seconds"), ("limit", "1" * 19, "events"),
+                                      ("after", "007", "an event id")):
+                r = h.get("/events", params={name: value})   # each named as what it is
+                assert r.status_code == 400 and r.json()["error"] == "BadMessage", r.text
+                m = r.json()["message"]
+                assert m.startswith(f"{name} must be") and what in m and value in m, m
             assert h.get("/events").json() == {"events": [], "last": 0}
             answer: dict = {}
 
@@ -139,6 +145,22 @@ def start_server_fails(db: str, tmp_path, *args: str) -> str:
                         *args], capture_output=True, text=True, timeout=PATIENCE)
     assert p.returncode != 0
     return p.stderr
+
+
+@pytest.mark.parametrize("url, words", [
+    ("http://127.0.0.1:99999/hook", "Port out of range"),
+    ("http://127.0.0.1:abc/hook", "Port could not be cast"),
+    ("http://127.0.0.1:0/hook", "port must be 1 to 65535"),
+    ("http://user:hunter2@127.0.0.1:99999/hook", "Port out of range"),
+])
+def test_a_webhook_url_with_a_bad_port_is_refused_at_start(tmp_path, url, words):
+    """A URL no POST can ever reach is refused at start, one line naming
+    --webhook (not accepted, then failed at every attempt of every event
+    until each is dead); a password in it is not repeated."""
+    err = start_server_fails(f"sqlite:///{tmp_path}/q.db", tmp_path, "--webhook", url)
+    assert "--webhook" in err and words in err and len(err.strip().splitlines()) == 1, err
+    assert "hunter2" not in err
+    assert not (tmp_path / "q.db").exists()
 
 
 def test_a_webhook_without_a_secret_is_refused(tmp_path, monkeypatch):
