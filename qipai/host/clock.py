@@ -104,8 +104,8 @@ class Clock:
                 hand = self.hand
                 try:
                     self.play(seat, default_action(self.table, seat), timeout=True)
-                    self.server.events.emit("timeout", table=self.id, hand=hand, seat=seat,
-                                            seq=d.seq)
+                    self.server.events.emit("timeout", table=self.id, key=self.key_name,
+                                            hand=hand, seat=seat, seq=d.seq)
                 except Refused as exc:
                     if self.halted is None and self.rereading is None:
                         # a default action is legal: refused, it would be refused again

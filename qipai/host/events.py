@@ -13,7 +13,9 @@ each event is
 
 The fields never hold a seat's or admin token, a hand's salt before its
 reveal, or any key: only ids, seat numbers, the variant spec, the hand's
-end and its net.  An applied action is counted only (:meth:`Events.applied`),
+end and its net, and the name of the operator key that made the table
+(``key``, null without one: on ``table_created``, ``hand_ended``,
+``timeout`` and ``table_closed``).  An applied action is counted only (:meth:`Events.applied`),
 never logged: there are thousands a second.
 """
 

@@ -231,7 +231,8 @@ class Journal:
                     self.shown = ends[0]
                     if len(ends) > 1:   # the hand's end, committed
                         hand_, end, net = ends[1]
-                        self.server.events.emit("hand_ended", table=self.id, hand=hand_,
+                        self.server.events.emit("hand_ended", table=self.id,
+                                                key=self.key_name, hand=hand_,
                                                 end=end, net=net)
                 if self.uncommitted:   # what was held before a later write: framed now
                     for c in self.conns:

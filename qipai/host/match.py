@@ -576,8 +576,8 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes, SeatValues):
         self.ended = ended
         self.step_closed()   # (a seat-value step's connections have no welcome)
         self.stop_room()
-        self.server.events.emit("table_closed", table=self.id, hands=self.hands_done,
-                                totals=list(self.totals), ended=ended)
+        self.server.events.emit("table_closed", table=self.id, key=self.key_name,
+                                hands=self.hands_done, totals=list(self.totals), ended=ended)
         closed = P.Closed(totals=tuple(self.totals))
         for conn in list(self.conns):
             if tally is not None:

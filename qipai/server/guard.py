@@ -4,7 +4,9 @@ is answered **400** ``BadMessage`` naming it, on every HTTP route and on the
 WebSocket upgrade (which is then refused with that HTTP answer, never
 accepted) — so no route ever picks one of two values.  So is an
 ``Authorization`` header given twice (a proxy in front may check one, the
-server would take the other)."""
+server would take the other).  Each such refusal is a ``refused`` event
+(reason ``BadMessage``, its path and client address: counted in
+``qipai_refusals_total``, logged)."""
 
 from __future__ import annotations
 
@@ -48,6 +50,16 @@ async def deny(scope: Any, receive: Any, send: Any, status: int, error: P.HttpEr
         await send({"type": "websocket.close", "code": 1008})
 
 
+def _refused(scope: Any) -> None:
+    """Emit the ``refused`` event of a request this middleware refuses
+    (the server is the app's, which Starlette puts in the scope)."""
+    server = getattr(getattr(scope.get("app"), "state", None), "server", None)
+    if server is not None:
+        client = scope.get("client")
+        server.events.emit("refused", reason="BadMessage", path=scope.get("path", "")[:128],
+                           client=client[0] if client else None)
+
+
 class OneValueEach:
     """(ASGI middleware.)  A query parameter, or the ``Authorization``
     header, given twice → 400 ``BadMessage``."""
@@ -59,6 +71,7 @@ class OneValueEach:
         if scope["type"] in ("http", "websocket"):
             twice = repeated(scope.get("query_string", b""))
             if twice:
+                _refused(scope)
                 names = ", ".join(shown(k) for k in twice[:5])
                 await deny(scope, receive, send, 400, P.HttpError(
                     error="BadMessage",
@@ -66,6 +79,7 @@ class OneValueEach:
                             f"parameter is given at most once"))
                 return
             if sum(1 for k, _ in scope.get("headers", ()) if k == b"authorization") > 1:
+                _refused(scope)
                 await deny(scope, receive, send, 400, P.HttpError(
                     error="BadMessage",
                     message="the Authorization header is given more than once: send one"))

@@ -128,7 +128,9 @@ def _table_reader(request: Request, tid: str, row: dict[str, Any]) -> Response |
         if any(secrets.compare_digest(h, x) for x in seats):
             return None
         if any(h in t.seat_of_hash for t in s.tables.values() if t.id != tid):
-            return _error("WrongTable", f"that seat token is of another table, not {tid}", 403)
+            return _denied(s, tid, Denied("WrongTable", f"that seat token is of another "
+                                                        f"table, not {tid}", 403),
+                           logs.client(request))
     refusal = _key_or_refusal(request, f"reading table {tid}'s records")
     return refusal if isinstance(refusal, Response) else None
 

@@ -69,7 +69,9 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
     as long again; and cuts a socket whose client has read nothing for
     :data:`WRITE_STALL_S` while the server had frames for it, or that has
     not answered a keepalive ping in time (a cut is a reset: what was
-    buffered for the client is dropped)."""
+    buffered for the client is dropped).  An upgrade the app refuses with
+    an HTTP answer (``websocket.http.response``) ends its handshake, so
+    uvicorn logs no error for it."""
 
     #: The server whose sockets it counts and caps (None: none); set by
     #: :func:`ws_protocol` (not ``server``: uvicorn's protocol has that attribute).
@@ -157,6 +159,15 @@ class WebSocketProtocol(WebSocketsSansIOProtocol):
             message=f"the server holds as many WebSocket connections as it may (qipai "
                     f"serve --max-connections {server.max_connections}); try again "
                     f"later"))
+
+    async def send(self, message: Any) -> None:
+        await super().send(message)
+        if message["type"] == "websocket.http.response.body" and not message.get("more_body"):
+            # the upgrade refused with an HTTP answer (qipai.server.guard) is over: uvicorn
+            # (0.54) leaves handshake_complete unset and logs "ASGI callable returned
+            # without completing handshake" at ERROR for each — a client's refusal, not
+            # the server's error (its wsproto protocol sets it)
+            self.handshake_complete = True
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)

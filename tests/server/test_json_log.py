@@ -31,3 +31,44 @@ def test_json_log_has_the_events_and_no_token(tmp_path):
     assert ended["table"] == t["id"] and ended["hand"] == 0 and len(ended["net"]) == 4
     for secret in (*t["seats"].values(), t["admin"], t["spectator_token"]):
         assert secret not in text
+
+
+def test_a_keyed_servers_events_name_the_key_and_hold_no_secret(db_url, tmp_path):
+    import sqlalchemy as sa
+
+    from qipai.host.store import engine_url
+    from test_identity import new_key, secret_of, sign
+
+    f = tmp_path / "keys.json"
+    key = new_key(f, "shop")
+    secret = secret_of(f, "shop")
+    s = start_server(db_url, tmp_path, "--keys", str(f), "--seed", "11", "--log-format", "json",
+                     "--turn-timeout", "0.02")
+    try:
+        with s.http() as h:
+            r = h.post("/tables", headers={"Authorization": f"Bearer {key}"}, json={
+                "bots": [1, 2, 3], "players": [{"seat": 0, "player": "u-9", "name": "阿明"}]})
+            assert r.status_code == 201, r.text
+            t = r.json()
+        token = sign(secret, "shop", table=t["id"], seat=0, player="u-9")
+        c = SyncSeat(s, t["id"], token, strict=False)
+        c.until("hand_ended")          # seat 0 never answers: its decisions time out
+        c.close()
+        s.close(t)
+        eng = sa.create_engine(engine_url(db_url))
+        try:
+            with eng.connect() as conn:   # every hand's salt (the next one's, never revealed)
+                salts = [r[0] for r in conn.execute(sa.text("select salt from qipai_hands"))]
+        finally:
+            eng.dispose()
+    finally:
+        s.stop()
+    text = s.log_path.read_text()
+    lines = [json.loads(line) for line in text.splitlines()]
+    for event in ("table_created", "timeout", "hand_ended", "table_closed"):
+        got = [x for x in lines if x["event"] == event]
+        assert got and all(x["key"] == "shop" for x in got), (event, got)
+    assert salts
+    for secret_text in (key, secret, token, *t["seats"].values(), t["admin"],
+                        t["spectator_token"], *salts):
+        assert secret_text not in text

@@ -186,3 +186,22 @@ def test_signed_tokens_with_nbf_iat_or_aud_as_documented(keyed):
     assert status(iat=now + 3600) == (401, "BadToken")
     assert status(aud="qipai") == (401, "BadToken")
     assert status(nbf=now + 5, iat=now + 5) == (200, None)   # within the skew
+
+
+def test_another_tables_seat_token_on_the_records_is_a_counted_refused_event(keyed):
+    # a seat token of one table sent for another's records: 403 WrongTable, counted
+    # and logged like every other refused token (it was answered, not counted)
+    with keyed.http() as h:
+        t, u = (h.post("/tables", headers=bearer(keyed.key), json={"bots": [1, 2, 3]}).json()
+                for _ in range(2))
+        before = refusals(keyed)
+        for path in (f"/tables/{t['id']}/records", f"/tables/{t['id']}/records/0/replay"):
+            r = h.get(path, headers=bearer(u["seats"]["0"]))
+            assert r.status_code == 403 and r.json()["error"] == "WrongTable", (path, r.text)
+        assert refusals(keyed).get("WrongTable", 0) == before.get("WrongTable", 0) + 2
+        got = [e for e in events(keyed, "refused") if e["reason"] == "WrongTable"]
+        assert got and got[0]["table"] == t["id"] and got[0]["client"] == "127.0.0.1", got
+        for x in (t, u):
+            assert h.post(f"/tables/{x['id']}/close", headers=bearer(keyed.key)).status_code \
+                == 200
+    assert u["seats"]["0"] not in keyed.log_path.read_text()

@@ -1,6 +1,8 @@
 """A query parameter given twice (``?token=bad&token=GOOD``) is refused 400
 ``BadMessage`` naming it — on HTTP routes and on the WebSocket upgrade, which
-is never accepted — and changes nothing; asked of a real ``qipai serve``."""
+is never accepted — and changes nothing; each refusal is a ``refused`` event
+(counted, logged), and the refused upgrade is no error line of the server's;
+asked of a real ``qipai serve``."""
 
 import json
 
@@ -11,7 +13,7 @@ from hostkit import SyncSeat, start_server
 
 
 def test_repeated_query_parameters_are_refused(db_url, tmp_path):
-    s = start_server(db_url, tmp_path)
+    s = start_server(db_url, tmp_path, "--log-format", "json")
     try:
         t = s.create(bots=[1, 2, 3])
         good = t["seats"]["0"]
@@ -38,6 +40,17 @@ def test_repeated_query_parameters_are_refused(db_url, tmp_path):
         seat = SyncSeat(s, t["id"], good)
         assert seat.until("welcome")["type"] == "welcome"
         seat.close()
+        with s.http() as h:   # the upgrade, four GETs and a POST: each counted
+            assert 'qipai_refusals_total{reason="BadMessage"} 6.0' in h.get("/metrics").text
     finally:
         s.stop()
-    assert "Traceback" not in s.log_path.read_text()
+    log = s.log_path.read_text()
+    assert "Traceback" not in log
+    lines = [json.loads(x) for x in log.splitlines() if x.startswith("{")]
+    # uvicorn (0.54) logged "ASGI callable returned without completing handshake" at
+    # ERROR for every upgrade refused with an HTTP answer: a client's error, not the server's
+    assert [x for x in lines if x["level"] == "error"] == [], log
+    refused = [x for x in lines if x["event"] == "refused"]
+    assert refused and refused[0]["reason"] == "BadMessage", refused
+    assert refused[0]["path"] == f"/tables/{t['id']}/ws" and refused[0]["client"] == "127.0.0.1"
+    assert good not in log
