@@ -11,7 +11,8 @@ and POSTed to the operator, at least once, in order per table.
   The address is chosen at each attempt, so a key's webhook changed in the
   keys file takes effect at the reload (SIGHUP): its tables' events not yet
   delivered go to the new one — due at once, with attempts of their own
-  (:meth:`Deliverer.rerouted`); a dead one waits for the retry as before.
+  (:meth:`Deliverer.rerouted`; one in flight to the old address then, if
+  that attempt fails, too); a dead one waits for the retry as before.
 
 * **At least once.**  An event is marked delivered (a write of the group
   commit) only after the webhook answered 2xx; a server killed between
@@ -273,6 +274,12 @@ class Deliverer:
             now = time.time()
             if error is None:
                 op = ("event_sent", dict(k_id=row["id"], delivered=now, attempts=attempts))
+            elif self.route(key) != to:
+                # its key's webhook changed (a reload) while it was sent to the old
+                # one: due at once at the new address, with attempts of its own
+                self.failed += 1
+                op = ("event_failed", dict(k_id=row["id"], attempts=0, next_try=now,
+                                           dead=False, error=error))
             else:
                 self.failed += 1
                 dead = attempts >= self.max_attempts
