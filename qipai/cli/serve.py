@@ -164,7 +164,9 @@ from qipai.cli.common import fail
               help="POST every table event (table_created, hand_started, hand_ended, "
                    "table_closed, timeout, tuoguan) to this http(s) URL, at least once, in "
                    "order per table, signed with the secret in the environment variable "
-                   "QIPAI_WEBHOOK_SECRET (X-Qipai-Signature).")
+                   "QIPAI_WEBHOOK_SECRET (X-Qipai-Signature).  With --keys, a key with a "
+                   "webhook of its own (qipai keys webhook NAME URL) has its tables' events "
+                   "sent there instead.")
 @click.option("--webhook-max-attempts", type=click.IntRange(min=1), default=12,
               show_default=True,
               help="Attempts before an event the webhook does not take is dead (GET "
@@ -335,10 +337,11 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
 
         server.stake = stake
         server.rake = Rake(rake_percent, rake_cap) if rake_percent is not None else None
-    if webhook is not None:
+    if webhook is not None or keys is not None:
+        # (with keys: a key's own webhook, from the file now or after a reload)
         from qipai.server.webhook import Deliverer
 
-        server.webhook = Deliverer(server, webhook, secret.encode(),
+        server.webhook = Deliverer(server, webhook, None if secret is None else secret.encode(),
                                    max_attempts=webhook_max_attempts, backoff=webhook_backoff,
                                    timeout=webhook_timeout)
     port = sock.getsockname()[1]   # --port 0: the one the system chose
@@ -378,9 +381,16 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     if retention_s is not None:
         click.echo(f"closed tables are deleted {retention:s} after their close (--retention)",
                    err=True)
-    if webhook is not None:
-        click.echo(f"events are POSTed to the webhook (--webhook), signed; dead after "
-                   f"{webhook_max_attempts} attempts", err=True)
+    own = len(keys.webhooks) if keys is not None else 0
+    if webhook is not None or own:
+        click.echo("events are POSTed, signed, to "
+                   + (f"the webhook of their table's key ({own} key{'s' if own != 1 else ''}"
+                      f" with one)" if own else "")
+                   + (" else " if own and webhook is not None else "")
+                   + ("the webhook (--webhook)" if webhook is not None else "")
+                   + ("; the other tables' are read from GET /events only"
+                      if webhook is None else "")
+                   + f"; dead after {webhook_max_attempts} attempts", err=True)
     if bot_options:
         click.echo(f"bot levels: {bot_levels.describe()} (--bot)", err=True)
     if forwarded_allow_ips is not None:
@@ -448,12 +458,13 @@ def _reason(exc: OSError) -> str:
 
 
 def _loose(path: str, keys: object) -> str | None:
-    """The warning to give if the keys file ``path`` holds seat-token signing
-    secrets and other users may read it (``qipai keys`` writes it 0600), else None."""
+    """The warning to give if the keys file ``path`` holds seat-token or
+    webhook signing secrets and other users may read it (``qipai keys``
+    writes it 0600), else None."""
     import os
     import stat
 
-    if not getattr(keys, "signers", None):
+    if not (getattr(keys, "signers", None) or getattr(keys, "webhooks", None)):
         return None
     try:
         mode = os.stat(path).st_mode
@@ -462,5 +473,6 @@ def _loose(path: str, keys: object) -> str | None:
     if not mode & (stat.S_IRGRP | stat.S_IROTH):
         return None
     return (f"keys file {path} is readable by other users (mode {stat.S_IMODE(mode):04o}) and "
-            f"holds the secrets that sign seat tokens: anyone who reads it can sit at any "
-            f"seat of its keys' tables; chmod 600 {path}")
+            f"holds the secrets that sign seat tokens or webhook events: anyone who reads it "
+            f"can sit at any seat of its keys' tables, or forge their events; chmod 600 "
+            f"{path}")
