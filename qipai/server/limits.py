@@ -190,6 +190,7 @@ class Quota:
         self.by_address: dict[str, str] = {}   # table id → the address that created it
         self.address_created: dict[str, collections.deque[float]] = {}   # its creation times
         self.address_creating: collections.Counter[str] = collections.Counter()
+        self._sweep_at = 1024   # address_created's size that sweeps it
         self.address_conns: collections.Counter[str] = collections.Counter()
         self.created: dict[str, collections.deque[float]] = {}   # key → creation times
         self.creating: collections.Counter[str] = collections.Counter()
@@ -249,10 +250,11 @@ class Quota:
         if address is None or not any(f in self.address for f in ADDRESS_LIMITS[:2]):
             yield lambda tid: None
             return
-        if len(self.address_created) > 1024:   # the addresses of no creation this minute: out
+        if len(self.address_created) > self._sweep_at:   # no creation this minute: out
             gone = time.monotonic() - MINUTE
             self.address_created = {a: d for a, d in self.address_created.items()
                                     if (d and d[-1] > gone) or self.address_creating[a]}
+            self._sweep_at = max(1024, 2 * len(self.address_created))
         with self._counted(address, self.address_created, self.address_creating,
                            self.address, "address_tables_per_minute", "address_max_tables",
                            lambda: self.tables_from(address), f"address {address}",

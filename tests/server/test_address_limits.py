@@ -261,3 +261,23 @@ def test_table_limits_per_address_are_refused_with_keys(tmp_path, option):
     assert p.returncode == 2
     assert "with --keys every table is made with a key" in p.stderr, p.stderr
     assert p.stderr.count("\n") == 1
+
+
+def test_the_address_counted():
+    from types import SimpleNamespace
+
+    from qipai.server.limits import address_of
+
+    def conn(host, **headers):
+        return SimpleNamespace(client=SimpleNamespace(host=host) if host else None,
+                               headers=headers)
+
+    assert address_of(conn("203.0.113.7")) == "203.0.113.7"
+    # one IPv6 host is given a /64: its addresses count as one
+    assert address_of(conn("2001:db8:1:2:aaaa::1")) == "2001:db8:1:2::/64"
+    assert address_of(conn("2001:db8:1:2:bbbb::9")) == "2001:db8:1:2::/64"
+    assert address_of(conn("::ffff:198.51.100.3")) == "198.51.100.3"
+    # the machine's own client is not counted; one a proxy forwarded is
+    assert address_of(conn("127.0.0.1")) is None and address_of(conn("::1")) is None
+    assert address_of(conn("127.0.0.1", **{"x-forwarded-for": "203.0.113.7"})) == "127.0.0.1"
+    assert address_of(conn(None)) is None
