@@ -115,6 +115,19 @@ from qipai.cli.common import fail
 @click.option("--key-max-spectators", type=click.IntRange(min=0), default=None,
               help="With --keys: spectator connections to one key's tables (the default of "
                    "its max_spectators).  [default: no per-key limit]")
+@click.option("--address-max-tables", type=click.IntRange(min=0), default=None,
+              help="Open demo: open tables one client address may hold of those it "
+                   "created; beyond, 429 TooManyTables (limit address_max_tables).  A "
+                   "loopback client not forwarded by a proxy is not limited.  [default: a "
+                   "tenth of --max-tables, at least 4; not with --keys]")
+@click.option("--address-tables-per-minute", type=click.IntRange(min=0), default=None,
+              help="Open demo: tables one client address may create in 60 s; beyond, 429 "
+                   "TooManyTables with Retry-After.  [default: 10; not with --keys]")
+@click.option("--address-max-connections", type=click.IntRange(min=0), default=None,
+              help="WebSocket connections one client address may hold (seats and "
+                   "spectators of any table); beyond, refused TooManyConnections (close "
+                   "4429).  [default: open demo, a tenth of --max-connections, at least 8; "
+                   "with --keys, no per-address limit]")
 @click.option("--retention", metavar="DURATION", default=None,
               help="Delete a closed table's rows (its hands, actions and row) this long "
                    "after its close: 90s, 30m, 12h, 7d (a bare number: seconds); export "
@@ -207,7 +220,9 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
           stake: int | None = None, rake_percent: int | None = None,
           rake_cap: int | None = None, seat_values: bool = False,
           seat_value_timeout: float = 5.0, cluster: bool = False, node_id: str | None = None,
-          advertise: str | None = None, bot_options: tuple[str, ...] = ()) -> None:
+          advertise: str | None = None, bot_options: tuple[str, ...] = (),
+          address_max_tables: int | None = None, address_tables_per_minute: int | None = None,
+          address_max_connections: int | None = None) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
     Open the printed address in a browser (create a table, play, watch,
@@ -284,6 +299,11 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                  "QIPAI_WEBHOOK_SECRET (a long random string the receiver knows too)")
     keys = None
     loose = None   # a warning: the keys file is readable by other users
+    if keys_file is not None and (address_max_tables is not None
+                                  or address_tables_per_minute is not None):
+        fail("--address-max-tables and --address-tables-per-minute limit the open demo's "
+             "anonymous tables; with --keys every table is made with a key: limit it with "
+             "--key-max-tables and --key-tables-per-minute")
     if keys_file is not None:
         try:
             keys = Keys(keys_file)
@@ -329,7 +349,10 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     server.quota = Quota(server, {"max_tables": key_max_tables,
                                   "tables_per_minute": key_tables_per_minute,
                                   "max_connections": key_max_connections,
-                                  "max_spectators": key_max_spectators}, seat_reserve)
+                                  "max_spectators": key_max_spectators}, seat_reserve,
+                           {"address_max_tables": address_max_tables,
+                            "address_tables_per_minute": address_tables_per_minute,
+                            "address_max_connections": address_max_connections})
     server.retention = retention_s
     server.lobby = lobby
     if stake is not None:
@@ -351,6 +374,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                   url=f"http://{shown}:{port}", db=server.store.dialect,
                   tables=len(server.tables), refused=len(server.refused), deals=dealt,
                   keys=None if keys is None else len(keys.by_hash), open_demo=keys is None,
+                  address_limits=server.quota.address,
                   retention_s=retention_s, forwarded_allow_ips=forwarded_allow_ips,
                   node=node, advertise=advertise, bot_levels=bot_levels.bot_names)
         if loose is not None:
@@ -367,7 +391,12 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                    f"serves its own tables; takes over a dead node's; SIGTERM hands its tables "
                    f"to the other nodes before it exits", err=True)
     if keys is None:
+        a = server.quota.address
         click.echo("open demo: no keys; anyone who reaches it may create tables", err=True)
+        click.echo(f"per client address (not a loopback one): {a['address_max_tables']} open "
+                   f"tables, {a['address_tables_per_minute']} created a minute, "
+                   f"{a['address_max_connections']} connections (--address-max-tables, "
+                   f"--address-tables-per-minute, --address-max-connections)", err=True)
         click.echo(f"open http://{shown}:{port}/ in a browser to create a table and play",
                    err=True)
     else:
