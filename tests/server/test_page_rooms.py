@@ -102,6 +102,10 @@ def test_a_room_of_four_hands_ends_in_its_tally(driver, rooms, artifacts):
         timeout=20 * PATIENCE)
     assert shown["ended"] == "finished"
     assert len(shown["totals"]) == 4 and shown["shown"]
+    # 回大厅 under the tally's table, not over its last row
+    assert driver.execute_script(
+        "const t = document.querySelector('#tally table').getBoundingClientRect();"
+        "return document.querySelector('#tally > a.btn').getBoundingClientRect().top >= t.bottom")
     with httpx.Client(base_url=rooms.url, timeout=PATIENCE) as http:
         info = http.get(f"/tables/{t['id']}").json()
     assert info.get("ended") == "finished"
