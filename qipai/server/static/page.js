@@ -240,10 +240,15 @@ function showdownEl(cards, result, showdown, n) {
   return h("div", { class: "showdown", id: "showdown" }, h("h3", {}, t("tanpai")),
     showdown.hands.map((x) => {
       const w = wins.get(x.seat);
+      // the winning card is shown apart, after the hand: not in it as well (the hand as
+      // it ended holds it; shown twice, the winner seemed to hold a card too many)
+      let hand = x.hand;
+      const at = w && has(w.card) ? hand.lastIndexOf(w.card) : -1;
+      if (at >= 0) hand = hand.filter((_, i) => i !== at);
       return h("div", { class: `shown ${w ? "winner" : ""}`, dataset: { seat: String(x.seat) } },
         h("div", { class: "who" }, seatName(x.seat),
           w ? h("span", { class: "tag win" }, `${V.roles.winner} · ${w.card !== null ? cards.how(w.how) : t("no_winning_card")}`) : null),
-        h("div", { class: "tiles" }, cards.tiles(x.hand, { size: "small" }),
+        h("div", { class: "tiles" }, cards.tiles(hand, { size: "small" }),
           w && has(w.card) ? [h("span", { class: "lbl" }, t("winning_card")), cards.tile(w.card, { size: "small", extra: "last wincard" })] : null),
         x.melds.length ? h("div", { class: "tiles" }, cards.melds(x.melds, "tiny")) : null,
         w && w.patterns && w.patterns.length ? h("div", { class: "pats" }, w.patterns.map((p) => cards.term(p)).join(" ")) : null);
