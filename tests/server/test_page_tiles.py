@@ -3,8 +3,10 @@ real headless Chromium as test_page: on a served table (seat 0 the page's,
 bots at the others) every visible tile has a drawn SVG face and an
 ``aria-label`` naming the card (face-down ones: 暗牌); the 字牌 red cards
 (二七十 / 贰柒拾) are printed red and no other; a dealt 14-tile hand fits a
-390 px phone in one row; and the page's first load, every resource it
-fetches from qipai gzip'd (the vocabulary included), is at most 150 KB.
+390 px phone in one row; the faces' characters are in qipai's own font
+(static/fonts/), loaded by the page, and every face of the variant draws only
+characters it holds; and the page's first load, every resource it fetches
+from qipai gzip'd (the vocabulary and the font included), is at most 150 KB.
 Screenshots at 1280×800 and 390×844 go to ``test-artifacts/<run>/tiles-*.png``; copies of some are in
 docs/howto/img/."""
 
@@ -18,6 +20,7 @@ import httpx
 import pytest
 
 from hostkit import PATIENCE
+from qipai.server.routes import STATIC
 from test_page import artifacts, driver, served, wait  # noqa: F401 - the browser fixtures
 
 pytestmark = pytest.mark.slow
@@ -25,6 +28,25 @@ pytestmark = pytest.mark.slow
 RED = "rgb(196, 38, 29)"
 ZP_RED = {"x2", "x7", "x10", "d2", "d7", "d10"}
 FIRST_LOAD_LIMIT = 150 * 1024
+FACES_FONT = "/static/fonts/NotoSansCJKsc-Bold-faces.woff2"
+FACES_CHARS = (STATIC / "fonts" / "faces.txt").read_text(encoding="utf-8").strip()
+
+# the faces' font (page.css @font-face "qipai faces") loaded: Chromium fetches a web font
+# only when text drawn needs it
+FONT_LOADED = """
+return [...document.fonts].some((f) => f.family.replace(/["']/g, '') === 'qipai faces'
+                                       && f.status === 'loaded');
+"""
+# the characters of every face of the variant's kinds, as tiles.js draws them
+FACE_CHARS = """
+const [family, notations, done] = arguments;
+import('/static/tiles.js').then((m) => {
+  const chars = new Set();
+  for (const n of notations)
+    for (const t of m.face(family, n).querySelectorAll('text')) for (const c of t.textContent) chars.add(c);
+  done([...chars].join(''));
+}, (e) => done({error: String(e)}));
+"""
 
 # every tile the page shows (not hidden by the layout), read in one call
 READ_TILES = """
@@ -82,7 +104,7 @@ def check_tiles(driver, family: str, kinds: list[dict]) -> list[dict]:
 def first_load(driver, base: str) -> tuple[int, int, list[str]]:
     """(gzip'd bytes, raw bytes, the URLs) of everything the page fetched
     since it was loaded: the document, its CSS and modules, the JSON it asked
-    for; every one from qipai's own address (no CDN, no font files)."""
+    for, the faces' font too; every one from qipai's own address (no CDN)."""
     urls = driver.execute_script(
         "return [performance.getEntriesByType('navigation')[0].name,"
         " ...performance.getEntriesByType('resource').map((e) => e.name)];")
@@ -98,6 +120,18 @@ def first_load(driver, base: str) -> tuple[int, int, list[str]]:
             raw += len(r.content)
             packed += len(gzip.compress(r.content, compresslevel=6))
     return packed, raw, urls
+
+
+def drawn_with(driver, selector: str) -> list[dict]:
+    """The fonts Chromium drew the first ``selector`` element's text with
+    (DevTools ``CSS.getPlatformFontsForNode``: family, glyphs, and whether it
+    is a web font — ``isCustomFont`` — or the system's)."""
+    driver.execute_cdp_cmd("DOM.enable", {})
+    driver.execute_cdp_cmd("CSS.enable", {})
+    root = driver.execute_cdp_cmd("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+    node = driver.execute_cdp_cmd("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
+    assert node, f"nothing matches {selector}"
+    return driver.execute_cdp_cmd("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
 
 
 def click_a_few(driver, times: int) -> None:
@@ -137,10 +171,19 @@ def test_tiles_are_drawn_named_and_light(driver, served, artifacts, variant):  #
     driver.get("about:blank")
     driver.get(f"{served.url}/#play/{t['id']}/{t['seats']['0']}")
     wait(driver, lambda d: d.find_elements("css selector", ".seat.me .hand .tile"))
+    wait(driver, lambda d: d.execute_script(FONT_LOADED))
+    chars = driver.execute_async_script(FACE_CHARS, family, [k["notation"] for k in kinds])
+    assert isinstance(chars, str) and chars, chars
+    missing = set(chars) - set(FACES_CHARS)
+    assert not missing, f"the faces draw {''.join(sorted(missing))}, not in the faces' font"
+    used = drawn_with(driver, ".seat.me .hand .tile svg.face text")
+    assert used and all(f["isCustomFont"] for f in used), \
+        f"a face's character is drawn in a system font, not the served one: {used}"
 
     packed, raw, urls = first_load(driver, served.url)
     print(f"{variant}: first load {packed} bytes gzip'd ({raw} raw) over {len(urls)} requests")
     assert any(u.endswith("/static/tiles.js") for u in urls), urls
+    assert any(u.endswith(FACES_FONT) for u in urls), f"the faces' font not loaded: {urls}"
     # the words are counted too: the page's vocabulary and the variant's names
     assert any("/vocabulary?lang=" in u for u in urls) and any("/variants/" in u for u in urls), urls
     assert packed <= FIRST_LOAD_LIMIT, f"first load {packed} bytes gzip'd: {urls}"

@@ -1,4 +1,4 @@
-// qipai page: the faces of the cards, drawn here as inline SVG (no image files, no fonts fetched).
+// qipai page: the faces of the cards, drawn here as inline SVG (no image files).
 //
 //   face(family, notation) -> a fresh <svg> element (cached per face, cloned per use)
 //   label(family, notation, chinese) -> the card's name for aria-label ("三万", "大拾（红）")
@@ -11,12 +11,15 @@
 // 壹…拾 in a double frame; 二七十 / 贰柒拾 printed red (at the smallest sizes one larger
 // character instead).
 //
-// Characters are <text> in the reader's own CJK fonts, the page's stack (page.css :root):
-// Noto Sans CJK / Source Han Sans, PingFang, Microsoft YaHei, WenQuanYi, bold.  No font is
-// downloaded; the drawings are this file's own (qipai's MIT licence), no third-party art.
+// Characters are <text> in "qipai faces", bold: a subset of Noto Sans CJK SC Bold (OFL)
+// holding only the characters drawn here, served by qipai (static/fonts/, declared in
+// page.css), so the faces read alike on every device; a character drawn here must be in
+// static/fonts/faces.txt and the subset made again (fonts/README.md).  Until it loads, or if
+// it fails, the reader's own CJK fonts.  The drawings are this file's own (qipai's MIT
+// licence), no third-party art.
 
-const FONT = `'Noto Sans CJK SC','Source Han Sans SC','PingFang SC','Microsoft YaHei',` +
-  `'WenQuanYi Micro Hei',sans-serif`;
+const FONT = `'qipai faces','Noto Sans CJK SC','Source Han Sans SC','PingFang SC',` +
+  `'Microsoft YaHei','WenQuanYi Micro Hei',sans-serif`;
 const INK = "#1a2238", RED = "#c4261d", GREEN = "#137a3c", BLUE = "#1f4fa3";
 const NUM = ["", "一", "二", "三", "四", "五", "六", "七", "八", "九", "十"];
 const HONOR = { E: ["東", INK], S: ["南", INK], W: ["西", INK], N: ["北", INK], C: ["中", RED], F: ["發", GREEN] };
