@@ -242,6 +242,9 @@ def run(url: str, auto: bool = False, hands: int | None = None,
             for line in joint.said:
                 p.line("== " + line)
             joint.said.clear()
+            line = joint.waits(m, p.seat)
+            if line is not None:
+                p.line("== " + line)
         elif t == "vote":
             p.line("== " + _vote(p, m))
         elif t == "presence":
@@ -395,6 +398,27 @@ class SeatValue:
         self.values: dict[int, tuple[str, str]] = {}
         self.sent: set[tuple[int, str]] = set()
         self.said: list[str] = []
+        self.told: tuple | None = None   # (hand, unseated, no clock) as last said
+
+    def waits(self, m: dict[str, Any], name: Any) -> str | None:
+        """What the step waits for, when it changes (None: nothing new to
+        say): the players not sat down yet — before the first hand its
+        clock starts only once every human seat has come — or, with no
+        clock and all of them seated, a player to come back."""
+        unseated = tuple(m.get("unseated") or ())
+        clockless = m["phase"] == "commit" and m.get("deadline") is None
+        now = (m["hand"], unseated, clockless)
+        if now == self.told:
+            return None
+        before, self.told = self.told, now
+        if unseated:
+            return (f"waiting for {', '.join(name(s) for s in unseated)} to sit down: "
+                    f"hand {m['hand'] + 1}'s deal waits for every player")
+        if clockless:
+            return f"waiting for a player: hand {m['hand'] + 1}'s deal waits for one"
+        if before is not None and before[0] == m["hand"] and before[1]:
+            return f"every player has sat down: hand {m['hand'] + 1}'s values are exchanged"
+        return None
 
     def step(self, m: dict[str, Any]) -> str | None:
         """The frame to send for the ``seat_values`` message ``m`` (None: nothing)."""

@@ -82,8 +82,10 @@ from qipai.cli.common import fail
 @click.option("--seat-value-timeout", type=click.FloatRange(min=0), default=5.0,
               show_default=True, metavar="SECONDS",
               help="A joint deal's seat-value step: seconds each of its two phases (commit, "
-                   "reveal) waits for the online human seats before the hand is dealt anyway "
-                   "(a seat that has not sent its value then counts empty, withheld).")
+                   "reveal) waits for the human seats, online or not (not one offline in "
+                   "托管), before the hand is dealt anyway (a seat that has not sent its value "
+                   "then counts empty, withheld).  The clock starts once a human seat is "
+                   "online and, before a table's first hand, once every one has connected.")
 @click.option("--vote-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True,
               metavar="SECONDS",
               help="Seconds a room's dissolve vote (解散房间) waits for every seated "

@@ -264,22 +264,27 @@ class SeatValues(msgspec.Struct, tag="seat_values", kw_only=True):
     instead of a ``welcome`` while it is under way (the welcome comes when
     the hand is dealt).  ``phase``: ``"commit"`` (send
     :class:`SeatCommit`) or ``"reveal"`` (send :class:`SeatReveal`), until
-    ``deadline`` (Unix time); ``server_commitment``: hex SHA-256 of the
-    server's secret seed (revealed in the hand's record); ``commitments``:
-    the seats' commitments so far (``{"0": hex}``, public: they hide the
+    ``deadline`` (Unix time; None: the commit phase has no clock yet — no
+    human seat is online, or before the table's first hand the players in
+    ``unseated`` have not come: it waits for them, and its deadline starts
+    when they have); ``server_commitment``: hex SHA-256 of the server's
+    secret seed (revealed in the hand's record); ``commitments``: the
+    seats' commitments so far (``{"0": hex}``, public: they hide the
     values); ``revealed``: seats whose value is in; ``waiting``: seats the
-    step waits for.  ``seat``: the connection's seat (None: a spectator);
-    ``table``: the table id."""
+    step waits for; ``unseated``: (the first hand's commit phase) the human
+    seats that have not sat down yet — never connected.  ``seat``: the
+    connection's seat (None: a spectator); ``table``: the table id."""
 
     table: str
     hand: int
     seat: int | None
     phase: Literal["commit", "reveal"]
-    deadline: float
+    deadline: float | None
     server_commitment: str
     commitments: dict[str, str]
     revealed: tuple[int, ...]
     waiting: tuple[int, ...]
+    unseated: tuple[int, ...] = ()
 
 
 class Welcome(msgspec.Struct, tag="welcome", kw_only=True):

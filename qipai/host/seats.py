@@ -63,6 +63,8 @@ class Seats:
         the hand is re-read, :meth:`reread` welcomes it once it is back.)"""
         resume = not self.conns
         self.conns.add(conn)
+        if conn.seat is not None:   # (its player has sat down: a joint first hand's
+            self.sat.add(conn.seat)  # clock waits for every human seat to have)
         if resume:
             now = time.time()
             for d in self.decisions.values():

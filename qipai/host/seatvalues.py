@@ -14,25 +14,36 @@ On a table with seat values on (``qipai serve --seat-values``, or
   contributes).  A table without human seats deals it at once.
 - The step: :class:`~qipai.host.protocol.SeatValues` is sent instead of a
   ``welcome`` (nobody sees the provisional hand); no decision is offered,
-  no clock or bot runs.  Phase ``commit``: each online human seat sends
-  :class:`~qipai.host.protocol.SeatCommit`; when every online human seat
-  has committed, or ``--seat-value-timeout`` passed, phase ``reveal``
-  (while no human seat is online the commit phase waits, no clock: its
-  deadline starts when one comes — a spectator alone must not get the
-  hand dealt from the server seed alone):
+  no clock or bot runs.  Phase ``commit``: each human seat sends
+  :class:`~qipai.host.protocol.SeatCommit`; when every human seat has
+  committed, or ``--seat-value-timeout`` passed, phase ``reveal``.  Every
+  human seat is waited for, online or not (a dropped connection, a slow
+  start, a reload must not cost a player his say in the deal), except one
+  offline *and* in 托管 (its player is away, the bot plays it: the table
+  does not stall each hand for him; it counts empty).  The commit phase
+  has no clock (:meth:`clockless`; its deadline is set afresh when the
+  clock starts) while no human seat is online — a spectator alone must not get the hand dealt
+  from the server seed alone — and, before the table's first hand, until
+  every human seat has connected once (:attr:`sat`: everyone has sat
+  down, as a real table waits for its players; a table whose players never
+  all come waits, and its operator may close it).  Phase ``reveal``:
   each committed seat sends :class:`~qipai.host.protocol.SeatReveal`; when
   every committed seat revealed, or the deadline passed, the hand is dealt
-  (a seat offline in the commit phase counts empty at once; a committed
-  seat is waited for even offline, so that a reload can still reveal; one
-  that revealed no matching value by the deadline is *withheld*).
+  (a committed seat is waited for even offline, so that a reload can still
+  reveal; one that revealed no matching value by the deadline is
+  *withheld*).
 - Every commitment and value is written through the group commit
   (``qipai_seat_values``) before anyone is told of it; the deal rewrites
   the hand's row (deal, seed, commitment, salt, ``joint``) with its
   ``hand_started`` event.  Then everyone is welcomed to the dealt hand (a
   room's ready step begins then).
-- A restart (or a re-read after a failed write) mid-step restores the
-  commitments and values stored and asks again with a fresh deadline —
-  in ``reveal`` phase if any value is stored, else in ``commit``.
+- A restart (or a re-read after a failed write, or a cluster node's
+  takeover) mid-step restores the commitments and values stored and asks
+  again with a fresh deadline — in ``reveal`` phase if any value is
+  stored, else in ``commit``.  Who has sat down is not stored: after a
+  restart before the first hand's deal, a seat has sat once it has
+  committed (stored) or connects again — a player who came and went
+  before committing is waited for again, without a clock, as before he came.
 """
 
 from __future__ import annotations
@@ -84,9 +95,14 @@ class SeatValues:
         self.deal_step: dict[str, Any] | None = None
         self._step_timer: asyncio.TimerHandle | None = None
         self._step_sent: tuple | None = None
-        #: the commit phase waits for a human seat: none is online (a
-        #: spectator alone must not deal the hand from the server seed alone)
+        #: the commit phase has no clock (:meth:`clockless`): no human seat
+        #: is online, or the first hand's players have not all sat down
         self._step_paused = False
+        #: the human seats that have connected at least once (since this
+        #: server loaded the table; and, rebuilt in the first hand's step,
+        #: those with a stored commitment): the first hand's clock starts
+        #: once every human seat is in it — everyone has sat down
+        self.sat: set[int] = set()
 
     # ------------------------------------------------------------ dealing
 
@@ -165,6 +181,7 @@ class SeatValues:
             return
         rows = row.get("seat_value_rows") or []
         commits = {int(r["seat"]): r["commitment"] for r in rows}
+        self.sat |= set(commits)   # (a seat that committed has sat down)
         values = {int(r["seat"]): r["value"] for r in rows if r["value"] is not None}
         self.deal_step = {"hand": row["hand"], "phase": "reveal" if values else "commit",
                           "commits": commits, "values": values,
@@ -192,21 +209,45 @@ class SeatValues:
         st = self.deal_step
         if st is None:
             return ()
-        on = set(self.online())
         if st["phase"] == "commit":
-            return tuple(s for s in self.humans() if s in on and s not in st["commits"])
+            # every human seat, online or not, until the deadline — but one
+            # offline in 托管: its player is away and the bot plays it, and
+            # the table does not stall each hand for him (it counts empty)
+            on = set(self.online())
+            return tuple(s for s in self.humans() if s not in st["commits"]
+                         and (s in on or s not in self.tuoguan))
         # a committed seat is waited for offline too (until the deadline): a
         # reload or a reconnection must not cost it its value
         return tuple(s for s in sorted(st["commits"]) if s not in st["values"])
+
+    def step_unseated(self) -> tuple[int, ...]:
+        """The first hand's commit phase: the human seats that have not sat
+        down yet (never connected, no commitment) — its clock starts once
+        there is none."""
+        st = self.deal_step
+        if st is None or st["phase"] != "commit" or st["hand"] != 0:
+            return ()
+        return tuple(s for s in self.humans() if s not in self.sat and s not in st["commits"])
+
+    def clockless(self) -> bool:
+        """The commit phase has no clock now: no human seat is online, or
+        the first hand's players have not all sat down (its deadline is
+        set afresh when it starts, :meth:`_no_clock`)."""
+        st = self.deal_step
+        if st is None or st["phase"] != "commit":
+            return False
+        on = set(self.online())
+        return not any(s in on for s in self.humans()) or bool(self.step_unseated())
 
     def step_msg(self, seat: int | None) -> P.SeatValues:
         st = self.deal_step
         assert st is not None and self.server_seed is not None
         return P.SeatValues(table=self.id, hand=st["hand"], seat=seat, phase=st["phase"],
-                            deadline=st["deadline"],
+                            deadline=None if self.clockless() else st["deadline"],
                             server_commitment=seed_commitment(self.server_seed),
                             commitments={str(s): c for s, c in sorted(st["commits"].items())},
-                            revealed=tuple(sorted(st["values"])), waiting=self.step_waiting())
+                            revealed=tuple(sorted(st["values"])), waiting=self.step_waiting(),
+                            unseated=self.step_unseated())
 
     def step_send(self, conn: Any, msg: Any) -> None:
         """Send ``conn`` a message of the step: not held for a welcome
@@ -221,28 +262,29 @@ class SeatValues:
         the connection is sent meanwhile follows the welcome at the deal."""
         if conn.early is None:
             conn.early = []
+        self._no_clock()   # (its deadline as it stands with this connection)
         self.step_send(conn, self.step_msg(conn.seat))
 
     def _tell_step(self) -> None:
-        st = self.deal_step
-        key = (st["phase"], st["deadline"], tuple(sorted(st["commits"])),
-               tuple(sorted(st["values"])), self.step_waiting())
+        m = self.step_msg(None)
+        key = (m.phase, m.deadline, tuple(m.commitments), m.revealed, m.waiting, m.unseated)
         if key == self._step_sent:
             return
         self._step_sent = key
         for c in self.conns:
             self.step_send(c, self.step_msg(c.seat))
 
-    def _no_human_online(self) -> bool:
-        """The commit phase with no human seat online: it waits (no clock),
-        and its deadline starts again when one comes — else a spectator
-        watching (or every player away a moment) would deal the hand from
-        the server seed alone, which the server could have chosen."""
+    def _no_clock(self) -> bool:
+        """The commit phase without a clock (:meth:`clockless`): it waits,
+        its timer off; its deadline starts afresh when the clock does —
+        else a spectator watching (or every player away a moment) would
+        deal the hand from the server seed alone, which the server could
+        have chosen, and a first hand would be dealt before a player who
+        had not sat down yet had his say."""
         st = self.deal_step
         if st is None or st["phase"] != "commit":
             return False
-        on = set(self.online())
-        if any(s in on for s in self.humans()):
+        if not self.clockless():
             if self._step_paused:
                 self._step_paused = False
                 st["deadline"] = time.time() + self.server.seat_value_timeout
@@ -255,7 +297,7 @@ class SeatValues:
         st = self.deal_step
         if st is None or self._step_timer is not None or not self.conns:
             return
-        if self._no_human_online():
+        if self._no_clock():
             return
         loop = asyncio.get_running_loop()
         self._step_timer = loop.call_at(loop.time() + max(0.0, st["deadline"] - time.time()),
@@ -270,7 +312,7 @@ class SeatValues:
         self._step_timer = None
         if (self.deal_step is not None and self.open and not self.closing
                 and self.halted is None and self.rereading is None
-                and not self._no_human_online()):
+                and not self._no_clock()):
             self._advance()
             self.flush()
 
@@ -279,7 +321,7 @@ class SeatValues:
         if (self.deal_step is None or not self.conns or self.halted is not None
                 or self.rereading is not None or self.closing):
             return
-        if self._no_human_online():
+        if self._no_clock():
             self._tell_step()
             return
         if not self.step_waiting():

@@ -172,6 +172,8 @@ PAGE = {
            "col_money": "金额", "col_money_total": "累计金额", "stake_line": "每子 {v} 元",
            "rake_line": "抽水：每位赢家赢额的 {p}%（向下取整），每手封顶 {c} 元",
            "your_value": "你的随机值：{v}", "joint_step": "共同发牌：交换随机值…",
+           "joint_unseated": "等待其他玩家入座：{list}（人齐了才开始计时）",
+           "joint_no_player": "等待玩家上线",
            "joint_withheld": "未公开随机值：{list}"},
     "en": {"hands": "hands", "hands_open": "no limit", "n_hands": "{n} hands",
            "ready_wait": "waiting for the others to be ready", "tuoguan_off": "stop auto-play",
@@ -232,6 +234,9 @@ PAGE = {
            "col_money_total": "money total", "stake_line": "{v} yuan a point",
            "rake_line": "rake: {p}% of each winner's gain (rounded down), at most {c} yuan a hand",
            "your_value": "your value: {v}", "joint_step": "joint deal: exchanging values…",
+           "joint_unseated": "waiting for the other players to sit down: {list} "
+                             "(the clock starts when everyone is here)",
+           "joint_no_player": "waiting for a player to come online",
            "joint_withheld": "values withheld: {list}"},
 }
 _SECTIONS = {"melds": MELDS, "ways": WAYS, "ends": ENDS, "actions": ACTIONS, "roles": ROLES,

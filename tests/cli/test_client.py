@@ -356,3 +356,32 @@ def test_a_table_not_reached_again_is_given_up_with_status_1(monkeypatch):
         "!! the connection dropped: reconnecting",
         "!! the connection is lost: no server answered in 0 s (InvalidStatus); the table "
         "goes on without you"]
+
+
+def test_a_joint_deal_says_whom_its_first_hand_waits_for():
+    """``seat_values`` with ``unseated`` (the first hand's commit phase, no
+    clock): one line naming the players not sat down yet, once, and one
+    when they all have; the seat commits its value meanwhile."""
+    got = []
+
+    def step(**kw):
+        return json.dumps({"type": "seat_values", "table": "t", "hand": 0, "seat": 0,
+                           "phase": "commit", "server_commitment": "ab" * 32,
+                           "revealed": [], **kw})
+
+    def handler(ws):
+        ws.send(step(deadline=None, commitments={}, waiting=[0, 1], unseated=[1]))
+        got.append(json.loads(ws.recv()))
+        c = {"0": got[0]["commitment"]}
+        ws.send(step(deadline=None, commitments=c, waiting=[1], unseated=[1]))
+        ws.send(step(deadline=1e10, commitments=c, waiting=[1], unseated=[]))
+        ws.send(json.dumps({"type": "closed", "totals": [0, 0, 0, 0]}))
+        for _ in ws:
+            pass
+
+    lines = [x for x in _connect_to(handler).splitlines() if "waiting" in x or "sat" in x]
+    assert got[0]["type"] == "seat_commit", got
+    assert lines == [
+        "== waiting for seat 1 to sit down: hand 1's deal waits for every player",
+        "== every player has sat down: hand 1's values are exchanged",
+    ], lines

@@ -2,7 +2,9 @@
 commit and reveal their values, the hand is dealt from the deal function of
 the server seed and the values, and the record verifies; a seat that
 withholds is recorded so; bad seat values are refused by name; a restart
-mid-step resumes it."""
+mid-step resumes it; every human seat gets its say — the first hand waits
+for every player to sit down, an offline seat is waited for until the
+deadline, one offline in 托管 is not."""
 
 from __future__ import annotations
 
@@ -321,29 +323,35 @@ def test_the_provisional_dealer_is_not_shown_during_the_step(served):
 def test_a_spectator_alone_does_not_deal_the_hand(served):
     """A spectator watching before any player (an operator's watcher, a
     lobby): the commit phase asked nobody, so the hand was dealt at once
-    from the server seed alone.  It waits for a human seat; its deadline
-    starts when one comes, and the player's value goes into the deal."""
+    from the server seed alone.  It waits, without a clock, for the human
+    seats; its deadline starts when they have come, and the players' values
+    go into the deal."""
     t = make(served, bots=[2, 3])
     w = SyncSeat(served, t["id"], t["spectator_token"])
-    a = None
+    a = b = None
     try:
         s = step(w, "commit")
-        assert s["waiting"] == [], s
+        assert (s["waiting"], s["unseated"], s["deadline"]) == ([0, 1], [0, 1], None), s
         a = seat(served, t, 0)
+        b = seat(served, t, 1)
         va, ca = value()
+        vb, cb = value()
         assert a.recv()["type"] == "seat_values"   # (not dealt: no welcome first)
         step(a, "commit")
         a.send({"type": "seat_commit", "hand": 0, "commitment": ca})
+        b.send({"type": "seat_commit", "hand": 0, "commitment": cb})
         step(a, "reveal")
         a.send({"type": "seat_reveal", "hand": 0, "value": va})
+        b.send({"type": "seat_reveal", "hand": 0, "value": vb})
         a.until("welcome")
         w.until("welcome")
         started = events(served, t["id"], "hand_started", 0)
-        assert started["joint"]["commitments"] == [ca, None, None, None], started
+        assert started["joint"]["commitments"] == [ca, cb, None, None], started
     finally:
         w.close()
-        if a is not None:
-            a.close()
+        for c in (a, b):
+            if c is not None:
+                c.close()
 
 
 def restart(served, tmp_path, *args: str):
@@ -375,7 +383,8 @@ def test_a_restart_mid_step_resumes_it(db_url, tmp_path, phase):
         a.close()
         b.close()
     served = restart(served, tmp_path, *args)   # SIGKILL, and up again
-    # (seat 1 first: a seat offline in the commit phase is not waited for)
+    # (seat 1 first: an offline seat that has not committed is waited for,
+    # and one that has committed is too)
     b = seat(served, t, 1)
     a = seat(served, t, 0)
     try:
@@ -548,3 +557,204 @@ def test_a_joint_deal_with_a_stake_verifies_both(served):
         assert verify(rec) == []
     finally:
         a.close()
+
+
+def deal_both(a: SyncSeat, b: SyncSeat, hand: int = 0) -> tuple[str, str]:
+    """Seats ``a`` and ``b`` commit and reveal at once; both welcomed to
+    the dealt hand.  Their values."""
+    va, ca = value()
+    vb, cb = value()
+    a.send({"type": "seat_commit", "hand": hand, "commitment": ca})
+    b.send({"type": "seat_commit", "hand": hand, "commitment": cb})
+    step(a, "reveal", hand)
+    step(b, "reveal", hand)
+    a.send({"type": "seat_reveal", "hand": hand, "value": va})
+    b.send({"type": "seat_reveal", "hand": hand, "value": vb})
+    a.until("welcome", lambda m: m["hand"] == hand)
+    b.until("welcome", lambda m: m["hand"] == hand)
+    return va, vb
+
+
+def gone(served, tid: str, online: list[int]) -> None:
+    """Wait until the server has seen the seats not in ``online`` leave
+    (``GET /tables/{id}``'s ``connected``: in a step, ``presence`` is held
+    for the welcome at the deal)."""
+    import time
+
+    from hostkit import PATIENCE
+
+    end = time.monotonic() + PATIENCE   # a bound on a hang, not a timing
+    while served.info(tid)["connected"] != online:
+        assert time.monotonic() < end, served.info(tid)
+        time.sleep(0.05)
+
+
+def stored_joint(served, tid: str, hand: int) -> dict[str, Any]:
+    """The ``joint`` column of a dealt hand's row (read from the database)."""
+    import sqlalchemy as sa
+
+    from qipai.host.store import engine_url
+    from qipai.host.store.schema import hands
+
+    eng = sa.create_engine(engine_url(served.db))
+    try:
+        with eng.connect() as c:
+            raw = c.execute(sa.select(hands.c.joint).where(hands.c.table_id == tid,
+                                                           hands.c.hand == hand)).scalar_one()
+    finally:
+        eng.dispose()
+    assert raw is not None, f"hand {hand} is not dealt"
+    return json.loads(raw)
+
+
+def test_the_first_hand_waits_for_every_player_to_sit_down(served):
+    """Seat 1 connects after seat 0 has committed.  The first hand's commit
+    phase has no clock (``deadline`` null, seat 1 ``unseated``) until seat
+    1 has come, then the clock starts; seat 1 commits and both values go
+    into hand 0.  (An audit: a seat not connected yet counted empty at
+    once, so hand 0 was dealt from seat 0's value alone — which a server
+    colluding with seat 0 could have picked.)"""
+    t = make(served, bots=[2, 3])
+    a, b = seat(served, t, 0), None
+    va, ca = value()
+    vb, cb = value()
+    try:
+        s = step(a, "commit")
+        assert (s["unseated"], s["deadline"], s["waiting"]) == ([1], None, [0, 1]), s
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca})
+        s = a.until("seat_values", lambda m: m["commitments"].get("0") == ca)
+        assert (s["phase"], s["unseated"], s["deadline"], s["waiting"]) == \
+            ("commit", [1], None, [1]), s
+        b = seat(served, t, 1)
+        s = step(b, "commit")
+        assert s["unseated"] == [] and s["deadline"] is not None and s["waiting"] == [1], s
+        s = a.until("seat_values", lambda m: m["deadline"] is not None)
+        assert (s["phase"], s["unseated"], s["waiting"]) == ("commit", [], [1]), s
+        b.send({"type": "seat_commit", "hand": 0, "commitment": cb})
+        r = step(a, "reveal")
+        assert r["commitments"] == {"0": ca, "1": cb}, r
+        step(b, "reveal")
+        a.send({"type": "seat_reveal", "hand": 0, "value": va})
+        b.send({"type": "seat_reveal", "hand": 0, "value": vb})
+        a.until("welcome")
+        b.until("welcome")
+        play_out(a, b)
+        rec = get(served, f"/tables/{t['id']}/records")["hands"][0]["record"]
+        assert [x.get("value") for x in rec["joint"]["seats"]] == [va, vb, None, None]
+        assert verify(rec) == []
+    finally:
+        a.close()
+        if b is not None:
+            b.close()
+
+
+def test_a_restart_before_the_first_deal_still_waits_for_every_player(db_url, tmp_path):
+    """Seat 0 commits and goes; the server restarts before the first deal.
+    Seat 0 has sat down (its commitment is stored); seat 1 never came: a
+    spectator sees the phase wait for it without a clock.  Seat 1 comes,
+    the clock starts, and both values — seat 0's revealed after it comes
+    back — go into hand 0."""
+    args = (*SEEDED, "--seat-value-timeout", "600")
+    served = start_server(db_url, tmp_path, *args)
+    t = make(served, bots=[2, 3])
+    a = seat(served, t, 0)
+    va, ca = value()
+    vb, cb = value()
+    try:
+        step(a, "commit")
+        a.send({"type": "seat_commit", "hand": 0, "commitment": ca})
+        a.until("seat_values", lambda m: m["commitments"].get("0") == ca)
+    finally:
+        a.close()
+    served = restart(served, tmp_path, *args)
+    w = SyncSeat(served, t["id"], t["spectator_token"])
+    a = b = None
+    try:
+        s = step(w, "commit")
+        assert (s["commitments"], s["unseated"], s["deadline"], s["waiting"]) == \
+            ({"0": ca}, [1], None, [1]), s
+        b = seat(served, t, 1)
+        s = step(b, "commit")
+        assert s["unseated"] == [] and s["deadline"] is not None and s["waiting"] == [1], s
+        b.send({"type": "seat_commit", "hand": 0, "commitment": cb})
+        r = step(b, "reveal")
+        assert r["waiting"] == [0, 1], r   # seat 0, committed and offline, too
+        b.send({"type": "seat_reveal", "hand": 0, "value": vb})
+        a = seat(served, t, 0)
+        step(a, "reveal")
+        a.send({"type": "seat_reveal", "hand": 0, "value": va})
+        a.until("welcome")
+        play_out(a, b)
+        rec = get(served, f"/tables/{t['id']}/records")["hands"][0]["record"]
+        assert [x.get("value") for x in rec["joint"]["seats"]] == [va, vb, None, None]
+        assert verify(rec) == []
+    finally:
+        for c in (w, a, b):
+            if c is not None:
+                c.close()
+        served.stop()
+
+
+def test_an_offline_player_is_waited_for_until_the_deadline(db_url, tmp_path):
+    """Hand 1: seat 1 (not in 托管) went offline after hand 0.  Seat 0's
+    commitment does not end the commit phase: seat 1 is waited for until
+    the deadline, then counts empty (``{}``, not withheld)."""
+    import time
+
+    served = start_server(db_url, tmp_path, *SEEDED, "--seat-value-timeout", "8")
+    t = make(served, bots=[2, 3])
+    a, b = seat(served, t, 0), seat(served, t, 1)
+    try:
+        deal_both(a, b)
+        play_out(a, b)
+        step(a, "commit", 1)   # (hand 1's step, seat 1 still online: it leaves now)
+        b.close()
+        gone(served, t["id"], [0])
+        v, c = value()
+        a.send({"type": "seat_commit", "hand": 1, "commitment": c})
+        s = a.until("seat_values", lambda m: m["hand"] == 1 and m["commitments"].get("0") == c)
+        assert (s["phase"], s["waiting"], s["unseated"]) == ("commit", [1], []), s
+        assert s["deadline"] is not None
+        r = step(a, "reveal", 1)
+        # (the server moved on at the deadline, not before: 0.5 s of clock slack)
+        assert time.time() >= s["deadline"] - 0.5, (time.time(), s["deadline"])
+        assert r["commitments"] == {"0": c} and r["waiting"] == [0], r
+        a.send({"type": "seat_reveal", "hand": 1, "value": v})
+        a.until("welcome", lambda m: m["hand"] == 1)
+        assert events(served, t["id"], "hand_started", 1)["joint"]["commitments"] == \
+            [c, None, None, None]
+        seats = stored_joint(served, t["id"], 1)["seats"]
+        assert seats[0] == {"commitment": c, "value": v} and seats[1] == {}, seats
+    finally:
+        a.close()
+        b.close()
+        served.stop()
+
+
+def test_an_offline_player_in_tuoguan_is_not_waited_for(served):
+    """Hand 1: seat 1 put itself in 托管 and went offline.  The bot plays it,
+    and the commit phase does not wait for it (600 s): seat 0's commitment
+    ends it; seat 1 counts empty."""
+    t = make(served, bots=[2, 3])
+    a, b = seat(served, t, 0), seat(served, t, 1)
+    try:
+        deal_both(a, b)
+        b.send({"type": "tuoguan", "on": True})
+        a.until("presence", lambda m: m["tuoguan"] == [1])
+        b.close()
+        a.until("presence", lambda m: m["online"] == [0])
+        play_out(a)
+        s = step(a, "commit", 1)
+        assert s["waiting"] == [0] and s["deadline"] is not None, s
+        v, c = value()
+        a.send({"type": "seat_commit", "hand": 1, "commitment": c})
+        r = step(a, "reveal", 1)
+        assert r["commitments"] == {"0": c} and r["waiting"] == [0], r
+        a.send({"type": "seat_reveal", "hand": 1, "value": v})
+        a.until("welcome", lambda m: m["hand"] == 1)
+        assert events(served, t["id"], "hand_started", 1)["joint"]["commitments"] == \
+            [c, None, None, None]
+        assert stored_joint(served, t["id"], 1)["seats"][1] == {}
+    finally:
+        a.close()
+        b.close()

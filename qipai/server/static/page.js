@@ -693,7 +693,13 @@ class Seat {
     if (this.jointStep && !this.welcome) {
       // the seat-value step before the first hand (nothing of it is dealt yet;
       // before a later hand the last one stays on the screen, its result too)
+      // (no clock yet: the first hand waits until every player has sat down,
+      // any hand until a player is online — the server's unseated and deadline)
+      const js = this.jointStep, away = js.unseated || [];
+      const waits = away.length ? t("joint_unseated", { list: list(away.map(seatName)) })
+        : js.phase === "commit" && js.deadline === null ? t("joint_no_player") : null;
       app.replaceChildren(h("div", { class: "notice", id: "joint-step" }, t("joint_step")),
+        waits ? h("div", { class: "notice", id: "joint-waits" }, waits) : "",
         this.valueEl(this.jointStep.hand) || "",
         this.error ? h("div", { class: "notice error", id: "refusal" }, t("refused", { code: this.error.code, message: this.error.message })) : "");
       return;
