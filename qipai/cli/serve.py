@@ -117,9 +117,16 @@ from qipai.cli.common import fail
                    "its max_spectators).  [default: no per-key limit]")
 @click.option("--retention", metavar="DURATION", default=None,
               help="Delete a closed table's rows (its hands, actions and row) this long "
-                   "after its close: 90s, 30m, 12h, 7d (a bare number: seconds); export "
-                   "what must be kept before (GET /tables/{id}/records).  [default: keep "
-                   "closed tables for ever]")
+                   "after its close: 90s, 30m, 12h, 7d (a bare number: seconds).  Without "
+                   "--archive nothing of it is kept: export what must be kept before (GET "
+                   "/tables/{id}/records).  [default: keep closed tables for ever]")
+@click.option("--archive", "archive", metavar="DIR", default=None,
+              help="With --retention: before a closed table's rows are deleted, write its "
+                   "records (what GET /tables/{id}/records answers, which qipai verify "
+                   "checks) and its metadata to DIR/YYYY-MM-DD/TABLE.json, durably (a "
+                   "temporary file, fsync, rename); a table whose file cannot be written "
+                   "is kept and tried again.  DIR must exist and be writable; a cluster's "
+                   "nodes share it.")
 @click.option("--max-message-bytes", type=click.IntRange(min=256), default=4096,
               show_default=True, help="The largest WebSocket message read; larger ones are "
                                       "answered TooLarge.")
@@ -197,7 +204,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
           open_: bool, log_format: str = "text", seat_reserve: int | None = None,
           key_max_tables: int | None = None, key_tables_per_minute: int | None = None,
           key_max_connections: int | None = None, key_max_spectators: int | None = None,
-          retention: str | None = None, lobby: bool = False,
+          retention: str | None = None, archive: str | None = None, lobby: bool = False,
           forwarded_allow_ips: str | None = None, ready_timeout: float = 30.0,
           vote_timeout: float = 60.0, tuoguan_delay: float = 1.0,
           webhook: str | None = None, webhook_max_attempts: int = 12,
@@ -264,6 +271,17 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
             retention_s = parse_duration(retention)
         except ValueError as exc:
             fail(f"--retention: {exc}")
+    archive_dir = None
+    if archive is not None:
+        from qipai.server.archive import BadArchive, check_dir
+
+        if retention_s is None:
+            fail("--archive goes with --retention: closed tables are archived before their "
+                 "prune (without --retention nothing is deleted)")
+        try:
+            archive_dir = check_dir(archive)
+        except BadArchive as exc:
+            fail(str(exc))
     if (rake_percent is None) != (rake_cap is None):
         fail("--rake-percent and --rake-cap go together: the percent of each winner's gain "
              "and the most one winner pays in a hand")
@@ -329,6 +347,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                                   "max_connections": key_max_connections,
                                   "max_spectators": key_max_spectators}, seat_reserve)
     server.retention = retention_s
+    server.archive = archive_dir
     server.lobby = lobby
     if stake is not None:
         from qipai.core.money import Rake
@@ -348,7 +367,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                   url=f"http://{shown}:{port}", db=server.store.dialect,
                   tables=len(server.tables), refused=len(server.refused), deals=dealt,
                   keys=None if keys is None else len(keys.by_hash), open_demo=keys is None,
-                  retention_s=retention_s, forwarded_allow_ips=forwarded_allow_ips,
+                  retention_s=retention_s, archive=archive, forwarded_allow_ips=forwarded_allow_ips,
                   node=node, advertise=advertise, bot_levels=bot_levels.bot_names)
         if loose is not None:
             logs.line(loose)
@@ -375,9 +394,12 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                    err=True)
         if loose is not None:
             click.echo(f"warning: {loose}", err=True)
-    if retention_s is not None:
+    if retention_s is not None and archive is None:
         click.echo(f"closed tables are deleted {retention:s} after their close (--retention)",
                    err=True)
+    elif retention_s is not None:
+        click.echo(f"closed tables are archived to {archive} then deleted {retention:s} after "
+                   f"their close (--archive, --retention)", err=True)
     if webhook is not None:
         click.echo(f"events are POSTed to the webhook (--webhook), signed; dead after "
                    f"{webhook_max_attempts} attempts", err=True)
