@@ -135,3 +135,27 @@ def test_a_bad_archive_is_refused_at_start(tmp_path):
         assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
         assert r.stderr.startswith("error: ") and said in r.stderr, r.stderr
     assert not (tmp_path / "q.db").exists()   # refused before the database was opened
+
+
+def test_each_cluster_node_archives_the_tables_it_prunes(pg_cluster, tmp_path):
+    url = pg_cluster.create_database()
+    shared = tmp_path / "shared"   # one folder every node writes (a shared volume)
+    shared.mkdir()
+    nodes = [start_server(url, tmp_path, "--cluster", "--node-id", name, "--retention", "1s",
+                          "--archive", str(shared)) for name in ("a", "b")]
+    try:
+        made = {}
+        for n in nodes:
+            t = n.create(bots=[1, 2, 3])
+            assert n.info(t["id"])["node"] == n.args[2]
+            n.close(t)
+            made[t["id"]] = n
+        poll(lambda: _rows(url), lambda r: r["qipai_tables"] == 0)
+        assert _rows(url)["qipai_tables"] == 0
+        assert sorted(f.stem for f in shared.glob("*/*.json")) == sorted(made)
+        for tid, n in made.items():   # the node that closed it archived it
+            assert f"table_archived table={tid} " in n.log_path.read_text()
+            assert _metric(n, "qipai_tables_archived_total") == 1
+    finally:
+        for n in nodes:
+            n.stop()
