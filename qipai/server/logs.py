@@ -86,7 +86,8 @@ def _text_value(value: Any) -> str:
 
 class TextFormatter(logging.Formatter):
     """(``--log-format text``.)  An event as one line: the UTC time, the
-    event's name, its fields ``name=value`` (null ones left out)."""
+    event's name, its fields ``name=value`` (``table`` and ``key`` first;
+    null ones left out)."""
 
     def format(self, record: logging.LogRecord) -> str:
         when = datetime.fromtimestamp(record.created, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
@@ -94,9 +95,11 @@ class TextFormatter(logging.Formatter):
         if event is None:
             return f"{when} {_text_value(record.getMessage())}"
         parts = [when, str(event)]
-        for k, v in getattr(record, "fields", {}).items():
-            if v is not None:
-                parts.append(f"{k}={_text_value(v)}")
+        fields = getattr(record, "fields", {})
+        first = [k for k in ("table", "key") if k in fields]   # what a reader greps for
+        for k in (*first, *(k for k in fields if k not in first)):
+            if fields[k] is not None:
+                parts.append(f"{k}={_text_value(fields[k])}")
         return " ".join(parts)
 
 
