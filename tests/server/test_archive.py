@@ -159,3 +159,27 @@ def test_each_cluster_node_archives_the_tables_it_prunes(pg_cluster, tmp_path):
     finally:
         for n in nodes:
             n.stop()
+
+
+def test_a_write_that_fails_leaves_no_file(tmp_path, monkeypatch):
+    import os
+
+    from qipai.server import archive
+
+    path = tmp_path / "2026-12-08" / "ab12.json"
+    archive.write(path, b'{"old": 1}')
+    assert path.read_bytes() == b'{"old": 1}'
+
+    def no_space(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(archive.os, "fsync", no_space)
+    try:
+        archive.write(path, b'{"new": 2}')
+    except OSError as exc:
+        assert exc.errno == 28
+    else:
+        raise AssertionError("the write did not fail")
+    # the file is the whole old one, and no temporary file is left
+    assert path.read_bytes() == b'{"old": 1}'
+    assert sorted(os.listdir(path.parent)) == ["ab12.json"]

@@ -107,3 +107,41 @@ def test_a_keyed_servers_events_name_the_key_and_hold_no_secret(db_url, tmp_path
     for secret_text in (key, secret, token, *t["seats"].values(), t["admin"],
                         t["spectator_token"], *salts):
         assert secret_text not in text
+
+
+def _record(event: str, **fields) -> "logging.LogRecord":
+    import logging
+
+    r = logging.LogRecord("qipai.events", logging.INFO, __file__, 1, event, None, None)
+    r.event, r.fields = event, fields
+    return r
+
+
+def test_a_text_event_line_is_one_line_table_and_key_first():
+    from qipai.server.logs import TextFormatter
+
+    f = TextFormatter()
+    line = f.format(_record("refused", reason="BadMessage", message="a\nb\u2028c \"d\"",
+                            client=None, key="shop", table="ab12"))
+    assert len(line.splitlines()) == 1 and "\u2028" not in line, line
+    m = _TEXT_EVENT.fullmatch(line)
+    assert m is not None, line
+    rest = m.group(3)
+    assert rest.startswith(" table=ab12 key=shop reason=BadMessage message="), line
+    assert "client=" not in line   # a null field is left out
+    fields = dict(_FIELD.findall(rest))
+    assert json.loads(fields["message"]) == "a\nb\u2028c \"d\""
+
+
+def test_refusals_are_held_back_per_reason_in_both_formats():
+    from qipai.server.logs import RefusedFilter
+
+    f = RefusedFilter(every=3600)   # (no clock involved: nothing is let through again)
+    assert f.filter(_record("refused", reason="BadMessage"))
+    assert not f.filter(_record("refused", reason="BadMessage"))
+    assert not f.filter(_record("refused", reason="BadMessage"))
+    assert f.filter(_record("refused", reason="BadToken"))   # another reason: its own
+    assert f.filter(_record("hand_ended", table="x"))        # not a refusal: never held
+    f.every = 0   # the next one of a reason says how many were held back
+    again = _record("refused", reason="BadMessage")
+    assert f.filter(again) and again.fields["held"] == 2
