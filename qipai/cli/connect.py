@@ -135,6 +135,7 @@ def run(url: str, auto: bool = False, hands: int | None = None,
     sent_at = 0.0
     printed = (-1, 0)   # (hand, events of its view printed): a resync prints only the rest
     welcomed = False    # a welcome came on this connection
+    readied: int | None = None   # the hand whose ready step this connection answered
     ws: Any = None
 
     def send(frame: str) -> None:
@@ -151,7 +152,7 @@ def run(url: str, auto: bool = False, hands: int | None = None,
 
     def handle(m: dict[str, Any]) -> int | None:
         """One server message acted on; the run's status once it ends (None: go on)."""
-        nonlocal tuoguan, done, last, acked, seat_conns, shown, printed, welcomed
+        nonlocal tuoguan, done, last, acked, seat_conns, shown, printed, welcomed, readied
         t = m["type"]
         if t == "welcome":
             again = welcomed_before and printed[0] == m["hand"]
@@ -170,7 +171,8 @@ def run(url: str, auto: bool = False, hands: int | None = None,
             if m.get("presence"):
                 tuoguan = set(m["presence"]["tuoguan"])
             step = m.get("ready_step")
-            if step and m["seat"] in step["waiting"]:
+            if step and m["seat"] in step["waiting"] and readied != step["hand"]:
+                readied = step["hand"]
                 send(json.dumps({"type": "ready", "hand": step["hand"]}))
         elif t == "events":
             for e in m["events"]:
@@ -228,7 +230,9 @@ def run(url: str, auto: bool = False, hands: int | None = None,
                 p.line(f"== hand {m['hand'] + 1} begins")
             elif me[0] in m["waiting"]:   # 准备: answered at once
                 p.line(f"== ready for hand {m['hand'] + 1} (sent)")
-                send(json.dumps({"type": "ready", "hand": m["hand"]}))
+                if readied != m["hand"]:   # (once: the welcome's step is this one)
+                    readied = m["hand"]
+                    send(json.dumps({"type": "ready", "hand": m["hand"]}))
             else:
                 p.line(f"== waiting for {_seats(p, m['waiting'])} to be ready")
         elif t == "seat_values":
@@ -294,6 +298,7 @@ def run(url: str, auto: bool = False, hands: int | None = None,
         moved: dict[str, Any] | None = None
         joint.sent.clear()   # what the server lacks of the seat's values: sent again here
         welcomed = False
+        readied = None   # a ready sent on a lost connection may not have arrived: again here
         with ws:
             try:
                 for text in ws:

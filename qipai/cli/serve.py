@@ -115,6 +115,19 @@ from qipai.cli.common import fail
 @click.option("--key-max-spectators", type=click.IntRange(min=0), default=None,
               help="With --keys: spectator connections to one key's tables (the default of "
                    "its max_spectators).  [default: no per-key limit]")
+@click.option("--address-max-tables", type=click.IntRange(min=0), default=None,
+              help="Open demo: open tables one client address may hold of those it "
+                   "created; beyond, 429 TooManyTables (limit address_max_tables).  A "
+                   "loopback client not forwarded by a proxy is not limited.  [default: a "
+                   "tenth of --max-tables, at least 4; not with --keys]")
+@click.option("--address-tables-per-minute", type=click.IntRange(min=0), default=None,
+              help="Open demo: tables one client address may create in 60 s; beyond, 429 "
+                   "TooManyTables with Retry-After.  [default: 10; not with --keys]")
+@click.option("--address-max-connections", type=click.IntRange(min=0), default=None,
+              help="WebSocket connections one client address may hold (seats and "
+                   "spectators of any table); beyond, refused TooManyConnections (close "
+                   "4429).  [default: open demo, a tenth of --max-connections, at least 8; "
+                   "with --keys, no per-address limit]")
 @click.option("--retention", metavar="DURATION", default=None,
               help="Delete a closed table's rows (its hands, actions and row) this long "
                    "after its close: 90s, 30m, 12h, 7d (a bare number: seconds).  Without "
@@ -171,7 +184,9 @@ from qipai.cli.common import fail
               help="POST every table event (table_created, hand_started, hand_ended, "
                    "table_closed, timeout, tuoguan) to this http(s) URL, at least once, in "
                    "order per table, signed with the secret in the environment variable "
-                   "QIPAI_WEBHOOK_SECRET (X-Qipai-Signature).")
+                   "QIPAI_WEBHOOK_SECRET (X-Qipai-Signature).  With --keys, a key with a "
+                   "webhook of its own (qipai keys webhook NAME URL) has its tables' events "
+                   "sent there instead.")
 @click.option("--webhook-max-attempts", type=click.IntRange(min=1), default=12,
               show_default=True,
               help="Attempts before an event the webhook does not take is dead (GET "
@@ -212,7 +227,9 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
           stake: int | None = None, rake_percent: int | None = None,
           rake_cap: int | None = None, seat_values: bool = False,
           seat_value_timeout: float = 5.0, cluster: bool = False, node_id: str | None = None,
-          advertise: str | None = None, bot_options: tuple[str, ...] = ()) -> None:
+          advertise: str | None = None, bot_options: tuple[str, ...] = (),
+          address_max_tables: int | None = None, address_tables_per_minute: int | None = None,
+          address_max_connections: int | None = None) -> None:
     """Host tables: HTTP + WebSocket game server with durable tables.
 
     Open the printed address in a browser (create a table, play, watch,
@@ -300,6 +317,11 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                  "QIPAI_WEBHOOK_SECRET (a long random string the receiver knows too)")
     keys = None
     loose = None   # a warning: the keys file is readable by other users
+    if keys_file is not None and (address_max_tables is not None
+                                  or address_tables_per_minute is not None):
+        fail("--address-max-tables and --address-tables-per-minute limit the open demo's "
+             "anonymous tables; with --keys every table is made with a key: limit it with "
+             "--key-max-tables and --key-tables-per-minute")
     if keys_file is not None:
         try:
             keys = Keys(keys_file)
@@ -345,7 +367,10 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     server.quota = Quota(server, {"max_tables": key_max_tables,
                                   "tables_per_minute": key_tables_per_minute,
                                   "max_connections": key_max_connections,
-                                  "max_spectators": key_max_spectators}, seat_reserve)
+                                  "max_spectators": key_max_spectators}, seat_reserve,
+                           {"address_max_tables": address_max_tables,
+                            "address_tables_per_minute": address_tables_per_minute,
+                            "address_max_connections": address_max_connections})
     server.retention = retention_s
     server.archive = archive_dir
     server.lobby = lobby
@@ -354,10 +379,11 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
 
         server.stake = stake
         server.rake = Rake(rake_percent, rake_cap) if rake_percent is not None else None
-    if webhook is not None:
+    if webhook is not None or keys is not None:
+        # (with keys: a key's own webhook, from the file now or after a reload)
         from qipai.server.webhook import Deliverer
 
-        server.webhook = Deliverer(server, webhook, secret.encode(),
+        server.webhook = Deliverer(server, webhook, None if secret is None else secret.encode(),
                                    max_attempts=webhook_max_attempts, backoff=webhook_backoff,
                                    timeout=webhook_timeout)
     port = sock.getsockname()[1]   # --port 0: the one the system chose
@@ -367,7 +393,9 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                   url=f"http://{shown}:{port}", db=server.store.dialect,
                   tables=len(server.tables), refused=len(server.refused), deals=dealt,
                   keys=None if keys is None else len(keys.by_hash), open_demo=keys is None,
-                  retention_s=retention_s, archive=archive, forwarded_allow_ips=forwarded_allow_ips,
+                  address_limits=server.quota.address,
+                  retention_s=retention_s, archive=archive,
+                  forwarded_allow_ips=forwarded_allow_ips,
                   node=node, advertise=advertise, bot_levels=bot_levels.bot_names)
         if loose is not None:
             logs.line(loose)
@@ -383,7 +411,12 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                    f"serves its own tables; takes over a dead node's; SIGTERM hands its tables "
                    f"to the other nodes before it exits", err=True)
     if keys is None:
+        a = server.quota.address
         click.echo("open demo: no keys; anyone who reaches it may create tables", err=True)
+        click.echo(f"per client address (not a loopback one): {a['address_max_tables']} open "
+                   f"tables, {a['address_tables_per_minute']} created a minute, "
+                   f"{a['address_max_connections']} connections (--address-max-tables, "
+                   f"--address-tables-per-minute, --address-max-connections)", err=True)
         click.echo(f"open http://{shown}:{port}/ in a browser to create a table and play",
                    err=True)
     else:
@@ -400,9 +433,16 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
     elif retention_s is not None:
         click.echo(f"closed tables are archived to {archive} then deleted {retention:s} after "
                    f"their close (--archive, --retention)", err=True)
-    if webhook is not None:
-        click.echo(f"events are POSTed to the webhook (--webhook), signed; dead after "
-                   f"{webhook_max_attempts} attempts", err=True)
+    own = len(keys.webhooks) if keys is not None else 0
+    if webhook is not None or own:
+        click.echo("events are POSTed, signed, to "
+                   + (f"the webhook of their table's key ({own} key{'s' if own != 1 else ''}"
+                      f" with one)" if own else "")
+                   + (" else " if own and webhook is not None else "")
+                   + ("the webhook (--webhook)" if webhook is not None else "")
+                   + ("; the other tables' are read from GET /events only"
+                      if webhook is None else "")
+                   + f"; dead after {webhook_max_attempts} attempts", err=True)
     if bot_options:
         click.echo(f"bot levels: {bot_levels.describe()} (--bot)", err=True)
     if forwarded_allow_ips is not None:
@@ -470,12 +510,13 @@ def _reason(exc: OSError) -> str:
 
 
 def _loose(path: str, keys: object) -> str | None:
-    """The warning to give if the keys file ``path`` holds seat-token signing
-    secrets and other users may read it (``qipai keys`` writes it 0600), else None."""
+    """The warning to give if the keys file ``path`` holds seat-token or
+    webhook signing secrets and other users may read it (``qipai keys``
+    writes it 0600), else None."""
     import os
     import stat
 
-    if not getattr(keys, "signers", None):
+    if not (getattr(keys, "signers", None) or getattr(keys, "webhooks", None)):
         return None
     try:
         mode = os.stat(path).st_mode
@@ -484,5 +525,6 @@ def _loose(path: str, keys: object) -> str | None:
     if not mode & (stat.S_IRGRP | stat.S_IROTH):
         return None
     return (f"keys file {path} is readable by other users (mode {stat.S_IMODE(mode):04o}) and "
-            f"holds the secrets that sign seat tokens: anyone who reads it can sit at any "
-            f"seat of its keys' tables; chmod 600 {path}")
+            f"holds the secrets that sign seat tokens or webhook events: anyone who reads it "
+            f"can sit at any seat of its keys' tables, or forge their events; chmod 600 "
+            f"{path}")

@@ -30,7 +30,6 @@ loopback.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import time
 from typing import Any
 
@@ -40,6 +39,7 @@ from starlette.responses import Response
 
 from qipai.host.replay import shown
 from qipai.host.store import LockLost, StoreError
+from qipai.server import logs
 from qipai.server.routes import _body, _error, _json, _key_or_refusal, _whole
 
 #: The most ids one bulk close names.
@@ -61,14 +61,9 @@ def _who(request: Request, what: str) -> Response | None:
     if s.keys is not None:
         refusal = _key_or_refusal(request, what)
         return refusal if isinstance(refusal, Response) else None
-    host = request.client.host if request.client is not None else ""
-    try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
     # a request a proxy forwards comes from the proxy's (loopback) address, whoever sent
     # it: one that says it was forwarded is not a local client's
-    if loopback and not any(h in request.headers for h in _FORWARDED):
+    if logs.local(request):
         return None
     s.log_once("admin-not-loopback", "an admin route was asked from a non-loopback address "
                                      "of an open demo, or through a proxy: refused 403 "
@@ -76,10 +71,6 @@ def _who(request: Request, what: str) -> Response | None:
     return _error("NotLoopback", f"{what}: an open demo (no --keys) serves the admin routes "
                                  f"to a loopback client only, asking it directly (not through "
                                  f"a proxy)", 403)
-
-
-#: The headers a proxy adds to a request it forwards.
-_FORWARDED = ("x-forwarded-for", "forwarded", "x-real-ip")
 
 
 def _item(s: Any, t: Any, now: float) -> dict[str, Any]:

@@ -9,9 +9,11 @@
   one is committed or ``wait`` passes (a long-poll).  With ``--keys`` a key
   sees its own tables' events only; the open demo answers a loopback
   client only (as the admin routes).
-* ``GET /admin/events`` — ``{"pending", "dead", "events"}``: the counts,
-  and with ``?dead=1`` the dead events (each with ``attempts`` and
-  ``error``), oldest first, at most :data:`MAX_EVENTS`.
+* ``GET /admin/events`` — ``{"pending", "dead", "events"}``: the counts
+  (with a webhook, of the events one delivers: every table's with
+  ``--webhook``, else those of the keys with a webhook of their own), and
+  with ``?dead=1`` the dead events (each with ``attempts`` and ``error``;
+  of any webhook), oldest first, at most :data:`MAX_EVENTS`.
 * ``POST /admin/events/retry`` — every dead event pending again (its
   attempts back to 0), sent first in its table's order:
   ``{"retried": N}``.
@@ -119,8 +121,10 @@ async def admin_events(request: Request) -> Response:
     if dead not in ("0", "1"):
         return _error("BadMessage", f"dead must be 0 or 1, not {shown(dead)}", 400)
     store = s.store
+    w = s.webhook
+    scope = w.scope() if w is not None and w.active else None   # those a webhook delivers
     try:
-        pending, n_dead = await store.read(store.event_counts)
+        pending, n_dead = await store.read(store.event_counts, scope)
         rows = await store.read(store.dead_events, MAX_EVENTS) if dead == "1" else []
     except StoreError as exc:
         s.log(f"GET /admin/events: {exc}")

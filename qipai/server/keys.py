@@ -19,6 +19,15 @@ file keeps it, as the server must check with it) or ``"public_key"``
 (EdDSA: an Ed25519 public key in PEM, ``qipai keys new NAME --public-key
 FILE.pem``; the operator keeps the private key).  A file without them (made
 before) still loads: its keys sign nothing.
+
+An entry may also hold the key's own webhook (:mod:`qipai.server.webhook`):
+``"webhook"``, the absolute http(s) URL its tables' events are POSTed to,
+and ``"webhook_secret"``, the secret they are signed with (made by ``qipai
+keys new NAME --webhook URL`` or ``qipai keys webhook NAME URL`` and printed
+once; the file keeps it, as the server signs with it).  A key without one
+has its events sent to ``qipai serve --webhook`` if given (signed with
+``QIPAI_WEBHOOK_SECRET``), else only read from ``GET /events``.  A webhook
+that is not such a URL, or one without its secret, refuses the file.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from qipai.core.errors import QipaiError
+from qipai.server.hookurl import check_url
 
 #: What a key starts with (so a leaked one is recognisable as a qipai key).
 PREFIX = "qk_"
@@ -109,6 +119,14 @@ def entries(path: str | Path) -> list[dict]:
                 raise BadKeysFile(f"keys file {p}: key {name!r}: {k} is not a string")
             if k == "public_key":
                 _public_key(e[k], f"keys file {p}: key {name!r}")
+        if "webhook" in e:
+            why = check_url(e["webhook"], f"keys file {p}: key {name!r}: webhook")
+            if why is not None:
+                raise BadKeysFile(why)
+            if not (isinstance(e.get("webhook_secret"), str) and e["webhook_secret"]):
+                raise BadKeysFile(f"keys file {p}: key {name!r}: a webhook needs its "
+                                  f"webhook_secret, a string (qipai keys webhook {name} URL "
+                                  f"--file {p} --new-secret makes one)")
         names.add(name)
     return found
 
@@ -143,13 +161,16 @@ def _write(path: Path, keys: list[dict]) -> None:
 
 
 def new(path: str | Path, name: str, public_key: str | None = None,
-        limits: dict[str, int] | None = None) -> tuple[str, str | None]:
+        limits: dict[str, int] | None = None,
+        webhook: str | None = None) -> tuple[str, str | None, str | None]:
     """Add a key named ``name`` to ``path`` (created if missing), with its
     own ``limits`` (:data:`LIMITS` fields; the others: the server's
-    defaults): ``(key, secret)`` — the key (only its hash is stored) and the
-    HS256 secret it signs seat tokens with (stored; None when
-    ``public_key``, an Ed25519 public key in PEM, is given: its tokens are
-    then signed EdDSA)."""
+    defaults) and its own ``webhook`` (an http(s) URL; None: the server's
+    ``--webhook``): ``(key, secret, webhook_secret)`` — the key (only its
+    hash is stored), the HS256 secret it signs seat tokens with (stored;
+    None when ``public_key``, an Ed25519 public key in PEM, is given: its
+    tokens are then signed EdDSA) and the secret its webhook's events are
+    signed with (stored; None without ``webhook``)."""
     p = Path(path)
     if not NAME.fullmatch(name):
         raise BadKeysFile(f"a key's name is 1-64 letters, digits, '_', '.' or '-' "
@@ -158,6 +179,10 @@ def new(path: str | Path, name: str, public_key: str | None = None,
     if any(e["name"] == name for e in keys):
         raise BadKeysFile(f"keys file {p} has a key named {name!r} already (revoke it first: "
                           f"qipai keys revoke {name} --file {p})")
+    if webhook is not None:
+        why = check_url(webhook, "--webhook")
+        if why is not None:
+            raise BadKeysFile(why)
     key = PREFIX + secrets.token_urlsafe(32)
     entry: dict[str, Any] = {"name": name, "sha256": key_hash(key), **_checked(limits or {})}
     secret = None
@@ -167,9 +192,46 @@ def new(path: str | Path, name: str, public_key: str | None = None,
     else:
         secret = secrets.token_urlsafe(32)
         entry["secret"] = secret
+    hook_secret = None
+    if webhook is not None:
+        hook_secret = secrets.token_urlsafe(32)
+        entry.update(webhook=webhook, webhook_secret=hook_secret)
     keys.append(entry)
     _write(p, keys)
-    return key, secret
+    return key, secret, hook_secret
+
+
+def webhooks(path: str | Path) -> dict[str, str]:
+    """The keys of ``path`` with a webhook of their own: name → its URL."""
+    return {e["name"]: e["webhook"] for e in entries(path) if "webhook" in e}
+
+
+def set_webhook(path: str | Path, name: str, url: str | None,
+                new_secret: bool = False) -> str | None:
+    """Set (``url``) or clear (None: the server's ``--webhook`` again) the
+    webhook of the key ``name`` in ``path``.  A key given a webhook keeps
+    the secret it has (a new one with ``new_secret``) or is given one;
+    answers the secret made (None: none made — the one kept, or cleared)."""
+    p = Path(path)
+    if url is not None:
+        why = check_url(url, f"the webhook of key {name!r}")
+        if why is not None:
+            raise BadKeysFile(why)
+    keys = entries(p)
+    for e in keys:
+        if e["name"] != name:
+            continue
+        made = None
+        if url is None:
+            e.pop("webhook", None)
+            e.pop("webhook_secret", None)
+        else:
+            if new_secret or not e.get("webhook_secret"):
+                made = e["webhook_secret"] = secrets.token_urlsafe(32)
+            e["webhook"] = url
+        _write(p, keys)
+        return made
+    raise BadKeysFile(f"keys file {p} has no key named {name!r}")
 
 
 def set_limits(path: str | Path, name: str, limits: dict[str, int | None]) -> dict[str, int]:
@@ -217,6 +279,8 @@ class Keys:
         #: name → (JWT algorithm, what checks its signature) of the keys
         #: that sign seat tokens
         self.signers: dict[str, tuple[str, Any]] = {}
+        #: name → (URL, signing secret) of the keys with a webhook of their own
+        self.webhooks: dict[str, tuple[str, bytes]] = {}
         self.reload()
 
     def reload(self) -> int:
@@ -232,6 +296,8 @@ class Keys:
         self.by_hash = {e["sha256"]: e["name"] for e in found}
         self.limits = {e["name"]: {f: e[f] for f in LIMITS if f in e} for e in found}
         self.signers = signers
+        self.webhooks = {e["name"]: (e["webhook"], e["webhook_secret"].encode())
+                         for e in found if "webhook" in e}
         return len(found)
 
     def name(self, key: str) -> str | None:

@@ -24,6 +24,7 @@ the next one let through says in ``held`` how many were not logged
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import re
@@ -170,6 +171,25 @@ def client(conn: Any) -> str | None:
     (``qipai serve --forwarded-allow-ips``: uvicorn's proxy headers set it),
     else the socket's peer; None if the server does not know it."""
     return conn.client.host if conn.client is not None else None
+
+
+#: The headers a proxy adds to a request it forwards.
+FORWARDED = ("x-forwarded-for", "forwarded", "x-real-ip")
+
+
+def local(conn: Any) -> bool:
+    """Whether a request or WebSocket comes from this machine itself: a
+    loopback client address, and no header saying a proxy forwarded it
+    (``X-Forwarded-For``, ``Forwarded``, ``X-Real-IP``) — behind a proxy on
+    the same host every request comes from loopback, whoever sent it.  The
+    open demo serves its admin routes to such a client only, and does not
+    count it against the per-address limits (:mod:`qipai.server.limits`)."""
+    host = conn.client.host if conn.client is not None else ""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+    return loopback and not any(h in conn.headers for h in FORWARDED)
 
 
 def line(message: str, level: int = logging.WARNING, event: str | None = None,

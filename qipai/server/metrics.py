@@ -27,7 +27,8 @@ Metrics (``qipai_`` first):
   with ``--archive`` (:mod:`qipai.server.archive`), ``qipai_tables_archived_total``
   (written to their file first) and ``qipai_archive_failures_total`` (files
   not written: the table is kept and tried again);
-* with ``--webhook`` (:mod:`qipai.server.webhook`): ``qipai_events_pending``,
+* with ``--webhook`` or a key's own webhook (:mod:`qipai.server.webhook`;
+  of every webhook together): ``qipai_events_pending``,
   ``qipai_events_dead`` (gauges, counted every 2 s),
   ``qipai_events_delivered_total``, ``qipai_event_attempts_failed_total``
   (counters) and ``qipai_event_lag_seconds`` (histogram: commit to the
@@ -128,7 +129,7 @@ class _Counts(Collector):
                      "a table moved to another node.", s.store.fenced_off)):
                 yield CounterMetricFamily(name, doc, value=value)
         w = s.webhook
-        if w is not None:
+        if w is not None and w.active:
             yield GaugeMetricFamily("qipai_events_pending", "Events not yet delivered to the "
                                     "webhook (nor dead), as last counted.", value=w.pending)
             yield GaugeMetricFamily("qipai_events_dead", "Events the webhook did not take "

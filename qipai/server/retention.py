@@ -5,8 +5,10 @@ By default nothing is deleted: a closed table's hands stay readable (``GET
 DURATION`` (``90s``, ``30m``, ``12h``, ``7d``; a bare number is seconds)
 a task of the server deletes, every :func:`interval`, the rows of the
 tables closed longer ago than that — ``qipai_actions``, ``qipai_hands``,
-their ``qipai_events`` (with ``--webhook``: those delivered; an event not
-delivered yet is kept, and still sent) then ``qipai_tables`` —
+their ``qipai_events`` (those a webhook delivers — every table's with
+``--webhook``, a key's with a webhook of its own — once delivered: an
+event not delivered yet is kept, and still sent; the others at once) then
+``qipai_tables`` —
 :data:`BATCH` tables a transaction, through the
 store's writer (a write like any other, in the order submitted; an open
 table's rows are never deleted).  Each batch is one ``tables_pruned``
@@ -88,12 +90,18 @@ async def prune_once(server: Any, retention: float) -> int:
                 fut.set_result(exc)
 
         params = {"ids": ids}
-        # their events too: those delivered — all of them without a webhook (nothing
-        # delivers them; GET /events readers had the retention to read them)
-        events = "prune_events" if server.webhook is not None else "prune_events_all"
+        # their events too: those delivered — and those no webhook delivers (GET
+        # /events readers had the retention to read them)
+        w = server.webhook
+        if w is None or not w.active:
+            events: tuple[str, dict[str, Any]] = ("prune_events_all", params)
+        elif w.url is not None:   # --webhook: every table's are delivered
+            events = ("prune_events", params)
+        else:                     # the keys with a webhook of their own: theirs
+            events = ("prune_events_routed", {"ids": ids, "keys": w.scope()})
         store.submit(Write(f"prune:{ids[0]}", [("prune_actions", params),
                                                ("prune_seat_values", params),
-                                               ("prune_hands", params), (events, params),
+                                               ("prune_hands", params), events,
                                                ("prune_tables", params)], written))
         exc = await fut
         if exc is not None:

@@ -298,8 +298,10 @@ async def create_table(request: Request) -> Response:
         return lost
     s = _server(request)
     try:
-        with s.quota.table_for(key):   # the key's own limits (429), then the server's
+        # the key's own limits, or (no key) the client address's (429), then the server's
+        with s.quota.table_for(key, limits.address_of(request)) as made:
             _, created = await s.create(spec, key)
+            made(created.id)
     except limits.LimitReached as exc:
         return limits.refusal(s, exc, logs.client(request))
     except LockLost:

@@ -21,7 +21,7 @@ from qipai.host.seats import MAX_CONNS_PER_SEAT, MAX_SPECTATORS
 from qipai.host.store import token_hash
 from qipai.server import logs
 from qipai.server.identity import Denied, Seating, looks_signed, verify
-from qipai.server.limits import LimitReached
+from qipai.server.limits import LimitReached, address_of
 
 if TYPE_CHECKING:
     from qipai.host.match import HostedTable
@@ -77,8 +77,10 @@ class _Refusal(Exception):
         self.fields = fields   # more for its ``refused`` event (a limit: its key and name)
 
 
-def _admit(ws: WebSocket, s: Server) -> tuple[HostedTable, int | None]:
-    """The table and seat (None: a spectator) the connection is for, or
+def _admit(ws: WebSocket, s: Server, address: str | None
+           ) -> tuple[HostedTable, int | None]:
+    """The table and seat (None: a spectator) the connection from
+    ``address`` (:func:`~qipai.server.limits.address_of`) is for, or
     :class:`_Refusal` — before anything of the table's state is told."""
     tid = ws.path_params["id"]
     t = s.tables.get(tid)
@@ -107,8 +109,8 @@ def _admit(ws: WebSocket, s: Server) -> tuple[HostedTable, int | None]:
                        f"{'seat ' + str(seat) if seat is not None else 'spectators'} of this "
                        f"table already {'has' if seat is not None else 'have'} {most} "
                        f"connections open; close one first", 4429)
-    try:   # its key's limits, and the room kept for seats
-        s.quota.admit(t, seat is None)
+    try:   # its address's and its key's limits, and the room kept for seats
+        s.quota.admit(t, seat is None, address)
     except LimitReached as exc:
         raise _Refusal("TooManyConnections", exc.body.message, 4429, limit=exc.body.limit,
                        key=exc.body.key) from None
@@ -127,8 +129,9 @@ async def table_ws(ws: WebSocket) -> None:
                 await asyncio.wait_for(left.wait(), HANDOFF_WAIT_S)
         if ws.path_params["id"] not in s.tables and await _elsewhere(ws, s):
             return
+    address = address_of(ws)   # (counted at the connection's admission only)
     try:
-        t, seat = _admit(ws, s)
+        t, seat = _admit(ws, s, address)
     except _Refusal as r:
         s.events.emit("refused", reason=r.code, table=ws.path_params["id"][:64], **r.fields,
                       client=logs.client(ws))
@@ -140,7 +143,7 @@ async def table_ws(ws: WebSocket) -> None:
         conn.tr = {}
     writer = asyncio.get_running_loop().create_task(_writer(ws, conn))
     reader = _Reader(s, t, conn, logs.client(ws))
-    s.quota.attached(t, seat is None)
+    s.quota.attached(t, seat is None, address)
     try:
         t.attach(conn)   # (inside: a connection is detached whatever happens)
         while True:
@@ -158,7 +161,7 @@ async def table_ws(ws: WebSocket) -> None:
     finally:
         reader.cancel()
         t.detach(conn)
-        s.quota.detached(t, seat is None)
+        s.quota.detached(t, seat is None, address)
         writer.cancel()
 
 

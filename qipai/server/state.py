@@ -301,7 +301,8 @@ class Server:
         if self.store.upgraded:
             self.log(f"the database was made by an older qipai: added the columns "
                      f"{', '.join(self.store.upgraded)}")
-        #: The webhook's deliverer (``qipai serve --webhook``; None: no webhook).
+        #: The webhooks' deliverer (``qipai serve --webhook``, or ``--keys``: a
+        #: key's own webhook; None: neither).
         self.webhook: Any = None
         self._events_signal: asyncio.Event | None = None
         self.tables: dict[str, HostedTable] = {}
@@ -408,6 +409,7 @@ class Server:
 
         if self.keys is None:
             return
+        before = dict(self.keys.webhooks)
         try:
             n = self.keys.reload()
         except BadKeysFile as exc:
@@ -415,6 +417,8 @@ class Server:
             return
         self._logged = set()
         self.log(f"keys reloaded from {self.keys.path}: {n} key{'s' if n != 1 else ''}")
+        if self.webhook is not None:   # a key's webhook changed: its pending events follow
+            self.webhook.rerouted(before)
 
     def refused_connection(self) -> None:
         """(In the loop.)  A connection refused over :attr:`max_connections`:

@@ -1,7 +1,18 @@
-"""The webhook deliverer (``qipai serve --webhook URL``): the operator's
-events (:mod:`qipai.host.feed`), read from the database's outbox
-(``qipai_events``) and POSTed to the operator, at least once, in order per
-table.
+"""The webhook deliverer (``qipai serve --webhook URL``, and each operator
+key's own webhook in the keys file): the operator's events
+(:mod:`qipai.host.feed`), read from the database's outbox (``qipai_events``)
+and POSTed to the operator, at least once, in order per table.
+
+* **Where.**  An event of a table created with key K goes to K's webhook
+  (its entry's ``webhook``, signed with its ``webhook_secret``,
+  :mod:`qipai.server.keys`) if K has one, else to ``--webhook`` (signed
+  with ``QIPAI_WEBHOOK_SECRET``) if given, else nowhere: it is read from
+  ``GET /events`` only (as every event of a server without a webhook).
+  The address is chosen at each attempt, so a key's webhook changed in the
+  keys file takes effect at the reload (SIGHUP): its tables' events not yet
+  delivered go to the new one — due at once, with attempts of their own
+  (:meth:`Deliverer.rerouted`; one in flight to the old address then, if
+  that attempt fails, too); a dead one waits for the retry as before.
 
 * **At least once.**  An event is marked delivered (a write of the group
   commit) only after the webhook answered 2xx; a server killed between
@@ -26,8 +37,9 @@ table.
   Play never waits for the deliverer: it runs as a task of its own, and
   its writes are a few rows of the group commit.
 * **Signed.**  ``X-Qipai-Signature: t=TIMESTAMP,v1=HEX``, HEX the
-  HMAC-SHA256 (key: ``QIPAI_WEBHOOK_SECRET``) of ``f"{TIMESTAMP}.{BODY}"``
-  (TIMESTAMP Unix seconds, BODY the request's bytes).
+  HMAC-SHA256 (key: the key's ``webhook_secret``, or ``QIPAI_WEBHOOK_SECRET``
+  for ``--webhook``) of ``f"{TIMESTAMP}.{BODY}"`` (TIMESTAMP Unix seconds,
+  BODY the request's bytes).
 """
 
 from __future__ import annotations
@@ -38,11 +50,13 @@ import hmac
 import random
 import time
 from typing import Any
-from urllib.parse import urlsplit
 
 import msgspec
 
 from qipai.host.store import StoreError, Write, said
+from qipai.server.hookurl import check_url, shown_url
+
+__all__ = ["Deliverer", "Envelope", "check_url", "envelope", "shown_url", "signature"]
 
 #: Tables whose head event may be in flight at once.
 CONCURRENCY = 8
@@ -60,32 +74,6 @@ WRITE_KEY = "~webhook"
 #: The delivery lag histogram's buckets (seconds, commit to a 2xx answer).
 LAG_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
                300.0, 3600.0)
-
-
-def check_url(url: str) -> str | None:
-    """None if ``url`` is an absolute http(s) URL that httpx can send to,
-    else why not (one line; the URL itself is not repeated: it may hold a
-    password).  A port that is not 1–65535, or a character httpx refuses,
-    is caught here, at start, not at every attempt of every event."""
-    import httpx
-
-    try:
-        parts = urlsplit(url)
-        port = parts.port   # (parsed when asked: "Port out of range 0-65535")
-    except ValueError as exc:
-        return f"--webhook is not a URL ({exc})"
-    if parts.scheme not in ("http", "https"):
-        return (f"--webhook must be an http:// or https:// URL, not "
-                f"{(parts.scheme + ':') if parts.scheme else 'one without a scheme'}")
-    if not parts.hostname:
-        return "--webhook must name a host (http://HOST[:PORT]/PATH)"
-    if port == 0:
-        return "--webhook's port must be 1 to 65535, not 0"
-    try:
-        httpx.URL(url)
-    except httpx.InvalidURL as exc:
-        return f"--webhook is not a URL ({exc})"
-    return None
 
 
 def signature(secret: bytes, timestamp: int, body: bytes) -> str:
@@ -114,13 +102,16 @@ _ENC = msgspec.json.Encoder()
 
 
 class Deliverer:
-    """The webhook's deliverer of one server (see the module docstring);
-    :meth:`run` is its task.  Counts for ``/metrics``: :attr:`delivered`,
-    :attr:`failed`, :attr:`pending`, :attr:`dead`; :attr:`lag` (a
-    histogram, set by :func:`qipai.server.metrics.install`)."""
+    """The webhooks' deliverer of one server (see the module docstring);
+    :meth:`run` is its task.  ``url`` and ``secret``: ``--webhook`` and
+    ``QIPAI_WEBHOOK_SECRET`` (None: no server-wide webhook; the keys' own,
+    ``server.keys.webhooks``, are read at each round).  Counts for
+    ``/metrics``: :attr:`delivered`, :attr:`failed`, :attr:`pending`,
+    :attr:`dead`; :attr:`lag` (a histogram, set by
+    :func:`qipai.server.metrics.install`)."""
 
-    def __init__(self, server: Any, url: str, secret: bytes, max_attempts: int = 12,
-                 backoff: float = 1.0, timeout: float = 10.0) -> None:
+    def __init__(self, server: Any, url: str | None, secret: bytes | None,
+                 max_attempts: int = 12, backoff: float = 1.0, timeout: float = 10.0) -> None:
         self.server = server
         self.url = url
         self.secret = secret
@@ -140,6 +131,55 @@ class Deliverer:
     def poke(self) -> None:
         """(The loop.)  Look at the database again now (new events, a retry)."""
         self.wake.set()
+
+    def _own(self) -> dict[str, tuple[str, bytes]]:
+        keys = self.server.keys
+        return keys.webhooks if keys is not None else {}
+
+    def route(self, key_name: str | None) -> tuple[str, bytes] | None:
+        """Where an event of a table of ``key_name`` goes now: ``(URL,
+        secret)`` — the key's own webhook, else ``--webhook`` — or None."""
+        own = self._own().get(key_name) if key_name is not None else None
+        if own is not None:
+            return own
+        if self.url is not None and self.secret is not None:
+            return self.url, self.secret
+        return None
+
+    def scope(self) -> list[str] | None:
+        """The keys whose tables' events are delivered (those with a webhook
+        of their own), or None: every table's (a server-wide ``--webhook``)."""
+        return None if self.url is not None else sorted(self._own())
+
+    @property
+    def active(self) -> bool:
+        """Whether any event has somewhere to go (``--webhook`` or a key's own)."""
+        return self.url is not None or bool(self._own())
+
+    def rerouted(self, before: dict[str, tuple[str, bytes]]) -> None:
+        """(The loop; the keys were reloaded.)  Each key whose events' address
+        changed from what ``before`` (the keys' webhooks until now) made
+        it: one log line, and its tables' pending events due now with
+        attempts of their own (a write; a dead one stays dead)."""
+        now = self._own()
+        ops = []
+        for name in sorted(set(before) | set(now)):
+            old = before.get(name) or (self.url, self.secret)
+            new = now.get(name) or (self.url, self.secret)
+            if old == new:
+                continue
+            if name in now:
+                where = f"its own webhook {shown_url(now[name][0])}"
+            elif self.url is not None:
+                where = "the server's --webhook"
+            else:
+                where = "no webhook (read from GET /events only)"
+            self.server.log(f"webhook: key {name!r}: its tables' events not yet delivered now "
+                            f"go to {where}")
+            if new[0] is not None:
+                ops.append(("events_due", {"k_key": name}))
+        if ops:
+            self.server.store.submit(Write(WRITE_KEY, ops, lambda exc: self.poke()))
 
     async def run(self) -> None:
         import httpx
@@ -179,14 +219,18 @@ class Deliverer:
         """Start sending each due head event of a table not in flight;
         the next ``next_try`` of a head not due yet (None: none)."""
         store = self.server.store
+        if not self.active:   # (keys without webhooks, none server-wide: until a reload)
+            self.pending = self.dead = 0
+            return None
+        scope = self.scope()
         now = time.time()
         if now - self._counted >= COUNT_S:
             self._counted = now
-            self.pending, self.dead = await store.read(store.event_counts, capped=False)
+            self.pending, self.dead = await store.read(store.event_counts, scope, capped=False)
         if len(self.inflight) >= CONCURRENCY:
             return None
         rows, later = await store.read(store.event_heads, now, BATCH + len(self.inflight),
-                                       capped=False)
+                                       scope, capped=False)
         loop = asyncio.get_running_loop()
         for row in rows:
             if len(self.inflight) >= CONCURRENCY:
@@ -206,15 +250,22 @@ class Deliverer:
 
         tid = row["table_id"]
         try:
+            key = row.get("key_name")
+            to = self.route(key)
+            if to is None:   # (its key's webhook gone since the read)
+                return
+            url, secret = to
+            whose = (f"webhook of key {key!r}" if key is not None and key in self._own()
+                     else "webhook")
             body = _ENC.encode(envelope(row))
             attempts = int(row["attempts"]) + 1
             ts = int(time.time())
             headers = {"content-type": "application/json",
                        "x-qipai-event-id": str(row["id"]), "x-qipai-event-kind": row["kind"],
-                       "x-qipai-signature": signature(self.secret, ts, body)}
+                       "x-qipai-signature": signature(secret, ts, body)}
             error = None
             try:
-                async with self.client.stream("POST", self.url, content=body,
+                async with self.client.stream("POST", url, content=body,
                                               headers=headers) as r:
                     if not 200 <= r.status_code < 300:
                         error = f"HTTP {r.status_code}"
@@ -223,6 +274,12 @@ class Deliverer:
             now = time.time()
             if error is None:
                 op = ("event_sent", dict(k_id=row["id"], delivered=now, attempts=attempts))
+            elif self.route(key) != to:
+                # its key's webhook changed (a reload) while it was sent to the old
+                # one: due at once at the new address, with attempts of its own
+                self.failed += 1
+                op = ("event_failed", dict(k_id=row["id"], attempts=0, next_try=now,
+                                           dead=False, error=error))
             else:
                 self.failed += 1
                 dead = attempts >= self.max_attempts
@@ -231,11 +288,11 @@ class Deliverer:
                                            next_try=now + step / 2 + random.uniform(0, step / 2),
                                            dead=dead, error=error))
                 if attempts == 1:
-                    self.server.log_once("webhook-failing", f"webhook: event {row['id']} not "
-                                         f"delivered ({error}); retried with backoff (logged "
-                                         f"once)")
+                    self.server.log_once(f"webhook-failing:{whose}",
+                                         f"{whose}: event {row['id']} not delivered ({error}); "
+                                         f"retried with backoff (logged once)")
                 if dead:
-                    self.server.log(f"webhook: event {row['id']} ({row['kind']}) of table "
+                    self.server.log(f"{whose}: event {row['id']} ({row['kind']}) of table "
                                     f"{tid} is dead after {attempts} attempts ({error}); its "
                                     f"table's later events wait: POST /admin/events/retry "
                                     f"sends it again")

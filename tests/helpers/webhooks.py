@@ -25,11 +25,13 @@ SECRET = "test-webhook-secret-0123456789"
 
 
 class Receiver:
-    """A running :mod:`receiver` process."""
+    """A running :mod:`receiver` process (``secret``: the one it checks the
+    signatures with; ``name``: its file's, ``NAME.jsonl``, one per receiver)."""
 
-    def __init__(self, tmp_path: Path, *args: str, port: int = 0) -> None:
-        self.out = Path(tmp_path) / "received.jsonl"
-        env = {"QIPAI_WEBHOOK_SECRET": SECRET, "PATH": "/usr/bin:/bin"}
+    def __init__(self, tmp_path: Path, *args: str, port: int = 0, secret: str = SECRET,
+                 name: str = "received") -> None:
+        self.out = Path(tmp_path) / f"{name}.jsonl"
+        env = {"QIPAI_WEBHOOK_SECRET": secret, "PATH": "/usr/bin:/bin"}
         self.proc = subprocess.Popen(
             [sys.executable, str(HERE / "receiver.py"), str(self.out), "--port", str(port),
              *args], stdout=subprocess.PIPE, text=True, env=env)
@@ -52,11 +54,14 @@ class Receiver:
 MONEY = {"stake": 10, "rake": {"percent": 5, "cap": 200}}
 
 
-def make_room(served: Served, hands: int, money: bool = False) -> dict[str, Any]:
-    """A room of ``hands`` hands, every seat a bot; ``money``: with :data:`MONEY`."""
+def make_room(served: Served, hands: int, money: bool = False,
+              key: str | None = None) -> dict[str, Any]:
+    """A room of ``hands`` hands, every seat a bot; ``money``: with
+    :data:`MONEY`; ``key``: created with this operator key."""
     with served.http() as h:
         r = h.post("/tables", json={"variant": "guilin-mahjong", "bots": [0, 1, 2, 3],
-                                    "hands": hands, **(MONEY if money else {})})
+                                    "hands": hands, **(MONEY if money else {})},
+                   headers={"Authorization": f"Bearer {key}"} if key is not None else {})
         assert r.status_code == 201, r.text
         return r.json()
 
@@ -139,24 +144,34 @@ def db_nets(db: str) -> dict[tuple[str, int], int]:
     return dict(out)
 
 
-def wait_delivered(db: str, receiver: Receiver, what: str = "every event delivered") -> None:
-    """Wait (polling the database) until no event is pending."""
+def db_events_of(db: str, tables: set[str] | None = None) -> list[dict[str, Any]]:
+    """:func:`db_events`, of the tables ``tables`` only (None: every table's)."""
+    rows = db_events(db)
+    return rows if tables is None else [r for r in rows if r["table_id"] in tables]
+
+
+def wait_delivered(db: str, receiver: Receiver, what: str = "every event delivered",
+                   tables: set[str] | None = None) -> None:
+    """Wait (polling the database) until no event is pending (of ``tables``
+    only, when given)."""
     end = time.monotonic() + 3 * PATIENCE
     while time.monotonic() < end:
-        rows = db_events(db)
+        rows = db_events_of(db, tables)
         if rows and all(r["delivered"] is not None for r in rows):
             return
         time.sleep(0.05)
-    pending = [r["id"] for r in db_events(db) if r["delivered"] is None]
+    pending = [r["id"] for r in db_events_of(db, tables) if r["delivered"] is None]
     raise AssertionError(f"{what}: still pending {pending[:20]}")
 
 
-def check_received(db: str, receiver: Receiver) -> list[dict[str, Any]]:
-    """Every event of the database reached the receiver with a 200, signed;
-    a duplicate only with the same id and data; in order per table (no
-    request for an event before every earlier event of its table had its
-    200).  Answers the delivered events, one per id, in id order."""
-    rows = db_events(db)
+def check_received(db: str, receiver: Receiver,
+                   tables: set[str] | None = None) -> list[dict[str, Any]]:
+    """Every event of the database (of ``tables`` only, when given: and
+    none of another table's) reached the receiver with a 200, signed (with
+    its secret); a duplicate only with the same id and data; in order per
+    table (no request for an event before every earlier event of its table
+    had its 200).  Answers the delivered events, one per id, in id order."""
+    rows = db_events_of(db, tables)
     got = receiver.got()
     assert got, "the receiver got nothing"
     assert all(g["signed"] for g in got), [g for g in got if not g["signed"]][:3]

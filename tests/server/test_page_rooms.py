@@ -51,6 +51,14 @@ def visible(driver, css: str) -> bool:
         "return !!e && e.getClientRects().length > 0", css))
 
 
+def nobody_to_play(driver, words: str) -> None:
+    """The middle says ``words`` (the ready step, the hand over, the table
+    closed) and no seat is framed as on turn, with no clock but the ready
+    step's: nobody is to play (it said 轮到 the next dealer, a clock under it)."""
+    wait(driver, lambda d: d.find_element("id", "turn").text == words)
+    assert not driver.find_elements("css selector", ".seat.turn")
+
+
 def test_the_end_of_a_hand_and_a_player_back_between_hands(driver, rooms, artifacts):
     """摊牌, the settlement and 继续 at the end of a hand; the page reloaded
     before 继续 shows the same result (welcome.last_result); 继续 deals on."""
@@ -61,6 +69,8 @@ def test_the_end_of_a_hand_and_a_player_back_between_hands(driver, rooms, artifa
     play_to_the_end(driver, artifacts, "room-zipai")
     check_settlement(driver, rooms, t["id"], 3)
     wait(driver, lambda d: visible(d, "#ready"))
+    assert "第 1 局结算" in driver.find_element("id", "result").text   # a room's 局, as in the header
+    nobody_to_play(driver, "等待准备")
     driver.execute_script("window.scrollTo(0, 0)")
     driver.save_screenshot(str(artifacts / "room-showdown-360.png"))
     open_link(driver, rooms, t)  # back between hands
@@ -70,6 +80,7 @@ def test_the_end_of_a_hand_and_a_player_back_between_hands(driver, rooms, artifa
     driver.find_element("id", "ready").click()
     wait(driver, lambda d: "第 2/2 局" in d.find_element("id", "where").text
          and not d.find_elements("id", "ready"))
+    wait(driver, lambda d: d.find_element("id", "turn").text != "等待准备")
 
 
 def test_a_room_of_four_hands_ends_in_its_tally(driver, rooms, artifacts):
@@ -91,11 +102,21 @@ def test_a_room_of_four_hands_ends_in_its_tally(driver, rooms, artifacts):
         timeout=20 * PATIENCE)
     assert shown["ended"] == "finished"
     assert len(shown["totals"]) == 4 and shown["shown"]
+    # 回大厅 under the tally's table, not over its last row
+    assert driver.execute_script(
+        "const t = document.querySelector('#tally table').getBoundingClientRect();"
+        "return document.querySelector('#tally > a.btn').getBoundingClientRect().top >= t.bottom")
     with httpx.Client(base_url=rooms.url, timeout=PATIENCE) as http:
         info = http.get(f"/tables/{t['id']}").json()
     assert info.get("ended") == "finished"
     totals = [int(x) for x in shown["totals"]]
     assert totals == [x["total"] for x in sorted(info["tally"]["seats"], key=lambda x: x["seat"])]
+    # the table below: closed, nobody to play, the seats' scores those of the tally
+    nobody_to_play(driver, "桌已关闭")
+    wait(driver, lambda d: d.find_element("id", "status").text == "桌已关闭")
+    scores = driver.execute_script("return [...document.querySelectorAll('[data-score-seat]')]"
+                                   ".map((x) => [+x.dataset.scoreSeat, +x.textContent])")
+    assert [x for _, x in sorted(scores)] == totals
     driver.execute_script("window.scrollTo(0, 0)")
     driver.save_screenshot(str(artifacts / "room-tally-390.png"))
 
@@ -113,6 +134,8 @@ def test_a_dissolve_vote(driver, rooms, artifacts, agree):
         open_link(driver, rooms, t)
         wait(driver, lambda d: d.find_elements("id", "dissolve"))[0].click()
         wait(driver, lambda d: visible(d, "#vote"))
+        # the vote's clock is the vote's, not under whose turn it is
+        wait(driver, lambda d: d.find_element("id", "vote-countdown").text.endswith("秒"))
         driver.save_screenshot(str(artifacts / "room-vote-390.png"))
         other.until("vote")
         other.send({"type": "dissolve", "agree": agree})
@@ -120,6 +143,8 @@ def test_a_dissolve_vote(driver, rooms, artifacts, agree):
             ended = wait(driver, lambda d: d.execute_script(
                 "const t = document.getElementById('tally'); return t && t.dataset.ended"))
             assert ended == "dissolved"
+            assert "0 局后解散" in driver.find_element("id", "tally").text   # not 第 0 局
+            nobody_to_play(driver, "桌已关闭")
             driver.save_screenshot(str(artifacts / "room-dissolved-390.png"))
         else:
             wait(driver, lambda d: d.find_elements("css selector", "#vote[data-outcome=refused]"))

@@ -338,6 +338,9 @@ def test_qipai_connect_plays_a_room_to_its_tally(quick):
     assert "摊牌 you:" in text and "net: " in text
     assert "ready for hand 2 (sent)" in text and "final tally (大结算), room finished" in text
     assert "table closed" in text
+    # one ready a hand: the welcome's ready step and its ready_step message are the
+    # same step (a second ready was refused: "!! NotNow: hand 1 has no ready step")
+    assert "!!" not in text, text
 
 
 def test_qipai_connect_types_d_and_t(quick):

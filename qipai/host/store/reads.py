@@ -180,13 +180,16 @@ class Reads:
 
     # ------------------------------------------------------------ events
 
-    def event_heads(self, now: float, limit: int) -> tuple[list[dict[str, Any]], float | None]:
+    def event_heads(self, now: float, limit: int, keys: list[str] | None = None
+                    ) -> tuple[list[dict[str, Any]], float | None]:
         """(The webhook's deliverer.)  The first undelivered event of each
         table (a table's later events wait behind it, even a dead one), of
         those not dead and due (``next_try`` ≤ ``now``): at most ``limit``,
         oldest first; and the earliest ``next_try`` of the heads not due yet
-        (None: none)."""
-        pending = events.c.delivered.is_(None)
+        (None: none).  ``keys``: only the tables of these operator keys
+        (those with a webhook of their own, when the server has none);
+        None: every table."""
+        pending = _routed(events.c.delivered.is_(None), keys)
         if self.node is not None:   # type: ignore[attr-defined]
             # a cluster: a table's events are delivered by its node (its owner's
             # deliverer, in order; a takeover takes them over with the table)
@@ -226,11 +229,17 @@ class Reads:
                                         events.c.delivered.is_(None))
                 .order_by(events.c.id).limit(limit)).mappings()]
 
-    def event_counts(self) -> tuple[int, int]:
-        """``(pending, dead)``: events not delivered yet, not dead; dead ones."""
+    def event_counts(self, keys: list[str] | None = None) -> tuple[int, int]:
+        """``(pending, dead)``: events not delivered yet, not dead; dead ones
+        (``keys``: of these operator keys' tables only, as :meth:`event_heads`)."""
         with _reading("the event counts"), self.engine.connect() as c:
             rows = c.execute(sa.select(events.c.dead, sa.func.count())
-                             .where(events.c.delivered.is_(None))
+                             .where(_routed(events.c.delivered.is_(None), keys))
                              .group_by(events.c.dead)).all()
         counts = {bool(d): n for d, n in rows}
         return counts.get(False, 0), counts.get(True, 0)
+
+
+def _routed(where: Any, keys: list[str] | None) -> Any:
+    """``where``, and of the tables of the operator keys ``keys`` (None: any table)."""
+    return where if keys is None else sa.and_(where, events.c.key_name.in_(keys))

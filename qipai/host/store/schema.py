@@ -215,17 +215,28 @@ _EVENT_SENT = (events.update().where(events.c.id == _K_ID)
 _EVENT_FAILED = (events.update().where(events.c.id == _K_ID)
                  .values(attempts=sa.bindparam("attempts"), next_try=sa.bindparam("next_try"),
                          dead=sa.bindparam("dead"), error=sa.bindparam("error")))
+# (a key's webhook changed) its tables' pending events due now, with attempts of their own
+_EVENTS_DUE = (events.update()
+               .where(events.c.key_name == sa.bindparam("k_key"), events.c.delivered.is_(None),
+                      events.c.dead == sa.false())
+               .values(attempts=0, next_try=0.0, error=None))
 _EVENTS_RETRY = (events.update()
                  .where(events.c.dead == sa.true(), events.c.delivered.is_(None))
                  .values(dead=False, attempts=0, next_try=0.0, error=None))
 
 _PRUNE_EVENTS_ALL = events.delete().where(events.c.table_id.in_(_CLOSED_IDS))
 _PRUNE_EVENTS = _PRUNE_EVENTS_ALL.where(events.c.delivered.is_not(None))
+# the delivered ones, and those no webhook delivers: of no key, or of a key not in ``keys``
+_PRUNE_EVENTS_ROUTED = _PRUNE_EVENTS_ALL.where(sa.or_(
+    events.c.delivered.is_not(None), events.c.key_name.is_(None),
+    events.c.key_name.not_in(sa.bindparam("keys", expanding=True))))
 
 #: Operations a :class:`Write` may hold: (kind, parameters).
 _STATEMENTS = {"event": events.insert(), "event_sent": _EVENT_SENT,
                "event_failed": _EVENT_FAILED, "events_retry": _EVENTS_RETRY,
+               "events_due": _EVENTS_DUE,
                "prune_events": _PRUNE_EVENTS, "prune_events_all": _PRUNE_EVENTS_ALL,
+               "prune_events_routed": _PRUNE_EVENTS_ROUTED,
                "action": _INSERT_ACTION, "finish_hand": _UPDATE_HAND, "hand": _INSERT_HAND,
                "close": _CLOSE_TABLE, "table": tables.insert(),
                "prune_actions": _PRUNE_ACTIONS, "prune_hands": _PRUNE_HANDS,
@@ -251,9 +262,15 @@ class Write:
             ``"event_sent"`` (``k_id``, ``delivered``, ``attempts``),
             ``"event_failed"`` (``k_id``, ``attempts``, ``next_try``,
             ``dead``, ``error``), ``"events_retry"`` (no parameters: every
-            dead event pending again); ``"prune_events"`` (``ids``: the
+            dead event pending again), ``"events_due"`` (``k_key``: the
+            pending events of that key's tables due now, their attempts
+            back to 0: its webhook changed); ``"prune_events"`` (``ids``: the
             delivered events of those closed tables), ``"prune_events_all"``
-            (all their events: a server without a webhook);
+            (all their events: a server without a webhook),
+            ``"prune_events_routed"`` (``ids``, ``keys``: their delivered
+            events and those of tables of no key or of a key not in
+            ``keys``, the keys with a webhook of their own, when the server
+            has none);
             ``"seat_commit"`` (a ``qipai_seat_values`` row), ``"seat_reveal"``
             (``k_table``, ``k_hand``, ``k_seat``, ``value``), ``"deal_hand"``
             (a joint hand dealt: ``deal``, ``seed``, ``commitment``, ``salt``,

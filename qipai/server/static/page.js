@@ -202,7 +202,8 @@ function seatBox(cards, b, s) {
   const river = st.discards.map((k, i) => cards.tile(k, { size: "small",
     extra: b.last === s && !b.window && i === st.discards.length - 1 ? "last" : "" }));  // in a window: the card in the middle
   const place = (PLACES[b.n] || [])[relOf(s)] || "top";
-  return h("div", { class: `seat ${place} ${b.turn === s && !b.window ? "turn" : ""} ${me ? "me" : ""}`, dataset: { seat: String(s) } },
+  const onTurn = b.turn === s && !b.window && !b.pause;
+  return h("div", { class: `seat ${place} ${onTurn ? "turn" : ""} ${me ? "me" : ""}`, dataset: { seat: String(s) } },
     h("h3", {}, h("span", { class: "pname", dataset: { seat: String(s) } }, seatName(s)), tags),
     hand,
     h("div", { class: "tiles melds" }, cards.melds(st.melds)),
@@ -212,6 +213,9 @@ function seatBox(cards, b, s) {
 // whose turn, or whose decision: during a claim window the decision is the
 // seats' that may claim (this reader's if he has one), not the discarder's
 function turnText(cards, b, d) {
+  // nobody is to play: a room's ready step (the next hand dealt, no decision
+  // offered, no clock running), the hand over, the table closed
+  if (b.pause) return t(`pause_${b.pause}`);
   if (d && d.legal.length) return d.legal.some((a) => a.type === "discard") ? t("your_turn") : t("your_decision");
   if (b.window) return t("claims");  // the card and who played it: under the card
   return has(b.turn) ? (b.turn === b.me ? t("your_turn") : t("their_turn", { who: seatName(b.turn) })) : "—";
@@ -236,10 +240,15 @@ function showdownEl(cards, result, showdown, n) {
   return h("div", { class: "showdown", id: "showdown" }, h("h3", {}, t("tanpai")),
     showdown.hands.map((x) => {
       const w = wins.get(x.seat);
+      // the winning card is shown apart, after the hand: not in it as well (the hand as
+      // it ended holds it; shown twice, the winner seemed to hold a card too many)
+      let hand = x.hand;
+      const at = w && has(w.card) ? hand.lastIndexOf(w.card) : -1;
+      if (at >= 0) hand = hand.filter((_, i) => i !== at);
       return h("div", { class: `shown ${w ? "winner" : ""}`, dataset: { seat: String(x.seat) } },
         h("div", { class: "who" }, seatName(x.seat),
           w ? h("span", { class: "tag win" }, `${V.roles.winner} · ${w.card !== null ? cards.how(w.how) : t("no_winning_card")}`) : null),
-        h("div", { class: "tiles" }, cards.tiles(x.hand, { size: "small" }),
+        h("div", { class: "tiles" }, cards.tiles(hand, { size: "small" }),
           w && has(w.card) ? [h("span", { class: "lbl" }, t("winning_card")), cards.tile(w.card, { size: "small", extra: "last wincard" })] : null),
         x.melds.length ? h("div", { class: "tiles" }, cards.melds(x.melds, "tiny")) : null,
         w && w.patterns && w.patterns.length ? h("div", { class: "pats" }, w.patterns.map((p) => cards.term(p)).join(" ")) : null);
@@ -385,7 +394,7 @@ class Seat {
       this.moving = false;
       // refused before it opened (the server full, or not reachable): a browser
       // is not shown why, so say what it may be
-      setStatus(opened ? t("disconnected", { code: ev.code }) : t("cannot_connect"));
+      setStatus(this.closed ? t("status_closed") : opened ? t("disconnected", { code: ev.code }) : t("cannot_connect"));
       // a token refused (4401: bad or expired; 4403: another table's, seat's or
       // player's) or no such table (4404) is final: its error says why, and
       // trying again would be refused again, every 1.5 s for as long as the tab is open
@@ -571,19 +580,28 @@ class Seat {
       return;
     }
     const until = d ? Math.min(d.deadline, Date.now() / 1000 + d.timeout)
-      : this.readyStep ? this.readyStep.deadline : this.vote && !this.vote.outcome ? this.vote.deadline : null;
-    if (!until) { el.textContent = ""; return; }
-    const left = Math.max(0, until - Date.now() / 1000);
-    el.textContent = t("seconds", { s: left.toFixed(0) });
-    el.classList.toggle("low", left < 8);
+      : this.readyStep && !this.closed ? this.readyStep.deadline : null;
+    const show = (x, at) => {
+      if (!x) return;
+      if (!at) { x.textContent = ""; return; }
+      const left = Math.max(0, at - Date.now() / 1000);
+      x.textContent = t("seconds", { s: left.toFixed(0) });
+      x.classList.toggle("low", left < 8);
+    };
+    show(el, until);
+    show(document.getElementById("vote-countdown"), this.vote && !this.vote.outcome && !this.closed ? this.vote.deadline : null);
   }
   board() {
     const w = this.welcome, v = w.view;
     const seats = v.hand_sizes.map((size, s) => ({
       hand: s === w.seat ? v.hand : null, size, melds: v.melds[s], discards: v.discards[s] }));
+    // the board's hand over (its hand_ended came, no welcome of the next yet) shows
+    // the totals after it
+    const over = !!(this.ended && this.ended.hand === w.hand);
     const b = { n: w.players, me: w.seat, dealer: v.dealer, turn: v.turn, stock: v.stock,
-      window: v.window, seats, bots: w.bots, totals: w.totals, presence: this.presence,
-      last: lastDiscard(this.events) };
+      window: v.window, seats, bots: w.bots, totals: over && this.ended.totals ? this.ended.totals : w.totals,
+      presence: this.presence, last: lastDiscard(this.events),
+      pause: this.closed ? "closed" : over ? "ended" : this.readyStep ? "ready" : null };
     const legal = this.decide && this.decide.hand === w.hand ? this.decide.legal : [];
     if (w.seat !== null) {
       b.discardable = new Map(legal.filter((a) => a.type === "discard").map((a) => [a.card, a]));
@@ -659,7 +677,8 @@ class Seat {
     const body = [h("p", {}, t("vote_title", { who: seatName(v.by) }))];
     if (v.outcome) body.push(h("p", { class: "outcome" }, t(`vote_${v.outcome}`, { who: has(v.refused_by) ? seatName(v.refused_by) : "" })));
     else {
-      body.push(h("p", {}, t("agreed", { list: list(v.agreed.map(seatName)) || t("none") })));
+      body.push(h("p", {}, t("agreed", { list: list(v.agreed.map(seatName)) || t("none") }), " ",
+        h("span", { class: "countdown", id: "vote-countdown" })));
       if (v.waiting.includes(me)) {
         body.push(h("div", { class: "row" },
           h("button", { class: "btn", id: "vote-agree", onclick: () => this.send({ type: "dissolve", agree: true }) }, t("agree")),
@@ -700,7 +719,7 @@ class Seat {
     if (this.ended && this.ended.result) {
       const e = this.ended;
       parts.push(h("section", { class: "card result", id: "result" },
-        h("h2", {}, t("settlement_of", { k: e.hand + 1 })),
+        h("h2", {}, t(this.room && this.room.hands ? "settlement_of_round" : "settlement_of", { k: e.hand + 1 })),
         showdownEl(cards, e.result, e.showdown, w.players),
         settlementEl(cards, e.result, w.players, e.totals, null, e.money, e.money_totals),
         this.readyStep ? null : h("button", { class: "btn secondary", id: "dismiss", onclick: () => { this.dismissed = e.hand; this.ended = null; this.render(); } }, t("hide"))));
