@@ -33,9 +33,8 @@ from typing import Any
 
 import msgspec
 
-#: What a table id may be to name a file (the server's ids are; an id
-#: that is not is archived under a hash-free safe name instead).
-_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: The characters of a table id that may not name a file (replaced by ``_``).
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
 class BadArchive(Exception):
@@ -67,9 +66,7 @@ def file_of(root: Path, row: dict[str, Any]) -> Path:
     """Where table ``row``'s archive file goes: ``root/<YYYY-MM-DD>/<id>.json``."""
     when = row.get("closed") or row["created"]
     day = datetime.fromtimestamp(when, timezone.utc).strftime("%Y-%m-%d")
-    tid = row["id"]
-    name = tid if _SAFE_ID.fullmatch(tid) else "".join(c if _SAFE_ID.fullmatch(c) else "_"
-                                                        for c in tid)[:64]
+    name = _UNSAFE.sub("_", row["id"])[:64] or "_"   # (the server's ids are safe already)
     return root / day / f"{name}.json"
 
 

@@ -115,9 +115,9 @@ async def prune_once(server: Any, retention: float) -> int:
 
 async def archive_batch(server: Any, ids: list[str]) -> list[str]:
     """Write each closed table of ``ids`` to its archive file
-    (:mod:`qipai.server.archive`); the ids of those written (or gone
-    already: nothing left to keep), in order.  A table not written is
-    counted, and the first failure of a run of them logged.
+    (:mod:`qipai.server.archive`); the ids of those written, in order (a
+    table pruned or reopened meanwhile is left out).  A table not written
+    is counted, and the first failure of a run of the same failure logged.
 
     Raises:
         StoreError, LockLost: a table could not be read."""
