@@ -132,9 +132,16 @@ from qipai.cli.common import fail
                    "with --keys, no per-address limit]")
 @click.option("--retention", metavar="DURATION", default=None,
               help="Delete a closed table's rows (its hands, actions and row) this long "
-                   "after its close: 90s, 30m, 12h, 7d (a bare number: seconds); export "
-                   "what must be kept before (GET /tables/{id}/records).  [default: keep "
-                   "closed tables for ever]")
+                   "after its close: 90s, 30m, 12h, 7d (a bare number: seconds).  Without "
+                   "--archive nothing of it is kept: export what must be kept before (GET "
+                   "/tables/{id}/records).  [default: keep closed tables for ever]")
+@click.option("--archive", "archive", metavar="DIR", default=None,
+              help="With --retention: before a closed table's rows are deleted, write its "
+                   "records (what GET /tables/{id}/records answers, which qipai verify "
+                   "checks) and its metadata to DIR/YYYY-MM-DD/TABLE.json, durably (a "
+                   "temporary file, fsync, rename); a table whose file cannot be written "
+                   "is kept and tried again.  DIR must exist and be writable; a cluster's "
+                   "nodes share it.")
 @click.option("--max-message-bytes", type=click.IntRange(min=256), default=4096,
               show_default=True, help="The largest WebSocket message read; larger ones are "
                                       "answered TooLarge.")
@@ -214,7 +221,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
           open_: bool, log_format: str = "text", seat_reserve: int | None = None,
           key_max_tables: int | None = None, key_tables_per_minute: int | None = None,
           key_max_connections: int | None = None, key_max_spectators: int | None = None,
-          retention: str | None = None, lobby: bool = False,
+          retention: str | None = None, archive: str | None = None, lobby: bool = False,
           forwarded_allow_ips: str | None = None, ready_timeout: float = 30.0,
           vote_timeout: float = 60.0, tuoguan_delay: float = 1.0,
           webhook: str | None = None, webhook_max_attempts: int = 12,
@@ -283,6 +290,17 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
             retention_s = parse_duration(retention)
         except ValueError as exc:
             fail(f"--retention: {exc}")
+    archive_dir = None
+    if archive is not None:
+        from qipai.server.archive import BadArchive, check_dir
+
+        if retention_s is None:
+            fail("--archive goes with --retention: closed tables are archived before their "
+                 "prune (without --retention nothing is deleted)")
+        try:
+            archive_dir = check_dir(archive)
+        except BadArchive as exc:
+            fail(str(exc))
     if (rake_percent is None) != (rake_cap is None):
         fail("--rake-percent and --rake-cap go together: the percent of each winner's gain "
              "and the most one winner pays in a hand")
@@ -356,6 +374,7 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                             "address_tables_per_minute": address_tables_per_minute,
                             "address_max_connections": address_max_connections})
     server.retention = retention_s
+    server.archive = archive_dir
     server.lobby = lobby
     if stake is not None:
         from qipai.core.money import Rake
@@ -377,7 +396,8 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                   tables=len(server.tables), refused=len(server.refused), deals=dealt,
                   keys=None if keys is None else len(keys.by_hash), open_demo=keys is None,
                   address_limits=server.quota.address,
-                  retention_s=retention_s, forwarded_allow_ips=forwarded_allow_ips,
+                  retention_s=retention_s, archive=archive,
+                  forwarded_allow_ips=forwarded_allow_ips,
                   node=node, advertise=advertise, bot_levels=bot_levels.bot_names)
         if loose is not None:
             logs.line(loose)
@@ -409,9 +429,12 @@ def serve(host: str, port: int, db: str, turn_timeout: float, claim_timeout: flo
                    err=True)
         if loose is not None:
             click.echo(f"warning: {loose}", err=True)
-    if retention_s is not None:
+    if retention_s is not None and archive is None:
         click.echo(f"closed tables are deleted {retention:s} after their close (--retention)",
                    err=True)
+    elif retention_s is not None:
+        click.echo(f"closed tables are archived to {archive} then deleted {retention:s} after "
+                   f"their close (--archive, --retention)", err=True)
     own = len(keys.webhooks) if keys is not None else 0
     if webhook is not None or own:
         click.echo("events are POSTed, signed, to "

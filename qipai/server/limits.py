@@ -204,6 +204,8 @@ class Quota:
         self.idle_since: dict[str, float] = {}
         self.started = time.time()
         self.pruned = 0   # closed tables deleted (:mod:`qipai.server.retention`)
+        self.archived = 0   # closed tables written to --archive (:mod:`qipai.server.archive`)
+        self.archive_failures = 0   # archive files not written (each try of each table)
 
     # ------------------------------------------------------------- limits
 

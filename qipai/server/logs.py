@@ -1,13 +1,20 @@
-"""The server's log as JSON lines (``qipai serve --log-format json``).
+"""The server's log: text lines, or JSON lines (``qipai serve --log-format json``).
 
-``text`` (the default) is the log as it always was: ``qipai serve: …``
-lines and uvicorn's own.  ``json`` writes one JSON object a line on
+``text`` (the default): the server's ``qipai serve: …`` lines, uvicorn's
+own, and a line for each event (below).  ``json`` writes one JSON object a line on
 standard error — ``{"time": …, "level": …, "event": …, <its fields>}`` —
 for the server's lines (event ``message``, the text in ``message``),
 uvicorn's (event ``uvicorn``) and what happens at the tables
 (:mod:`qipai.host.events`: ``table_created``, ``table_closed``,
 ``hand_ended``, ``timeout``, ``refused``).  The events carry no token,
 no salt before its reveal and no key (:mod:`qipai.host.events`).
+
+In ``text`` mode the events are lines too (:class:`TextFormatter`), one
+an event: ``2026-12-08 00:10:00 table_created table=ab12 key=shop
+variant=guilin-mahjong`` — the UTC time, the event, its fields as
+``name=value`` (a field that is null left out; a value with a blank or a
+character that is not printable written as a JSON string, so a line is
+always one line).
 
 ``refused`` is logged at most once every :data:`REFUSED_LOG_S` seconds
 for each reason (a client sending garbage in a loop would flood the log);
@@ -20,6 +27,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+import re
 import sys
 import time
 from datetime import datetime, timezone
@@ -59,6 +67,43 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, ensure_ascii=False, default=str)
 
 
+_BARE = re.compile(r"[\w.:/@+#-]+")
+
+
+def _text_value(value: Any) -> str:
+    """A field's value in a text line: bare if it is a simple word, else
+    JSON (a string quoted, every character that is not printable escaped)."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, str):
+        if _BARE.fullmatch(value):
+            return value
+        return "".join(c if c.isprintable() else f"\\u{ord(c):04x}"
+                       for c in json.dumps(value, ensure_ascii=False))
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=str)
+
+
+class TextFormatter(logging.Formatter):
+    """(``--log-format text``.)  An event as one line: the UTC time, the
+    event's name, its fields ``name=value`` (``table`` and ``key`` first;
+    null ones left out)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        when = datetime.fromtimestamp(record.created, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+        event = getattr(record, "event", None)
+        if event is None:
+            return f"{when} {_text_value(record.getMessage())}"
+        parts = [when, str(event)]
+        fields = getattr(record, "fields", {})
+        first = [k for k in ("table", "key") if k in fields]   # what a reader greps for
+        for k in (*first, *(k for k in fields if k not in first)):
+            if fields[k] is not None:
+                parts.append(f"{k}={_text_value(fields[k])}")
+        return " ".join(parts)
+
+
 class RefusedFilter(logging.Filter):
     """Lets one ``refused`` event of each reason through every ``every``
     seconds; the next one let through counts those held back (``held``)."""
@@ -85,12 +130,21 @@ class RefusedFilter(logging.Filter):
 
 
 def setup(fmt: str) -> None:
-    """Configure the log: ``text`` leaves it as it is; ``json`` sends the
+    """Configure the log: ``text`` writes the events (the ``qipai.events``
+    logger) as text lines on standard error; ``json`` sends the
     ``qipai`` loggers (the server's lines, the events) to standard error
     as JSON lines (uvicorn's: :func:`json_uvicorn`, once uvicorn set up
     its loggers)."""
     global _json
     if fmt != "json":
+        # the events as text lines (the server's own lines are printed as they were)
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(TextFormatter())
+        handler.addFilter(RefusedFilter())
+        events = logging.getLogger("qipai.events")
+        events.handlers[:] = [handler]
+        events.setLevel(logging.INFO)
+        events.propagate = False
         return
     _json = True
     handler = logging.StreamHandler(sys.stderr)

@@ -24,6 +24,9 @@ Metrics (``qipai_`` first):
   ``qipai_limit_refusals_total{key,limit}`` (``key`` empty for the
   server-wide ``seat_reserve``);
 * ``qipai_tables_pruned_total`` — closed tables deleted after ``--retention``;
+  with ``--archive`` (:mod:`qipai.server.archive`), ``qipai_tables_archived_total``
+  (written to their file first) and ``qipai_archive_failures_total`` (files
+  not written: the table is kept and tried again);
 * with ``--webhook`` or a key's own webhook (:mod:`qipai.server.webhook`;
   of every webhook together): ``qipai_events_pending``,
   ``qipai_events_dead`` (gauges, counted every 2 s),
@@ -105,6 +108,12 @@ class _Counts(Collector):
         yield limited
         yield CounterMetricFamily("qipai_tables_pruned", "Closed tables deleted after the "
                                   "retention.", value=q.pruned)
+        if s.archive is not None:
+            yield CounterMetricFamily("qipai_tables_archived", "Closed tables written to the "
+                                      "archive before their prune.", value=q.archived)
+            yield CounterMetricFamily("qipai_archive_failures", "Archive files not written "
+                                      "(each table each prune; the table is kept).",
+                                      value=q.archive_failures)
         c = s.cluster
         if c is not None:
             yield GaugeMetricFamily("qipai_cluster_nodes", "Live nodes of the cluster, as this "

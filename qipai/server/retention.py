@@ -14,9 +14,16 @@ store's writer (a write like any other, in the order submitted; an open
 table's rows are never deleted).  Each batch is one ``tables_pruned``
 event (``tables``: how many; counted in ``qipai_tables_pruned_total``).
 A pruned table is gone: its routes answer 404 ``UnknownTable``, as for a
-table that never was.  Archive first what must be kept: ``GET
-/tables/{id}/records`` (with a key) answers every finished hand's record,
-which ``qipai replay`` reads.
+table that never was.  Without ``--archive`` nothing of it is kept: export
+first what must be (``GET /tables/{id}/records``, with a key).  With
+``--archive DIR`` (:mod:`qipai.server.archive`) each table of a batch is
+first written to its file in ``DIR`` (what ``GET /tables/{id}/records``
+answers, and the table's metadata), durably, and only the tables whose
+file was written are deleted (each one ``table_archived`` event, counted
+in ``qipai_tables_archived_total``); one whose file could not be written
+stays, is counted in ``qipai_archive_failures_total``, and is tried again
+at the next prune — the failure logged once (``archive_failed``), not at
+every prune while it lasts.
 
 SQLite reuses the pages freed by the deletes for later rows, so a server
 that creates and closes tables in a loop keeps its file about the size
@@ -30,6 +37,8 @@ import asyncio
 import re
 import time
 from typing import Any
+
+import msgspec
 
 from qipai.host.store import LockLost, StoreError, Write
 
@@ -69,6 +78,11 @@ async def prune_once(server: Any, retention: float) -> int:
                                capped=False)
         if not ids:
             return done_total
+        asked = len(ids)
+        if server.archive is not None:
+            ids = await archive_batch(server, ids)
+            if not ids:
+                return done_total
         fut: asyncio.Future[BaseException | None] = asyncio.get_running_loop().create_future()
 
         def written(exc: BaseException | None, fut: Any = fut) -> None:
@@ -95,8 +109,46 @@ async def prune_once(server: Any, retention: float) -> int:
         server.events.emit("tables_pruned", tables=len(ids), retention_s=retention)
         server.quota.pruned += len(ids)
         done_total += len(ids)
-        if len(ids) < BATCH:
+        if asked < BATCH or len(ids) < asked:   # (a table not archived: the next prune)
             return done_total
+
+
+async def archive_batch(server: Any, ids: list[str]) -> list[str]:
+    """Write each closed table of ``ids`` to its archive file
+    (:mod:`qipai.server.archive`); the ids of those written, in order (a
+    table pruned or reopened meanwhile is left out).  A table not written
+    is counted, and the first failure of a run of the same failure logged.
+
+    Raises:
+        StoreError, LockLost: a table could not be read."""
+    from qipai.server.archive import file_of, metadata, write
+    from qipai.server.routes import records_of
+
+    store = server.store
+    done = []
+    for tid in ids:
+        row = await store.read(store.table, tid, capped=False)
+        if row is None or row["open"]:   # pruned meanwhile, or open again: not this batch's
+            continue
+        stored = await store.read(store.hands_of, tid, capped=False)
+        records = records_of(row, stored)
+        records["archive"] = metadata(row, records)
+        path = file_of(server.archive, row)
+        try:
+            await asyncio.to_thread(write, path, msgspec.json.encode(records))
+        except OSError as exc:
+            server.quota.archive_failures += 1
+            why = f"{type(exc).__name__}: {exc.strerror or exc}"
+            if server.archive_failing != why:   # once while the same failure lasts
+                server.archive_failing = why
+                server.events.emit("archive_failed", table=tid, key=row.get("key_name"),
+                                   file=str(path), error=why)
+            continue
+        server.archive_failing = None
+        server.quota.archived += 1
+        server.events.emit("table_archived", table=tid, key=row.get("key_name"), file=str(path))
+        done.append(tid)
+    return done
 
 
 async def prune_loop(server: Any, retention: float) -> None:

@@ -493,11 +493,18 @@ async def records(request: Request) -> Response:
     row = await _readable(s, request)
     if isinstance(row, Response):
         return row
-    tid = row["id"]
     try:
-        stored = await s.store.read(s.store.hands_of, tid)
+        stored = await s.store.read(s.store.hands_of, row["id"])
     except StoreError as exc:
         return _unread(s, exc)
+    return _json(records_of(row, stored))
+
+
+def records_of(row: dict[str, Any], stored: list[dict[str, Any]]) -> dict[str, Any]:
+    """What ``GET /tables/{id}/records`` answers for a stored table row and
+    its hand rows (``hands_of``): every finished hand's record (what ``qipai
+    verify`` checks), the total, the names, the room's end — also the body
+    of a closed table's archive file (:mod:`qipai.server.retention`)."""
     hands, total = [], None
     for h in stored:
         if h["net"] is None:  # unfinished (or abandoned at close): not a finished hand
@@ -507,8 +514,8 @@ async def records(request: Request) -> Response:
         total = net if total is None else [a + b for a, b in zip(total, net)]
         hands.append({"hand": h["hand"], "record": rec})
     room = _room(row)
-    return _json({"table": tid, "hands": hands, "total": total, "names": _names(row),
-                  "room_hands": room["hands"], "ended": room["ended"], "tally": room["tally"]})
+    return {"table": row["id"], "hands": hands, "total": total, "names": _names(row),
+            "room_hands": room["hands"], "ended": room["ended"], "tally": room["tally"]}
 
 
 async def finished(request: Request) -> Response:

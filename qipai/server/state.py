@@ -11,6 +11,7 @@ import asyncio
 import secrets
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -277,6 +278,10 @@ class Server:
         #: seconds a closed table is kept before its rows are deleted (None:
         #: for ever; ``qipai serve --retention``, :mod:`qipai.server.retention`)
         self.retention: float | None = None
+        #: the folder closed tables are archived to before their prune (None: they
+        #: are deleted only; ``qipai serve --archive``, :mod:`qipai.server.archive`)
+        self.archive: Path | None = None
+        self.archive_failing: str | None = None   # the archive failure logged last
         self._creating = 0   # POST /tables accepted and not done (counted as open)
         self._stalled: float | None = None   # time.monotonic() the logged stall began
         self.replays = Offload("qipai-replay", REPLAY_WORKERS, REPLAY_WAITING)
