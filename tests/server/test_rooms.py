@@ -510,6 +510,37 @@ def test_an_open_ended_table_made_without_ready_deals_at_once(quick):
     c.close()
 
 
+def test_qipai_connect_answers_an_open_ended_tables_ready_steps(quick):
+    """``qipai connect --auto`` plays an open-ended table made with ready,
+    one ready a hand, until the host closes it (after its third hand began,
+    as a spectator sees)."""
+    import io
+    import threading
+
+    from qipai.cli import connect as client
+
+    t = make(quick, bots=[1, 2, 3], ready=True)
+    spec = SyncSeat(quick, t["id"], t["spectator_token"], strict=False)
+    spec.until("welcome")
+    out, rc = io.StringIO(), []
+    url = quick.ws(f"/tables/{t['id']}/ws?token={t['seats']['0']}")
+    th = threading.Thread(target=lambda: rc.append(client.run(url, auto=True, out=out)))
+    th.start()
+    try:
+        for hand in (1, 2):   # each step ended by its ready (600 s deadline)
+            over = spec.until("ready_step", lambda m, h=hand: m["hand"] == h and not m["waiting"])
+            assert over["ready"] == [0]
+    finally:
+        quick.close(t)
+        th.join()
+        spec.close()
+    assert rc == [0]
+    text = out.getvalue()
+    assert "ready for hand 2 (sent)" in text and "ready for hand 3 (sent)" in text
+    assert "table closed" in text
+    assert "!!" not in text, text
+
+
 def test_a_room_made_with_ready_false_deals_at_once(quick):
     t = make(quick, bots=[1, 2, 3], hands=2, ready=False)
     assert get(quick, f"/tables/{t['id']}")["ready"] is False
