@@ -422,7 +422,8 @@ def _room(row: dict[str, Any]) -> dict[str, Any]:
     """A stored table row's room: ``hands`` (局数, None: open-ended),
     ``ready`` (a ready step between hands; NULL, a row made before the
     choice: a room's yes, an open-ended table's no), ``ended``
-    (``finished``, ``dissolved``, ``closed``; None: open) and ``tally`` (its 大结算, once a room ended; else None)."""
+    (``finished``, ``dissolved``, ``closed``; None: open) and ``tally``
+    (its 大结算, once a room ended; else None)."""
     tally = row.get("tally")
     ready = row.get("ready")
     return {"hands": row.get("hands"),
