@@ -537,7 +537,8 @@ def test_qipai_connect_answers_an_open_ended_tables_ready_steps(quick):
     assert rc == [0]
     text = out.getvalue()
     assert "ready for hand 2 (sent)" in text and "ready for hand 3 (sent)" in text
-    assert "table closed" in text
+    # (not asserted: "table closed" — closed mid-hand, an act the client sends may
+    # find the socket closed before it read the closed message, and it ends there)
     assert "!!" not in text, text
 
 
