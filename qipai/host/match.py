@@ -391,7 +391,7 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes, SeatValues):
                     c.send(ended)
                 if nxt is not None:
                     self.install(hand + 1, *nxt)
-                    if self.room_hands is not None and self.deal_step is None:
+                    if self.ready_between and self.deal_step is None:
                         self.begin_ready()   # (after a seat-value step: at its deal)
                 ends.append(self._now())
                 ends.append((hand, result.end, list(result.net)))   # logged at its commit
@@ -623,6 +623,7 @@ class HostedTable(Journal, Clock, Seats, Outbox, Room, Stakes, SeatValues):
             totals=totals, open=self.open,
             connected=tuple(sorted({c.seat for c in self.conns if c.seat is not None})),
             watched=bool(self.conns), names=self.names(), hands=self.room_hands,
+            ready=self.ready_between,
             levels={str(s): lv for s, lv in sorted(self.levels.items())},
             ended=self.ended, **money, **self.where())
 

@@ -189,10 +189,13 @@ class Room(msgspec.Struct, kw_only=True):
     hands: int | None
     hand: int
     done: int
+    #: a ready step (:class:`ReadyStep`) begins each hand after the first
+    ready: bool = False
 
 
 class ReadyStep(msgspec.Struct, tag="ready_step", kw_only=True):
-    """准备/继续 (a room only): hand ``hand`` is dealt (its ``welcome`` came)
+    """准备/继续 (a table made with a ready step, :attr:`Room.ready`: every
+    room unless made with ``ready: false``): hand ``hand`` is dealt (its ``welcome`` came)
     and waits for the seats ``waiting`` (human seats online and not in 托管)
     to send :class:`Ready` before ``deadline`` (Unix time); ``ready`` are
     those that did.  No :class:`Decide` is sent, no bot moves and no clock
@@ -508,9 +511,13 @@ class CreateTable(msgspec.Struct, forbid_unknown_fields=True):
     bots: list[int | BotSeat] = []
     players: list[Player] = []
     #: 局数: a room of this many hands (1-64; outside: ``BadOption``), with a
-    #: ready step after each hand and a final :class:`Tally`; None: an
-    #: open-ended table (hands dealt at once, played until closed)
+    #: final :class:`Tally`; None: an open-ended table (played until closed)
     hands: int | None = None
+    #: a ready step (准备/继续, :class:`ReadyStep`) between hands: the next
+    #: hand waits for every seated human's :class:`Ready` or the deadline.
+    #: None: yes for a room (``hands`` given), no for an open-ended table
+    #: (its next hand dealt at once).  Not a bool: ``BadMessage``
+    ready: bool | None = None
     #: money per 子 in minor units (1 to 1,000,000; e.g. 分): every payment
     #: is also given in money; absent: the server's ``--stake`` (none by
     #: default), null: no money.  Out of bounds or not an int: ``BadStake``
@@ -576,6 +583,8 @@ class TableInfo(msgspec.Struct, kw_only=True):
     levels: dict[str, str] = {}
     #: a room's hand count (局数; None: open-ended)
     hands: int | None = None
+    #: a ready step (准备/继续) between its hands (``POST /tables`` ``ready``)
+    ready: bool = False
     #: how it ended: ``"finished"``, ``"dissolved"``, ``"closed"`` (None: open)
     ended: str | None = None
     #: 大结算 (:class:`Tally`), once a room has ended

@@ -10,11 +10,14 @@ of N hands with their 大结算, the 准备 step, the dissolve vote, presence an
 - **Rooms**: a table made with ``hands`` (局数) plays that many hands, then
   closes itself (``ended: "finished"``) with its :class:`~P.Tally`, written
   in the same transaction as the last hand's last action.
-- **Ready step** (a room, between its hands): the next hand is dealt and
+- **Ready step** (between hands: every room unless made with ``ready:
+  false``, an open-ended table made with ``ready: true``, the row's
+  ``ready``; a row made before the choice: a room has it, an open-ended
+  table not — see :meth:`Room.room_init`): the next hand is dealt and
   written with the last action of the one before, as on every table, then
   waits — no decision offered, no clock, no bot — until every seated,
   online, non-托管 human sent ``ready`` or ``--ready-timeout`` passed.  It
-  is not stored: a room's hand after the first with no action yet *is* in
+  is not stored: such a table's hand after the first with no action yet *is* in
   its ready step, which a restart begins again (a fresh deadline, nobody
   ready yet) — a player asked once more, nothing else.
 - **Dissolve vote** (a room): a seated human proposes, every seated human
@@ -102,6 +105,10 @@ class Room:
         hands = row.get("hands")
         #: 局数 (None: an open-ended table)
         self.room_hands: int | None = int(hands) if hands is not None else None
+        ready = row.get("ready")
+        #: a ready step (准备/继续) before each hand after the first (NULL: a
+        #: row made before the choice — a room had one, an open-ended table not)
+        self.ready_between: bool = bool(ready) if ready is not None else hands is not None
         #: how it ended (``finished``, ``dissolved``, ``closed``; None: open)
         self.ended: str | None = row.get("ended")
         #: the last finished hand's result and 摊牌 (None before one ends)
@@ -157,7 +164,8 @@ class Room:
                           self.hands_done + 1)
 
     def room_of(self) -> P.Room:
-        return P.Room(hands=self.room_hands, hand=self.hand + 1, done=self.hands_done)
+        return P.Room(hands=self.room_hands, hand=self.hand + 1, done=self.hands_done,
+                      ready=self.ready_between)
 
     def last_hand(self) -> bool:
         """The hand under way is the room's last."""
@@ -167,8 +175,8 @@ class Room:
         """(At a rebuild, the current hand replayed.)  The last result and
         the 大结算 counts from the finished hands' records, 托管 from the
         hand before's record (its ``timeouts`` and ``tuoguan``) and the
-        current hand's action rows, the ready step if the room's hand has
-        no action yet."""
+        current hand's action rows, the ready step if the hand (after the
+        first, on a table with one) has no action yet."""
         from qipai.core.records import Record, apply_steps
 
         self.stats = [[0, 0, 0, 0] for _ in range(self.n)]
@@ -199,7 +207,7 @@ class Room:
                          bool(row["timeout"]))
         self.cancel_ready()
         self.ready_step = self._ready_sent = None   # (a re-read: the one a failed write began)
-        if self.room_hands is not None and self.hand > 0 and not acts:
+        if self.ready_between and self.hand > 0 and not acts:
             self.ready_step = {"hand": self.hand, "ready": set(),
                                "deadline": time.time() + self.server.ready_timeout}
 
@@ -335,7 +343,8 @@ class Room:
     # ------------------------------------------------------------ the ready step
 
     def begin_ready(self) -> None:
-        """(A room's next hand installed, before its welcomes.)  Its ready
+        """(A table with a ready step: its next hand installed, before its
+        welcomes.)  Its ready
         step begins — told once the welcomes went (:meth:`check_ready`)."""
         self.cancel_ready()
         self._ready_sent = None
@@ -412,7 +421,9 @@ class Room:
     def ask_ready(self, conn: Any, msg: P.Ready) -> None:
         """A client's ``ready``."""
         seat = self._seated(conn, "ready step")
-        self._room_only("ready step")
+        if not self.ready_between:
+            raise Refused("NotNow", f"table {self.id} was made without a ready step "
+                                    f"(ready: false, or open-ended without ready: true)")
         rs = self.ready_step
         if rs is None or msg.hand != rs["hand"]:
             raise Refused("NotNow", f"hand {msg.hand} has no ready step under way"

@@ -376,7 +376,7 @@ class SeatValues:
         self.install(index, table, salt, commit, int(table.seed))
         self.server_seed, self.joint = server, joint
         ends.append(self._now())
-        if self.room_hands is not None and index > 0:
+        if self.ready_between and index > 0:
             self.begin_ready()
         self.sync()
         self.check_ready()

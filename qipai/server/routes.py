@@ -421,10 +421,15 @@ async def _stored_money(s: Server, row: dict[str, Any]) -> Response | dict[str, 
 
 def _room(row: dict[str, Any]) -> dict[str, Any]:
     """A stored table row's room: ``hands`` (局数, None: open-ended),
-    ``ended`` (``finished``, ``dissolved``, ``closed``; None: open) and
-    ``tally`` (its 大结算, once a room ended; else None)."""
+    ``ready`` (a ready step between hands; NULL, a row made before the
+    choice: a room's yes, an open-ended table's no), ``ended``
+    (``finished``, ``dissolved``, ``closed``; None: open) and ``tally``
+    (its 大结算, once a room ended; else None)."""
     tally = row.get("tally")
-    return {"hands": row.get("hands"), "ended": row.get("ended"),
+    ready = row.get("ready")
+    return {"hands": row.get("hands"),
+            "ready": bool(ready) if ready is not None else row.get("hands") is not None,
+            "ended": row.get("ended"),
             "tally": msgspec.json.decode(tally) if tally else None}
 
 

@@ -594,6 +594,7 @@ class Server:
         if hands is not None and (type(hands) is not int or not 1 <= hands <= MAX_ROOM_HANDS):
             raise BadOption(f"hands (局数) must be a whole number from 1 to {MAX_ROOM_HANDS}, "
                             f"not {hands!r}")
+        ready = body.ready if body.ready is not None else hands is not None
         stake, rake = check_stake(   # (BadStake, naming the field)
             self.stake if body.stake is msgspec.UNSET else body.stake,
             self.rake if body.rake is msgspec.UNSET else body.rake)
@@ -614,7 +615,7 @@ class Server:
                    spectator_hash=token_hash(spectator), admin_hash=token_hash(admin),
                    open=True, created=time.time(), key_name=key_name,
                    players=msgspec.json.encode(players).decode() if players else None,
-                   closed=None, hands=hands, ended=None, tally=None, stake=stake,
+                   closed=None, hands=hands, ready=ready, ended=None, tally=None, stake=stake,
                    rake=msgspec.json.encode(rake).decode() if rake is not None else None,
                    seat_values=(body.seat_values if body.seat_values is not None
                                 else self.seat_values),

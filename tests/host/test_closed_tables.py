@@ -43,7 +43,7 @@ def test_a_closed_table_is_let_go_and_answered_from_the_database(served):
         assert info == {"id": t["id"], "spec": "guilin-mahjong", "variant": "guilin-mahjong",
                         "players": 4, "bots": [0, 1, 2, 3], "rng": "seeded", "open": False,
                         "hands_done": len(recs["hands"]), "totals": by_seat, "names": {},
-                        "hands": None, "ended": "closed", "tally": None,
+                        "hands": None, "ready": False, "ended": "closed", "tally": None,
                         "levels": {"0": "normal", "1": "normal", "2": "normal", "3": "normal"},
                         # no stake: no money (issue 36, item 2)
                         "stake": None, "rake": None, "money_totals": None, "house": None}

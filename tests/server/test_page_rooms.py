@@ -210,3 +210,75 @@ def test_two_timeouts_put_a_seat_in_tuoguan_and_its_player_takes_it_back(driver,
     finally:
         driver.get("about:blank")
         s.stop()
+
+
+# where 继续 and the settlement's last payment are, and the screen, in one call
+READ_BAR = """
+const r = (el) => { const b = el.getBoundingClientRect(); return {top: b.top, bottom: b.bottom,
+  left: b.left, right: b.right}; };
+const ready = document.getElementById('ready'), bar = document.getElementById('roombar');
+const pays = document.querySelectorAll('#settlement .payment');
+if (!ready || !bar) return null;
+return {ready: r(ready), bar: r(bar), result: r(document.getElementById('result')),
+        last: pays.length ? r(pays[pays.length - 1]) : null,
+        h: window.innerHeight, w: window.innerWidth, y: window.scrollY,
+        end: document.documentElement.scrollHeight};
+"""
+
+
+@pytest.mark.parametrize("size", [(360, 740), (1280, 800)], ids=["360x740", "1280x800"])
+def test_an_open_ended_table_of_the_lobby_waits_for_its_players_continue(
+        driver, rooms, artifacts, size):
+    """The lobby's new table (局数 不限, its default) is made with a ready
+    step: after a hand 继续 is asked, and kept on screen (a sticky bar)
+    however long the settlement — within the viewport at the top of the
+    page, and below the settlement's last payment once scrolled there;
+    继续 deals the next hand."""
+    from selenium.webdriver.support.ui import Select
+    from test_page import open_lobby
+
+    sized(driver, size)
+    open_lobby(driver, rooms)
+    wait(driver, lambda d: d.find_elements("id", "variant"))
+    Select(driver.find_element("id", "variant")).select_by_value("guilin-mahjong")
+    assert Select(driver.find_element("id", "hands")).first_selected_option.get_attribute(
+        "value") == ""   # 不限
+    driver.find_element("id", "create-table").click()
+    link = wait(driver, lambda d: d.find_elements("css selector", "#created a.seat-link"))[0]
+    table = link.get_attribute("href").split("#play/")[1].split("/")[0]
+    with httpx.Client(base_url=rooms.url, timeout=PATIENCE) as http:
+        info = http.get(f"/tables/{table}").json()
+    assert info["hands"] is None and info["ready"] is True
+    link.click()
+    wait(driver, lambda d: d.find_elements("css selector", ".seat.me .hand .tile"))
+    name = f"open-{size[0]}"
+    play_to_the_end(driver, artifacts, name)
+    check_settlement(driver, rooms, table, 4)
+    wait(driver, lambda d: visible(d, "#ready"))
+    assert driver.find_element("id", "ready").text == "继续"
+    assert "第 1 手结算" in driver.find_element("id", "result").text   # open-ended: 手
+    nobody_to_play(driver, "等待准备")
+    driver.execute_script("window.scrollTo(0, 0)")
+    got = wait(driver, lambda d: d.execute_script(READ_BAR))
+    # at the top of the page (the settlement first): 继续 on the screen
+    assert 0 <= got["ready"]["top"] and got["ready"]["bottom"] <= got["h"], got
+    assert 0 <= got["ready"]["left"] and got["ready"]["right"] <= got["w"], got
+    driver.save_screenshot(str(artifacts / f"table-{name}-continue-top.png"))
+    # scrolled to just past the settlement: the bar below its last payment, over nothing
+    # of it (sticky: in its own place once there)
+    bar_h = got["bar"]["bottom"] - got["bar"]["top"]
+    driver.execute_script("window.scrollTo(0, arguments[0])",
+                          max(0, got["result"]["bottom"] + got["y"] + bar_h + 24 - got["h"]))
+    got = driver.execute_script(READ_BAR)
+    assert got["last"] is not None
+    assert got["last"]["bottom"] <= got["bar"]["top"], got
+    assert 0 <= got["ready"]["top"] and got["ready"]["bottom"] <= got["h"], got
+    driver.save_screenshot(str(artifacts / f"table-{name}-continue-end.png"))
+    # at the end of the page too, nothing of the settlement under the bar
+    driver.execute_script("window.scrollTo(0, document.documentElement.scrollHeight)")
+    got = driver.execute_script(READ_BAR)
+    assert got["last"]["bottom"] <= got["bar"]["top"], got
+    driver.find_element("id", "ready").click()
+    wait(driver, lambda d: "第 2 手" in d.find_element("id", "where").text
+         and not d.find_elements("id", "ready"))
+    wait(driver, lambda d: d.find_element("id", "turn").text != "等待准备")

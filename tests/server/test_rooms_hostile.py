@@ -279,7 +279,7 @@ def test_sigkill_after_the_last_hand_and_during_a_vote(db_url, tmp_path):
         _money(served, t["id"])
         a, b = seat(served, v, 0, strict=False), seat(served, v, 1, strict=False)
         w = a.until("welcome")
-        assert w["vote"] is None and w["room"] == {"hands": 4, "hand": 1, "done": 0}
+        assert w["vote"] is None and w["room"] == {"hands": 4, "hand": 1, "done": 0, "ready": True}
         b.until("welcome")
         b.send({"type": "dissolve"}, paced=True)
         a.until("vote", lambda m: m["outcome"] is None and m["by"] == 1)

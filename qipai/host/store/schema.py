@@ -84,6 +84,9 @@ tables = sa.Table(
     sa.Column("epoch", sa.Integer),
     # each bot seat's level, JSON {seat: level} (NULL: an older row, normal at each)
     sa.Column("bot_levels", sa.Text),
+    # a ready step (准备/继续) between hands (NULL: an older row — a room
+    # has one, an open-ended table not; qipai.host.room)
+    sa.Column("ready", sa.Boolean),
 )
 
 #: A cluster's nodes (``qipai serve --cluster``): one row per node that
@@ -104,7 +107,7 @@ nodes = sa.Table(
 UPGRADES: dict[str, tuple[str, ...]] = {"qipai_tables": ("key_name", "players", "closed",
                                                          "hands", "ended", "tally", "stake", "rake",
                                                          "seat_values", "owner", "epoch",
-                                                         "bot_levels"),
+                                                         "bot_levels", "ready"),
                                         "qipai_hands": ("money", "link", "end_link", "server_seed",
                                                         "joint"),
                                         "qipai_actions": ("tuoguan", "link")}

@@ -589,6 +589,7 @@ class Seat {
       x.classList.toggle("low", left < 8);
     };
     show(el, until);
+    show(document.getElementById("ready-countdown"), this.readyStep && !this.closed ? this.readyStep.deadline : null);
     show(document.getElementById("vote-countdown"), this.vote && !this.vote.outcome && !this.closed ? this.vote.deadline : null);
   }
   board() {
@@ -655,10 +656,13 @@ class Seat {
     if (me === null || this.closed) return null;
     const parts = [];
     const rs = this.readyStep;
+    let step = false;
     if (rs && (rs.waiting.includes(me) || rs.ready.includes(me))) {
       const done = rs.ready.includes(me);
+      step = true;
       parts.push(h("button", { class: "btn", id: "ready", disabled: done, onclick: () => this.send({ type: "ready", hand: rs.hand }) },
-        done ? t("is_ready") : (rs.hand > 0 ? t("next_hand") : t("ready"))));
+        done ? t("is_ready") : (rs.hand > 0 ? t("next_hand") : t("ready"))),
+        h("span", { class: "countdown", id: "ready-countdown" }));
       if (done) parts.push(h("span", { class: "hint" }, t("ready_wait")));
     }
     if (this.presence && !(w.bots || []).includes(me)) {
@@ -669,7 +673,10 @@ class Seat {
     if (this.room && this.room.hands && (!this.vote || this.vote.outcome)) {
       parts.push(h("button", { class: "btn secondary", id: "dissolve", onclick: () => this.send({ type: "dissolve", agree: true }) }, t("dissolve")));
     }
-    return parts.length ? h("div", { class: "roombar" }, parts) : null;
+    // while the ready step is under way the bar stays on screen (sticky at the bottom:
+    // under a long settlement 继续 was ~1,000 px down on a phone); scrolled to its
+    // place in the page, it sits below the settlement, over nothing of it
+    return parts.length ? h("div", { class: step ? "roombar sticky" : "roombar", id: "roombar" }, parts) : null;
   }
   voteEl() {
     const v = this.vote, me = this.welcome.seat;
@@ -858,6 +865,9 @@ async function lobby() {
     });
     const body = { variant: spec, bots };
     if (hands.value) body.hands = +hands.value;  // a room of N hands (a server without rooms: none asked)
+    // 准备/继续 between hands, whatever 局数: the next hand is not dealt under the
+    // settlement while its reader's clock runs (an API client's open-ended table has none)
+    body.ready = true;
     try {
       const c = await getJSON("/tables", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
       save(c, spec);
