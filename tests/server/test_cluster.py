@@ -171,9 +171,18 @@ def test_sigterm_hands_the_table_on_mid_hand(pg_url, tmp_path):
         b.stop()
 
 
+def knows(n, live: int) -> None:
+    """Wait until node ``n``'s last sweep read ``live`` live nodes (and so
+    their addresses: a node that started after ``n``'s sweep is not known)."""
+    poll(lambda: n.http().get("/metrics").text,
+         lambda text: f"qipai_cluster_nodes {float(live)}" in text.splitlines(),
+         f"node {n.port} seeing {live} nodes")
+
+
 def test_the_fence_drops_a_table_moved_underneath(pg_url, tmp_path):
     a, b = node(pg_url, tmp_path, "a"), node(pg_url, tmp_path, "b")
     try:
+        knows(a, 2)   # (its moved names b's address only once it read it)
         t = a.create(bots=[1, 2, 3])
         tid = t["id"]
         seat = SyncSeat(a, tid, t["seats"]["0"])

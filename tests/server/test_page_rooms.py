@@ -15,7 +15,7 @@ import httpx
 import pytest
 from hostkit import PATIENCE, SyncSeat, start_server
 from test_page import artifacts, driver, wait  # noqa: F401 - the browser fixtures
-from test_page_table import check_settlement, play_to_the_end, rooms_served, sized
+from test_page_table import SIZES, check_settlement, play_to_the_end, rooms_served, sized
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not rooms_served(), reason="this server has no rooms yet")]
@@ -59,10 +59,12 @@ def nobody_to_play(driver, words: str) -> None:
     assert not driver.find_elements("css selector", ".seat.turn")
 
 
-def test_the_end_of_a_hand_and_a_player_back_between_hands(driver, rooms, artifacts):
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_the_end_of_a_hand_and_a_player_back_between_hands(driver, rooms, artifacts, size):
     """摊牌, the settlement and 继续 at the end of a hand; the page reloaded
     before 继续 shows the same result (welcome.last_result); 继续 deals on."""
-    sized(driver, (360, 740))
+    sized(driver, size)
+    w = size[0]
     t = room(rooms, "guilin-zipai", 2, [1, 2])
     open_link(driver, rooms, t)
     assert "第 1/2 局" in driver.find_element("id", "where").text
@@ -72,21 +74,23 @@ def test_the_end_of_a_hand_and_a_player_back_between_hands(driver, rooms, artifa
     assert "第 1 局结算" in driver.find_element("id", "result").text   # a room's 局, as in the header
     nobody_to_play(driver, "等待准备")
     driver.execute_script("window.scrollTo(0, 0)")
-    driver.save_screenshot(str(artifacts / "room-showdown-360.png"))
+    driver.save_screenshot(str(artifacts / f"room-showdown-{w}.png"))
     open_link(driver, rooms, t)  # back between hands
     wait(driver, lambda d: visible(d, "#showdown") and visible(d, "#settlement"))
     check_settlement(driver, rooms, t["id"], 3)
-    driver.save_screenshot(str(artifacts / "room-rejoined-360.png"))
+    driver.save_screenshot(str(artifacts / f"room-rejoined-{w}.png"))
     driver.find_element("id", "ready").click()
     wait(driver, lambda d: "第 2/2 局" in d.find_element("id", "where").text
          and not d.find_elements("id", "ready"))
     wait(driver, lambda d: d.find_element("id", "turn").text != "等待准备")
 
 
-def test_a_room_of_four_hands_ends_in_its_tally(driver, rooms, artifacts):
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_a_room_of_four_hands_ends_in_its_tally(driver, rooms, artifacts, size):
     """托管 on: the table's bot plays the seat through 4 hands (no ready step
     waits for a seat in 托管); the 大结算 then shows every seat."""
-    sized(driver, (390, 844))
+    sized(driver, size)
+    w = size[0]
     t = room(rooms, "guilin-mahjong", 4, [1, 2, 3])
     open_link(driver, rooms, t)
     wait(driver, lambda d: d.find_elements("id", "tuoguan"))[0].click()
@@ -118,15 +122,17 @@ def test_a_room_of_four_hands_ends_in_its_tally(driver, rooms, artifacts):
                                    ".map((x) => [+x.dataset.scoreSeat, +x.textContent])")
     assert [x for _, x in sorted(scores)] == totals
     driver.execute_script("window.scrollTo(0, 0)")
-    driver.save_screenshot(str(artifacts / "room-tally-390.png"))
+    driver.save_screenshot(str(artifacts / f"room-tally-{w}.png"))
 
 
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("agree", [False, True], ids=["refused", "passed"])
-def test_a_dissolve_vote(driver, rooms, artifacts, agree):
+def test_a_dissolve_vote(driver, rooms, artifacts, agree, size):
     """The page proposes 解散房间; the other human (a WebSocket client)
     refuses (play on; then leaves, and his seat shows 离线) or agrees (the
     room ends in its tally, dissolved)."""
-    sized(driver, (390, 844))
+    sized(driver, size)
+    w = size[0]
     t = room(rooms, "guilin-mahjong", 8, [2, 3])
     other = SyncSeat(rooms, t["id"], t["seats"]["1"], strict=False)
     try:
@@ -136,7 +142,7 @@ def test_a_dissolve_vote(driver, rooms, artifacts, agree):
         wait(driver, lambda d: visible(d, "#vote"))
         # the vote's clock is the vote's, not under whose turn it is
         wait(driver, lambda d: d.find_element("id", "vote-countdown").text.endswith("秒"))
-        driver.save_screenshot(str(artifacts / "room-vote-390.png"))
+        driver.save_screenshot(str(artifacts / f"room-vote-{w}.png"))
         other.until("vote")
         other.send({"type": "dissolve", "agree": agree})
         if agree:
@@ -145,22 +151,23 @@ def test_a_dissolve_vote(driver, rooms, artifacts, agree):
             assert ended == "dissolved"
             assert "0 局后解散" in driver.find_element("id", "tally").text   # not 第 0 局
             nobody_to_play(driver, "桌已关闭")
-            driver.save_screenshot(str(artifacts / "room-dissolved-390.png"))
+            driver.save_screenshot(str(artifacts / f"room-dissolved-{w}.png"))
         else:
             wait(driver, lambda d: d.find_elements("css selector", "#vote[data-outcome=refused]"))
             assert not driver.find_elements("id", "tally")
-            driver.save_screenshot(str(artifacts / "room-vote-refused-390.png"))
+            driver.save_screenshot(str(artifacts / f"room-vote-refused-{w}.png"))
             # the other player's connection gone: his seat is marked offline
             assert not driver.find_elements("css selector", ".seat[data-seat='1'] .tag.off")
             other.close()
             wait(driver, lambda d: d.find_elements("css selector", ".seat[data-seat='1'] .tag.off"))
-            driver.save_screenshot(str(artifacts / "room-offline-390.png"))
+            driver.save_screenshot(str(artifacts / f"room-offline-{w}.png"))
     finally:
         other.close()
 
 
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_two_timeouts_put_a_seat_in_tuoguan_and_its_player_takes_it_back(driver, artifacts,
-                                                                          tmp_path):
+                                                                          tmp_path, size):
     """A player who does not answer: after two timeouts his seat shows 托管
     (the page stops passing for him once a decision ran out); his click on a
     decision offered meanwhile takes the seat back; 托管 asked with the
@@ -173,12 +180,12 @@ def test_two_timeouts_put_a_seat_in_tuoguan_and_its_player_takes_it_back(driver,
                      "--turn-timeout", "2", "--bot-delay", "1")
     mine = ".seat.me .tag.tg"
     try:
-        sized(driver, (390, 844))
+        sized(driver, size)
         t = s.create("guilin-mahjong", bots=[1, 2, 3])
         open_link(driver, s, t)
         wait(driver, lambda d: d.find_elements("css selector", mine), timeout=4 * PATIENCE)
         wait(driver, lambda d: d.find_elements("css selector", "#tuoguan.on"))
-        driver.save_screenshot(str(artifacts / "room-tuoguan-390.png"))
+        driver.save_screenshot(str(artifacts / f"room-tuoguan-{size[0]}.png"))
 
         def act(d):  # a decision offered while in 托管: the player's own click
             if not d.find_elements("css selector", mine):
