@@ -136,24 +136,16 @@ def setup(fmt: str) -> None:
     as JSON lines (uvicorn's: :func:`json_uvicorn`, once uvicorn set up
     its loggers)."""
     global _json
-    if fmt != "json":
-        # the events as text lines (the server's own lines are printed as they were)
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(TextFormatter())
-        handler.addFilter(RefusedFilter())
-        events = logging.getLogger("qipai.events")
-        events.handlers[:] = [handler]
-        events.setLevel(logging.INFO)
-        events.propagate = False
-        return
-    _json = True
+    _json = fmt == "json"
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter())
+    handler.setFormatter(JsonFormatter() if _json else TextFormatter())
     handler.addFilter(RefusedFilter())
-    root = logging.getLogger("qipai")
-    root.handlers[:] = [handler]
-    root.setLevel(logging.INFO)
-    root.propagate = False
+    # json: every qipai line; text: the events only (the server's own lines
+    # are printed as they were)
+    logger = logging.getLogger("qipai" if _json else "qipai.events")
+    logger.handlers[:] = [handler]
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
 
 
 def json_uvicorn() -> None:
